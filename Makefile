@@ -1,0 +1,45 @@
+# Two commands on a fresh Debian / Raspberry Pi OS machine:
+#   make demo   - a whole board on a simulated table, live in the terminal
+#   make test   - the test suite
+# Each installs what it needs: mosquitto (apt-get), a .venv with the project.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+STAMP  := $(VENV)/.installed
+
+.PHONY: test demo lint typecheck bench clean deps-system
+
+deps-system:
+	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || { \
+	  echo "installing mosquitto (apt-get)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mosquitto; }
+	@$(PYTHON) -c 'import venv' 2>/dev/null || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
+
+$(STAMP): pyproject.toml
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+test: deps-system $(STAMP)
+	$(PY) -m ruff check controller/laws
+	$(PY) -m mypy
+	$(PY) -m pytest -q
+
+demo: deps-system $(STAMP)
+	$(VENV)/bin/bridge-table demo
+
+lint: $(STAMP)
+	$(PY) -m ruff check controller firmware_bridge
+
+typecheck: $(STAMP)
+	$(PY) -m mypy
+
+bench: deps-system $(STAMP)
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache
