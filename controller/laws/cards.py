@@ -333,7 +333,7 @@ class Vulnerability(enum.Enum):
         side = seat_or_side.side if isinstance(seat_or_side, Seat) else seat_or_side
         if self is Vulnerability.ALL:
             return True
-        return self.value == side.value
+        return bool(self.value == side.value)
 
     def __str__(self) -> str:
         return self.value

@@ -8,8 +8,8 @@ style: problems are values, not exceptions).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
 from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .cards import Call, Card, Seat

@@ -20,7 +20,7 @@ class RulingKind(enum.StrEnum):
     COMPARABLE = "comparable"   # 2017 Law 23: the replacement call is comparable
     NOT_COMPARABLE = "not_comparable"
     LEAD = "lead"        # 45E / 47: the card was a lead, not a fifth card
-    OPTION = "option"    # declarer's choice after a penalty card / premature play (``option``, ``suit``)
+    OPTION = "option"    # declarer's choice after a penalty card or premature play
     BOARD = "board"      # the director sets the board number (``board``)
     CLAIM = "claim"      # a claim agreed: ``tricks`` for declarer out of the remaining ones
     CLEAR = "clear"      # the director closes an alert with no further action (status resolved)
