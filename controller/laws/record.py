@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from .cards import Call, Card, Contract, Deal, Seat, Vulnerability
 from .irregularities import Irregularity
 
-__all__ = ["AuctionEntry", "PlayedTrick", "BoardRecord"]
+__all__ = ["AuctionEntry", "PlayedTrick", "BoardRecord", "DealInfo"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,3 +56,13 @@ class BoardRecord:
     @property
     def standing_calls(self) -> tuple[AuctionEntry, ...]:
         return tuple(e for e in self.auction if not e.cancelled)
+
+
+@dataclass(frozen=True, slots=True)
+class DealInfo:
+    """One board of a deals file: its markings (which override Law 2) and its hands."""
+
+    board: int
+    dealer: Seat
+    vulnerability: Vulnerability
+    deal: Deal | None = None

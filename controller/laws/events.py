@@ -1,0 +1,58 @@
+"""Sensor events as the core sees them (the wire contract's ``event`` payloads, typed)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .cards import Call, Card, Seat
+
+__all__ = ["Zone", "Action", "Button", "TagEvent", "ButtonEvent", "MARKERS"]
+
+#: Bidding-box cards that are not calls.
+MARKERS: frozenset[str] = frozenset({"STOP", "ALERT"})
+
+
+class Zone(enum.StrEnum):
+    TRAY = "tray"      # a seat's card zone: hand scans before the auction, played cards after
+    BID = "bid"        # a seat's bidding zone
+    BOARD = "board"    # the board (wallet) reader
+    POCKET = "pocket"  # a verification station's pocket reader
+
+
+class Action(enum.StrEnum):
+    PRESENT = "present"
+    REMOVED = "removed"
+
+
+class Button(enum.StrEnum):
+    DIRECTOR = "director"
+    CLAIM = "claim"
+    UNDO = "undo"
+    NEXT = "next"
+
+
+@dataclass(frozen=True, slots=True)
+class TagEvent:
+    """A tag seen or lost by a reader. Exactly one of card / call / marker / board / unknown."""
+
+    zone: Zone
+    action: Action
+    seat: Seat | None
+    uid: str
+    card: Card | None = None
+    deck: str | None = None
+    call: Call | None = None
+    marker: str | None = None
+    board: int | None = None
+    unknown: bool = False
+
+    @property
+    def present(self) -> bool:
+        return self.action is Action.PRESENT
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonEvent:
+    button: Button
+    seat: Seat | None = None
