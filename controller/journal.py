@@ -1,0 +1,285 @@
+"""The controller's journal: each message accepted, before it is applied; each one published.
+
+One SQLite file in WAL mode. Two tables:
+
+- ``incoming``: ``n`` (arrival order, 1, 2, ...), ``topic``, ``payload`` (the bytes as they
+  came), ``received`` (wall clock, for people reading the journal; the Engine never sees it);
+- ``outgoing``: what was published, each row tied to the incoming message that caused it
+  (``cause``; 0 for republished retained messages).
+
+``meta.published_through`` is the last incoming ``n`` whose outputs are all published.
+
+The daemon's order for a batch of messages is: ``append_incoming`` (one transaction,
+committed and synced) -> MQTT acknowledgement -> Engine -> publish -> ``record_published``.
+So a message the broker considers delivered is always in the journal, and a restart
+rebuilds each table by feeding ``incoming`` to a fresh Engine, then publishes what was
+computed but not yet published (everything after ``published_through``).
+
+A journal is used by one process at a time (an exclusive ``flock`` on ``PATH.lock``,
+released by the kernel however the process ends).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Literal
+
+__all__ = ["Journal", "JournalError", "IncomingEntry", "OutgoingEntry", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS incoming (
+    n        INTEGER PRIMARY KEY AUTOINCREMENT,
+    topic    TEXT NOT NULL,
+    payload  BLOB NOT NULL,
+    received REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outgoing (
+    n         INTEGER PRIMARY KEY AUTOINCREMENT,
+    cause     INTEGER NOT NULL,
+    topic     TEXT NOT NULL,
+    payload   BLOB NOT NULL,
+    retain    INTEGER NOT NULL,
+    qos       INTEGER NOT NULL,
+    published REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+
+class JournalError(Exception):
+    """The journal cannot be opened or written (not a journal, locked, disk full...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingEntry:
+    n: int
+    topic: str
+    payload: bytes
+    received: float
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingEntry:
+    n: int
+    cause: int
+    topic: str
+    payload: bytes
+    retain: bool
+    qos: int
+    published: float
+
+
+class Journal:
+    """``Journal(path)`` opens (creating if needed) and locks a journal file."""
+
+    def __init__(self, path: str | Path, *, sync: Literal["full", "normal"] = "full") -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_file: IO[bytes] | None = None
+        self._lock()
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # FULL: each commit is fsync'ed, so an acknowledged event survives a power cut
+            # on the Pi as well as a crash; NORMAL survives a crash of the process only.
+            self._db.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise JournalError(f"{self.path}: journal schema {version} is newer than this "
+                                   f"program's ({SCHEMA_VERSION})")
+            self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._check_tables()
+        except sqlite3.DatabaseError as e:
+            self._unlock()
+            # never "repair" by starting afresh: the file may be the only record of a session
+            raise JournalError(f"{self.path} is not a usable journal ({e}); move it away to "
+                               "start a new one") from e
+        except JournalError:
+            self._unlock()
+            raise
+
+    # -- locking --------------------------------------------------------------------------
+    def _lock(self) -> None:
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        f = open(lock_path, "ab")  # noqa: SIM115 - held for the journal's lifetime
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            raise JournalError(f"{self.path} is in use by another process "
+                               "(is another controller running?)") from None
+        self._lock_file = f
+
+    def _unlock(self) -> None:
+        if self._lock_file is not None:
+            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
+            self._lock_file.close()
+            self._lock_file = None
+
+    def _check_tables(self) -> None:
+        cols = {r[1] for r in self._db.execute("PRAGMA table_info(incoming)")}
+        if not {"n", "topic", "payload", "received"} <= cols:
+            raise JournalError(f"{self.path}: table 'incoming' has unexpected columns {cols}")
+
+    # -- writing --------------------------------------------------------------------------
+    def append_incoming(self, messages: Sequence[tuple[str, bytes]],
+                        received: float | None = None) -> list[int]:
+        """Write messages in one transaction; return their ``n`` in order. Durable on return."""
+        if not messages:
+            return []
+        when = time.time() if received is None else received
+        try:
+            with self._transaction() as db:
+                ns = []
+                for topic, payload in messages:
+                    cur = db.execute(
+                        "INSERT INTO incoming (topic, payload, received) VALUES (?, ?, ?)",
+                        (topic, bytes(payload), when))
+                    ns.append(int(cur.lastrowid or 0))
+                return ns
+        except sqlite3.Error as e:
+            raise JournalError(f"cannot write to journal {self.path}: {e}") from e
+
+    def record_published(self, through: int,
+                         published: Iterable[tuple[int, str, bytes, bool, int]],
+                         when: float | None = None) -> None:
+        """Record published messages ``(cause, topic, payload, retain, qos)`` and advance
+        ``published_through`` to ``through`` (never backwards)."""
+        stamp = time.time() if when is None else when
+        try:
+            with self._transaction() as db:
+                db.executemany(
+                    "INSERT INTO outgoing (cause, topic, payload, retain, qos, published) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [(c, t, bytes(p), int(r), q, stamp) for c, t, p, r, q in published])
+                if through > self._published_through(db):
+                    db.execute("INSERT INTO meta (key, value) VALUES ('published_through', ?) "
+                               "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                               (str(through),))
+        except sqlite3.Error as e:
+            raise JournalError(f"cannot write to journal {self.path}: {e}") from e
+
+    class _Txn:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, et: type[BaseException] | None, e: BaseException | None,
+                     tb: TracebackType | None) -> None:
+            self.db.execute("COMMIT" if et is None else "ROLLBACK")
+
+    def _transaction(self) -> Journal._Txn:
+        return Journal._Txn(self._db)
+
+    # -- reading --------------------------------------------------------------------------
+    @staticmethod
+    def _published_through(db: sqlite3.Connection) -> int:
+        row = db.execute("SELECT value FROM meta WHERE key = 'published_through'").fetchone()
+        return int(row[0]) if row else 0
+
+    @property
+    def published_through(self) -> int:
+        return self._published_through(self._db)
+
+    @property
+    def last_incoming(self) -> int:
+        row = self._db.execute("SELECT MAX(n) FROM incoming").fetchone()
+        return int(row[0] or 0)
+
+    def incoming(self, after: int = 0) -> Iterator[IncomingEntry]:
+        """Incoming messages with ``n > after``, in arrival order."""
+        cur = self._db.execute(
+            "SELECT n, topic, payload, received FROM incoming WHERE n > ? ORDER BY n", (after,))
+        for n, topic, payload, received in cur:
+            yield IncomingEntry(int(n), str(topic), bytes(payload), float(received))
+
+    def outgoing(self, after: int = 0) -> Iterator[OutgoingEntry]:
+        cur = self._db.execute(
+            "SELECT n, cause, topic, payload, retain, qos, published FROM outgoing "
+            "WHERE n > ? ORDER BY n", (after,))
+        for n, cause, topic, payload, retain, qos, published in cur:
+            yield OutgoingEntry(int(n), int(cause), str(topic), bytes(payload), bool(retain),
+                                int(qos), float(published))
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "incoming": int(self._db.execute("SELECT COUNT(*) FROM incoming").fetchone()[0]),
+            "outgoing": int(self._db.execute("SELECT COUNT(*) FROM outgoing").fetchone()[0]),
+            "published_through": self.published_through,
+        }
+
+    def export_jsonl(self, out: IO[str]) -> int:
+        """Write the incoming messages as ``bridge-table replay`` reads them
+        (``{"topic": .., "payload": ..}`` a line); return how many."""
+        count = 0
+        for entry in self.incoming():
+            payload: Any
+            try:
+                payload = json.loads(entry.payload)
+            except ValueError:  # kept as text so that replay reports it as the daemon did
+                payload = entry.payload.decode("utf-8", "replace")
+            out.write(json.dumps({"topic": entry.topic, "payload": payload},
+                                 ensure_ascii=False) + "\n")
+            count += 1
+        return count
+
+    # -- lifetime -------------------------------------------------------------------------
+    def close(self) -> None:
+        if getattr(self, "_db", None) is not None:
+            self._db.close()
+        self._unlock()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m controller.journal export JOURNAL`` : the journal as replay input."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m controller.journal")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    ex = sub.add_parser("export", help="incoming messages as JSONL for `bridge-table replay`")
+    ex.add_argument("journal")
+    st = sub.add_parser("stats", help="how many messages in and out")
+    st.add_argument("journal")
+    args = ap.parse_args(argv)
+    if not os.path.exists(args.journal):
+        print(f"no such journal: {args.journal}", file=sys.stderr)
+        return 2
+    try:
+        with Journal(args.journal) as j:
+            if args.cmd == "export":
+                j.export_jsonl(sys.stdout)
+            else:
+                print(json.dumps(j.counts()))
+    except JournalError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.journal import Journal, JournalError
+
+
+def test_incoming_is_kept_in_arrival_order_with_exact_bytes(tmp_path: Path) -> None:
+    raw = [("bridge/1/event", b'{"v":1,"seq":1}'), ("bridge/2/ruling", b"\xff\x00not json"),
+           ("bridge/1/event", b"")]
+    with Journal(tmp_path / "j.sqlite") as j:
+        assert j.append_incoming(raw[:2]) == [1, 2]
+        assert j.append_incoming(raw[2:]) == [3]
+        got = [(e.topic, e.payload) for e in j.incoming()]
+        assert got == raw
+        assert [e.n for e in j.incoming(after=1)] == [2, 3]
+        assert j.last_incoming == 3
+
+
+def test_journal_survives_reopen_and_published_through_only_advances(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    with Journal(path) as j:
+        j.append_incoming([("bridge/1/event", b"a"), ("bridge/1/event", b"b")])
+        j.record_published(2, [(2, "bridge/1/state", b"{}", True, 1)])
+        j.record_published(1, [])
+    with Journal(path) as j:
+        assert j.published_through == 2
+        assert [(o.cause, o.topic, o.retain) for o in j.outgoing()] == [(2, "bridge/1/state",
+                                                                         True)]
+        assert j.counts() == {"incoming": 2, "outgoing": 1, "published_through": 2}
+
+
+def test_second_process_cannot_open_a_journal_in_use(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    with Journal(path):
+        with pytest.raises(JournalError, match="in use"):
+            Journal(path)
+    Journal(path).close()  # free again once closed
+
+
+def test_a_file_that_is_not_a_journal_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    junk = b"this is not sqlite at all" * 100
+    path.write_bytes(junk)
+    with pytest.raises(JournalError, match="not a usable journal"):
+        Journal(path)
+    assert path.read_bytes() == junk
+    Journal(tmp_path / "other.sqlite").close()  # the lock was released on failure
+    with pytest.raises(JournalError):  # and the same path is not locked forever
+        Journal(path)
+
+
+def test_a_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE incoming (x TEXT)")
+    db.commit()
+    db.close()
+    with pytest.raises(JournalError, match="unexpected columns"):
+        Journal(path)
+
+
+def test_committed_messages_survive_sigkill(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    code = (
+        "import sys, os, signal\n"
+        "from controller.journal import Journal\n"
+        "j = Journal(sys.argv[1])\n"
+        "for i in range(50):\n"
+        "    j.append_incoming([('bridge/1/event', b'{\"seq\":%d}' % i)])\n"
+        "print('written', flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          cwd=Path(__file__).parent.parent, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    with Journal(path) as j:  # the lock died with the process
+        assert [json.loads(e.payload)["seq"] for e in j.incoming()] == list(range(50))
+
+
+def test_export_writes_replay_input(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.sqlite") as j:
+        j.append_incoming([("bridge/1/event", b'{"v":1,"seq":7}'), ("bridge/1/event", b"{bad")])
+        out = io.StringIO()
+        assert j.export_jsonl(out) == 2
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert lines == [{"topic": "bridge/1/event", "payload": {"v": 1, "seq": 7}},
+                     {"topic": "bridge/1/event", "payload": "{bad"}]
+
+
+def test_journal_cli_stats(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    with Journal(path) as j:
+        j.append_incoming([("bridge/1/event", b"x")])
+    proc = subprocess.run([sys.executable, "-m", "controller.journal", "stats", str(path)],
+                          capture_output=True, text=True, cwd=Path(__file__).parent.parent,
+                          env={**os.environ}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["incoming"] == 1
