@@ -1,0 +1,691 @@
+"""What the table says, in English, Vietnamese and Chinese.
+
+Alert texts for every irregularity ``Code`` (the contract's alert ``text`` object) and the
+short strings the table display needs. Terms follow /work/shared/spec/glossary.md, i.e. the
+words of the Vietnamese and Chinese editions of the Laws, so a message reads like the book
+the director holds.
+
+Templates use ``{name}`` placeholders and optional segments in square brackets: a segment
+``[, trick {trick}]`` is kept only when every placeholder inside it has a value, so a
+message never shows an empty slot when the core did not know (say) the trick.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from .cards import Call, CallKind, Card, Contract, Denomination, Rank, Seat, Suit, Vulnerability
+from .irregularities import Code, Irregularity, Status
+
+__all__ = [
+    "LANGUAGES", "alert_texts", "alert_text", "ui_text", "UI_KEYS", "seat_name", "suit_name",
+    "denomination_name", "card_text", "call_text", "contract_text", "vulnerability_name",
+    "phase_name", "law_citation", "DETAILS", "MessageError",
+]
+
+LANGUAGES: Final = ("en", "vi", "zh")
+
+
+class MessageError(KeyError):
+    """A display key or language the module has no text for (a programming error)."""
+
+
+# --- names -------------------------------------------------------------------------------
+
+_SEATS: Final[dict[str, tuple[str, str, str, str]]] = {
+    "en": ("North", "East", "South", "West"),
+    "vi": ("Bắc", "Đông", "Nam", "Tây"),
+    "zh": ("北", "东", "南", "西"),
+}
+_SEATS_SHORT: Final[dict[str, tuple[str, str, str, str]]] = {
+    "en": ("N", "E", "S", "W"),
+    "vi": ("B", "Đ", "N", "T"),
+    "zh": ("北", "东", "南", "西"),
+}
+# indexed by Suit (C D H S)
+_SUITS: Final[dict[str, tuple[str, str, str, str]]] = {
+    "en": ("clubs", "diamonds", "hearts", "spades"),
+    "vi": ("nhép", "rô", "cơ", "bích"),
+    "zh": ("梅花", "方块", "红心", "黑桃"),
+}
+_NOTRUMP: Final[dict[str, str]] = {"en": "notrump", "vi": "không chủ", "zh": "无将"}
+_NT_SHORT: Final[dict[str, str]] = {"en": "NT", "vi": "KC", "zh": "无将"}
+_PASS: Final[dict[str, str]] = {"en": "Pass", "vi": "nín", "zh": "不叫"}
+_DOUBLE: Final[dict[str, str]] = {"en": "Double", "vi": "cont'ra", "zh": "加倍"}
+_REDOUBLE: Final[dict[str, str]] = {"en": "Redouble", "vi": "recont'ra", "zh": "再加倍"}
+_PASSED_OUT: Final[dict[str, str]] = {"en": "passed out", "vi": "bốn nín", "zh": "四家不叫"}
+_VUL: Final[dict[str, dict[Vulnerability, str]]] = {
+    "en": {Vulnerability.NONE: "None vul", Vulnerability.NS: "NS vul",
+           Vulnerability.EW: "EW vul", Vulnerability.ALL: "All vul"},
+    "vi": {Vulnerability.NONE: "không ai", Vulnerability.NS: "Bắc-Nam",
+           Vulnerability.EW: "Đông-Tây", Vulnerability.ALL: "cả hai"},
+    "zh": {Vulnerability.NONE: "双无", Vulnerability.NS: "南北有局",
+           Vulnerability.EW: "东西有局", Vulnerability.ALL: "双有"},
+}
+_PHASES: Final[dict[str, dict[str, str]]] = {
+    "en": {"idle": "waiting for a board", "board": "board in", "scan": "hand scan",
+           "auction": "auction", "clarification": "clarification period", "play": "play",
+           "review": "end of play", "complete": "board complete", "passed_out": "passed out"},
+    "vi": {"idle": "chờ ván bài", "board": "đã có ván", "scan": "quét bài",
+           "auction": "rao giá", "clarification": "giai đoạn giải thích", "play": "đánh bài",
+           "review": "kết thúc đánh bài", "complete": "ván đã xong", "passed_out": "bốn nín"},
+    "zh": {"idle": "等待牌套", "board": "牌套就位", "scan": "扫描手牌",
+           "auction": "竞叫", "clarification": "澄清期", "play": "打牌",
+           "review": "打牌结束", "complete": "本副牌结束", "passed_out": "四家不叫"},
+}
+
+
+def _lang(lang: str) -> str:
+    if lang not in LANGUAGES:
+        raise MessageError(f"no texts in language {lang!r}; have {LANGUAGES}")
+    return lang
+
+
+def seat_name(seat: Seat, lang: str, *, short: bool = False) -> str:
+    return (_SEATS_SHORT if short else _SEATS)[_lang(lang)][seat]
+
+
+def suit_name(suit: Suit, lang: str) -> str:
+    return _SUITS[_lang(lang)][suit]
+
+
+def denomination_name(denomination: Denomination, lang: str) -> str:
+    if denomination is Denomination.NT:
+        return _NOTRUMP[_lang(lang)]
+    return _SUITS[_lang(lang)][int(denomination)]
+
+
+def card_text(card: Card, lang: str, *, short: bool = False) -> str:
+    """``♥10``; ``short`` gives the wire form ``HT`` (plain ASCII for a character LCD)."""
+    _lang(lang)
+    if short:
+        return str(card)
+    rank = "10" if card.rank is Rank.TEN else card.rank.char
+    return card.suit.symbol + rank
+
+
+def call_text(call: Call, lang: str, *, short: bool = False) -> str:
+    """``1♥``, ``3NT``, ``Pass``/``nín``/``不叫``; ``short`` keeps PBN letters (``1H``, ``X``)."""
+    lang = _lang(lang)
+    if call.bid is not None:
+        denom = call.bid.denomination
+        if short:
+            return str(call.bid)
+        if denom is Denomination.NT:
+            return f"{call.bid.level}{_NT_SHORT[lang]}"
+        return f"{call.bid.level}{Suit(int(denom)).symbol}"
+    if short and call.kind is not CallKind.PASS:
+        return str(call)
+    return {CallKind.PASS: _PASS, CallKind.DOUBLE: _DOUBLE,
+            CallKind.REDOUBLE: _REDOUBLE}[call.kind][lang]
+
+
+def contract_text(contract: Contract, lang: str, *, short: bool = False) -> str:
+    lang = _lang(lang)
+    if contract.bid is None:
+        return _PASSED_OUT[lang] if not short else "Pass"
+    return call_text(Call.make_bid(contract.bid.level, contract.bid.denomination), lang,
+                     short=short) + contract.doubling.suffix
+
+
+def vulnerability_name(vul: Vulnerability, lang: str) -> str:
+    return _VUL[_lang(lang)][vul]
+
+
+def phase_name(phase: str, lang: str) -> str:
+    """A table phase by the name the table uses; an unknown phase shows as given."""
+    return _PHASES[_lang(lang)].get(phase, phase)
+
+
+def law_citation(law: str, lang: str, *, short: bool = False) -> str:
+    """``Law 27A1`` / ``Điều 27A1`` / ``第27A1条``; short: ``L27A1``."""
+    lang = _lang(lang)
+    if short and lang == "en":
+        return f"L{law}"
+    return {"en": f"Law {law}", "vi": f"Điều {law}", "zh": f"第{law}条"}[lang]
+
+
+# --- alert texts -------------------------------------------------------------------------
+
+# Per code: (en, vi, zh) of the irregularity itself. Placeholders: seat, partner,
+# other_seat, card, call, trick, board, count, tricks.
+_BASE: Final[dict[Code, tuple[str, str, str]]] = {
+    Code.WRONG_BOARD: (
+        "Wrong board[ {board}]: not this table's board for the round",
+        "Sai ván[ {board}]: ván này không thuộc bàn này ở vòng đấu",
+        "错误的牌套[{board}]：不是本桌本轮的牌",
+    ),
+    Code.CARDS_FROM_WRONG_BOARD: (
+        "[{seat} ]holds cards from another board",
+        "[{seat} ]cầm bài của ván khác",
+        "[{seat}]拿了其他牌套的牌",
+    ),
+    Code.HAND_COUNT: (
+        "[{seat}: ]count your cards[ ({count} scanned, 13 needed)]",
+        "[{seat}: ]đếm lại bài[ ({count} cây, phải có 13)]",
+        "[{seat}：]请清点手牌[（{count}张，应为13张）]",
+    ),
+    Code.MISSING_CARD: (
+        "Missing card[ {card}][ from {seat}'s hand]",
+        "Thiếu cây bài[ {card}][ trong tay {seat}]",
+        "缺少牌张[{card}][（{seat}）]",
+    ),
+    Code.INCORRECT_CARD_COUNT: (
+        "Incorrect number of cards[: {seat} has {count}]",
+        "Số cây bài không đúng[: {seat} có {count} cây]",
+        "牌张数目不正确[：{seat}有{count}张]",
+    ),
+    Code.UNKNOWN_TAG: (
+        "A card not of this pack[ at {seat}]: remove it",
+        "Cây bài không thuộc bộ bài này[ ở {seat}]: bỏ ra",
+        "不属于本副牌的牌张[（{seat}）]：请拿走",
+    ),
+    Code.CALL_OUT_OF_ROTATION: (
+        "Call out of rotation[ by {seat}][ ({call})]",
+        "Rao giá sai lượt[ của {seat}][ ({call})]",
+        "[{seat}]越序叫牌[（{call}）]",
+    ),
+    Code.INSUFFICIENT_BID: (
+        "Insufficient bid[ by {seat}][ ({call})]",
+        "Giá không đủ[ của {seat}][ ({call})]",
+        "[{seat}]不足叫牌[（{call}）]",
+    ),
+    Code.INADMISSIBLE_DOUBLE: (
+        "Inadmissible double[ by {seat}]",
+        "Cont'ra không hợp lệ[ của {seat}]",
+        "[{seat}]不合规定的加倍",
+    ),
+    Code.INADMISSIBLE_REDOUBLE: (
+        "Inadmissible redouble[ by {seat}]",
+        "Recont'ra không hợp lệ[ của {seat}]",
+        "[{seat}]不合规定的再加倍",
+    ),
+    Code.CALL_BY_PLAYER_REQUIRED_TO_PASS: (
+        "[{seat} ]must pass but called[ {call}]",
+        "[{seat} ]buộc phải nín nhưng đã rao giá[ {call}]",
+        "[{seat}]必须不叫，却叫了[{call}]",
+    ),
+    Code.BID_ABOVE_SEVEN: (
+        "Bid above the level of seven[ by {seat}][ ({call})]",
+        "GCN trên bậc bảy[ của {seat}][ ({call})]",
+        "[{seat}]叫牌超过七阶[（{call}）]",
+    ),
+    Code.CALL_AFTER_AUCTION_CLOSED: (
+        "Call after the auction closed[ by {seat}][ ({call})]",
+        "Rao giá sau khi kết thúc rao giá[ của {seat}][ ({call})]",
+        "[{seat}]在竞叫结束后叫牌[（{call}）]",
+    ),
+    Code.CHANGE_OF_CALL: (
+        "Change of call[ by {seat}][ ({call})]",
+        "Thay đổi giá[ của {seat}][ ({call})]",
+        "[{seat}]更改叫牌[（{call}）]",
+    ),
+    Code.CARD_EXPOSED_DURING_AUCTION: (
+        "Card exposed during the auction[ by {seat}][: {card}]",
+        "Cây bài bị lộ trong rao giá[ của {seat}][: {card}]",
+        "[{seat}]在竞叫中暴露的牌张[：{card}]",
+    ),
+    Code.OPENING_LEAD_OUT_OF_TURN: (
+        "Opening lead out of turn[ by {seat}][ ({card})]",
+        "Đánh cây cái đầu tiên sai lượt[ của {seat}][ ({card})]",
+        "[{seat}]越序首引[（{card}）]",
+    ),
+    Code.LEAD_OUT_OF_TURN: (
+        "Lead out of turn[ by {seat}][ ({card})][, trick {trick}]",
+        "Đánh cái sai lượt[ của {seat}][ ({card})][, nước {trick}]",
+        "[{seat}]越序引牌[（{card}）][，第{trick}墩]",
+    ),
+    Code.PREMATURE_PLAY: (
+        "Premature play[ by {seat}][ ({card})][, trick {trick}]",
+        "Đánh bài trước lượt[ của {seat}][ ({card})][, nước {trick}]",
+        "[{seat}]提前出牌[（{card}）][，第{trick}墩]",
+    ),
+    Code.PENALTY_CARD_NOT_PLAYED: (
+        "[{seat} ]did not play the penalty card[ {card}]",
+        "[{seat} ]không đánh cây phạt[ {card}]",
+        "[{seat}]未打出罚张[{card}]",
+    ),
+    Code.REVOKE: (
+        "Revoke[ by {seat}][, trick {trick}]",
+        "Lỗi đánh sai (chất)[ của {seat}][, nước {trick}]",
+        "[{seat}]藏牌[，第{trick}墩]",
+    ),
+    Code.FIFTH_CARD: (
+        "Fifth card in a trick[ by {seat}][ ({card})]",
+        "Cây bài thứ năm trong một nước[ của {seat}][ ({card})]",
+        "[{seat}]一墩中的第五张牌[（{card}）]",
+    ),
+    Code.EXTRA_CARD_SAME_TRICK: (
+        "[{seat} ]played a second card[ ({card})][ to trick {trick}]",
+        "[{seat} ]đánh cây thứ hai[ ({card})][ vào nước {trick}]",
+        "[{seat}][在第{trick}墩]出了第二张牌[（{card}）]",
+    ),
+    Code.DEFECTIVE_TRICK: (
+        "Defective trick[ {trick}][: {seat} did not play to it]",
+        "Nước bài bị lỗi[ (nước {trick})][: {seat} không đánh vào nước này]",
+        "有缺陷的牌墩[（第{trick}墩）][：{seat}未出牌]",
+    ),
+    Code.CARD_NOT_IN_HAND: (
+        "[{seat} ]played a card not in that hand[ ({card})]",
+        "[{seat} ]đánh cây không có trên tay[ ({card})]",
+        "[{seat}]打出不在其手中的牌[（{card}）]",
+    ),
+    Code.CARD_WITHDRAWN: (
+        "[{seat} ]withdrew a played card[ ({card})]",
+        "[{seat} ]rút lại cây bài đã đánh[ ({card})]",
+        "[{seat}]收回已打出的牌[（{card}）]",
+    ),
+}
+
+# Overrides of the base text for one status (the glossary's "established revoke").
+_BASE_BY_STATUS: Final[dict[tuple[Code, Status], tuple[str, str, str]]] = {
+    (Code.REVOKE, Status.ESTABLISHED): (
+        "Established revoke[ by {seat}][, trick {trick}]",
+        "Lỗi đánh sai được xác định[ của {seat}][, nước {trick}]",
+        "[{seat}]藏牌成立[，第{trick}墩]",
+    ),
+}
+
+# Short names for the display (20x4 LCD: a line is 20 characters).
+_SHORT: Final[dict[Code, tuple[str, str, str]]] = {
+    Code.WRONG_BOARD: ("Wrong board", "Sai ván", "错误牌套"),
+    Code.CARDS_FROM_WRONG_BOARD: ("Cards wrong board", "Bài ván khác", "他副牌张"),
+    Code.HAND_COUNT: ("Count your cards", "Đếm lại bài", "清点手牌"),
+    Code.MISSING_CARD: ("Missing card", "Thiếu bài", "缺少牌张"),
+    Code.INCORRECT_CARD_COUNT: ("Wrong card count", "Sai số bài", "牌数不正确"),
+    Code.UNKNOWN_TAG: ("Unknown card", "Bài lạ", "非本副牌"),
+    Code.CALL_OUT_OF_ROTATION: ("Call out of turn", "Rao sai lượt", "越序叫牌"),
+    Code.INSUFFICIENT_BID: ("Insufficient bid", "Giá không đủ", "不足叫牌"),
+    Code.INADMISSIBLE_DOUBLE: ("Inadmissible X", "Cont'ra sai", "不合规加倍"),
+    Code.INADMISSIBLE_REDOUBLE: ("Inadmissible XX", "Recont'ra sai", "不合规再加倍"),
+    Code.CALL_BY_PLAYER_REQUIRED_TO_PASS: ("Must pass", "Phải nín", "必须不叫"),
+    Code.BID_ABOVE_SEVEN: ("Bid above 7", "Giá trên 7", "超过七阶"),
+    Code.CALL_AFTER_AUCTION_CLOSED: ("Call after auction", "Rao sau kết thúc", "竞叫后叫牌"),
+    Code.CHANGE_OF_CALL: ("Change of call", "Thay đổi giá", "更改叫牌"),
+    Code.CARD_EXPOSED_DURING_AUCTION: ("Card exposed", "Bài bị lộ", "暴露牌张"),
+    Code.OPENING_LEAD_OUT_OF_TURN: ("Lead out of turn", "Cái sai lượt", "越序首引"),
+    Code.LEAD_OUT_OF_TURN: ("Lead out of turn", "Cái sai lượt", "越序引牌"),
+    Code.PREMATURE_PLAY: ("Premature play", "Đánh trước lượt", "提前出牌"),
+    Code.PENALTY_CARD_NOT_PLAYED: ("Penalty card", "Cây phạt", "罚张"),
+    Code.REVOKE: ("Revoke", "Đánh sai chất", "藏牌"),
+    Code.FIFTH_CARD: ("Fifth card", "Cây thứ năm", "第五张牌"),
+    Code.EXTRA_CARD_SAME_TRICK: ("Second card", "Cây thứ hai", "第二张牌"),
+    Code.DEFECTIVE_TRICK: ("Defective trick", "Nước bị lỗi", "缺陷牌墩"),
+    Code.CARD_NOT_IN_HAND: ("Card not in hand", "Bài không có", "非手中牌"),
+    Code.CARD_WITHDRAWN: ("Card withdrawn", "Rút lại bài", "收回牌张"),
+}
+
+_STATUS: Final[dict[Status, tuple[str, str, str]]] = {
+    Status.OPEN: ("", "", ""),
+    Status.ESTABLISHED: ("established", "được xác định", "已成立"),
+    Status.CORRECTED: ("corrected", "đã sửa", "已纠正"),
+    Status.RESOLVED: ("resolved", "đã giải quyết", "已解决"),
+}
+_STATUS_SHORT: Final[dict[Status, tuple[str, str, str]]] = {
+    Status.OPEN: ("", "", ""),
+    Status.ESTABLISHED: ("est.", "x.định", "成立"),
+    Status.CORRECTED: ("corr.", "đã sửa", "已纠正"),
+    Status.RESOLVED: ("done", "xong", "解决"),
+}
+
+#: Outcome phrases by ``Irregularity.detail``. The auction and play modules set ``detail``
+#: to one of these keys (docs/laws.md lists which); an unknown detail adds no phrase.
+DETAILS: Final[dict[str, tuple[str, str, str]]] = {
+    "accepted": (
+        "accepted: it stands",
+        "được chấp nhận: giữ nguyên giá trị",
+        "已被接受：有效",
+    ),
+    "rejected": (
+        "not accepted: the rectification applies",
+        "không chấp nhận: áp dụng biện pháp khắc phục",
+        "不接受：按规定纠正",
+    ),
+    "cancelled": ("cancelled", "bị hủy", "已取消"),
+    "cancelled_later": (
+        "cancelled with every later call; the turn goes back to the player due",
+        "bị hủy cùng mọi giá sau đó; lượt trở lại người chơi đúng lượt",
+        "该叫牌及其后所有叫牌取消，轮到应叫者叫牌",
+    ),
+    "repeated": (
+        "the call is repeated: no further rectification",
+        "giá được lặp lại: không có biện pháp khắc phục nào khác",
+        "重复原叫：不再纠正",
+    ),
+    "lowest_sufficient": (
+        "replaced by the lowest sufficient bid in the same denomination: no rectification",
+        "thay bằng GCN đủ thấp nhất cùng chất: không có biện pháp khắc phục",
+        "以同一花色最低的足够叫替代：不予纠正",
+    ),
+    "comparable": (
+        "comparable call: no further rectification",
+        "giá tương đương: không có biện pháp khắc phục nào khác",
+        "可比叫牌：不再纠正",
+    ),
+    "not_comparable": (
+        "not a comparable call[: {partner} must pass for the rest of the auction]",
+        "không phải giá tương đương[: {partner} buộc phải nín đến hết rao giá]",
+        "非可比叫牌[：{partner}在其余竞叫中必须不叫]",
+    ),
+    "pass_next": (
+        "[{partner} ]must pass at the next turn",
+        "[{partner} ]buộc phải nín ở lượt rao giá gần nhất",
+        "[{partner}]下一轮必须不叫",
+    ),
+    "pass_all": (
+        "[{partner} ]must pass for the rest of the auction",
+        "[{partner} ]buộc phải nín đến hết rao giá",
+        "[{partner}]在其余竞叫中必须不叫",
+    ),
+    "substituted_pass": (
+        "a pass is substituted; both players of the side must pass for the rest of the auction",
+        "thay bằng giá nín; cả hai người chơi bên vi phạm buộc phải nín đến hết rao giá",
+        "以不叫替代；违例方两人在其余竞叫中必须不叫",
+    ),
+    "honour": (
+        "an honour[: {partner} must pass at the next turn][; a penalty card if {seat} defends]",
+        "cây nhân tố[: {partner} buộc phải nín ở lượt rao giá gần nhất][; thành cây phạt "
+        "nếu {seat} là ĐTPN]",
+        "大牌[：{partner}下一轮必须不叫][；若{seat}成为防家则为罚张]",
+    ),
+    "low": (
+        "a single card below an honour: no rectification[ unless {seat} defends]",
+        "một cây không phải nhân tố: không có biện pháp khắc phục[ trừ khi {seat} là ĐTPN]",
+        "单张小牌：[除非{seat}成为防家，否则]不予纠正",
+    ),
+    "premature_lead": (
+        "a premature lead[: {partner} must pass at the next turn]",
+        "cây cái đánh sớm[: {partner} buộc phải nín ở lượt rao giá gần nhất]",
+        "提前首引[：{partner}下一轮必须不叫]",
+    ),
+    "two_or_more": (
+        "two or more cards[: {partner} must pass at the next turn]",
+        "lộ từ hai cây trở lên[: {partner} buộc phải nín ở lượt rao giá gần nhất]",
+        "暴露两张或以上[：{partner}下一轮必须不叫]",
+    ),
+    "returned": (
+        "the card goes back to the hand, no rectification",
+        "cây bài được đưa trở lại tay, không có biện pháp khắc phục",
+        "该牌收回手中，不予纠正",
+    ),
+    "penalty_card": (
+        "[{card} ]is a penalty card",
+        "[{card} ]là cây phạt",
+        "[{card}]成为罚张",
+    ),
+    "major_penalty_card": (
+        "[{card} ]is a major penalty card",
+        "[{card} ]là cây phạt lớn",
+        "[{card}]成为大罚张",
+    ),
+    "minor_penalty_card": (
+        "[{card} ]is a minor penalty card",
+        "[{card} ]là cây phạt nhỏ",
+        "[{card}]成为小罚张",
+    ),
+    "lead_restriction": (
+        "declarer may restrict[ {partner}'s] lead",
+        "ĐTTC có thể hạn chế cây cái[ của {partner}]",
+        "庄家可以对[{partner}的]引牌加以限制",
+    ),
+    "must_correct": (
+        "it must be corrected",
+        "phải sửa lại",
+        "必须纠正",
+    ),
+    "64A1": (
+        "[{tricks} trick(s) ]transferred to the non-offending side (64A1)",
+        "[{tricks} nước ]chuyển cho bên không vi phạm (64A1)",
+        "[{tricks}墩]转给非违例方（64A1）",
+    ),
+    "64A2": (
+        "[{tricks} trick ]transferred to the non-offending side (64A2)",
+        "[{tricks} nước ]chuyển cho bên không vi phạm (64A2)",
+        "[{tricks}墩]转给非违例方（64A2）",
+    ),
+    "no_transfer": (
+        "no trick transferred[ ({rule})]; the director may adjust (64C)",
+        "không chuyển nước nào[ ({rule})]; trọng tài có thể xử kết quả đền bù (64C)",
+        "不转移赢墩[（{rule}）]；裁判可以调整（64C）",
+    ),
+    "62D": (
+        "revoke on trick 12: it must be corrected before the hands go back into the board; "
+        "no trick transferred",
+        "lỗi đánh sai ở nước thứ mười hai: phải sửa trước khi bài trở lại ván; không chuyển nước",
+        "第12墩藏牌：须在牌放回牌套前纠正；不转移赢墩",
+    ),
+    "67B1": (
+        "a card is added to the trick; it counts as a revoke[: {tricks} trick transferred]",
+        "thêm một cây vào nước bài; tính là lỗi đánh sai[: chuyển {tricks} nước]",
+        "补一张牌到该墩；按藏牌处理[：转移{tricks}墩]",
+    ),
+    "lead": (
+        "ruled a lead",
+        "trọng tài xác định đây là cây cái",
+        "裁判裁定为引牌",
+    ),
+    "found": ("the card is found", "đã tìm thấy cây bài", "已找到该牌"),
+    "cleared": ("cleared by the director", "trọng tài đã xử lý xong", "裁判已处理"),
+    "swapped": ("boards swapped", "đã đổi ván", "已换牌套"),
+    "adjusted": (
+        "the director adjusts[: declarer {tricks} tricks]",
+        "trọng tài điều chỉnh[: ĐTTC {tricks} nước]",
+        "裁判调整[：庄家{tricks}墩]",
+    ),
+    "freeze": (
+        "play stops: call the director",
+        "dừng đánh bài: gọi trọng tài",
+        "停止打牌：请叫裁判",
+    ),
+}
+
+# Said of an open irregularity that has no outcome yet.
+_DIRECTOR: Final = ("call the director", "gọi trọng tài", "请叫裁判")
+
+_SEGMENT: Final = re.compile(r"\[([^\[\]]*)\]")
+_FIELD: Final = re.compile(r"\{(\w+)\}")
+
+
+def _fill(template: str, values: Mapping[str, str]) -> str:
+    """Fill ``{name}``s; drop ``[...]`` segments with a placeholder that has no value."""
+
+    def segment(match: re.Match[str]) -> str:
+        body = match.group(1)
+        if all(values.get(name) for name in _FIELD.findall(body)):
+            return body
+        return ""
+
+    text = _SEGMENT.sub(segment, template)
+    # Placeholders outside segments are required; a missing one reads as "?" rather than
+    # crashing the alert path.
+    return _FIELD.sub(lambda m: values.get(m.group(1)) or "?", text)
+
+
+def _index(lang: str) -> int:
+    return LANGUAGES.index(_lang(lang))
+
+
+def _values(irr: Irregularity, lang: str, short: bool) -> dict[str, str]:
+    values: dict[str, str] = {}
+    if irr.seat is not None:
+        values["seat"] = seat_name(irr.seat, lang, short=short)
+        values["partner"] = seat_name(irr.seat.partner, lang, short=short)
+    if irr.card is not None:
+        values["card"] = card_text(irr.card, lang, short=short)
+    if irr.call is not None:
+        values["call"] = call_text(irr.call, lang, short=short)
+    if irr.trick is not None:
+        values["trick"] = str(irr.trick)
+    for key, value in irr.params:
+        values[key] = _localise(value, lang, short)
+    values["law"] = irr.law
+    return values
+
+
+def _localise(value: object, lang: str, short: bool) -> str:
+    if isinstance(value, Seat):
+        return seat_name(value, lang, short=short)
+    if isinstance(value, Card):
+        return card_text(value, lang, short=short)
+    if isinstance(value, Call):
+        return call_text(value, lang, short=short)
+    if isinstance(value, Contract):
+        return contract_text(value, lang, short=short)
+    if isinstance(value, Vulnerability):
+        return vulnerability_name(value, lang)
+    if isinstance(value, Suit):
+        return suit_name(value, lang)
+    if isinstance(value, str) and len(value) == 1 and value in "NESW":
+        return seat_name(Seat.parse(value), lang, short=short)
+    if isinstance(value, (list, tuple, frozenset, set)):
+        items = sorted(value) if isinstance(value, (frozenset, set)) else list(value)
+        return " ".join(_localise(v, lang, short) for v in items)
+    if value is None:
+        return ""
+    return str(value)
+
+
+def _detail_keys(detail: str) -> list[str]:
+    """``detail`` may name several variants at once: ``"honour,pass_next"``."""
+    keys = [k.strip() for k in re.split(r"[,+ ]", detail) if k.strip()]
+    out: list[str] = []
+    for key in keys:
+        if key.startswith("64B") and "64B" not in out:
+            out.append("no_transfer")
+        elif key in DETAILS and key not in out:
+            out.append(key)
+    return out
+
+
+def alert_text(irr: Irregularity, lang: str, *, short: bool = False) -> str:
+    """One language's text for an irregularity as it stands (code, status, detail, params)."""
+    i = _index(lang)
+    values = _values(irr, lang, short)
+    for key in re.split(r"[,+ ]", irr.detail):
+        if key.startswith("64B"):
+            values.setdefault("rule", key)
+    cite = law_citation(irr.law, lang, short=short)
+    if short:
+        parts = [cite, _SHORT[irr.code][i]]
+        if irr.seat is not None:
+            parts.append(values["seat"])
+        status = _STATUS_SHORT[irr.status][i]
+        if status:
+            parts.append(status)
+        return " ".join(parts)
+    base_template = _BASE_BY_STATUS.get((irr.code, irr.status), _BASE[irr.code])[i]
+    text = _fill(base_template, values)
+    text = text[:1].upper() + text[1:]
+    phrases = [_fill(DETAILS[key][i], values) for key in _detail_keys(irr.detail)]
+    status = _STATUS[irr.status][i]
+    # The status word is said only when no outcome phrase says more ("accepted", "64A1").
+    if status and not phrases and (irr.code, irr.status) not in _BASE_BY_STATUS:
+        phrases.append(status)
+    if irr.status is Status.OPEN and not phrases:
+        phrases.append(_DIRECTOR[i])
+    sep = {"en": ": ", "vi": ": ", "zh": "："}[lang]
+    joiner = {"en": "; ", "vi": "; ", "zh": "；"}[lang]
+    end = {"en": ".", "vi": ".", "zh": "。"}[lang]
+    body = text + (joiner + joiner.join(phrases) if phrases else "")
+    return cite + sep + body + end
+
+
+def alert_texts(irr: Irregularity, *, short: bool = False) -> dict[str, str]:
+    """The contract's alert ``text`` object: ``{"en": ..., "vi": ..., "zh": ...}``."""
+    return {lang: alert_text(irr, lang, short=short) for lang in LANGUAGES}
+
+
+# --- display strings ---------------------------------------------------------------------
+
+# key -> (en, vi, zh), and a short form for a 20-character line where the long one is longer.
+_UI: Final[dict[str, tuple[str, str, str]]] = {
+    "your_turn": ("Your turn", "Đến lượt bạn", "轮到你"),
+    "turn": ("{seat} to play", "Lượt {seat}", "轮到{seat}"),
+    "call_turn": ("{seat} to call", "Lượt {seat} rao giá", "轮到{seat}叫牌"),
+    "auction": ("Auction", "Rao giá", "竞叫"),
+    "play": ("Play", "Đánh bài", "打牌"),
+    "board": ("Board {n}", "Ván {n}", "第{n}副"),
+    "board_info": ("Board {n} {dealer} deals {vul}", "Ván {n} {dealer} chia {vul}",
+                   "第{n}副 {dealer}发牌 {vul}"),
+    "dealer": ("Dealer {seat}", "Người chia bài {seat}", "发牌人{seat}"),
+    "vulnerability": ("Vul {vul}", "Tình trạng {vul}", "局况{vul}"),
+    "contract": ("Contract {contract} by {seat}", "Hiệp ước {contract} của {seat}",
+                 "定约{contract} 庄家{seat}"),
+    "passed_out": ("Passed out", "Bốn nín", "四家不叫"),
+    "lead": ("Opening lead: {seat}", "Cây cái đầu tiên: {seat}", "首引：{seat}"),
+    "lead_face_down": ("{seat}: lead face down", "{seat}: đánh cái úp", "{seat}：首引牌面朝下"),
+    "dummy": ("Dummy {seat}", "Mor {seat}", "明手{seat}"),
+    "declarer": ("Declarer {seat}", "ĐTTC {seat}", "庄家{seat}"),
+    "trick": ("Trick {n}", "Nước {n}", "第{n}墩"),
+    "tricks": ("NS {ns} EW {ew}", "BN {ns} ĐT {ew}", "南北{ns} 东西{ew}"),
+    "result": ("{contract} {seat} {tricks} tricks", "{contract} {seat} {tricks} nước",
+               "{contract} {seat} {tricks}墩"),
+    "score": ("NS {score}", "BN {score}", "南北{score}"),
+    "board_complete": ("Board {n} complete", "Ván {n} đã xong", "第{n}副结束"),
+    "return_cards": ("Cards back in board", "Đưa bài vào ván", "请将牌放回牌套"),
+    "scan_hand": ("{seat}: scan your hand", "{seat}: quét bài", "{seat}：请扫描手牌"),
+    "count_cards": ("Count your cards", "Đếm lại bài", "请清点手牌"),
+    "waiting_board": ("Insert the board", "Đặt ván bài vào", "请放入牌套"),
+    "wrong_board": ("Wrong board", "Sai ván", "错误的牌套"),
+    "director_called": ("Director called", "Đã gọi trọng tài", "已叫裁判"),
+    "call_director": ("Call the director", "Gọi trọng tài", "请叫裁判"),
+    "wait_director": ("Wait for director", "Chờ trọng tài", "请等待裁判"),
+    "must_pass": ("{seat} must pass", "{seat} phải nín", "{seat}必须不叫"),
+    "penalty_card": ("Penalty card {card}", "Cây phạt {card}", "罚张{card}"),
+    "claim": ("Claim", "Yêu sách", "摊牌"),
+    "undo": ("Undo", "Hủy thao tác", "撤销"),
+    "next_board": ("Next board", "Ván tiếp theo", "下一副"),
+    "phase": ("{phase}", "{phase}", "{phase}"),
+}
+_UI_SHORT: Final[dict[str, tuple[str, str, str]]] = {
+    "board_info": ("Bd {n} {dealer} {vul}", "Ván {n} {dealer} {vul}", "{n} {dealer} {vul}"),
+    "contract": ("{contract} {seat}", "{contract} {seat}", "{contract} {seat}"),
+    "lead": ("Lead: {seat}", "Cái: {seat}", "首引{seat}"),
+    "lead_face_down": ("{seat} lead face dn", "{seat} cái úp", "{seat}首引扣牌"),
+    "result": ("{contract} {seat} {tricks}", "{contract} {seat} {tricks}",
+               "{contract} {seat} {tricks}"),
+    "board_complete": ("Board {n} done", "Ván {n} xong", "第{n}副结束"),
+    "return_cards": ("Cards to board", "Bài vào ván", "牌放回牌套"),
+    "scan_hand": ("{seat}: scan hand", "{seat}: quét bài", "{seat}扫描手牌"),
+    "wait_director": ("Wait: director", "Chờ trọng tài", "等待裁判"),
+    "vulnerability": ("{vul}", "{vul}", "{vul}"),
+    "dealer": ("Dlr {seat}", "Chia {seat}", "发牌{seat}"),
+    "declarer": ("Decl {seat}", "ĐTTC {seat}", "庄家{seat}"),
+}
+_VUL_SHORT: Final[dict[str, dict[Vulnerability, str]]] = {
+    "en": {Vulnerability.NONE: "None", Vulnerability.NS: "NS", Vulnerability.EW: "EW",
+           Vulnerability.ALL: "All"},
+    "vi": {Vulnerability.NONE: "Không", Vulnerability.NS: "BN", Vulnerability.EW: "ĐT",
+           Vulnerability.ALL: "Cả hai"},
+    "zh": _VUL["zh"],
+}
+
+#: Every display key ``ui_text`` knows.
+UI_KEYS: Final = frozenset(_UI)
+
+
+def ui_text(key: str, lang: str, *, short: bool = False, **values: object) -> str:
+    """A display string: ``ui_text("contract", "en", contract=c, seat=Seat.S)``.
+
+    Values may be core values (Seat, Card, Call, Contract, Vulnerability) and are named in
+    the language. ``short=True`` gives a form meant for one 20-character LCD line (plain
+    ASCII in English: suits as letters).
+    """
+    i = _index(lang)
+    try:
+        template = (_UI_SHORT.get(key) if short else None) or _UI[key]
+    except KeyError:
+        raise MessageError(f"no display text {key!r}") from None
+    rendered: dict[str, str] = {}
+    for name, value in values.items():
+        if name == "phase" and isinstance(value, str):
+            rendered[name] = phase_name(value, lang)
+        elif short and isinstance(value, Vulnerability):
+            rendered[name] = _VUL_SHORT[lang][value]
+        else:
+            rendered[name] = _localise(value, lang, short)
+    return _fill(template[i], rendered)

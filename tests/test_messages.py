@@ -1,0 +1,164 @@
+"""Alert and display texts in English, Vietnamese and Chinese."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from controller.laws.cards import Call, Card, Contract, Seat, Suit, Vulnerability
+from controller.laws.irregularities import DEFAULT_LAW, Code, Irregularity, Status
+from controller.laws.messages import (
+    DETAILS,
+    LANGUAGES,
+    UI_KEYS,
+    MessageError,
+    alert_text,
+    alert_texts,
+    call_text,
+    card_text,
+    contract_text,
+    law_citation,
+    seat_name,
+    suit_name,
+    ui_text,
+    vulnerability_name,
+)
+
+_PLACEHOLDER = re.compile(r"[{}\[\]]")
+
+
+def _full(code: Code, status: Status, detail: str = "", law: str | None = None) -> Irregularity:
+    return Irregularity(
+        id=7, code=code, law=law or DEFAULT_LAW[code], status=status, seat=Seat.E, trick=6,
+        card=Card.parse("HJ"), call=Call.parse("1H"), detail=detail,
+        params=(("board", 15), ("count", 12), ("other_seat", "N"), ("tricks", 2)),
+    )
+
+
+def _bare(code: Code, status: Status) -> Irregularity:
+    return Irregularity(id=1, code=code, law=DEFAULT_LAW[code], status=status)
+
+
+@pytest.mark.parametrize("code", list(Code))
+@pytest.mark.parametrize("status", list(Status))
+def test_every_code_and_status_renders_in_every_language(code: Code, status: Status) -> None:
+    for irr in (_full(code, status), _bare(code, status)):
+        for short in (False, True):
+            texts = alert_texts(irr, short=short)
+            assert set(texts) == set(LANGUAGES)
+            for lang, text in texts.items():
+                assert text.strip(), (code, status, lang)
+                assert irr.law in text, (code, status, lang, text)
+                # no template syntax or unfilled slot leaks out
+                assert not _PLACEHOLDER.search(text), text
+                assert "?" not in text, text
+                assert "None" not in text, text
+
+
+@pytest.mark.parametrize("code", list(Code))
+def test_full_text_names_the_seat_and_short_text_fits_the_display(code: Code) -> None:
+    irr = _full(code, Status.OPEN)
+    if code is not Code.WRONG_BOARD:     # a board, not a player, is wrong
+        assert "East" in alert_text(irr, "en")
+        assert "Đông" in alert_text(irr, "vi")
+        assert "东" in alert_text(irr, "zh")
+    short = alert_text(irr, "en", short=True)
+    assert len(short) <= 40, short          # two lines of a 20x4 LCD
+    assert short.isascii(), short
+
+
+def test_the_three_languages_differ_for_every_code() -> None:
+    for code in Code:
+        texts = alert_texts(_full(code, Status.OPEN))
+        assert len(set(texts.values())) == 3, code
+
+
+@pytest.mark.parametrize("detail", sorted(DETAILS))
+def test_every_detail_renders_with_and_without_values(detail: str) -> None:
+    for code in (Code.REVOKE, Code.INSUFFICIENT_BID, Code.CARD_EXPOSED_DURING_AUCTION):
+        for irr in (_full(code, Status.RESOLVED, detail),
+                    Irregularity(id=2, code=code, law="64A1", detail=detail)):
+            for lang in LANGUAGES:
+                text = alert_text(irr, lang)
+                assert not _PLACEHOLDER.search(text), text
+                assert "?" not in text, text
+
+
+def test_variants_follow_status_detail_and_params() -> None:
+    open_ = _full(Code.INSUFFICIENT_BID, Status.OPEN)
+    accepted = _full(Code.INSUFFICIENT_BID, Status.RESOLVED, "accepted", law="27A1")
+    assert "accepted" in alert_text(accepted, "en")
+    assert "accepted" not in alert_text(open_, "en")
+    assert "director" in alert_text(open_, "en")
+    assert "Law 27A1" in alert_text(accepted, "en")
+    assert "第27A1条" in alert_text(accepted, "zh")
+    assert "Điều 27A1" in alert_text(accepted, "vi")
+
+    revoke = _full(Code.REVOKE, Status.ESTABLISHED, "64A1", law="64A1")
+    en = alert_text(revoke, "en")
+    assert "Established revoke" in en and "2 trick" in en and "trick 6" in en
+    assert "藏牌成立" in alert_text(revoke, "zh")
+    assert "được xác định" in alert_text(revoke, "vi")
+
+    no_transfer = _full(Code.REVOKE, Status.ESTABLISHED, "64B2")
+    assert "no trick transferred (64B2)" in alert_text(no_transfer, "en")
+
+    honour = _full(Code.CARD_EXPOSED_DURING_AUCTION, Status.ESTABLISHED, "honour")
+    en = alert_text(honour, "en")
+    assert "West must pass" in en and "♥J" in en
+    assert "西下一轮必须不叫" in alert_text(honour, "zh")
+
+
+def test_unknown_detail_is_ignored_not_fatal() -> None:
+    irr = _full(Code.FIFTH_CARD, Status.RESOLVED, "something-new")
+    assert alert_text(irr, "en").startswith("Law 45E: ")
+
+
+def test_names() -> None:
+    assert [seat_name(s, "vi") for s in Seat] == ["Bắc", "Đông", "Nam", "Tây"]
+    assert [seat_name(s, "zh") for s in Seat] == ["北", "东", "南", "西"]
+    assert suit_name(Suit.S, "zh") == "黑桃"
+    assert card_text(Card.parse("HT"), "en") == "♥10"
+    assert card_text(Card.parse("HT"), "en", short=True) == "HT"
+    assert call_text(Call.parse("Pass"), "vi") == "nín"
+    assert call_text(Call.parse("X"), "zh") == "加倍"
+    assert call_text(Call.parse("3NT"), "en") == "3NT"
+    assert call_text(Call.parse("3NT"), "zh") == "3无将"
+    assert contract_text(Contract.parse("4SXX"), "en") == "4♠XX"
+    assert contract_text(Contract.parse("Pass"), "zh") == "四家不叫"
+    assert vulnerability_name(Vulnerability.EW, "zh") == "东西有局"
+    assert law_citation("64A1", "en", short=True) == "L64A1"
+    with pytest.raises(MessageError):
+        seat_name(Seat.N, "fr")
+
+
+VALUES: dict[str, object] = {
+    "n": 16, "seat": Seat.W, "dealer": Seat.W, "vul": Vulnerability.ALL,
+    "contract": Contract.parse("7NTXX"), "tricks": 13, "ns": 10, "ew": 3, "score": -2980,
+    "card": Card.parse("ST"), "phase": "clarification",
+}
+
+
+@pytest.mark.parametrize("key", sorted(UI_KEYS))
+def test_every_display_key_in_every_language(key: str) -> None:
+    for lang in LANGUAGES:
+        long = ui_text(key, lang, **VALUES)
+        short = ui_text(key, lang, short=True, **VALUES)
+        for text in (long, short):
+            assert text.strip() and not _PLACEHOLDER.search(text), (key, lang, text)
+        if lang == "en":
+            assert len(short) <= 20, (key, short)    # one line of the 20x4 LCD
+            assert short.isascii(), short
+
+
+def test_display_values_are_localised() -> None:
+    assert ui_text("contract", "en", contract=Contract.parse("4S"), seat=Seat.S) == \
+        "Contract 4♠ by South"
+    assert ui_text("contract", "en", short=True, contract=Contract.parse("4S"),
+                   seat=Seat.S) == "4S S"
+    assert ui_text("board_complete", "zh", n=3) == "第3副结束"
+    assert ui_text("phase", "vi", phase="auction") == "rao giá"
+    assert ui_text("your_turn", "vi") == "Đến lượt bạn"
+    with pytest.raises(MessageError):
+        ui_text("no-such-key", "en")
