@@ -76,13 +76,18 @@ class IndicatorPolicy:
         except ValueError:  # a code this version does not know: follow the default
             return self.default
 
-    def shows_at_table(self, code: Code | str, *, play_ended: bool) -> bool:
-        """Whether the table's LEDs and display show an irregularity of ``code`` now."""
+    def shows_at_table(self, code: Code | str, play_over: bool | None = None, *,
+                       play_ended: bool | None = None) -> bool:
+        """Whether the table's LEDs and display show an irregularity of ``code`` now.
+
+        ``play_over`` (or its keyword alias ``play_ended``): the board's play has ended.
+        """
+        play_over = bool(play_over if play_over is not None else play_ended)
         vis = self.visibility(code)
         if vis is Visibility.TABLE:
             return True
         if vis is Visibility.AFTER_PLAY:
-            return play_ended
+            return play_over
         return False
 
     @classmethod

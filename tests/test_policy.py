@@ -10,8 +10,8 @@ from controller.policy import DEFAULT_POLICY, IndicatorPolicy, PolicyError, Visi
 
 def test_contract_default_shows_auction_codes_at_once_and_revoke_after_play() -> None:
     for code in Code:
-        at_once = DEFAULT_POLICY.shows_at_table(code, play_ended=False)
-        after = DEFAULT_POLICY.shows_at_table(code, play_ended=True)
+        at_once = DEFAULT_POLICY.shows_at_table(code, play_over=False)
+        after = DEFAULT_POLICY.shows_at_table(code, play_over=True)
         assert after is True
         assert at_once is (code not in DIRECTOR_ONLY)
 
@@ -23,13 +23,13 @@ def test_file_overrides_one_code_and_keeps_the_others(tmp_path: Path) -> None:
     policy = IndicatorPolicy.load(f)
     assert policy.visibility(Code.REVOKE) is Visibility.TABLE
     assert policy.visibility(Code.DEFECTIVE_TRICK) is Visibility.AFTER_PLAY
-    assert not policy.shows_at_table("UNKNOWN_TAG", play_ended=True)
+    assert not policy.shows_at_table("UNKNOWN_TAG", play_over=True)
     assert IndicatorPolicy.from_mapping(policy.to_mapping()) == policy
 
 
 def test_unknown_code_in_an_alert_follows_the_default() -> None:
     policy = IndicatorPolicy(default=Visibility.DIRECTOR)
-    assert not policy.shows_at_table("SOMETHING_NEW", play_ended=True)
+    assert not policy.shows_at_table("SOMETHING_NEW", play_over=True)
 
 
 @pytest.mark.parametrize("text", [
@@ -48,3 +48,9 @@ def test_broken_policy_files_give_a_clear_error(tmp_path: Path, text: str) -> No
 def test_missing_policy_file_is_a_policy_error(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="cannot read"):
         IndicatorPolicy.load(tmp_path / "absent.toml")
+
+
+def test_play_over_can_be_given_by_position_or_keyword() -> None:
+    assert DEFAULT_POLICY.shows_at_table(Code.REVOKE, True)
+    assert DEFAULT_POLICY.shows_at_table(Code.REVOKE, play_ended=True)
+    assert not DEFAULT_POLICY.shows_at_table(Code.REVOKE, False)
