@@ -1,0 +1,535 @@
+"""One table's configuration: a TOML file loaded into validated, frozen dataclasses.
+
+``load_config(path)`` is the entry point. Every problem raises :class:`ConfigError`
+naming the file, the key path (``readers[2].antennas."1".seat``; list indices count
+from 0) and what is wrong, so a mistyped key fails at start-up rather than in the
+middle of a session. Paths in the file (tag registries, the spool) are relative to
+the config file's directory unless absolute. ``docs/config.md`` describes every key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from firmware_bridge.errors import ConfigError
+
+SEATS: tuple[str, ...] = ("N", "E", "S", "W")
+ZONES: tuple[str, ...] = ("tray", "bid", "board", "pocket")
+LANGUAGES: tuple[str, ...] = ("en", "vi", "zh")
+BUTTONS: tuple[str, ...] = ("director", "claim", "undo", "next")
+READER_KINDS: tuple[str, ...] = ("inventory", "tap")
+READER_SCHEMES: tuple[str, ...] = ("serial", "nfc", "sim")
+GPIO_FACTORIES: tuple[str, ...] = ("auto", "lgpio", "rpigpio", "mock")
+DISPLAY_TYPES: tuple[str, ...] = ("terminal", "hd44780", "ssd1306", "none")
+#: BCM numbers of the 40-pin header's GPIOs.
+BCM_PINS = range(0, 28)
+
+# Table ids and bridge ids go into MQTT topics and payloads: no wildcards, no separators.
+_TOPIC_SAFE = re.compile(r"^[A-Za-z0-9_.-]+$")
+_BARE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+T = TypeVar("T")
+
+
+def _frozen_map(items: Mapping[str, T]) -> Mapping[str, T]:
+    return MappingProxyType(dict(items))
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    id: str
+    src: str
+    language: str
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    url: str
+    host: str
+    port: int
+    tls: bool
+    username: str | None
+    password: str | None
+    ca_file: Path | None
+    root: str
+    keepalive: int
+    #: MQTT client id; defaults to the bridge id so a restarted bridge takes over its session.
+    client_id: str
+
+
+@dataclass(frozen=True)
+class RegistryConfig:
+    files: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class SpoolConfig:
+    path: Path
+    #: "normal": survives a crash of the bridge; "full": also a power cut (fsync per event)
+    sync: str = "normal"
+
+
+@dataclass(frozen=True)
+class AntennaConfig:
+    zone: str
+    seat: str | None  # None only for the board zone
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    name: str
+    url: str
+    kind: str | None  # None: the reader type's own default
+    antennas: Mapping[str, AntennaConfig] = field(hash=False)
+    #: extra keyword options passed through to ``open_reader`` (``[readers.options]``).
+    options: Mapping[str, Any] = field(hash=False, default_factory=lambda: _frozen_map({}))
+
+
+@dataclass(frozen=True)
+class SeatGpioConfig:
+    seat: str
+    turn_led: int | None
+    alert_led: int | None
+    rgb_led: tuple[int, int, int] | None
+    #: buttons that belong to this seat: button name -> BCM pin
+    buttons: Mapping[str, int] = field(hash=False)
+
+
+@dataclass(frozen=True)
+class GpioConfig:
+    factory: str
+    seats: Mapping[str, SeatGpioConfig] = field(hash=False)
+    #: table-level buttons: button name -> BCM pin
+    buttons: Mapping[str, int] = field(hash=False)
+    bounce_time: float = 0.05
+    pull_up: bool = True
+    active_high: bool = True
+    alert_blink: bool = True
+
+
+@dataclass(frozen=True)
+class DisplayConfig:
+    type: str
+    i2c_port: int = 1
+    address: int = 0x27
+    cols: int = 20
+    rows: int = 4
+    #: HD44780: the I2C port expander RPLCD drives (PCF8574, MCP23008, MCP23017)
+    expander: str = "PCF8574"
+    #: HD44780 character ROM: A00 (Japanese) or A02 (European)
+    charmap: str = "A02"
+    #: SSD1306 pixel size and an optional TrueType font (a CJK one shows Chinese)
+    width: int = 128
+    height: int = 64
+    font: Path | None = None
+
+
+@dataclass(frozen=True)
+class HealthConfig:
+    #: seconds between periodic health messages (they also go out on every change)
+    interval: float = 30.0
+    #: two readers seeing one tag within this many seconds count as a duplicate sighting
+    duplicate_window: float = 0.5
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    path: Path
+    table: TableConfig
+    broker: BrokerConfig
+    registry: RegistryConfig
+    spool: SpoolConfig
+    readers: tuple[ReaderConfig, ...]
+    gpio: GpioConfig
+    display: DisplayConfig
+    health: HealthConfig
+
+    def antenna(self, reader: str, antenna: str) -> AntennaConfig | None:
+        """The (seat, zone) of one reader's antenna, or None when it is not mapped."""
+        for r in self.readers:
+            if r.name == reader:
+                return r.antennas.get(antenna)
+        return None
+
+    def topic(self, kind: str) -> str:
+        """``{root}/{table}/{kind}``: e.g. ``bridge/1/event``."""
+        return f"{self.broker.root}/{self.table.id}/{kind}"
+
+
+def _key_text(key: str) -> str:
+    return key if _BARE_KEY.match(key) else f'"{key}"'
+
+
+class _Section:
+    """One TOML table being read: knows its key path and which keys were used."""
+
+    def __init__(self, file: str, path: str, data: Any) -> None:
+        self.file = file
+        self.path = path
+        if not isinstance(data, dict):
+            raise ConfigError(file, path, f"must be a table, not {_type_name(data)}")
+        self.data: dict[str, Any] = data
+        self.used: set[str] = set()
+
+    def sub_path(self, key: str) -> str:
+        return f"{self.path}.{_key_text(key)}" if self.path else _key_text(key)
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(self.file, self.sub_path(key) if key else self.path, problem)
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def raw(self, key: str) -> Any:
+        self.used.add(key)
+        return self.data.get(key)
+
+    def section(self, key: str, *, required: bool = False) -> _Section:
+        self.used.add(key)
+        if key not in self.data:
+            if required:
+                raise self.error(key, "missing table")
+            return _Section(self.file, self.sub_path(key), {})
+        return _Section(self.file, self.sub_path(key), self.data[key])
+
+    def string(self, key: str, default: str | None = None, *, choices: tuple[str, ...] = (),
+               required: bool = False) -> str:
+        self.used.add(key)
+        if key not in self.data:
+            if required or default is None:
+                raise self.error(key, "missing")
+            return default
+        value = self.data[key]
+        if not isinstance(value, str):
+            raise self.error(key, f"must be a string, not {_type_name(value)}")
+        if choices and value not in choices:
+            raise self.error(key, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def optional_string(self, key: str, *, choices: tuple[str, ...] = ()) -> str | None:
+        if key not in self.data:
+            self.used.add(key)
+            return None
+        return self.string(key, choices=choices)
+
+    def integer(self, key: str, default: int | None = None, *, minimum: int | None = None,
+                maximum: int | None = None) -> int:
+        self.used.add(key)
+        if key not in self.data:
+            if default is None:
+                raise self.error(key, "missing")
+            return default
+        value = self.data[key]
+        # bool is an int in Python; `true` for a pin number is a mistake, not 1.
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"must be an integer, not {_type_name(value)}")
+        if minimum is not None and value < minimum:
+            raise self.error(key, f"{value} is below the minimum {minimum}")
+        if maximum is not None and value > maximum:
+            raise self.error(key, f"{value} is above the maximum {maximum}")
+        return value
+
+    def number(self, key: str, default: float, *, minimum: float = 0.0) -> float:
+        self.used.add(key)
+        if key not in self.data:
+            return default
+        value = self.data[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(key, f"must be a number, not {_type_name(value)}")
+        if value < minimum:
+            raise self.error(key, f"{value} is below the minimum {minimum}")
+        return float(value)
+
+    def boolean(self, key: str, default: bool) -> bool:
+        self.used.add(key)
+        if key not in self.data:
+            return default
+        value = self.data[key]
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, not {_type_name(value)}")
+        return value
+
+    def finish(self) -> None:
+        """Unknown keys are typos until proven otherwise: refuse them."""
+        for key in self.data:
+            if key not in self.used:
+                raise self.error(key, "unknown key")
+
+
+class _ArraySection(_Section):
+    """An array read like a table whose keys are ``[0]``, ``[1]``...: paths print as x[1]."""
+
+    def sub_path(self, key: str) -> str:
+        return f"{self.path}{key}"
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "a table", list: "an array", str: "a string", bool: "a boolean",
+            int: "an integer", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _resolve(base: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else (base / p)
+
+
+def _topic_safe(sec: _Section, key: str, value: str) -> str:
+    if not _TOPIC_SAFE.match(value):
+        raise sec.error(key, f"{value!r} may only hold letters, digits, '_', '-' and '.'"
+                             " (it goes into MQTT topics)")
+    return value
+
+
+def _table(root: _Section) -> TableConfig:
+    sec = root.section("table", required=True)
+    table_id = _topic_safe(sec, "id", sec.string("id", required=True))
+    src = _topic_safe(sec, "src", sec.string("src", f"table-{table_id}-pi"))
+    language = sec.string("language", "en", choices=LANGUAGES)
+    sec.finish()
+    return TableConfig(id=table_id, src=src, language=language)
+
+
+def _broker(root: _Section, base: Path, src: str) -> BrokerConfig:
+    sec = root.section("broker")
+    url = sec.string("url", "mqtt://127.0.0.1:1883")
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts"):
+        raise sec.error("url", f"{url!r}: the scheme must be mqtt:// or mqtts://")
+    if not parts.hostname:
+        raise sec.error("url", f"{url!r}: no host name")
+    try:
+        port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+    except ValueError as e:
+        raise sec.error("url", f"{url!r}: bad port ({e})") from None
+    username = sec.string("username", "") or parts.username or None
+    password = sec.string("password", "") or parts.password or None
+    ca_text = sec.string("ca_file", "")
+    ca_file = _resolve(base, ca_text) if ca_text else None
+    if ca_file is not None and not ca_file.is_file():
+        raise sec.error("ca_file", f"{str(ca_file)!r} does not exist")
+    root_topic = sec.string("root", "bridge")
+    if not root_topic or any(c in root_topic for c in "+#") or root_topic.startswith("/") \
+            or root_topic.endswith("/"):
+        raise sec.error("root", f"{root_topic!r} is not a usable topic root")
+    keepalive = sec.integer("keepalive", 30, minimum=5, maximum=65535)
+    client_id = sec.string("client_id", src)
+    sec.finish()
+    return BrokerConfig(url=url, host=parts.hostname, port=port, tls=parts.scheme == "mqtts",
+                        username=username, password=password, ca_file=ca_file,
+                        root=root_topic, keepalive=keepalive, client_id=client_id)
+
+
+def _registry(root: _Section, base: Path) -> RegistryConfig:
+    sec = root.section("registry")
+    raw = sec.raw("files")
+    files: list[Path] = []
+    if raw is not None:
+        if not isinstance(raw, list):
+            raise sec.error("files", f"must be an array of file names, not {_type_name(raw)}")
+        for i, item in enumerate(raw):
+            key = f"files[{i}]"
+            if not isinstance(item, str):
+                raise ConfigError(sec.file, f"{sec.path}.{key}",
+                                  f"must be a string, not {_type_name(item)}")
+            path = _resolve(base, item)
+            if not path.is_file():
+                raise ConfigError(sec.file, f"{sec.path}.{key}", f"{str(path)!r} does not exist")
+            files.append(path)
+    sec.finish()
+    return RegistryConfig(files=tuple(files))
+
+
+def _spool(root: _Section, base: Path, table_id: str) -> SpoolConfig:
+    sec = root.section("spool")
+    path = _resolve(base, sec.string("path", f"var/spool-table-{table_id}.sqlite"))
+    sync = sec.string("sync", "normal", choices=("normal", "full"))
+    sec.finish()
+    return SpoolConfig(path=path, sync=sync)
+
+
+def _antenna(sec: _Section) -> AntennaConfig:
+    zone = sec.string("zone", required=True, choices=ZONES)
+    seat = sec.optional_string("seat", choices=SEATS)
+    if zone == "board" and seat is not None:
+        raise sec.error("seat", "the board zone belongs to no seat: remove the seat")
+    if zone != "board" and seat is None:
+        raise sec.error("seat", f"missing (a {zone} zone belongs to a seat: N, E, S or W)")
+    sec.finish()
+    return AntennaConfig(zone=zone, seat=seat)
+
+
+def _readers(root: _Section) -> tuple[ReaderConfig, ...]:
+    raw = root.raw("readers")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise root.error("readers", "must be an array of tables ([[readers]])")
+    readers: list[ReaderConfig] = []
+    names: dict[str, int] = {}
+    urls: dict[str, int] = {}
+    for i, item in enumerate(raw):
+        sec = _Section(root.file, f"readers[{i}]", item)
+        name = _topic_safe(sec, "name", sec.string("name", required=True))
+        if name in names:
+            raise sec.error("name", f"{name!r} is already the name of readers[{names[name]}]")
+        names[name] = i
+        url = sec.string("url", required=True)
+        scheme = urlsplit(url).scheme
+        if scheme not in READER_SCHEMES or "://" not in url:
+            raise sec.error("url", f"{url!r}: the scheme must be one of "
+                                   + ", ".join(f"{s}://" for s in READER_SCHEMES))
+        if url in urls:
+            raise sec.error("url", f"{url!r} is already used by readers[{urls[url]}]")
+        urls[url] = i
+        kind = sec.optional_string("kind", choices=READER_KINDS)
+        ants = sec.section("antennas", required=True)
+        if not ants.data:
+            raise sec.error("antennas", "no antenna mapped: at least one is needed")
+        antennas = {key: _antenna(ants.section(key)) for key in ants.data}
+        options_sec = sec.section("options")
+        options = dict(options_sec.data)
+        sec.finish()
+        readers.append(ReaderConfig(name=name, url=url, kind=kind,
+                                    antennas=_frozen_map(antennas),
+                                    options=_frozen_map(options)))
+    return tuple(readers)
+
+
+class _PinBook:
+    """Every BCM pin is used once: a LED and a button on one pin is a wiring error."""
+
+    def __init__(self) -> None:
+        self.owner: dict[int, str] = {}
+
+    def take(self, sec: _Section, key: str, pin: int) -> int:
+        where = sec.sub_path(key)
+        if pin in self.owner:
+            raise sec.error(key, f"BCM pin {pin} is already used by {self.owner[pin]}")
+        self.owner[pin] = where
+        return pin
+
+
+def _pin(sec: _Section, key: str, book: _PinBook) -> int:
+    return book.take(sec, key, sec.integer(key, minimum=BCM_PINS.start,
+                                           maximum=BCM_PINS.stop - 1))
+
+
+def _gpio(root: _Section) -> GpioConfig:
+    sec = root.section("gpio")
+    factory = sec.string("factory", "auto", choices=GPIO_FACTORIES)
+    book = _PinBook()
+    seats: dict[str, SeatGpioConfig] = {}
+    seats_sec = sec.section("seats")
+    for seat in seats_sec.data:
+        if seat not in SEATS:
+            raise seats_sec.error(seat, f"{seat!r} is not a seat (N, E, S, W)")
+        s = seats_sec.section(seat)
+        turn = _pin(s, "turn_led", book) if s.has("turn_led") else None
+        alert = _pin(s, "alert_led", book) if s.has("alert_led") else None
+        rgb: tuple[int, int, int] | None = None
+        if s.has("rgb_led"):
+            raw = s.raw("rgb_led")
+            if not (isinstance(raw, list) and len(raw) == 3):
+                raise s.error("rgb_led", "must be three BCM pins [red, green, blue]")
+            rgb_sec = _ArraySection(s.file, s.sub_path("rgb_led"),
+                                    {f"[{i}]": v for i, v in enumerate(raw)})
+            r, g, b = (_pin(rgb_sec, f"[{i}]", book) for i in range(3))
+            rgb = (r, g, b)
+            if turn is not None or alert is not None:
+                raise s.error("rgb_led", "use either rgb_led or turn_led/alert_led, not both")
+        buttons = {b: _pin(s, b, book) for b in BUTTONS if s.has(b)}
+        s.finish()
+        seats[seat] = SeatGpioConfig(seat=seat, turn_led=turn, alert_led=alert, rgb_led=rgb,
+                                     buttons=_frozen_map(buttons))
+    seats_sec.finish()
+    buttons_sec = sec.section("buttons")
+    table_buttons: dict[str, int] = {}
+    for name in buttons_sec.data:
+        if name not in BUTTONS:
+            raise buttons_sec.error(name, f"{name!r} is not a button ({', '.join(BUTTONS)})")
+        table_buttons[name] = _pin(buttons_sec, name, book)
+    buttons_sec.finish()
+    bounce = sec.number("bounce_time", 0.05)
+    pull_up = sec.boolean("pull_up", True)
+    active_high = sec.boolean("active_high", True)
+    blink = sec.boolean("alert_blink", True)
+    sec.finish()
+    return GpioConfig(factory=factory, seats=_frozen_map(seats),
+                      buttons=_frozen_map(table_buttons), bounce_time=bounce,
+                      pull_up=pull_up, active_high=active_high, alert_blink=blink)
+
+
+def _display(root: _Section, base: Path) -> DisplayConfig:
+    sec = root.section("display")
+    kind = sec.string("type", "terminal", choices=DISPLAY_TYPES)
+    i2c_port = sec.integer("i2c_port", 1, minimum=0)
+    address = sec.integer("address", 0x3C if kind == "ssd1306" else 0x27,
+                          minimum=0x03, maximum=0x77)
+    cols = sec.integer("cols", 20, minimum=8, maximum=80)
+    rows = sec.integer("rows", 4, minimum=1, maximum=24)
+    if kind == "hd44780" and (cols, rows) not in ((16, 2), (20, 4), (16, 4), (20, 2), (40, 2)):
+        raise sec.error("cols", f"an HD44780 is 16x2, 20x2, 16x4, 20x4 or 40x2, not {cols}x{rows}")
+    expander = sec.string("expander", "PCF8574", choices=("PCF8574", "MCP23008", "MCP23017"))
+    charmap = sec.string("charmap", "A02", choices=("A00", "A02"))
+    width = sec.integer("width", 128, minimum=32, maximum=256)
+    height = sec.integer("height", 64, minimum=16, maximum=128)
+    font_text = sec.string("font", "")
+    font = _resolve(base, font_text) if font_text else None
+    if font is not None and not font.is_file():
+        raise sec.error("font", f"{str(font)!r} does not exist")
+    sec.finish()
+    return DisplayConfig(type=kind, i2c_port=i2c_port, address=address, cols=cols, rows=rows,
+                         expander=expander, charmap=charmap, width=width, height=height,
+                         font=font)
+
+
+def _health(root: _Section) -> HealthConfig:
+    sec = root.section("health")
+    interval = sec.number("interval", 30.0, minimum=0.1)
+    window = sec.number("duplicate_window", 0.5, minimum=0.0)
+    sec.finish()
+    return HealthConfig(interval=interval, duplicate_window=window)
+
+
+def config_from_dict(data: Mapping[str, Any], path: Path) -> BridgeConfig:
+    """Validate already-parsed TOML; ``path`` names the file in errors and anchors paths."""
+    path = Path(path)
+    base = path.parent
+    root = _Section(str(path), "", dict(data))
+    table = _table(root)
+    config = BridgeConfig(
+        path=path,
+        table=table,
+        broker=_broker(root, base, table.src),
+        registry=_registry(root, base),
+        spool=_spool(root, base, table.id),
+        readers=_readers(root),
+        gpio=_gpio(root),
+        display=_display(root, base),
+        health=_health(root),
+    )
+    root.finish()
+    return config
+
+
+def load_config(path: str | Path) -> BridgeConfig:
+    """Read and validate one table's TOML file; raises ConfigError on any problem."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise ConfigError(str(path), "", f"cannot read the file: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(str(path), "", f"not UTF-8 text: {e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(str(path), "", f"not valid TOML: {e}") from None
+    return config_from_dict(data, path.resolve())
