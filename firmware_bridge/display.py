@@ -1,0 +1,282 @@
+"""The table display: an HD44780 character LCD on I2C, an SSD1306 OLED, or the terminal.
+
+The text comes from the controller's ``indicator`` message, one list of lines per
+language; the bridge shows the table's language, fitted to the display (word wrap,
+then the first ``rows`` rows). What a display cannot draw falls back:
+
+- an HD44780's character ROM has no Vietnamese letters and no Chinese: Vietnamese is
+  transliterated to ASCII (``Lượt của Bắc`` -> ``Luot cua Bac``) and a Chinese table
+  shows the English lines;
+- an SSD1306 draws with a TrueType font: Chinese needs a CJK font (``[display] font``
+  or one found at the usual Raspberry Pi OS places), else it shows English too;
+- the terminal shows everything.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import sys
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from firmware_bridge.config import DisplayConfig
+from firmware_bridge.errors import DisplayError
+
+log = logging.getLogger(__name__)
+
+#: Fonts with Chinese glyphs, where Debian / Raspberry Pi OS packages put them.
+CJK_FONTS: tuple[Path, ...] = (
+    Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"),
+    Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"),
+    Path("/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc"),
+    Path("/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf"),
+)
+#: A font with Vietnamese letters, for the OLED when no CJK font is around.
+LATIN_FONTS: tuple[Path, ...] = (
+    Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
+    Path("/usr/share/fonts/truetype/freefont/FreeSans.ttf"),
+)
+
+# Letters NFD does not take apart.
+_ASCII_EXTRA = str.maketrans({"đ": "d", "Đ": "D", "ø": "o", "Ø": "O", "ß": "ss",
+                              "æ": "ae", "Æ": "AE", "–": "-", "—": "-", "‘": "'", "’": "'",
+                              "“": '"', "”": '"', "…": "...", "♠": "S", "♥": "H", "♦": "D",
+                              "♣": "C"})
+
+
+def to_ascii(text: str) -> str:
+    """Transliterate to ASCII: Vietnamese loses its diacritics, the rest becomes ``?``."""
+    decomposed = unicodedata.normalize("NFD", text.translate(_ASCII_EXTRA))
+    out = []
+    for ch in decomposed:
+        if unicodedata.combining(ch):
+            continue
+        out.append(ch if 32 <= ord(ch) < 127 else "?")
+    return "".join(out)
+
+
+def text_width(text: str) -> int:
+    """Columns the text takes on a terminal: CJK (wide, fullwidth) characters take two."""
+    return sum(0 if unicodedata.combining(ch) else
+               2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _split_to_fit(word: str, width: float, measure: Callable[[str], float]) -> tuple[str, str]:
+    """The longest prefix of ``word`` that fits (at least one character) and the rest."""
+    cut = 1
+    while cut < len(word) and measure(word[:cut + 1]) <= width:
+        cut += 1
+    return word[:cut], word[cut:]
+
+
+def wrap_line(line: str, width: float, measure: Callable[[str], float] = text_width
+              ) -> list[str]:
+    """Word-wrap one line to ``width``; words longer than a row (or CJK runs) are cut.
+
+    A line that fits is kept as it is, spaces and all (the controller may align columns).
+    """
+    line = line.rstrip()
+    if measure(line) <= width:
+        return [line]
+    rows: list[str] = []
+    current = ""
+    for word in line.split():
+        candidate = f"{current} {word}" if current else word
+        if measure(candidate) <= width:
+            current = candidate
+            continue
+        if current:
+            rows.append(current)
+        while measure(word) > width:
+            head, word = _split_to_fit(word, width, measure)
+            rows.append(head)
+        current = word
+    rows.append(current)
+    return rows
+
+
+def fit_lines(lines: Sequence[str], width: float, rows: int,
+              measure: Callable[[str], float] = text_width) -> list[str]:
+    """Wrap every line, keep the first ``rows`` rows (the controller puts the most
+    important line first)."""
+    out: list[str] = []
+    for line in lines:
+        out.extend(wrap_line(line, width, measure))
+        if len(out) >= rows:
+            break
+    return out[:rows]
+
+
+class Display(abc.ABC):
+    """One table display. ``show`` takes the indicator's lines in the table language."""
+
+    #: the display can draw Chinese
+    cjk = True
+    #: the display draws ASCII only (an HD44780's ROM): transliterate first
+    ascii_only = False
+
+    def choose_lines(self, by_language: Mapping[str, Sequence[str]], language: str) -> list[str]:
+        """The lines to show: the table's language if this display can draw it, else English."""
+        wanted = language
+        if language == "zh" and not self.cjk:
+            wanted = "en"
+        lines = by_language.get(wanted)
+        if lines is None:
+            lines = by_language.get("en")
+        if lines is None:
+            lines = next(iter(by_language.values()), [])
+        if self.ascii_only:
+            return [to_ascii(line) for line in lines]
+        return list(lines)
+
+    def show_indicator(self, by_language: Mapping[str, Sequence[str]], language: str) -> None:
+        self.show(self.choose_lines(by_language, language))
+
+    @abc.abstractmethod
+    def show(self, lines: Sequence[str]) -> None:
+        """Show these lines (fitted to the display here)."""
+
+    def close(self) -> None:  # noqa: B027 - most displays have nothing to let go of
+        """Blank the display and let go of it."""
+
+
+class NullDisplay(Display):
+    """``type = "none"``: a table without a display."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def show(self, lines: Sequence[str]) -> None:
+        self.lines = list(lines)
+
+
+class TerminalDisplay(Display):
+    """The simulator's display: a framed box on a text stream, redrawn on change."""
+
+    def __init__(self, cols: int = 20, rows: int = 4, *, stream: TextIO | None = None,
+                 title: str = "") -> None:
+        self.cols = cols
+        self.rows = rows
+        self.stream = stream if stream is not None else sys.stdout
+        self.title = title
+        self.lines: list[str] = [""] * rows
+
+    def show(self, lines: Sequence[str]) -> None:
+        fitted = fit_lines(lines, self.cols, self.rows)
+        fitted += [""] * (self.rows - len(fitted))
+        if fitted == self.lines:
+            return
+        self.lines = fitted
+        top = f"+{self.title[:self.cols].center(self.cols, '-')}+"
+        body = [f"|{line}{' ' * (self.cols - text_width(line))}|" for line in fitted]
+        self.stream.write("\n".join([top, *body, "+" + "-" * self.cols + "+"]) + "\n")
+        self.stream.flush()
+
+
+class HD44780Display(Display):
+    """A 16x2 / 20x4 character LCD behind an I2C backpack, driven by RPLCD."""
+
+    cjk = False
+    ascii_only = True
+
+    def __init__(self, config: DisplayConfig, *, lcd: Any | None = None) -> None:
+        self.cols = config.cols
+        self.rows = config.rows
+        if lcd is None:
+            try:
+                from RPLCD.i2c import CharLCD
+                lcd = CharLCD(config.expander, config.address, port=config.i2c_port,
+                              cols=config.cols, rows=config.rows, charmap=config.charmap,
+                              auto_linebreaks=False,
+                              expander_params={"gpio_bank": "A"}
+                              if config.expander == "MCP23017" else None)
+            except Exception as e:  # no I2C bus, nothing at the address, ...
+                raise DisplayError(f"HD44780 at I2C {config.i2c_port}:0x{config.address:02x}:"
+                                   f" {e}") from e
+        self.lcd = lcd
+        self.lines: list[str] | None = None
+
+    def show(self, lines: Sequence[str]) -> None:
+        fitted = fit_lines([to_ascii(line) for line in lines], self.cols, self.rows)
+        fitted += [""] * (self.rows - len(fitted))
+        if fitted == self.lines:
+            return
+        self.lines = fitted
+        for row, text in enumerate(fitted):
+            # RPLCD keeps a copy of the screen and only sends characters that change
+            self.lcd.cursor_pos = (row, 0)
+            self.lcd.write_string(text.ljust(self.cols))
+
+    def close(self) -> None:
+        self.lcd.clear()
+        self.lcd.close()
+
+
+def _first_existing(paths: Sequence[Path]) -> Path | None:
+    return next((p for p in paths if p.is_file()), None)
+
+
+class SSD1306Display(Display):
+    """A 128x64 (or 128x32) OLED through luma.oled; lines drawn with a TrueType font."""
+
+    def __init__(self, config: DisplayConfig, *, device: Any | None = None,
+                 font_size: int = 12) -> None:
+        from PIL import ImageFont
+
+        if device is None:
+            try:
+                from luma.core.interface.serial import i2c
+                from luma.oled.device import ssd1306
+                device = ssd1306(i2c(port=config.i2c_port, address=config.address),
+                                 width=config.width, height=config.height)
+            except Exception as e:
+                raise DisplayError(f"SSD1306 at I2C {config.i2c_port}:0x{config.address:02x}:"
+                                   f" {e}") from e
+        self.device = device
+        cjk_font = config.font or _first_existing(CJK_FONTS)
+        font_path = cjk_font or _first_existing(LATIN_FONTS)
+        self.cjk = cjk_font is not None
+        if font_path is not None:
+            self.font: Any = ImageFont.truetype(str(font_path), font_size)
+        else:
+            self.font = ImageFont.load_default()
+            self.ascii_only = True  # PIL's built-in font: ASCII only
+        self.line_height = font_size + 1
+        self.width = device.width
+        self.rows = max(1, device.height // self.line_height)
+        self.lines: list[str] | None = None
+
+    def measure(self, text: str) -> float:
+        return float(self.font.getlength(text))
+
+    def show(self, lines: Sequence[str]) -> None:
+        from luma.core.render import canvas
+
+        if self.ascii_only:
+            lines = [to_ascii(line) for line in lines]
+        fitted = fit_lines(lines, self.width, self.rows, self.measure)
+        if fitted == self.lines:
+            return
+        self.lines = fitted
+        with canvas(self.device) as draw:
+            for row, text in enumerate(fitted):
+                draw.text((0, row * self.line_height), text, font=self.font, fill="white")
+
+    def close(self) -> None:
+        self.device.clear()
+        self.device.cleanup()
+
+
+def make_display(config: DisplayConfig, *, stream: TextIO | None = None,
+                 title: str = "") -> Display:
+    """The display the config asks for; raises DisplayError if its hardware is missing."""
+    if config.type == "terminal":
+        return TerminalDisplay(config.cols, config.rows, stream=stream, title=title)
+    if config.type == "hd44780":
+        return HD44780Display(config)
+    if config.type == "ssd1306":
+        return SSD1306Display(config)
+    return NullDisplay()
