@@ -1,0 +1,1265 @@
+"""The play of a board: Laws 41-67 as the sensors see them (laws.md sections 3, 4, 4.4).
+
+``Play`` takes the tray events of the play period (``put``: a tag appears on a seat's tray,
+``take``: it leaves it) and the director's rulings, keeps the tricks, and records every
+irregularity in the board's ``IrregularityLog``. It never raises for a player's
+irregularity. It is deterministic and cheap: the Table rebuilds it by re-applying events.
+
+Readings this module follows where the sensors or the Laws leave a choice (documented
+here because the Director's console and the tests rely on them):
+
+* A card put by a seat that is not the leader to an empty trick (after trick 1) is a
+  LEAD_OUT_OF_TURN when the seat is on the side that won the previous trick (the classic
+  "wrong hand" lead, Laws 55/56), and a FIFTH_CARD (45E) when it is on the side that lost
+  it. A ``lead`` ruling turns a fifth card into a lead out of turn, and so does a play to
+  it by the next hand in rotation (a play that treats it as a lead, 53A).
+* A lead out of turn is accepted by a play from the next hand in rotation (53A; under
+  2017, only before trick 13) or an ``accept`` ruling; it is refused by a ``reject``
+  ruling, by the offender taking it back, or by a card from the side due to lead.
+  A defender's refused lead becomes a major penalty card (56); declarer's goes back.
+* CARD_WITHDRAWN (Law 47): a played card taken back when the Laws do not allow it stays
+  played: the trick is unchanged and play goes on; putting the card back resolves it.
+* CARD_NOT_IN_HAND: the card does not count as played and ``frozen`` is true until the
+  tag is taken away or the director clears the alert. Other events are still applied.
+* A penalty card stays on its owner's tray; a ``put`` of it when its owner is due plays it
+  (with inventory readers it is taken and put back; tap readers report the put alone).
+* Failure to play a penalty card is PENALTY_CARD_NOT_PLAYED (52), not a REVOKE; it is
+  accepted automatically once declarer plays from either hand after it (52B).
+* Law 67B1 (2007 and 2017): the card the director adds to a defective trick leaves the
+  trick's owner unchanged and the offender is deemed to have revoked: one trick per 64A2.
+  The transfer is recorded on the DEFECTIVE_TRICK alert.
+* A trick-12 revoke (law "62D") is corrected by default at the end of play: the
+  offender's trick-12 and trick-13 cards are swapped and both tricks recomputed.
+* ``declarer_tricks`` counts the declaring side's tricks (declarer's and dummy's).
+* ``adjust`` and ``claim`` rulings are taken whether or not they name an alert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .cards import FULL_DECK, Card, Contract, Rules, Seat, Suit
+from .irregularities import Code, IrregularityLog, Status
+from .record import PlayedTrick
+from .rulings import Ruling, RulingKind
+
+__all__ = ["Play", "PlayError", "trick_winner"]
+
+_LAST_TRICK = 13
+
+
+class PlayError(ValueError):
+    """A programming error in how the Play is driven (never a player's irregularity)."""
+
+
+def trick_winner(cards: Iterable[tuple[Seat, Card]], trump: Suit | None) -> Seat:
+    """The seat that wins a trick whose first card is the lead (Law 44E/F)."""
+    it = iter(cards)
+    try:
+        best_seat, best = next(it)
+    except StopIteration:
+        raise PlayError("an empty trick has no winner") from None
+    for seat, card in it:
+        if card.suit is best.suit:
+            if card.rank > best.rank:
+                best_seat, best = seat, card
+        elif card.suit is trump:
+            best_seat, best = seat, card
+    return best_seat
+
+
+@dataclass(eq=False)
+class _Trick:
+    number: int
+    leader: Seat
+    cards: list[tuple[Seat, Card]] = field(default_factory=list)
+    winner: Seat | None = None
+    missing: Seat | None = None       # closed with three cards (defective, Law 67)
+
+    def played_by(self, seat: Seat) -> Card | None:
+        for s, c in self.cards:
+            if s is seat:
+                return c
+        return None
+
+    @property
+    def suit_led(self) -> Suit | None:
+        return self.cards[0][1].suit if self.cards else None
+
+
+@dataclass(eq=False)
+class _Revoke:
+    item: int
+    seat: Seat
+    trick: int
+    suit: Suit
+    card: Card
+    established: bool = False
+    corrected: bool = False
+    cleared: bool = False
+    faced: bool = False          # 64B3: failure to play a faced card (dummy's or a penalty card)
+    defective: bool = False      # 67B1: deemed revoke, always one trick per 64A2
+
+
+@dataclass(eq=False)
+class _Failure:
+    """Unknown hands: a seat did not follow suit; a revoke if he later shows the suit."""
+
+    seat: Seat
+    trick: int
+    suit: Suit
+    card: Card
+    detected: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Requirement:
+    item: int
+    kind: str          # "highest" | "lowest" | "must_lead" | "must_not_lead"
+    suit: Suit | None
+    trick: int         # highest/lowest: the trick it applies to
+
+
+@dataclass(eq=False)
+class _PendingLead:
+    item: int
+    seat: Seat
+    card: Card
+    expected: Seat     # the seat that should have led
+
+
+@dataclass(eq=False)
+class _Defective:
+    item: int
+    trick: _Trick
+    missing: Seat
+    stage: str = "67A"          # "67A" (pending), "67B1" (both sides played on), "done"
+
+
+class Play:
+    """The play period of one board (Laws 41-67).
+
+    ``hands`` None means the hands are unknown: they are inferred from the cards played and
+    a revoke is found when its offender later shows the suit he failed to follow.
+    """
+
+    def __init__(
+        self,
+        contract: Contract,
+        declarer: Seat,
+        log: IrregularityLog,
+        *,
+        rules: Rules = Rules.L2017,
+        hands: Mapping[Seat, frozenset[Card]] | None = None,
+        penalty_cards: Mapping[Seat, frozenset[Card]] | None = None,
+        first_trick: int = 1,
+    ) -> None:
+        if contract.bid is None:
+            raise PlayError("a passed-out board has no play")
+        if not 1 <= first_trick <= _LAST_TRICK:
+            raise PlayError(f"first_trick must be 1..13, not {first_trick}")
+        self.contract = contract
+        self.trump: Suit | None = contract.bid.denomination.trump
+        self.declarer = declarer
+        self.dummy = declarer.partner
+        self.opening_leader = declarer.lho
+        self.rules = rules
+        self.first_trick = first_trick
+        self._log = log
+        self._owned: set[int] = set()
+        self._hands_known = hands is not None
+        self._initial: dict[Seat, frozenset[Card]] = (
+            {s: frozenset(hands.get(s, frozenset())) for s in Seat} if hands is not None else {}
+        )
+        self._remaining: dict[Seat, set[Card]] = {s: set(self._initial.get(s, ())) for s in Seat}
+        self._seen: dict[Seat, set[Card]] = {s: set() for s in Seat}
+        self._owner: dict[Card, Seat] = {}
+        self._played: set[Card] = set()
+        self._tray: dict[Seat, set[Card]] = {s: set() for s in Seat}
+        # penalty cards: card -> (major, id of the irregularity that made it, or None)
+        self._penalty: dict[Seat, dict[Card, tuple[bool, int | None]]] = {s: {} for s in Seat}
+        self._stray: dict[Seat, dict[Card, int | None]] = {s: {} for s in Seat}
+        self._withdrawn: dict[Seat, dict[Card, int]] = {s: {} for s in Seat}
+        self._frozen: set[int] = set()
+        self._tricks: list[_Trick] = [_Trick(first_trick, self.opening_leader)]
+        self._revokes: list[_Revoke] = []
+        self._failures: list[_Failure] = []
+        self._requirements: dict[Seat, _Requirement] = {}
+        self._opening_lot: _PendingLead | None = None
+        self._lot: _PendingLead | None = None
+        self._fifth: _PendingLead | None = None          # a fifth card that may become a lead
+        self._queued: tuple[int, Seat, Card] | None = None  # 2017 57D
+        self._pcnp: dict[int, tuple[Seat, Card, Card, _Trick]] = {}
+        self._penalty_source: dict[int, Seat] = {}      # irregularity -> offender (for options)
+        self._correcting: dict[Seat, _Revoke] = {}
+        self._pending_correction: dict[Seat, tuple[_Trick, Card]] = {}  # unknown hands
+        self._defective: list[_Defective] = []
+        self._complete = False
+        self._claim: tuple[int, int] | None = None
+        self._adjusted: int | None = None
+        self._corrected_winners: dict[int, Seat] = {}
+        self._transfer = 0               # tricks to declarer's side (negative: taken away)
+        self._settled = False
+        for seat, cards in (penalty_cards or {}).items():
+            major = len(cards) > 1 or any(c.rank.is_honour for c in cards)
+            for card in cards:
+                self._penalty[seat][card] = (major, None)
+                self._tray[seat].add(card)
+                self._see(seat, card)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def turn(self) -> Seat | None:
+        """Whose card is due (dummy's seat when dummy is due); None when play is over."""
+        if self._complete:
+            return None
+        return self._due(self._cur)
+
+    @property
+    def lead_faced(self) -> bool:
+        first = self._tricks[0]
+        return len(first.cards) >= 2 or len(self._tricks) > 1 or self._complete
+
+    @property
+    def tricks(self) -> tuple[PlayedTrick, ...]:
+        return tuple(
+            PlayedTrick(t.number, t.leader, tuple(t.cards), t.winner)
+            for t in self._tricks if t.cards or t.winner is not None
+        )
+
+    @property
+    def complete(self) -> bool:
+        return self._complete
+
+    @property
+    def frozen(self) -> bool:
+        """A card not in its seat's hand is on the tray: play waits for the director."""
+        return bool(self._frozen)
+
+    @property
+    def hands_returned(self) -> bool:
+        return self._complete and not any(self._tray.values())
+
+    @property
+    def declarer_tricks_played(self) -> int:
+        won = sum(
+            1 for t in self._tricks
+            if t.winner is not None and t.winner.side is self.declarer.side
+        )
+        return won + (self._claim[0] if self._claim else 0)
+
+    @property
+    def declarer_tricks(self) -> int:
+        if self._adjusted is not None:
+            return self._adjusted
+        won = sum(
+            1 for t in self._tricks
+            if t.winner is not None
+            and self._corrected_winners.get(t.number, t.winner).side is self.declarer.side
+        )
+        won += self._claim[0] if self._claim else 0
+        return max(0, min(_LAST_TRICK, won + self._transfer))
+
+    @property
+    def tricks_transferred(self) -> int:
+        """Tricks Law 64 (and 67B1) moved to declarer's side; negative when taken from it."""
+        return self._transfer
+
+    @property
+    def corrected_tricks(self) -> tuple[PlayedTrick, ...]:
+        """The tricks after the default 62D correction (the same as ``tricks`` without one)."""
+        out: list[PlayedTrick] = []
+        swap = self._swap_62d()
+        for t in self._tricks:
+            if not t.cards and t.winner is None:
+                continue
+            if swap is not None and t.number in (12, 13):
+                out.append(swap[t.number - 12])
+            else:
+                out.append(PlayedTrick(t.number, t.leader, tuple(t.cards), t.winner))
+        return tuple(out)
+
+    @property
+    def penalty_cards(self) -> dict[Seat, frozenset[Card]]:
+        return {s: frozenset(p) for s, p in self._penalty.items() if p}
+
+    def is_major_penalty_card(self, seat: Seat, card: Card) -> bool:
+        entry = self._penalty[seat].get(card)
+        return entry is not None and entry[0]
+
+    @property
+    def requirements(self) -> dict[Seat, tuple[str, Suit | None]]:
+        """Declarer's options in force (57A, 50D2): seat -> (kind, suit)."""
+        return {s: (r.kind, r.suit) for s, r in self._requirements.items()}
+
+    @property
+    def known_hands(self) -> dict[Seat, frozenset[Card]]:
+        """Full 13-card hands as known (``hands``) or inferred from the cards seen so far."""
+        if self._hands_known:
+            return dict(self._initial)
+        full = {s: frozenset(c) for s, c in self._seen.items() if len(c) == 13}
+        if len(full) == 3:
+            (rest,) = [s for s in Seat if s not in full]
+            seen: set[Card] = set().union(*full.values())
+            full[rest] = frozenset(c for c in FULL_DECK if c not in seen)
+        return full
+
+    def remaining(self, seat: Seat) -> frozenset[Card]:
+        """Cards the seat still holds (hands known), penalty cards included."""
+        return frozenset(self._remaining[seat])
+
+    def legal_cards(self, seat: Seat) -> frozenset[Card]:
+        """The cards the seat may play now by Law 44 and any option in force (hands known)."""
+        cur = self._cur
+        return frozenset(self._allowed(seat, cur))
+
+    # ------------------------------------------------------------------ inputs
+    def put(self, seat: Seat, card: Card) -> None:
+        """A tag appears on ``seat``'s tray during play."""
+        if self._complete:
+            self._tray[seat].add(card)        # spread for a review or a claim: nothing to do
+            return
+        if card in self._withdrawn[seat]:
+            item = self._withdrawn[seat].pop(card)
+            self._tray[seat].add(card)
+            self._log.update(item, status=Status.RESOLVED, detail="replaced")
+            return
+        if card in self._tray[seat]:
+            if card in self._penalty[seat] and self.turn is seat:
+                self._put_card(seat, card)    # tap reader: the penalty card is played
+            return                            # a re-read of a tag already there
+        if card in self._penalty[seat] and self.turn is not seat:
+            self._tray[seat].add(card)        # the penalty card laid face up again
+            return
+        if not self._holds(seat, card):
+            item = self._open(Code.CARD_NOT_IN_HAND, seat=seat, trick=self._cur.number,
+                              card=card, detail="freeze")
+            self._stray[seat][card] = item
+            self._tray[seat].add(card)
+            self._frozen.add(item)
+            return
+        self._tray[seat].add(card)
+        self._see(seat, card)
+        if not self._hands_known and seat not in self._pending_correction:
+            self._detect_shown(seat, card)
+        self._put_card(seat, card)
+
+    def take(self, seat: Seat, card: Card) -> None:
+        """A tag leaves ``seat``'s tray: a withdrawal, or after play the hand going home."""
+        if card not in self._tray[seat]:
+            return                            # never seen on this tray: nothing to undo
+        self._tray[seat].discard(card)
+        if self._complete:
+            return
+        if card in self._stray[seat]:
+            item = self._stray[seat].pop(card)
+            if item is not None:
+                self._frozen.discard(item)
+                self._log.update(item, status=Status.RESOLVED, detail=self._returned(item))
+            if self._fifth is not None and self._fifth.card == card and self._fifth.seat is seat:
+                self._fifth = None
+            return
+        if self._queued is not None and self._queued[1] is seat and self._queued[2] == card:
+            item = self._queued[0]
+            self._queued = None
+            self._make_penalty(seat, card, major=True, item=item)
+            self._log.update(item, detail="penalty_card", law="57A", status=Status.RESOLVED)
+            return
+        if card in self._penalty[seat]:
+            return                            # lifted to be played
+        trick = self._trick_of(seat, card)
+        if trick is None:
+            return
+        self._withdraw(seat, card, trick)
+
+    def rule(self, ruling: Ruling) -> bool:
+        kind = ruling.kind
+        if kind is RulingKind.ADJUST and (ruling.alert is None or ruling.alert in self._owned):
+            if ruling.tricks is None or not 0 <= ruling.tricks <= _LAST_TRICK:
+                raise PlayError(f"adjust needs tricks 0..13, not {ruling.tricks}")
+            self._adjusted = ruling.tricks
+            return True
+        if kind is RulingKind.CLAIM and (ruling.alert is None or ruling.alert in self._owned):
+            self._do_claim(ruling.tricks)
+            return True
+        if ruling.alert is None or ruling.alert not in self._owned:
+            return False
+        item = self._log.get(ruling.alert)
+        if item is None:
+            return False
+        code = item.code
+        if kind is RulingKind.CLEAR:
+            self._clear(ruling.alert)
+            return True
+        if code is Code.OPENING_LEAD_OUT_OF_TURN and self._opening_lot is not None \
+                and self._opening_lot.item == ruling.alert:
+            if kind is RulingKind.ACCEPT:
+                self._accept_opening_lead(swap=ruling.option in ("swap", "54A"),
+                                          law="54A" if ruling.option in ("swap", "54A") else "54B")
+                return True
+            if kind is RulingKind.REJECT:
+                self._refuse_opening_lead()
+                return True
+        lot = self._lot
+        if code is Code.LEAD_OUT_OF_TURN and lot is not None and lot.item == ruling.alert:
+            if kind is RulingKind.ACCEPT:
+                self._accept_lead(law="53A")
+                return True
+            if kind is RulingKind.REJECT:
+                self._refuse_lead()
+                return True
+        if code is Code.FIFTH_CARD and kind is RulingKind.LEAD and self._fifth is not None \
+                and self._fifth.item == ruling.alert:
+            self._fifth_to_lead(accepted=False)
+            return True
+        if code is Code.PENALTY_CARD_NOT_PLAYED and ruling.alert in self._pcnp:
+            if kind is RulingKind.ACCEPT:
+                del self._pcnp[ruling.alert]
+                self._log.update(ruling.alert, status=Status.RESOLVED, detail="accepted",
+                                 law="52B")
+                return True
+            if kind is RulingKind.REJECT:
+                self._pcnp_reject(ruling.alert)
+                return True
+        if kind is RulingKind.OPTION and ruling.alert in self._penalty_source:
+            return self._option(ruling)
+        if code is Code.DEFECTIVE_TRICK and ruling.card is not None:
+            return self._defective_add(ruling.alert, ruling.seat, ruling.card)
+        return False
+
+    # ------------------------------------------------------------------ helpers: state
+    @property
+    def _cur(self) -> _Trick:
+        return self._tricks[-1]
+
+    def _due(self, trick: _Trick) -> Seat:
+        played = {s for s, _ in trick.cards}
+        for i in range(4):
+            seat = trick.leader.rotated(i)
+            if seat not in played:
+                return seat
+        return trick.leader  # a full trick is never current
+
+    def _open(self, code: Code, **kwargs: object) -> int:
+        item = self._log.open(code, **kwargs)  # type: ignore[arg-type]
+        self._owned.add(item.id)
+        return item.id
+
+    def _is_defender(self, seat: Seat) -> bool:
+        return seat.side is not self.declarer.side
+
+    def _see(self, seat: Seat, card: Card) -> None:
+        self._seen[seat].add(card)
+        self._owner.setdefault(card, seat)
+
+    def _holds(self, seat: Seat, card: Card) -> bool:
+        if self._hands_known:
+            return card in self._remaining[seat]
+        if card in self._played:
+            return False
+        owner = self._owner.get(card)
+        if owner is not None:
+            return owner is seat
+        return len(self._seen[seat]) < 13
+
+    def _has_suit(self, seat: Seat, suit: Suit, *, besides: Card | None = None) -> bool:
+        """Whether the seat holds a card of the suit (hands known; penalty cards count)."""
+        for c in self._remaining[seat]:
+            if c.suit is suit and c != besides:
+                return True
+        return False
+
+    def _trick_of(self, seat: Seat, card: Card) -> _Trick | None:
+        for t in reversed(self._tricks):
+            if t.played_by(seat) == card:
+                return t
+        return None
+
+    def _make_penalty(self, seat: Seat, card: Card, *, major: bool, item: int | None) -> None:
+        self._penalty[seat][card] = (major, item)
+        if item is not None:
+            self._penalty_source[item] = seat
+
+    def _returned(self, item: int) -> str:
+        got = self._log.get(item)
+        if got is not None and got.code is Code.CARD_NOT_IN_HAND:
+            return "removed"
+        return "returned"
+
+    # ------------------------------------------------------------------ helpers: legality
+    def _allowed(self, seat: Seat, trick: _Trick) -> set[Card]:
+        """Cards the seat may play to ``trick`` by Law 44 and options in force (hands known)."""
+        hand = self._remaining[seat]
+        suit_led = trick.suit_led if trick.cards and trick.cards[0][0] is not seat else None
+        cards = set(hand)
+        if suit_led is not None:
+            same = {c for c in hand if c.suit is suit_led}
+            if same:
+                cards = same
+        req = self._requirements.get(seat)
+        if req is not None:
+            cards = self._apply_requirement(req, cards, suit_led, trick)
+        return cards
+
+    def _apply_requirement(self, req: _Requirement, cards: set[Card], suit_led: Suit | None,
+                           trick: _Trick) -> set[Card]:
+        if req.kind in ("highest", "lowest"):
+            if req.trick != trick.number or suit_led is None:
+                return cards
+            same = [c for c in cards if c.suit is suit_led]
+            if not same:
+                return cards
+            return {max(same) if req.kind == "highest" else min(same)}
+        if req.suit is None:
+            return cards
+        if suit_led is not None and any(c.suit is suit_led for c in cards):
+            return cards                      # following suit overrides (44C)
+        if req.kind == "must_lead":
+            sub = {c for c in cards if c.suit is req.suit}
+        else:
+            sub = {c for c in cards if c.suit is not req.suit}
+        return sub or cards
+
+    # ------------------------------------------------------------------ put routing
+    def _put_card(self, seat: Seat, card: Card) -> None:
+        if seat in self._correcting:
+            self._finish_correction(seat, card)
+            return
+        pend = self._pending_correction.get(seat)
+        if pend is not None:
+            self._finish_unknown_correction(seat, card)
+            return
+        for d in self._defective:
+            if d.stage == "67A" and d.missing is seat:
+                self._defective_add(d.item, seat, card, by_player=True)
+                return
+        cur = self._cur
+        fifth = self._fifth
+        self._fifth = None
+        if fifth is not None and not cur.cards and seat is fifth.seat.lho \
+                and seat is not cur.leader:
+            self._fifth = fifth
+            self._fifth_to_lead(accepted=True)
+            self._follow(seat, card)
+            return
+        if self._opening_lot is not None:
+            self._opening_lead_reply(seat, card)
+            return
+        if self._lot is not None:
+            lot = self._lot
+            if seat is lot.seat.lho and not (self.rules is Rules.L2017
+                                             and cur.number == _LAST_TRICK):
+                self._accept_lead(law="53A")
+                self._follow(seat, card)
+                return
+            if seat is lot.expected or (seat.side is lot.expected.side
+                                        and not self._is_defender(seat)
+                                        and seat is not lot.seat):
+                self._refuse_lead()
+                self._lead(seat, card)
+                return
+        if not cur.cards:
+            self._lead(seat, card)
+        else:
+            self._follow(seat, card)
+
+    def _lead(self, seat: Seat, card: Card) -> None:
+        cur = self._cur
+        expected = cur.leader
+        if seat is expected:
+            self._play(seat, card, cur)
+            return
+        opening = cur.number == self.first_trick and len(self._tricks) == 1
+        if opening:
+            if self._is_defender(seat):
+                item = self._open(Code.OPENING_LEAD_OUT_OF_TURN, law="54", seat=seat,
+                                  trick=cur.number, card=card, expected=str(expected))
+                self._opening_lot = _PendingLead(item, seat, card, expected)
+                cur.leader = seat
+                self._play(seat, card, cur, check=False)
+            else:
+                # declaring side "leads" before the opening lead: the card goes back, no
+                # rectification (2017 54E -> Law 24 for the declaring side; 2007 Law 48)
+                law = "54E" if self.rules is Rules.L2017 else "48"
+                item = self._open(Code.OPENING_LEAD_OUT_OF_TURN, law=law, seat=seat,
+                                  trick=cur.number, card=card, detail="declaring_side",
+                                  expected=str(expected))
+                self._stray[seat][card] = item
+            return
+        if seat.side is expected.side:
+            item = self._open(Code.LEAD_OUT_OF_TURN, law="53", seat=seat, trick=cur.number,
+                              card=card, expected=str(expected))
+            self._lot = _PendingLead(item, seat, card, expected)
+            cur.leader = seat
+            self._play(seat, card, cur, check=False)
+            return
+        # a card from the side that lost the last trick before its winner leads: 45E
+        if self._is_defender(seat):
+            major = card.rank.is_honour
+            item = self._open(Code.FIFTH_CARD, law="45E1", seat=seat, trick=cur.number - 1,
+                              card=card, detail="penalty_card", status=Status.RESOLVED,
+                              major=major)
+            self._make_penalty(seat, card, major=major, item=item)
+        else:
+            item = self._open(Code.FIFTH_CARD, law="45E2", seat=seat, trick=cur.number - 1,
+                              card=card, detail="returned")
+            self._stray[seat][card] = item
+        self._fifth = _PendingLead(item, seat, card, expected)
+
+    def _follow(self, seat: Seat, card: Card) -> None:
+        cur = self._cur
+        if cur.played_by(seat) is not None:
+            self._second_card(seat, card, cur)
+            return
+        due = self._due(cur)
+        if seat is due:
+            self._play(seat, card, cur)
+            return
+        # out of turn, to a trick already led
+        if not self._is_defender(seat):
+            item = self._open(Code.PREMATURE_PLAY, law="57C3" if self.rules is Rules.L2017
+                              else "57C2", seat=seat, trick=cur.number, card=card,
+                              detail="declarer", status=Status.RESOLVED)
+            del item
+            self._play(seat, card, cur)
+            return
+        partner = seat.partner
+        if cur.played_by(partner) is None:
+            self._premature(seat, card, cur)
+            return
+        # partner has played: a defender playing at his RHO's turn
+        if self.rules is Rules.L2017 and due is seat.rho:
+            item = self._open(Code.PREMATURE_PLAY, law="57D", seat=seat, trick=cur.number,
+                              card=card, detail="57D")
+            self._queued = (item, seat, card)
+            return
+        major = True
+        item = self._open(Code.PREMATURE_PLAY, law="57A" if self.rules is Rules.L2017 else "49",
+                          seat=seat, trick=cur.number, card=card, detail="penalty_card",
+                          status=Status.RESOLVED)
+        self._make_penalty(seat, card, major=major, item=item)
+
+    def _premature(self, seat: Seat, card: Card, cur: _Trick) -> None:
+        both = cur.played_by(self.declarer) is not None and cur.played_by(self.dummy) is not None
+        if both:
+            self._open(Code.PREMATURE_PLAY, law="57C1" if self.rules is Rules.L2017 else "57C",
+                       seat=seat, trick=cur.number, card=card, detail="no_rectification",
+                       status=Status.RESOLVED)
+            self._play(seat, card, cur)
+            return
+        item = self._open(Code.PREMATURE_PLAY, law="57A", seat=seat, trick=cur.number, card=card,
+                          detail="penalty_card")
+        self._make_penalty(seat, card, major=True, item=item)
+
+    def _second_card(self, seat: Seat, card: Card, cur: _Trick) -> None:
+        # the winner of a three-card trick leading: the trick is defective (67)
+        if len(cur.cards) == 3 and trick_winner(cur.cards, self.trump) is seat \
+                and cur.number < _LAST_TRICK:
+            missing = self._due(cur)
+            cur.winner = seat
+            cur.missing = missing
+            item = self._open(Code.DEFECTIVE_TRICK, law="67A", seat=missing, trick=cur.number,
+                              detail="67A")
+            self._defective.append(_Defective(item, cur, missing))
+            nxt = _Trick(cur.number + 1, seat)
+            self._tricks.append(nxt)
+            self._play(seat, card, nxt)
+            return
+        if self._is_defender(seat) and cur.played_by(seat.partner) is None:
+            self._premature(seat, card, cur)   # a lead to the next trick before partner played
+            return
+        item = self._open(Code.EXTRA_CARD_SAME_TRICK, law="58B", seat=seat, trick=cur.number,
+                          card=card)
+        self._stray[seat][card] = item
+
+    # ------------------------------------------------------------------ playing a card
+    def _play(self, seat: Seat, card: Card, trick: _Trick, *, check: bool = True) -> None:
+        """``card`` from ``seat`` counts as played to ``trick``."""
+        suit_led = trick.suit_led
+        if check:
+            self._check_obligations(seat, card, trick, suit_led)
+        trick.cards.append((seat, card))
+        self._remaining[seat].discard(card)
+        self._played.add(card)
+        if card in self._penalty[seat]:
+            major, item = self._penalty[seat].pop(card)
+            if item is not None and item in self._penalty_source:
+                self._maybe_discharged(item)
+        self._after_play(seat, trick)
+        if len(trick.cards) == 4 and trick is self._cur:
+            self._close(trick)
+
+    def _check_obligations(self, seat: Seat, card: Card, trick: _Trick,
+                           suit_led: Suit | None) -> None:
+        # accepting a penalty card not played: declarer's play after it (52B)
+        if self._pcnp and not self._is_defender(seat):
+            for item in list(self._pcnp):
+                del self._pcnp[item]
+                self._log.update(item, status=Status.RESOLVED, detail="accepted", law="52B")
+        penalties = self._penalty[seat]
+        if penalties and card not in penalties:
+            missed = self._missed_penalty(seat, card, suit_led)
+            if missed is not None:
+                item = self._open(Code.PENALTY_CARD_NOT_PLAYED,
+                                  law="50D" if penalties[missed][0] else "50C", seat=seat,
+                                  trick=trick.number, card=card, penalty_card=str(missed))
+                self._pcnp[item] = (seat, card, missed, trick)
+        req = self._requirements.get(seat)
+        if req is not None and (req.kind in ("must_lead", "must_not_lead")
+                                or req.trick == trick.number):
+            del self._requirements[seat]
+            if self._hands_known:
+                allowed = self._allowed_with(seat, trick, req)
+                if card not in allowed:
+                    self._new_revoke(seat, trick, req.suit or suit_led or card.suit, card,
+                                     detail="61A")
+                    return
+        if suit_led is not None and card.suit is not suit_led:
+            if self._hands_known:
+                if self._has_suit(seat, suit_led, besides=card):
+                    self._new_revoke(seat, trick, suit_led, card)
+            else:
+                self._failures.append(_Failure(seat, trick.number, suit_led, card))
+
+    def _allowed_with(self, seat: Seat, trick: _Trick, req: _Requirement) -> set[Card]:
+        hand = self._remaining[seat]
+        suit_led = trick.suit_led
+        cards = set(hand)
+        if suit_led is not None:
+            same = {c for c in hand if c.suit is suit_led}
+            if same:
+                cards = same
+        return self._apply_requirement(req, cards, suit_led, trick)
+
+    def _missed_penalty(self, seat: Seat, card: Card, suit_led: Suit | None) -> Card | None:
+        """The penalty card the seat had to play instead of ``card`` (50C/50D), if any."""
+        for pc, (major, _) in sorted(self._penalty[seat].items()):
+            legal = (suit_led is None or pc.suit is suit_led
+                     or (self._hands_known and not self._has_suit(seat, suit_led)))
+            if not legal:
+                continue
+            if major:
+                return pc
+            # minor: no other card of its suit below an honour (50C)
+            if card.suit is pc.suit and not card.rank.is_honour:
+                return pc
+        return None
+
+    def _maybe_discharged(self, item: int) -> None:
+        seat = self._penalty_source.get(item)
+        if seat is None:
+            return
+        if not any(i == item for _, i in self._penalty[seat].values()):
+            self._penalty_source.pop(item, None)
+
+    def _new_revoke(self, seat: Seat, trick: _Trick, suit: Suit, card: Card, *,
+                    detail: str = "") -> _Revoke:
+        faced = seat is self.dummy or (
+            self._hands_known
+            and all(c in self._penalty[seat] for c in self._remaining[seat]
+                    if c.suit is suit and c != card)
+        )
+        item = self._open(Code.REVOKE, law="61A" if detail == "61A" else "61", seat=seat,
+                          trick=trick.number, card=card, detail=detail, suit=str(suit))
+        r = _Revoke(item, seat, trick.number, suit, card, faced=faced)
+        self._revokes.append(r)
+        return r
+
+    def _after_play(self, seat: Seat, trick: _Trick) -> None:
+        # revokes become established by a play of the offender or partner to a later trick
+        for r in self._revokes:
+            if r.established or r.corrected or r.cleared or r.defective:
+                continue
+            if trick.number > r.trick and (seat is r.seat or seat is r.seat.partner):
+                self._establish(r)
+        # a defective trick goes from 67A to 67B once both sides have played on
+        for d in self._defective:
+            if d.stage == "67A" and trick.number == d.trick.number + 1:
+                sides = {s.side for s, _ in trick.cards}
+                if len(sides) == 2:
+                    d.stage = "67B1"
+                    self._log.update(d.item, law="67B1", detail="67B1",
+                                     status=Status.ESTABLISHED)
+        # 2017 57D: the card played at RHO's turn is made at its proper turn, if legal
+        if self._queued is not None and trick is self._cur:
+            item, qseat, qcard = self._queued
+            if seat is qseat.rho and self._due(trick) is qseat:
+                self._queued = None
+                legal = True
+                if self._hands_known and trick.suit_led is not None \
+                        and qcard.suit is not trick.suit_led \
+                        and self._has_suit(qseat, trick.suit_led, besides=qcard):
+                    legal = False
+                if legal:
+                    self._log.update(item, status=Status.RESOLVED, detail="57D")
+                    self._play(qseat, qcard, trick)
+                else:
+                    self._make_penalty(qseat, qcard, major=True, item=item)
+                    self._log.update(item, status=Status.RESOLVED, detail="penalty_card")
+
+    def _establish(self, r: _Revoke) -> None:
+        r.established = True
+        law = "62D" if r.trick == 12 else "63A1"
+        self._log.update(r.item, status=Status.ESTABLISHED, law=law)
+
+    def _close(self, trick: _Trick) -> None:
+        trick.winner = trick_winner(trick.cards, self.trump)
+        if trick.number >= _LAST_TRICK:
+            self._end_of_play()
+            return
+        self._tricks.append(_Trick(trick.number + 1, trick.winner))
+
+    # ------------------------------------------------------------------ unknown hands
+    def _detect_shown(self, seat: Seat, card: Card) -> None:
+        """Unknown hands: a card of a suit the seat failed to follow shows a revoke."""
+        for f in self._failures:
+            if f.detected or f.seat is not seat or f.suit is not card.suit:
+                continue
+            f.detected = True
+            trick = next((t for t in self._tricks if t.number == f.trick), None)
+            if trick is None:
+                continue
+            r = self._new_revoke(seat, trick, f.suit, f.card)
+            later = any(
+                t.number > f.trick and (t.played_by(seat) is not None
+                                        or t.played_by(seat.partner) is not None)
+                for t in self._tricks
+            )
+            if later:
+                self._establish(r)
+
+    # ------------------------------------------------------------------ withdrawals
+    def _withdraw(self, seat: Seat, card: Card, trick: _Trick) -> None:
+        lead = self._opening_lot or self._lot
+        if lead is not None and lead.seat is seat and lead.card == card:
+            if lead is self._opening_lot:
+                self._refuse_opening_lead()
+            else:
+                self._refuse_lead()
+            return
+        for r in self._revokes:
+            if r.seat is seat and r.card == card and not (r.established or r.corrected
+                                                         or r.cleared or r.defective):
+                self._remove_from_trick(seat, card, trick)
+                if self._is_defender(seat):
+                    self._make_penalty(seat, card, major=True, item=r.item)
+                    self._log.update(r.item, penalty_card=str(card))
+                if trick is not self._cur:
+                    self._correcting[seat] = r
+                return
+        if not self._hands_known and self._correctable(seat, trick) \
+                and trick.suit_led is not None \
+                and card.suit is not trick.suit_led and trick.cards[0][0] is not seat:
+            # maybe the correction of a revoke we cannot see yet: decided by the next card
+            self._remove_from_trick(seat, card, trick)
+            self._pending_correction[seat] = (trick, card)
+            return
+        if trick is self._cur and self._retraction_allowed(seat, card, trick):
+            self._remove_from_trick(seat, card, trick)
+            offender = self._revoke_in(trick)
+            if offender is not None and seat is offender.seat.partner and self._is_defender(seat):
+                self._make_penalty(seat, card, major=True, item=offender.item)
+            return
+        item = self._open(Code.CARD_WITHDRAWN, law="47", seat=seat, trick=trick.number,
+                          card=card, detail="stays_played")
+        self._withdrawn[seat][card] = item
+
+    def _correctable(self, seat: Seat, trick: _Trick) -> bool:
+        """The trick is current, or the seat's side has not played to a later one (62A)."""
+        if trick is self._cur:
+            return True
+        return not any(
+            t.number > trick.number and (t.played_by(seat) is not None
+                                         or t.played_by(seat.partner) is not None)
+            for t in self._tricks
+        )
+
+    def _revoke_in(self, trick: _Trick) -> _Revoke | None:
+        for r in self._revokes:
+            if r.trick == trick.number and not r.established and not r.cleared \
+                    and not r.defective:
+                return r
+        return None
+
+    def _retraction_allowed(self, seat: Seat, card: Card, trick: _Trick) -> bool:
+        """62C: after a revoke in this trick, cards played after it may be retracted."""
+        r = self._revoke_in(trick)
+        if r is None or seat is r.seat:
+            return False
+        order = [c for _, c in trick.cards]
+        if card not in order:
+            return False
+        if r.card in order:
+            return order.index(card) > order.index(r.card)
+        return True   # the revoke card is already withdrawn or replaced
+
+    def _remove_from_trick(self, seat: Seat, card: Card, trick: _Trick) -> None:
+        trick.cards = [(s, c) for s, c in trick.cards if not (s is seat and c == card)]
+        self._remaining[seat].add(card)
+        self._played.discard(card)
+
+    def _finish_correction(self, seat: Seat, card: Card) -> None:
+        """A revoke in an earlier trick corrected by a card put in its place (62A)."""
+        r = self._correcting.pop(seat)
+        trick = next(t for t in self._tricks if t.number == r.trick)
+        self._check_revoke_replacement(seat, card, trick, r)
+        self._put_into_closed(seat, card, trick)
+
+    def _put_into_closed(self, seat: Seat, card: Card, trick: _Trick) -> None:
+        """A card put back into a closed trick (a correction): recompute its winner; the
+        next trick's leader follows when nobody has led to it yet."""
+        trick.cards.append((seat, card))
+        self._remaining[seat].discard(card)
+        self._played.add(card)
+        self._penalty[seat].pop(card, None)
+        if len(trick.cards) == 4:
+            trick.winner = trick_winner(trick.cards, self.trump)
+            nxt = next((t for t in self._tricks if t.number == trick.number + 1), None)
+            if nxt is not None and not nxt.cards:
+                nxt.leader = trick.winner
+
+    def _check_revoke_replacement(self, seat: Seat, card: Card, trick: _Trick,
+                                  r: _Revoke) -> None:
+        if card.suit is r.suit or not self._has_suit(seat, r.suit, besides=card):
+            r.corrected = True
+            law = "62B1" if self._is_defender(seat) else "62B2"
+            self._log.update(r.item, status=Status.CORRECTED, law=law, detail="corrected")
+        else:
+            self._new_revoke(seat, trick, r.suit, card)
+
+    def _finish_unknown_correction(self, seat: Seat, card: Card) -> None:
+        trick, old = self._pending_correction.pop(seat)
+        suit_led = trick.suit_led
+        if suit_led is not None and card.suit is suit_led and trick.played_by(seat) is None:
+            # it was a revoke, now corrected (62A); the failure is not a revoke any more
+            for f in self._failures:
+                if f.seat is seat and f.trick == trick.number and f.card == old:
+                    f.detected = True
+            item_r = self._new_revoke(seat, trick, suit_led, old)
+            item_r.corrected = True
+            law = "62B1" if self._is_defender(seat) else "62B2"
+            self._log.update(item_r.item, status=Status.CORRECTED, law=law, detail="corrected")
+            if self._is_defender(seat):
+                self._make_penalty(seat, old, major=True, item=item_r.item)
+            if trick is self._cur:
+                self._play(seat, card, trick)
+            else:
+                self._put_into_closed(seat, card, trick)
+            return
+        # not a correction: the withdrawn card stays played (Law 47), the new card is routed
+        item = self._open(Code.CARD_WITHDRAWN, law="47", seat=seat, trick=trick.number,
+                          card=old, detail="stays_played")
+        self._withdrawn[seat][old] = item
+        if trick.played_by(seat) is None:
+            if trick is self._cur:
+                trick.cards.append((seat, old))
+                self._remaining[seat].discard(old)
+                self._played.add(old)
+                if len(trick.cards) == 4:
+                    self._close(trick)
+            else:
+                self._put_into_closed(seat, old, trick)
+        if not self._complete:
+            self._detect_shown(seat, card)
+            self._put_card(seat, card)
+
+    # ------------------------------------------------------------------ leads out of turn
+    def _opening_lead_reply(self, seat: Seat, card: Card) -> None:
+        lot = self._opening_lot
+        assert lot is not None
+        if seat is lot.seat.lho:
+            self._accept_opening_lead(swap=False, law="54B1")
+            self._follow(seat, card)
+        elif seat is self.dummy:
+            self._accept_opening_lead(swap=False, law="54B2")
+            self._follow(seat, card)
+        elif seat is lot.expected:
+            self._refuse_opening_lead()
+            self._lead(seat, card)
+        else:
+            self._follow(seat, card)
+
+    def _accept_opening_lead(self, *, swap: bool, law: str) -> None:
+        lot = self._opening_lot
+        assert lot is not None
+        self._opening_lot = None
+        if swap:
+            # 54A: declarer spreads his hand and becomes dummy
+            self.declarer, self.dummy = self.dummy, self.declarer
+            self.opening_leader = self.declarer.lho
+        self._log.update(lot.item, status=Status.RESOLVED, detail="accepted", law=law)
+
+    def _refuse_opening_lead(self) -> None:
+        lot = self._opening_lot
+        assert lot is not None
+        self._opening_lot = None
+        cur = self._cur
+        if cur.played_by(lot.seat) == lot.card:
+            self._remove_from_trick(lot.seat, lot.card, cur)
+        cur.leader = lot.expected
+        self._make_penalty(lot.seat, lot.card, major=True, item=lot.item)
+        self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law="54D")
+
+    def _accept_lead(self, *, law: str) -> None:
+        lot = self._lot
+        assert lot is not None
+        self._lot = None
+        self._log.update(lot.item, status=Status.RESOLVED, detail="accepted", law=law)
+
+    def _refuse_lead(self) -> None:
+        lot = self._lot
+        assert lot is not None
+        self._lot = None
+        cur = self._cur
+        if cur.played_by(lot.seat) == lot.card:
+            self._remove_from_trick(lot.seat, lot.card, cur)
+        cur.leader = lot.expected
+        if self._is_defender(lot.seat):
+            self._make_penalty(lot.seat, lot.card, major=True, item=lot.item)
+            self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law="56")
+        else:
+            self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law="55A")
+        if cur.cards and len(cur.cards) == 4:   # a refused lead at trick 13 (2017)
+            cur.winner = None
+            cur.cards.sort(key=lambda sc: (sc[0] - lot.expected) % 4)
+            self._close(cur)
+
+    def _fifth_to_lead(self, *, accepted: bool) -> None:
+        fifth = self._fifth
+        assert fifth is not None
+        self._fifth = None
+        seat, card = fifth.seat, fifth.card
+        self._stray[seat].pop(card, None)
+        if card in self._penalty[seat]:
+            del self._penalty[seat][card]
+            self._penalty_source.pop(fifth.item, None)
+        self._log.update(fifth.item, status=Status.RESOLVED, detail="lead")
+        cur = self._cur
+        item = self._open(Code.LEAD_OUT_OF_TURN, law="53", seat=seat, trick=cur.number,
+                          card=card, expected=str(fifth.expected))
+        cur.leader = seat
+        self._play(seat, card, cur, check=False)
+        self._lot = _PendingLead(item, seat, card, fifth.expected)
+        if accepted:
+            self._accept_lead(law="53A")
+
+    # ------------------------------------------------------------------ rulings
+    def _clear(self, item: int) -> None:
+        self._frozen.discard(item)
+        for r in self._revokes:
+            if r.item == item:
+                r.cleared = True
+        for d in self._defective:
+            if d.item == item:
+                d.stage = "done"
+        self._pcnp.pop(item, None)
+        if self._opening_lot is not None and self._opening_lot.item == item:
+            self._opening_lot = None
+        if self._lot is not None and self._lot.item == item:
+            self._lot = None
+        for seat in Seat:
+            for card, i in list(self._stray[seat].items()):
+                if i == item:
+                    self._stray[seat][card] = None
+        self._log.update(item, status=Status.RESOLVED, detail="cleared")
+        if self._complete:
+            self._settle()
+
+    def _pcnp_reject(self, item: int) -> None:
+        seat, wrong, penalty_card, trick = self._pcnp.pop(item)
+        idx = next((i for i, (s, c) in enumerate(trick.cards) if s is seat and c == wrong), None)
+        if idx is None:
+            return
+        trick.cards[idx] = (seat, penalty_card)
+        self._remaining[seat].discard(penalty_card)
+        self._remaining[seat].add(wrong)
+        self._played.discard(wrong)
+        self._played.add(penalty_card)
+        self._penalty[seat].pop(penalty_card, None)
+        self._make_penalty(seat, wrong, major=True, item=item)
+        self._log.update(item, status=Status.RESOLVED, detail="rejected", law="52B2")
+        if trick.winner is not None:
+            trick.winner = trick_winner(trick.cards, self.trump)
+            nxt = next((t for t in self._tricks if t.number == trick.number + 1), None)
+            if nxt is not None and not nxt.cards:
+                nxt.leader = trick.winner
+
+    def _option(self, ruling: Ruling) -> bool:
+        assert ruling.alert is not None
+        offender = self._penalty_source[ruling.alert]
+        option = ruling.option or ""
+        if option not in ("highest", "lowest", "must_lead", "must_not_lead"):
+            return False
+        if option in ("must_lead", "must_not_lead") and ruling.suit is None:
+            return False
+        partner = offender.partner
+        self._requirements[partner] = _Requirement(ruling.alert, option, ruling.suit,
+                                                   self._cur.number)
+        # 50D2: when declarer requires or forbids the lead of a suit, the penalty cards of
+        # that suit are picked up
+        if option in ("must_lead", "must_not_lead") and not self._cur.cards:
+            for card in [c for c in self._penalty[offender] if c.suit is ruling.suit]:
+                del self._penalty[offender][card]
+        self._log.update(ruling.alert, option=option,
+                         **({"option_suit": str(ruling.suit)} if ruling.suit else {}))
+        return True
+
+    def _defective_add(self, item: int, seat: Seat | None, card: Card, *,
+                       by_player: bool = False) -> bool:
+        d = next((x for x in self._defective if x.item == item), None)
+        if d is None or d.stage == "done":
+            return False
+        missing = d.missing
+        if seat is not None and seat is not missing:
+            return False
+        # the card may already be on a later trick as the seat's play: move it
+        later = self._trick_of(missing, card)
+        if later is not None and later is not d.trick:
+            self._remove_from_trick(missing, card, later)
+        if card not in self._tray[missing]:
+            self._tray[missing].add(card)
+            self._see(missing, card)
+        d.trick.cards.append((missing, card))
+        d.trick.missing = None
+        self._remaining[missing].discard(card)
+        self._played.add(card)
+        self._penalty[missing].pop(card, None)
+        if d.stage == "67A":
+            # 67A: the offender supplies a legal card; no rectification
+            d.trick.winner = trick_winner(d.trick.cards, self.trump)
+            suit_led = d.trick.suit_led
+            if self._hands_known and suit_led is not None and card.suit is not suit_led \
+                    and self._has_suit(missing, suit_led):
+                self._new_revoke(missing, d.trick, suit_led, card)
+            d.stage = "done"
+            self._log.update(item, status=Status.CORRECTED, detail="67A", card=str(card))
+            return True
+        # 67B1: the trick's owner does not change; deemed a revoke (one trick, 64A2)
+        d.stage = "done"
+        self._revokes.append(_Revoke(item, missing, d.trick.number,
+                                     d.trick.suit_led or card.suit, card,
+                                     established=True, defective=True))
+        self._log.update(item, status=Status.RESOLVED, detail="67B1", card=str(card))
+        del by_player
+        if self._complete:
+            self._settle()
+        return True
+
+    def _do_claim(self, tricks: int | None) -> None:
+        done = sum(1 for t in self._tricks if t.winner is not None)
+        left = _LAST_TRICK - (self.first_trick - 1) - done
+        if tricks is None or not 0 <= tricks <= left:
+            raise PlayError(f"claim needs tricks 0..{left}, not {tricks}")
+        if self._complete:
+            return
+        # 63A3: a claim or concession establishes every revoke not yet corrected
+        for r in self._revokes:
+            if not (r.established or r.corrected or r.cleared):
+                self._establish(r)
+        self._claim = (tricks, left - tricks)
+        cur = self._cur
+        if cur.winner is None:
+            for seat, card in cur.cards:
+                self._remaining[seat].add(card)
+                self._played.discard(card)
+            cur.cards = []
+        self._end_of_play()
+
+    # ------------------------------------------------------------------ end of play
+    def _end_of_play(self) -> None:
+        self._complete = True
+        self._queued = None
+        self._settle()
+
+    def _swap_62d(self) -> tuple[PlayedTrick, PlayedTrick] | None:
+        """The default 62D correction: the offender's trick-12 and trick-13 cards swapped."""
+        r12 = next((r for r in self._revokes if r.trick == 12 and r.established
+                    and not r.cleared and not r.defective), None)
+        if r12 is None:
+            return None
+        t12 = next((t for t in self._tricks if t.number == 12), None)
+        t13 = next((t for t in self._tricks if t.number == 13), None)
+        if t12 is None or t13 is None or t12.winner is None or t13.winner is None:
+            return None
+        c12, c13 = t12.played_by(r12.seat), t13.played_by(r12.seat)
+        if c12 is None or c13 is None:
+            return None
+        cards12 = tuple((s, c13 if s is r12.seat else c) for s, c in t12.cards)
+        w12 = trick_winner(cards12, self.trump)
+        by_seat = {s: (c12 if s is r12.seat else c) for s, c in t13.cards}
+        cards13 = tuple((w12.rotated(i), by_seat[w12.rotated(i)]) for i in range(4))
+        w13 = trick_winner(cards13, self.trump)
+        return (PlayedTrick(12, t12.leader, cards12, w12), PlayedTrick(13, w12, cards13, w13))
+
+    def _settle(self) -> None:
+        """Law 62D default correction and Law 64 transfers (laws.md 4.4)."""
+        self._corrected_winners = {}
+        swap = self._swap_62d()
+        if swap is not None:
+            self._corrected_winners = {12: swap[0].winner or Seat.N,
+                                       13: swap[1].winner or Seat.N}
+            for r in self._revokes:
+                if r.trick == 12 and r.established and not r.cleared and not r.defective:
+                    self._log.update(r.item, law="62D", detail="62D", status=Status.CORRECTED,
+                                     tricks_transferred=0)
+        won: dict[int, Seat] = {}
+        for t in self._tricks:
+            if t.winner is not None:
+                won[t.number] = self._corrected_winners.get(t.number, t.winner)
+        if self._claim is not None:
+            n = max(won, default=self.first_trick - 1) + 1
+            for _ in range(self._claim[0]):
+                won[n] = self.declarer
+                n += 1
+            for _ in range(self._claim[1]):
+                won[n] = self.declarer.lho
+                n += 1
+        est = [r for r in self._revokes if r.established and not r.cleared and not r.corrected]
+        transfer = 0
+        sides = {r.seat.side for r in est}
+        if len(sides) > 1:
+            for r in est:
+                self._log.update(r.item, detail="64B7", tricks_transferred=0)
+            self._transfer = 0
+            return
+        used: set[int] = set()
+        seen_suits: set[tuple[Seat, Suit]] = set()
+        for r in est:
+            side = r.seat.side
+            if r.trick == 12 and not r.defective:
+                continue                      # 64B6: 62D correction instead
+            key = (r.seat, r.suit)
+            if r.defective:
+                rule = "64A2"
+            elif r.faced:
+                rule = "64B3"
+            elif key in seen_suits:
+                rule = "64B2"
+            else:
+                rule = ""
+            seen_suits.add(key)
+            n = 0
+            avail = [t for t in sorted(won) if t >= r.trick and won[t].side is side
+                     and t not in used]
+            if rule in ("64B3", "64B2"):
+                pass
+            elif not rule and won.get(r.trick) is r.seat:
+                rule = "64A1"
+                if r.trick not in used:
+                    used.add(r.trick)
+                    n += 1
+                later = [t for t in avail if t > r.trick]
+                if later:
+                    used.add(later[0])
+                    n += 1
+            elif avail:
+                rule = rule or "64A2"
+                used.add(avail[0])
+                n = 1
+            else:
+                rule = "64B1"
+            transfer += n if self._is_defender(r.seat) else -n
+            self._log.update(r.item, detail=rule, tricks_transferred=n)
+        self._transfer = transfer
+        self._settled = True
