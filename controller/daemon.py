@@ -1,0 +1,550 @@
+"""``bridge-table controller``: the rules daemon on an MQTT broker.
+
+It subscribes ``{root}/+/event`` and ``{root}/+/ruling`` (QoS 1), feeds every message to the
+Engine (``controller.engine``) and publishes what the Engine answers, with the retain flags
+it gives. One daemon serves every table whose events reach the broker.
+
+Nothing accepted is lost, nothing is applied twice:
+
+- persistent session (``clean_session=False``, a fixed client id): while the daemon is
+  down, the broker queues the events for it;
+- **manual acknowledgements**. aiomqtt 2.5 has no public manual-ack option: its paho client
+  sends PUBACK as soon as the message is queued for ``client.messages``, before our code
+  runs, so a kill between receipt and the journal write would lose an acknowledged event.
+  paho-mqtt 2 has ``manual_ack_set(True)`` / ``ack(mid, qos)``; we switch it on on the
+  paho client aiomqtt wraps (``client._client``) before connecting, and acknowledge a
+  message only once it is committed to the journal. A message received but not yet
+  journaled is redelivered by the broker after a restart;
+- the journal (``controller.journal``) is written (committed, synced) before a message is
+  applied and acknowledged; a restart rebuilds every table by re-feeding it to a fresh
+  Engine, publishes what was computed but not yet published, then the retained messages;
+- duplicates (a redelivery, a bridge that resent from its spool: same ``src`` + ``seq``)
+  are dropped by the Engine and counted in ``engine.stats["duplicates"]``.
+
+The daemon's status is retained on ``{root}/controller/status`` (``online`` with counters,
+refreshed every ``status_interval`` seconds; the will says ``offline``).
+
+Payloads above ``max_payload`` bytes (64 KiB by default; an event is ~200 bytes) are not
+journaled nor applied: the daemon answers them on ``{root}/{t}/error`` and logs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import ssl
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import unquote, urlsplit
+
+import aiomqtt
+
+from controller.journal import Journal, JournalError
+from controller.policy import IndicatorPolicy, PolicyError
+
+if TYPE_CHECKING:
+    from controller.laws.record import DealInfo
+
+__all__ = ["BrokerSettings", "ControllerDaemon", "ControllerError", "EngineLike",
+           "OutgoingLike", "build_engine", "load_deals", "main"]
+
+log = logging.getLogger("bridge_table.controller")
+
+DEFAULT_MAX_PAYLOAD = 64 * 1024
+MAX_BATCH = 256
+
+
+class ControllerError(Exception):
+    """A setting the daemon cannot run with (bad broker URL, unreadable deals file...)."""
+
+
+class OutgoingLike(Protocol):
+    @property
+    def topic(self) -> str: ...
+    @property
+    def payload(self) -> Mapping[str, Any]: ...
+    @property
+    def retain(self) -> bool: ...
+    @property
+    def qos(self) -> int: ...
+
+
+class EngineLike(Protocol):
+    """What the daemon needs of ``controller.engine.Engine``."""
+
+    stats: dict[str, int]
+
+    def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]
+               ) -> Sequence[OutgoingLike]: ...
+    def retained(self) -> Sequence[OutgoingLike]: ...
+    @property
+    def tables(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class _Out:
+    """An output of the daemon itself (errors it answers before the Engine)."""
+
+    topic: str
+    payload: Mapping[str, Any]
+    retain: bool = False
+    qos: int = 1
+
+
+@dataclass(frozen=True)
+class BrokerSettings:
+    """Where and how to connect: ``BrokerSettings.from_url("mqtts://host:8883", ...)``."""
+
+    host: str = "127.0.0.1"
+    port: int = 1883
+    tls: bool = False
+    username: str | None = None
+    password: str | None = None
+    ca_file: str | None = None
+    keepalive: int = 30
+
+    @classmethod
+    def from_url(cls, url: str, *, username: str | None = None, password: str | None = None,
+                 ca_file: str | None = None, keepalive: int = 30) -> BrokerSettings:
+        parts = urlsplit(url if "://" in url else f"mqtt://{url}")
+        if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl"):
+            raise ControllerError(f"broker URL must be mqtt://HOST:PORT or mqtts://HOST:PORT, "
+                                  f"not {url!r}")
+        tls = parts.scheme in ("mqtts", "ssl")
+        try:
+            port = parts.port or (8883 if tls else 1883)
+        except ValueError:
+            raise ControllerError(f"bad port in broker URL {url!r}") from None
+        return cls(host=parts.hostname or "127.0.0.1", port=port, tls=tls,
+                   username=username or (unquote(parts.username) if parts.username else None),
+                   password=password or (unquote(parts.password) if parts.password else None),
+                   ca_file=ca_file or None, keepalive=keepalive)
+
+    def tls_context(self) -> ssl.SSLContext | None:
+        if not self.tls:
+            return None
+        return ssl.create_default_context(cafile=self.ca_file) if self.ca_file else \
+            ssl.create_default_context()
+
+    @property
+    def url(self) -> str:
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
+
+
+def _encode(payload: Mapping[str, Any]) -> bytes:
+    # the Engine's canonical JSON when it is there, so that the daemon and replay agree
+    try:
+        from controller.engine import encode
+    except ImportError:  # pragma: no cover - only while the Engine is not installed
+        import json
+        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    return encode(payload)
+
+
+@dataclass
+class _Counters:
+    received: int = 0
+    applied: int = 0
+    oversize: int = 0
+    engine_failures: int = 0
+    published: int = 0
+    connects: int = 0
+    rebuilt: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ControllerDaemon:
+    """The rules daemon: ``await ControllerDaemon(broker=..., engine=...).run(stop)``."""
+
+    broker: BrokerSettings
+    engine: EngineLike
+    journal: Journal | None = None
+    root: str = "bridge"
+    client_id: str = ""
+    max_payload: int = DEFAULT_MAX_PAYLOAD
+    status_interval: float = 30.0
+    reconnect_min: float = 0.25
+    reconnect_max: float = 5.0
+    info: Mapping[str, Any] = field(default_factory=dict)  # extra fields for the status
+    #: serve only these tables (``bridge-table run``: one Pi, one table); empty: every table
+    only_tables: Sequence[str] = ()
+    counters: _Counters = field(default_factory=_Counters)
+    #: set while connected and subscribed (for ``run``, tests and the demo)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    _outbox: list[tuple[int, OutgoingLike]] = field(default_factory=list)
+    _rebuilt: bool = False
+    _seen_tables: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.root = self.root.strip("/") or "bridge"
+        if not self.client_id:
+            scope = "-".join([self.root.replace("/", "-"), *self.only_tables])
+            self.client_id = f"bridge-table-controller-{scope}"
+
+    # -- topics ---------------------------------------------------------------------------
+    @property
+    def status_topic(self) -> str:
+        """``{root}/controller/status``; ``{root}/controller/{t}/status`` for a one-table
+        controller (``bridge-table run``), so that every Pi has its own."""
+        if len(self.only_tables) == 1:
+            return f"{self.root}/controller/{self.only_tables[0]}/status"
+        return f"{self.root}/controller/status"
+
+    @property
+    def subscriptions(self) -> list[tuple[str, int]]:
+        tables = list(self.only_tables) or ["+"]
+        return [(f"{self.root}/{t}/{kind}", 1) for t in tables for kind in ("event", "ruling")]
+
+    def _table_of(self, topic: str) -> str:
+        rest = topic[len(self.root) + 1:] if topic.startswith(self.root + "/") else topic
+        return rest.rsplit("/", 1)[0]
+
+    # -- rebuild --------------------------------------------------------------------------
+    def rebuild(self) -> int:
+        """Re-feed the journal to the Engine (once, before the first connection).
+
+        Outputs of messages already published are discarded; those of messages after
+        ``published_through`` (computed, maybe not published, when the daemon died) go to
+        the outbox. Returns how many messages were re-fed.
+        """
+        if self._rebuilt or self.journal is None:
+            self._rebuilt = True
+            return 0
+        started = time.monotonic()
+        through = self.journal.published_through
+        count = 0
+        for entry in self.journal.incoming():
+            outs = self._apply(entry.topic, entry.payload)
+            if entry.n > through:
+                self._outbox.extend((entry.n, o) for o in outs)
+            count += 1
+        self._rebuilt = True
+        self.counters.rebuilt = count
+        if count:
+            log.info("rebuilt %d table(s) from %d journaled message(s) in %.2f s; "
+                     "%d output(s) not yet published", len(self.engine.tables), count,
+                     time.monotonic() - started, len(self._outbox))
+        return count
+
+    # -- applying -------------------------------------------------------------------------
+    def _apply(self, topic: str, payload: bytes) -> Sequence[OutgoingLike]:
+        try:
+            outs = self.engine.handle(topic, payload)
+        except Exception as e:  # a bug in the Engine must not stop the other tables
+            self.counters.engine_failures += 1
+            log.exception("engine failed on %s (%d bytes)", topic, len(payload))
+            return [_Out(f"{self.root}/{self._table_of(topic)}/error",
+                         {"v": 1, "table": self._table_of(topic), "error": "internal",
+                          "detail": f"{type(e).__name__}: {e}"})]
+        self.counters.applied += 1
+        return outs
+
+    def _too_large(self, topic: str, size: int) -> OutgoingLike:
+        table = self._table_of(topic)
+        self.counters.oversize += 1
+        log.warning("table %s: %d-byte payload on %s refused (limit %d)", table, size, topic,
+                    self.max_payload)
+        return _Out(f"{self.root}/{table}/error",
+                    {"v": 1, "table": table, "error": "payload_too_large",
+                     "detail": {"topic": topic, "bytes": size, "limit": self.max_payload}})
+
+    async def _process(self, client: aiomqtt.Client, batch: Sequence[aiomqtt.Message]) -> None:
+        accepted: list[tuple[str, bytes]] = []
+        refused: list[OutgoingLike] = []
+        for m in batch:
+            topic = m.topic.value
+            payload = m.payload if isinstance(m.payload, bytes | bytearray) else \
+                str(m.payload).encode()
+            self.counters.received += 1
+            if len(payload) > self.max_payload:
+                refused.append(self._too_large(topic, len(payload)))
+            else:
+                accepted.append((topic, bytes(payload)))
+        if self.journal is not None:
+            # durable before acknowledged: if this raises, nothing is acked and the broker
+            # redelivers after the reconnect
+            ns = await asyncio.to_thread(self.journal.append_incoming, accepted)
+        else:
+            ns = list(range(1, len(accepted) + 1))
+        paho = client._client  # noqa: SLF001 - see the module docstring (manual acks)
+        for m in batch:  # in order of receipt, as MQTT requires for PUBACKs
+            if m.qos > 0:
+                paho.ack(m.mid, m.qos)
+        for n, (topic, payload) in zip(ns, accepted, strict=True):
+            self._seen_tables.add(self._table_of(topic))
+            self._outbox.extend((n, o) for o in self._apply(topic, payload))
+        self._outbox.extend((0, o) for o in refused)
+        await self._flush(client, through=ns[-1] if ns else 0)
+
+    async def _flush(self, client: aiomqtt.Client, through: int = 0) -> None:
+        """Publish the outbox in order, then record it; kept for the next connection if
+        the connection fails."""
+        if not self._outbox:
+            if through and self.journal is not None:
+                await asyncio.to_thread(self.journal.record_published, through, [])
+            return
+        pending = list(self._outbox)
+        encoded = [(n, o, _encode(o.payload)) for n, o in pending]
+        # started in order, so paho writes them in order; PUBACKs are awaited together
+        await asyncio.gather(*(client.publish(o.topic, data, qos=o.qos, retain=o.retain)
+                               for _, o, data in encoded))
+        del self._outbox[:len(pending)]
+        self.counters.published += len(pending)
+        if self.journal is not None:
+            last = max([through] + [n for n, _ in pending])
+            rows = [(n, o.topic, data, o.retain, o.qos) for n, o, data in encoded]
+            await asyncio.to_thread(self.journal.record_published, last, rows)
+
+    # -- status ---------------------------------------------------------------------------
+    def status(self, status: str = "online") -> dict[str, Any]:
+        payload: dict[str, Any] = {"v": 1, "src": self.client_id, "status": status}
+        if status == "online":
+            payload.update(ts=round(time.time(), 3), tables=sorted(self.engine.tables),
+                           counters=self.counters.as_dict(), engine=dict(self.engine.stats),
+                           **self.info)
+        return payload
+
+    async def _status_loop(self, client: aiomqtt.Client) -> None:
+        while True:
+            await asyncio.sleep(self.status_interval)
+            await client.publish(self.status_topic, _encode(self.status()), qos=1, retain=True)
+
+    # -- connection -----------------------------------------------------------------------
+    def _client(self) -> aiomqtt.Client:
+        client = aiomqtt.Client(
+            self.broker.host, self.broker.port, identifier=self.client_id,
+            clean_session=False, keepalive=self.broker.keepalive,
+            username=self.broker.username, password=self.broker.password,
+            tls_context=self.broker.tls_context(),
+            will=aiomqtt.Will(self.status_topic, _encode(self.status("offline")), qos=1,
+                              retain=True),
+        )
+        client._client.manual_ack_set(True)  # noqa: SLF001 - see the module docstring
+        # a board's worth of outputs goes out at once: not a "concerning number"
+        client.pending_calls_threshold = 10_000
+        return client
+
+    async def _session(self) -> None:
+        async with self._client() as client:
+            self.counters.connects += 1
+            await client.subscribe(self.subscriptions)
+            # retained messages after every connect: a broker restarted without persistence
+            # has lost them; after a restart of ours, the outbox holds what was not published
+            self._outbox.extend((0, o) for o in self.engine.retained())
+            await self._flush(client)
+            await client.publish(self.status_topic, _encode(self.status()), qos=1, retain=True)
+            log.info("connected to %s as %s; %d table(s)", self.broker.url, self.client_id,
+                     len(self.engine.tables))
+            self.ready.set()
+            status_task = asyncio.create_task(self._status_loop(client))
+            try:
+                messages = client.messages
+                async for first in messages:
+                    batch = [first]
+                    while len(messages) and len(batch) < MAX_BATCH:
+                        batch.append(await anext(messages))
+                    await self._process(client, batch)
+            finally:
+                self.ready.clear()
+                status_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                    await status_task
+
+    async def _goodbye(self) -> None:
+        """A clean stop says offline itself (the will is only for unclean ones)."""
+        try:
+            async with aiomqtt.Client(
+                    self.broker.host, self.broker.port, identifier=self.client_id + "-bye",
+                    username=self.broker.username, password=self.broker.password,
+                    tls_context=self.broker.tls_context(), timeout=3) as client:
+                await client.publish(self.status_topic, _encode(self.status("offline")), qos=1,
+                                     retain=True, timeout=3)
+        except (aiomqtt.MqttError, OSError) as e:
+            log.debug("could not say offline: %s", e)
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Serve until ``stop`` is set (or forever), reconnecting with backoff."""
+        stop = stop or asyncio.Event()
+        self.rebuild()
+        delay = self.reconnect_min
+        while not stop.is_set():
+            session = asyncio.create_task(self._session())
+            stopper = asyncio.create_task(stop.wait())
+            started = time.monotonic()
+            done, _ = await asyncio.wait({session, stopper},
+                                         return_when=asyncio.FIRST_COMPLETED)
+            stopper.cancel()
+            if session not in done:
+                session.cancel()
+                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                    await session
+                break
+            exc = session.exception()
+            if exc is None:
+                continue
+            if isinstance(exc, aiomqtt.MqttError | OSError):
+                if time.monotonic() - started > 10:
+                    delay = self.reconnect_min  # it was a working connection: retry soon
+                log.warning("broker %s: %s; reconnecting in %.1f s", self.broker.url, exc,
+                            delay)
+            elif isinstance(exc, JournalError):
+                log.error("journal: %s; retrying in %.1f s (nothing was acknowledged)", exc,
+                          delay)
+            else:
+                raise exc
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+            delay = min(delay * 2, self.reconnect_max)
+        await self._goodbye()
+
+
+# -- building from the command line --------------------------------------------------------
+def load_deals(path: str | Path) -> dict[int, DealInfo]:
+    """The boards of a deals file (PBN, DUP, BRI, DGE) by number; broken boards are logged
+    and left out (the sound ones still load)."""
+    from controller.deals import DealsError
+    from controller.deals import load_deals as read_deals
+
+    try:
+        deals, problems = read_deals(path)
+    except DealsError as e:
+        raise ControllerError(str(e)) from e
+    for problem in problems:
+        log.warning("%s: %s", path, problem)
+    if not deals:
+        raise ControllerError(f"{path}: no usable board in the deals file")
+    log.info("%s: %d board(s)", path, len(deals))
+    return deals
+
+
+def build_engine(*, root: str = "bridge", deals: str | Path | None = None,
+                 rules: str = "2017", policy: str | Path | None = None) -> EngineLike:
+    from controller.engine import Engine
+    from controller.laws.cards import ParseError, Rules
+
+    try:
+        rules_value = Rules.parse(rules)
+    except ParseError as e:
+        raise ControllerError(str(e)) from e
+    try:
+        policy_value = IndicatorPolicy.load(policy) if policy else None
+    except PolicyError as e:
+        raise ControllerError(str(e)) from e
+    engine: EngineLike = Engine(root=root, deals=load_deals(deals) if deals else None,
+                                rules=rules_value, policy=policy_value)
+    return engine
+
+
+def default_journal_path() -> Path:
+    state = os.environ.get("STATE_DIRECTORY")  # systemd's StateDirectory=
+    return Path(state.split(":")[0]) / "journal.sqlite" if state else \
+        Path("var") / "controller-journal.sqlite"
+
+
+def add_broker_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--broker", default=os.environ.get("BRIDGE_TABLE_BROKER",
+                                                       "mqtt://127.0.0.1:1883"),
+                    help="mqtt://HOST:PORT or mqtts://HOST:PORT (default %(default)s)")
+    ap.add_argument("--username", default=os.environ.get("BRIDGE_TABLE_MQTT_USERNAME"))
+    ap.add_argument("--password", default=os.environ.get("BRIDGE_TABLE_MQTT_PASSWORD"),
+                    help="or the BRIDGE_TABLE_MQTT_PASSWORD environment variable")
+    ap.add_argument("--ca-file", default=None, help="CA certificate for mqtts://")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="bridge-table controller",
+                                 description="The rules daemon for every table on a broker.")
+    add_broker_arguments(ap)
+    ap.add_argument("--deals", help="PBN deals file of the session (hands and markings)")
+    ap.add_argument("--journal", help="journal file (default $STATE_DIRECTORY/journal.sqlite "
+                                      "or var/controller-journal.sqlite)")
+    ap.add_argument("--no-journal", action="store_true",
+                    help="keep nothing on disk (a restart forgets every table)")
+    ap.add_argument("--journal-sync", choices=("full", "normal"), default="full",
+                    help="full: every commit synced (survives a power cut); "
+                         "normal: survives a crash of the daemon only")
+    ap.add_argument("--root", default="bridge", help="topic root (default %(default)s)")
+    ap.add_argument("--rules", default="2017", help="Laws edition: 2017 or 2007")
+    ap.add_argument("--policy", help="indicator policy file (TOML); default: the contract's")
+    ap.add_argument("--client-id", default="", help="MQTT client id (fixed: the broker keeps "
+                                                    "the session under it)")
+    ap.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD)
+    ap.add_argument("--status-interval", type=float, default=30.0)
+    ap.add_argument("--log-level", default=os.environ.get("BRIDGE_TABLE_LOG_LEVEL", "INFO"))
+    return ap
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
+    broker = BrokerSettings.from_url(args.broker, username=args.username,
+                                     password=args.password, ca_file=args.ca_file)
+    engine = build_engine(root=args.root, deals=args.deals, rules=args.rules,
+                          policy=args.policy)
+    journal = None
+    if not args.no_journal:
+        path = Path(args.journal) if args.journal else default_journal_path()
+        try:
+            journal = Journal(path, sync=args.journal_sync)
+        except JournalError as e:
+            raise ControllerError(str(e)) from e
+        log.info("journal %s", path)
+    return ControllerDaemon(broker=broker, engine=engine, journal=journal, root=args.root,
+                            client_id=args.client_id, max_payload=args.max_payload,
+                            status_interval=args.status_interval,
+                            info={"rules": str(args.rules)})
+
+
+def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:
+    loop = asyncio.get_running_loop()
+    sigs = (signal.SIGTERM, signal.SIGINT)
+    for sig in sigs:
+        loop.add_signal_handler(sig, stop.set)
+
+    def remove() -> None:
+        for sig in sigs:
+            loop.remove_signal_handler(sig)
+    return remove
+
+
+async def _serve(daemon: ControllerDaemon) -> None:
+    stop = asyncio.Event()
+    remove = install_stop_signals(stop)
+    try:
+        await daemon.run(stop)
+    finally:
+        remove()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    configure_logging(args.log_level)
+    try:
+        daemon = daemon_from_args(args)
+    except ControllerError as e:
+        log.error("%s", e)
+        return 2
+    try:
+        asyncio.run(_serve(daemon))
+    finally:
+        if daemon.journal is not None:
+            daemon.journal.close()
+    log.info("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
