@@ -1,0 +1,573 @@
+"""``bridge-table demo [--lang en|vi|zh] [--speed X]``: a whole board on a simulated table.
+
+Everything is real but the cards: a private mosquitto on a free loopback port, the rules
+daemon (``controller.daemon``), the firmware bridge (``hw_configs/sim.toml`` pointed at that
+broker) reading virtual reader firmwares on pseudo-terminals through the real serial path,
+and the simulated table placing and lifting the tags. The board is
+``controller/data/demo.pbn``; on the way the demo makes a defender revoke (he ruffs while
+holding the suit led), the controller flags it, it gets established when the offending side
+plays to the next trick, and Law 64 transfers tricks when play ends.
+
+On a terminal the table is drawn live (hands, auction, tricks, each seat's LEDs, the
+table display's text, the alerts as they open and change); otherwise (``not isatty``) it
+prints plain lines. It ends with the result, the score and the board's PBN.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import importlib.resources
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import aiomqtt
+
+from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
+from controller.journal import Journal
+from controller.laws.cards import Card, Seat, Suit
+from controller.laws.record import BoardRecord, DealInfo
+from controller.mosquitto import Mosquitto, MosquittoError
+
+__all__ = ["DemoPlan", "plan_board", "main"]
+
+log = logging.getLogger("bridge_table.demo")
+
+TABLE = "1"
+LANGS = ("en", "vi", "zh")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+_AUTO_SUITS = (Suit.C, Suit.D, Suit.H, Suit.S)
+
+
+class DemoError(Exception):
+    """The demo cannot run (no mosquitto, broken board file...)."""
+
+
+# -- the board and the revoke ----------------------------------------------------------------
+@dataclass(frozen=True)
+class DemoPlan:
+    """What the simulated players do: the board's play with one revoke injected."""
+
+    record: BoardRecord
+    play: tuple[tuple[Seat, Card], ...]
+    revoke: tuple[int, Seat, Card, Suit] | None  # trick, offender, card played, suit led
+
+    def events(self) -> list[dict[str, Any]]:
+        """The board as wire-contract tag events (without ``src``/``seq``/``ts``/``uid``:
+        the bridge adds them from what its readers see)."""
+        rec = self.record
+        assert rec.deal is not None
+        deck = str(rec.board)
+        out: list[dict[str, Any]] = [
+            {"type": "tag", "zone": "board", "action": "present", "board": rec.board}]
+
+        def tray(seat: Seat, card: Card, action: str) -> dict[str, Any]:
+            return {"type": "tag", "zone": "tray", "seat": str(seat), "action": action,
+                    "card": str(card), "deck": deck}
+
+        hands = {s: sorted(rec.deal[s], key=lambda c: (-int(c.suit), -int(c.rank)))
+                 for s in Seat}
+        for s in Seat:  # each player counts the hand on the tray ...
+            out += [tray(s, c, "present") for c in hands[s]]
+        for s in Seat:  # ... and picks it up
+            out += [tray(s, c, "removed") for c in hands[s]]
+        for entry in rec.auction:
+            if not entry.cancelled:
+                out.append({"type": "tag", "zone": "bid", "seat": str(entry.seat),
+                            "action": "present", "call": str(entry.call)})
+        out += [tray(s, c, "present") for s, c in self.play]
+        if len(self.play) == 52:
+            for s in Seat:  # the hands go back into the board
+                out += [tray(s, c, "removed") for c in hands[s]]
+        return out
+
+
+def load_board(path: Path | None = None) -> BoardRecord:
+    from controller.formats.pbn import game_to_record, read_pbn
+
+    try:
+        if path is None:
+            text = importlib.resources.files("controller").joinpath("data/demo.pbn").read_text(
+                encoding="utf-8")
+        else:
+            text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise DemoError(f"cannot read board file {path}: {e.strerror}") from e
+    pbn = read_pbn(text)
+    if not pbn.games:
+        raise DemoError(f"no board in {path or 'demo.pbn'}: {pbn.errors}")
+    record = game_to_record(pbn.games[0])
+    if record.deal is None or record.declarer is None or record.contract is None:
+        raise DemoError("the demo board needs a deal, a contract and a declarer")
+    return record
+
+
+def _winner(trick: Sequence[tuple[Seat, Card]], trump: Suit | None) -> Seat:
+    led = trick[0][1].suit
+    return max(trick, key=lambda sc: (2 if sc[1].suit is trump else 1 if sc[1].suit is led
+                                      else 0, int(sc[1].rank)))[0]
+
+
+def _auto(hand: set[Card], led: Suit | None) -> Card:
+    """laws.md AUTO: the lowest card of the suit led, else the lowest card (clubs first)."""
+    follow = sorted((c for c in hand if c.suit is led), key=lambda c: c.rank)
+    return follow[0] if follow else min(hand, key=lambda c: (_AUTO_SUITS.index(c.suit), c.rank))
+
+
+def _revoker(followers: Sequence[Seat], led: Suit, hands: dict[Seat, set[Card]],
+             defenders: set[Seat]) -> Seat | None:
+    """The last defender to play who holds the suit led and another card to play instead."""
+    for seat in reversed(followers):
+        if seat in defenders and any(c.suit is led for c in hands[seat]) and any(
+                c.suit is not led for c in hands[seat]):
+            return seat
+    return None
+
+
+def plan_board(record: BoardRecord, *, revoke_trick: int | None = 6) -> DemoPlan:
+    """The record's play, with a defender revoking on ``revoke_trick`` or the first trick
+    after it where one can (up to trick 11, so that it gets established; None: no revoke).
+
+    The revoke: the last defender to play to that trick who holds the suit led and a trump
+    ruffs with his lowest trump (or, at notrump, discards his lowest other card). From the
+    revoke on, play is finished with laws.md's AUTO rule (follow with the lowest card,
+    else the lowest card, clubs first), since the hands no longer match the record.
+    """
+    assert record.deal is not None and record.declarer is not None
+    assert record.contract is not None and record.contract.bid is not None
+    trump = record.contract.bid.denomination.trump
+    hands = {s: set(record.deal[s]) for s in Seat}
+    recorded = [sc for t in record.tricks for sc in t.cards]
+    play: list[tuple[Seat, Card]] = []
+    revoke: tuple[int, Seat, Card, Suit] | None = None
+    leader = record.declarer.lho
+    defenders = {record.declarer.lho, record.declarer.rho}
+    for number in range(1, 14):
+        trick: list[tuple[Seat, Card]] = []
+        order = [leader.rotated(i) for i in range(4)]
+        offender: Seat | None = None
+        for position, seat in enumerate(order):
+            if position == 1 and revoke is None and revoke_trick is not None and \
+                    revoke_trick <= number <= 11:
+                offender = _revoker(order[1:], trick[0][1].suit, hands, defenders)
+            if revoke is None and len(play) < len(recorded) and seat is not offender:
+                card = recorded[len(play)][1]
+                if card not in hands[seat]:
+                    raise DemoError(f"the board's play is not consistent at trick {number}")
+            elif seat is offender:
+                led = trick[0][1].suit
+                ruffs = sorted((c for c in hands[seat] if c.suit is trump), key=lambda c: c.rank)
+                others = sorted((c for c in hands[seat] if c.suit is not led),
+                                key=lambda c: (_AUTO_SUITS.index(c.suit), c.rank))
+                card = ruffs[0] if ruffs and led is not trump else others[0]
+                revoke = (number, seat, card, led)
+            else:
+                card = _auto(hands[seat], trick[0][1].suit if trick else None)
+            hands[seat].discard(card)
+            trick.append((seat, card))
+            play.append((seat, card))
+        leader = _winner(trick, trump)
+    return DemoPlan(record=record, play=tuple(play), revoke=revoke)
+
+
+# -- what the terminal shows -----------------------------------------------------------------
+_LABELS: dict[str, dict[str, str]] = {
+    "en": {"board": "Board", "dealer": "dealer", "vul": "vul", "auction": "Auction",
+           "trick": "Trick", "tricks": "Tricks", "display": "Table display", "alerts": "Alerts",
+           "none": "none", "result": "Result", "score": "Score", "turn": "turn",
+           "alert": "alert", "by": "by", "played": "as played", "waiting": "waiting"},
+    "vi": {"board": "Ván", "dealer": "người chia bài", "vul": "tình trạng",
+           "auction": "Rao giá", "trick": "Nước", "tricks": "Số nước",
+           "display": "Màn hình bàn", "alerts": "Báo lỗi", "none": "không có",
+           "result": "Kết quả", "score": "Điểm", "turn": "lượt", "alert": "báo lỗi",
+           "by": "do", "played": "khi chơi", "waiting": "đang chờ"},
+    "zh": {"board": "牌套", "dealer": "发牌人", "vul": "局况", "auction": "叫牌",
+           "trick": "墩", "tricks": "墩数", "display": "桌面显示", "alerts": "违例",
+           "none": "无", "result": "结果", "score": "得分", "turn": "轮到",
+           "alert": "违例", "by": "由", "played": "实打", "waiting": "等待"},
+}
+
+
+def _seat_name(seat: str, lang: str) -> str:
+    try:
+        from controller.laws.messages import seat_name
+        return seat_name(Seat[seat], lang)
+    except (ImportError, KeyError):
+        return seat
+
+
+def _call_name(call: str, lang: str) -> str:
+    try:
+        from controller.laws.cards import Call
+        from controller.laws.messages import call_text
+        return call_text(Call.parse(call), lang, short=True)
+    except (ImportError, ValueError):
+        return call
+
+
+@dataclass
+class TableView:
+    """The table as the controller's messages describe it, drawn on a terminal or as lines."""
+
+    lang: str
+    hands: dict[str, list[Card]]
+    names: dict[str, str]
+    out: IO[str]
+    live: bool
+    state: dict[str, Any] = field(default_factory=dict)
+    indicator: dict[str, Any] = field(default_factory=dict)
+    alerts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    tricks: list[list[tuple[str, str]]] = field(default_factory=list)
+    _last_lines: tuple[str, ...] = ()
+    _last_draw: float = 0.0
+
+    @property
+    def t(self) -> dict[str, str]:
+        return _LABELS.get(self.lang, _LABELS["en"])
+
+    # -- messages in ----------------------------------------------------------------------
+    def on_message(self, kind: str, payload: Any) -> None:
+        if not isinstance(payload, dict):
+            return
+        if kind == "state":
+            self.state = payload
+        elif kind == "indicator":
+            before = self.indicator
+            self.indicator = payload
+            if not self.live and self._indicator_summary(before) != \
+                    self._indicator_summary(payload):
+                self._line("table", self._indicator_summary(payload))
+        elif kind == "alert":
+            self.alerts[int(payload.get("id", 0))] = payload
+            if not self.live:
+                self._line("alert", self._alert_text(payload))
+        elif kind == "result":
+            self.result = payload
+        elif kind == "feed":
+            self._feed(payload)
+        elif kind == "error" and not self.live:
+            self._line("error", json.dumps(payload, ensure_ascii=False))
+        if self.live:
+            self.draw()
+
+    def _feed(self, p: dict[str, Any]) -> None:
+        if p.get("kind") == "card" and p.get("seat") and p.get("card"):
+            seat, card = str(p["seat"]), str(p["card"])
+            with contextlib.suppress(ValueError):
+                self.hands[seat].remove(Card.parse(card))
+            number = int(p.get("trick") or len(self.tricks) + 1)
+            while len(self.tricks) < number:
+                self.tricks.append([])
+            self.tricks[number - 1].append((seat, card))
+            if not self.live:
+                self._line("card", f"{self.t['trick']} {number}: {_seat_name(seat, self.lang)} "
+                                   f"{card}")
+        elif p.get("kind") == "call" and not self.live:
+            self._line("call", f"{_seat_name(str(p.get('seat')), self.lang)} "
+                               f"{_call_name(str(p.get('call')), self.lang)}")
+        elif p.get("kind") == "board" and not self.live:
+            self._line("board", f"{self.t['board']} {p.get('board')}, {self.t['dealer']} "
+                                f"{p.get('dealer')}, {self.t['vul']} {p.get('vul')}")
+
+    def _line(self, tag: str, text: str) -> None:
+        print(f"[{tag}] {text}", file=self.out, flush=True)
+
+    def _alert_text(self, a: dict[str, Any]) -> str:
+        text = a.get("text") or {}
+        msg = text.get(self.lang) or text.get("en") or ""
+        where = f" {self.t['trick']} {a['trick']}" if a.get("trick") else ""
+        seat = f" {_seat_name(a['seat'], self.lang)}" if a.get("seat") else ""
+        return (f"#{a.get('id')} {a.get('code')} (Law {a.get('law')}){seat}{where}: "
+                f"{a.get('status')} - {msg}")
+
+    def _indicator_summary(self, ind: dict[str, Any]) -> str:
+        seats = ind.get("seats") or {}
+        marks = []
+        for s in "NESW":
+            st = seats.get(s) or {}
+            flags = [self.t["turn"]] if st.get("turn") else []
+            if st.get("alert"):
+                flags.append(self.t["alert"].upper())
+            marks.append(f"{s}:{'+'.join(flags) or '-'}")
+        lines = (ind.get("display") or {}).get(self.lang) or []
+        return " ".join(marks) + (" | " + " / ".join(str(x) for x in lines) if lines else "")
+
+    # -- drawing --------------------------------------------------------------------------
+    def _hand(self, seat: str) -> str:
+        cards = self.hands.get(seat, [])
+        parts = []
+        for suit in (Suit.S, Suit.H, Suit.D, Suit.C):
+            ranks = "".join(c.rank.char for c in sorted(cards, reverse=True) if c.suit is suit)
+            parts.append(f"{suit.symbol}{ranks or '-'}")
+        return " ".join(parts)
+
+    def _leds(self, seat: str) -> str:
+        st = ((self.indicator.get("seats") or {}).get(seat)) or {}
+        turn = "\x1b[32m●\x1b[0m" if st.get("turn") else "○"
+        alert = "\x1b[31m●\x1b[0m" if st.get("alert") else "○"
+        return f"{turn}{alert}"
+
+    def lines(self) -> list[str]:
+        t, st = self.t, self.state
+        head = (f"bridge-table demo · {t['board']} {st.get('board') or '-'} · {t['dealer']} "
+                f"{st.get('dealer') or '-'} · {t['vul']} {st.get('vul') or '-'} · "
+                f"{st.get('phase') or t['waiting']}")
+        out = [head, ""]
+
+        def seat_line(s: str) -> str:
+            return f"{self._leds(s)} {_seat_name(s, self.lang)} ({self.names.get(s, '')})"
+        pad = " " * 24
+        out += [pad + seat_line("N"), pad + self._hand("N"), ""]
+        out += [f"{seat_line('W'):<48}{seat_line('E')}",
+                f"{self._hand('W'):<48}{self._hand('E')}", ""]
+        out += [pad + seat_line("S"), pad + self._hand("S"), ""]
+        auction = st.get("auction") or []
+        out.append(f"{t['auction']}: " + " ".join(f"{s}:{c}" for s, c in auction))
+        if st.get("contract"):
+            out.append(f"  {st.get('contract')} {t['by']} {st.get('declarer')}")
+        tricks = st.get("tricks") or {}
+        out.append(f"{t['tricks']}: NS {tricks.get('NS', 0)}  EW {tricks.get('EW', 0)}")
+        for i, trick in enumerate(self.tricks[-3:], start=max(1, len(self.tricks) - 2)):
+            out.append(f"  {t['trick']} {i}: " + " ".join(f"{s}:{c}" for s, c in trick))
+        out.append("")
+        display = (self.indicator.get("display") or {}).get(self.lang) or []
+        out.append(f"{t['display']}:")
+        width = max([20] + [len(str(x)) for x in display])
+        out.append("  +" + "-" * width + "+")
+        out += [f"  |{str(x):<{width}}|" for x in display] or [f"  |{'':<{width}}|"]
+        out.append("  +" + "-" * width + "+")
+        out.append(f"{t['alerts']}:" + ("" if self.alerts else f" {t['none']}"))
+        out += ["  " + self._alert_text(a) for a in self.alerts.values()]
+        if self.result:
+            out += ["", f"{t['result']}: {result_line(self.result, self.lang)}"]
+        return out
+
+    def draw(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_draw < 0.05:
+            return
+        lines = tuple(self.lines())
+        if lines == self._last_lines and not force:
+            return
+        self._last_lines, self._last_draw = lines, now
+        self.out.write("\x1b[H\x1b[2J" + "\n".join(lines) + "\n")
+        self.out.flush()
+
+
+def result_line(result: dict[str, Any], lang: str = "en") -> str:
+    t = _LABELS.get(lang, _LABELS["en"])
+    if result.get("contract") in (None, "Pass"):
+        return f"{t['board']} {result.get('board')}: passed out, NS 0"
+    score = int(result.get("score_ns") or 0)
+    return (f"{t['board']} {result.get('board')}: {result.get('contract')} {t['by']} "
+            f"{result.get('declarer')}, {result.get('tricks')} {t['tricks'].lower()} "
+            f"({t['played']} {result.get('tricks_played')}), {t['score']} NS {score:+d}")
+
+
+# -- running the parts -----------------------------------------------------------------------
+async def _watch(url: BrokerSettings, view: TableView, done: asyncio.Event,
+                 ready: asyncio.Event) -> None:
+    async with aiomqtt.Client(url.host, url.port) as client:
+        await client.subscribe(f"bridge/{TABLE}/#", qos=1)
+        ready.set()
+        async for m in client.messages:
+            kind = m.topic.value.rsplit("/", 1)[-1]
+            raw = m.payload if isinstance(m.payload, bytes | bytearray) else \
+                str(m.payload).encode()
+            try:
+                payload = json.loads(raw)
+            except ValueError:
+                continue
+            view.on_message(kind, payload)
+            if kind == "result" and isinstance(payload, dict):
+                done.set()
+
+
+def _delay(event: dict[str, Any], speed: float) -> float:
+    """Seconds before an event, at speed 1: scans are quick sweeps, calls and cards are not."""
+    if event["zone"] == "bid":
+        base = 0.8
+    elif event["zone"] == "board":
+        base = 0.5
+    elif event["action"] == "removed":
+        base = 0.01
+    elif event["zone"] == "tray" and "card" in event:
+        base = 0.03 if event.get("_scan") else 0.5
+    else:
+        base = 0.1
+    return base / max(speed, 0.01)
+
+
+async def _play_direct(url: BrokerSettings, events: Iterable[dict[str, Any]],
+                       speed: float) -> None:
+    """Without the simulated table: publish the events as a bridge would."""
+    async with aiomqtt.Client(url.host, url.port) as client:
+        for seq, event in enumerate(events, start=1):
+            await asyncio.sleep(_delay(event, speed))
+            body = {k: v for k, v in event.items() if not k.startswith("_")}
+            body.update(v=1, src="demo-direct", seq=seq, ts=round(time.time(), 3),
+                        uid=f"{seq:08X}")
+            await client.publish(f"bridge/{TABLE}/event", json.dumps(body), qos=1)
+
+
+def _mark_scans(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tag the hand-scan events so that they go fast."""
+    first_call = next((i for i, e in enumerate(events) if e["zone"] == "bid"), len(events))
+    return [dict(e, _scan=True) if i < first_call else e for i, e in enumerate(events)]
+
+
+async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.stdout,
+                   live: bool | None = None, board_file: Path | None = None,
+                   revoke_trick: int | None = 6, timeout: float = 300.0) -> int:
+    record = load_board(board_file)
+    plan = plan_board(record, revoke_trick=revoke_trick)
+    events = _mark_scans(plan.events())
+    assert record.deal is not None
+    live = out.isatty() if live is None else live
+    names = {"N": record.tags.get("North", ""), "E": record.tags.get("East", ""),
+             "S": record.tags.get("South", ""), "W": record.tags.get("West", "")}
+    view = TableView(lang=lang, hands={str(s): sorted(record.deal[s]) for s in Seat},
+                     names=names, out=out, live=live)
+    if not live:
+        print(f"[demo] board {record.board}: {record.contract} by {record.declarer}; "
+              + (f"{plan.revoke[1]} will revoke on trick {plan.revoke[0]} "
+                 f"({plan.revoke[2]} on a {plan.revoke[3].name} lead)"
+                 if plan.revoke else "no revoke"), file=out, flush=True)
+    workdir = Path(tempfile.mkdtemp(prefix="bridge-table-demo-"))
+    try:
+        with Mosquitto(workdir / "broker", persistence=False) as broker:
+            settings = BrokerSettings.from_url(broker.url)
+            engine = build_engine()
+            # the deals file of the session: the controller checks the hand scans with it
+            deals = {record.board: DealInfo(record.board, record.dealer, record.vulnerability,
+                                            record.deal)}
+            if hasattr(engine, "deals"):
+                engine.deals = deals  # type: ignore[attr-defined]
+            daemon = ControllerDaemon(broker=settings, engine=engine,
+                                      journal=Journal(workdir / "journal.sqlite", sync="normal"),
+                                      status_interval=3600, info={"demo": True})
+            stop = asyncio.Event()
+            done = asyncio.Event()
+            watching = asyncio.Event()
+            tasks = [asyncio.create_task(daemon.run(stop), name="controller"),
+                     asyncio.create_task(_watch(settings, view, done, watching), name="watch")]
+            try:
+                await asyncio.wait_for(daemon.ready.wait(), 20)
+                await asyncio.wait_for(watching.wait(), 20)
+                player = asyncio.create_task(
+                    _play_through_table(settings, workdir, events, speed, out, live))
+                tasks.append(player)
+                await asyncio.wait_for(done.wait(), timeout)
+                await asyncio.sleep(0.3)  # the last state and indicator
+            finally:
+                stop.set()
+                for task in tasks[1:]:
+                    task.cancel()
+                for task in tasks:
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+                if daemon.journal is not None:
+                    daemon.journal.close()
+            if live:
+                view.draw(force=True)
+            _print_end(view, engine, lang, out, record)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+async def _play_through_table(settings: BrokerSettings, workdir: Path,
+                              events: list[dict[str, Any]], speed: float, out: IO[str],
+                              live: bool) -> None:
+    play_on_sim_table = _sim_table_player()
+    if play_on_sim_table is None:
+        if not live:
+            print("[demo] simulated table not available: publishing the events directly",
+                  file=out, flush=True)
+        await _play_direct(settings, events, speed)
+        return
+    await play_on_sim_table(settings, workdir, events, speed)
+
+
+def _sim_table_player() -> Any:
+    """The firmware bridge + simulated table path, when both are installed."""
+    return None
+
+
+def _print_end(view: TableView, engine: Any, lang: str, out: IO[str],
+               original: BoardRecord) -> None:
+    result = view.result
+    if result is None:
+        print("[demo] no result", file=out)
+        return
+    print(f"[result] {result_line(result, lang)}", file=out)
+    print(f"[score] NS {int(result.get('score_ns') or 0):+d}", file=out)
+    record = _engine_record(engine)
+    if record is not None:
+        # the event, site and players are the board file's; the rest is what was played
+        tags = {**original.tags, **{k: v for k, v in record.tags.items() if v}}
+        record = dataclasses.replace(record, tags=tags)
+        try:
+            from controller.formats.pbn import record_to_pbn
+            print("[pbn]", file=out)
+            print(record_to_pbn(record), file=out)
+        except ImportError:
+            pass
+    out.flush()
+
+
+def _engine_record(engine: Any) -> BoardRecord | None:
+    getter = getattr(engine, "record", None)
+    if callable(getter):
+        rec = getter(TABLE)
+        return rec if isinstance(rec, BoardRecord) else None
+    tables = getattr(engine, "_tables", {})  # until the Engine exposes the record
+    ts = tables.get(TABLE)
+    rec = ts.table.record() if ts is not None else None
+    return rec if isinstance(rec, BoardRecord) else None
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="bridge-table demo", description=__doc__.split("\n")[0])
+    ap.add_argument("--lang", choices=LANGS, default=os.environ.get("BRIDGE_TABLE_LANG", "en"))
+    ap.add_argument("--speed", type=float, default=1.0,
+                    help="play speed (2 = twice as fast; the board takes ~40 s at 1)")
+    ap.add_argument("--board", type=Path, help="another PBN board with full play")
+    ap.add_argument("--no-revoke", action="store_true", help="play the board as recorded")
+    ap.add_argument("--revoke-trick", type=int, default=6)
+    ap.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
+    ap.add_argument("--log-level", default="WARNING")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        return asyncio.run(run_demo(lang=args.lang, speed=args.speed,
+                                    live=False if args.plain else None,
+                                    board_file=args.board,
+                                    revoke_trick=None if args.no_revoke else args.revoke_trick))
+    except (DemoError, MosquittoError) as e:
+        print(f"bridge-table demo: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

@@ -1,0 +1,82 @@
+"""``bridge-table demo``: the whole table on one machine, run as a user would."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from boardevents import t08_revoke
+
+from controller.demo import load_board, plan_board
+from controller.laws.cards import Card, Seat, Suit
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_demo(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "controller.cli", "demo", *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=240,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+@pytest.mark.timeout(300)
+def test_demo_without_a_terminal_prints_plain_lines_and_the_result() -> None:
+    proc = run_demo("--speed", "40")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "\x1b[" not in out  # no terminal drawing when stdout is not a tty
+    # the revoke opens, gets established, and Law 64A1 moves two tricks: 9 -> 11, +650
+    alerts = [line for line in out.splitlines() if line.startswith("[alert]")]
+    assert any("REVOKE" in a and "open" in a for a in alerts)
+    assert any("REVOKE" in a and "established" in a for a in alerts)
+    assert "[result] Board 10: 4H by S, 11 tricks (as played 9), Score NS +650" in out
+    assert "[score] NS +650" in out
+    pbn = out.split("[pbn]", 1)[1]
+    assert '[Board "10"]' in pbn and '[Result "' in pbn and "REVOKE" in pbn
+    assert '[South "Sam"]' in pbn
+
+
+@pytest.mark.timeout(300)
+def test_demo_speaks_the_chosen_language() -> None:
+    proc = run_demo("--speed", "60", "--lang", "vi")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    alerts = [line for line in proc.stdout.splitlines() if line.startswith("[alert]")]
+    assert alerts and all("Điều" in a for a in alerts)
+    assert any(line.startswith("[board] Ván 10") for line in proc.stdout.splitlines())
+
+
+def test_the_demo_board_is_the_t08_revoke() -> None:
+    """The injected revoke reproduces laws.md vector T08 card for card."""
+    plan = plan_board(load_board())
+    assert plan.revoke == (6, Seat.E, Card.parse("H9"), Suit.D)
+    assert [(s, str(c)) for s, c in plan.play] == \
+        [(s, str(c)) for s, c in t08_revoke().full_play()]
+
+
+def test_without_a_revoke_the_demo_plays_the_record() -> None:
+    record = load_board()
+    plan = plan_board(record, revoke_trick=None)
+    assert plan.revoke is None
+    assert list(plan.play) == [sc for t in record.tricks for sc in t.cards]
+    events = plan.events()
+    assert len(events) == 1 + 52 + 52 + 7 + 52 + 52
+
+
+def test_revoke_moves_to_a_trick_where_a_defender_can_revoke() -> None:
+    record = dataclasses.replace(load_board(), tricks=())  # played out by AUTO
+    plan = plan_board(record, revoke_trick=6)
+    assert plan.revoke is not None and 6 <= plan.revoke[0] <= 11
+    trick, seat, card, led = plan.revoke
+    assert seat in (Seat.E, Seat.W) and card.suit is not led
+
+
+def test_broken_board_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pbn"
+    bad.write_text('[Board "1"]\n[Deal "N:AKQ"]\n')
+    proc = run_demo("--board", str(bad))
+    assert proc.returncode == 2
+    assert "bridge-table demo:" in proc.stderr and "Traceback" not in proc.stderr
