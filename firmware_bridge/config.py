@@ -519,8 +519,11 @@ def config_from_dict(data: Mapping[str, Any], path: Path) -> BridgeConfig:
     return config
 
 
-def load_config(path: str | Path) -> BridgeConfig:
-    """Read and validate one table's TOML file; raises ConfigError on any problem."""
+def load_config(path: str | Path, *, broker_url: str | None = None) -> BridgeConfig:
+    """Read and validate one table's TOML file; raises ConfigError on any problem.
+
+    ``broker_url`` replaces ``[broker] url`` (the command line's ``--broker``).
+    """
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -532,4 +535,7 @@ def load_config(path: str | Path) -> BridgeConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(path), "", f"not valid TOML: {e}") from None
+    if broker_url is not None:
+        broker = data.get("broker")
+        data["broker"] = {**(broker if isinstance(broker, dict) else {}), "url": broker_url}
     return config_from_dict(data, path.resolve())

@@ -115,6 +115,8 @@ class _SeatLeds:
                 self.rgb.color = green
 
     def close(self) -> None:
+        # dark first: a closed pin keeps its last level on some factories
+        self.show(SeatLights())
         for device in (self.turn, self.alert, self.rgb):
             if device is not None:
                 device.close()

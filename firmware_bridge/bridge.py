@@ -1,0 +1,485 @@
+"""The firmware bridge of one table: readers and buttons in, MQTT events out; indicator in,
+LEDs and display out.
+
+``Bridge(config).run(stop)`` runs every reader of the config (``open_reader``), maps each
+(reader, antenna) to its (seat, zone), looks tags up in the registry (an unknown UID is
+published with ``unknown: true``), notices a tag seen at two places at once (counted in
+health, still published), and publishes contract events through the spooled
+:class:`~firmware_bridge.publisher.Publisher`. It follows ``{root}/{t}/indicator`` with the
+LEDs and the display, turns button presses into ``button`` events, and publishes
+``{root}/{t}/health`` periodically and whenever a counter changes.
+
+``bridge-table bridge --config hw_configs/sim.toml`` runs it until SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TextIO
+
+from firmware_bridge.config import SEATS, BridgeConfig, ReaderConfig, load_config
+from firmware_bridge.display import Display, NullDisplay, make_display
+from firmware_bridge.errors import (
+    BridgeError,
+    ConfigError,
+    DisplayError,
+    GpioError,
+    IndicatorError,
+)
+from firmware_bridge.gpio import SeatLights, TableGpio
+from firmware_bridge.publisher import Publisher, Spool
+from firmware_bridge.readers.base import Reader, ReaderHealth, TagRead
+
+log = logging.getLogger(__name__)
+
+#: reader health kinds that say whether the device is there
+_DOWN_KINDS = frozenset({"disconnected", "heartbeat_lost"})
+_UP_KINDS = frozenset({"reconnected", "connected"})
+#: seconds to wait before reopening a reader that could not be opened or failed
+REOPEN_MIN = 0.5
+REOPEN_MAX = 30.0
+#: on-change health messages are coalesced over this many seconds
+HEALTH_COALESCE = 0.2
+
+
+class TagLookup(Protocol):
+    """What the bridge needs of the tag registry (firmware_bridge.tags.TagRegistry)."""
+
+    def lookup(self, uid: str) -> Any | None: ...
+
+
+ReaderOpener = Callable[..., Reader]
+
+
+class _NoTags:
+    def lookup(self, uid: str) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class Indicator:
+    """One validated ``indicator`` message."""
+
+    seats: Mapping[str, SeatLights]
+    display: Mapping[str, tuple[str, ...]]
+
+
+def parse_indicator(payload: bytes, table: str) -> Indicator:
+    """Validate an ``indicator`` payload; raises IndicatorError saying what is wrong.
+
+    An empty payload (a cleared retained message) means: all dark, nothing to show.
+    """
+    if not payload.strip():
+        return Indicator(seats={}, display={})
+    try:
+        data = json.loads(payload)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise IndicatorError(f"not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise IndicatorError(f"not a JSON object but {type(data).__name__}")
+    if data.get("v") != 1:
+        raise IndicatorError(f"unsupported version v={data.get('v')!r}")
+    if "table" in data and str(data["table"]) != table:
+        raise IndicatorError(f"for table {data['table']!r}, this is table {table!r}")
+    seats_raw = data.get("seats", {})
+    if not isinstance(seats_raw, dict):
+        raise IndicatorError("seats is not an object")
+    seats: dict[str, SeatLights] = {}
+    for seat, lights in seats_raw.items():
+        if seat not in SEATS:
+            raise IndicatorError(f"seats: {seat!r} is not a seat")
+        if not isinstance(lights, dict):
+            raise IndicatorError(f"seats.{seat} is not an object")
+        for key in ("turn", "alert"):
+            if not isinstance(lights.get(key, False), bool):
+                raise IndicatorError(f"seats.{seat}.{key} is not true/false")
+        seats[seat] = SeatLights(turn=lights.get("turn", False), alert=lights.get("alert", False))
+    display_raw = data.get("display", {})
+    if not isinstance(display_raw, dict):
+        raise IndicatorError("display is not an object")
+    display: dict[str, tuple[str, ...]] = {}
+    for language, lines in display_raw.items():
+        if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+            raise IndicatorError(f"display.{language} is not a list of strings")
+        display[str(language)] = tuple(lines)
+    return Indicator(seats=seats, display=display)
+
+
+@dataclass
+class _ReaderState:
+    kind: str | None = None
+    open: bool = False
+    connected: bool = False
+    anomalies: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class BridgeHealth:
+    """The bridge's counters (mutable state, published as ``health``)."""
+
+    readers: dict[str, _ReaderState] = field(default_factory=dict)
+    events: int = 0
+    buttons: int = 0
+    unknown_tags: int = 0
+    duplicate_sightings: int = 0
+    unmapped_antennas: int = 0
+    bad_indicators: int = 0
+    output_errors: int = 0
+    last_duplicate: dict[str, Any] | None = None
+    last_bad_indicator: str | None = None
+
+
+class Bridge:
+    """One table's bridge. Parts can be injected (tests, the simulator); by default they
+    are built from the config."""
+
+    def __init__(self, config: BridgeConfig, *, registry: TagLookup | None = None,
+                 open_reader: ReaderOpener | None = None, pin_factory: Any | None = None,
+                 display: Display | None = None, stream: TextIO | None = None) -> None:
+        self.config = config
+        self._registry = registry
+        self._open_reader = open_reader
+        self._pin_factory = pin_factory
+        self.display = display
+        self._stream = stream
+        self.health = BridgeHealth(readers={r.name: _ReaderState(kind=r.kind)
+                                            for r in config.readers})
+        self.gpio: TableGpio | None = None
+        self.publisher: Publisher | None = None
+        self.indicator: Indicator | None = None
+        self.ready = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # uid -> {(reader, antenna): (ts of its present, held: True for inventory readers)}
+        self._sightings: dict[str, dict[tuple[str, str], tuple[float, bool]]] = {}
+        self._warned_antennas: set[tuple[str, str]] = set()
+        self._health_due: asyncio.TimerHandle | None = None
+
+    # -- setup ---------------------------------------------------------------------------
+
+    def _load_registry(self) -> TagLookup:
+        if not self.config.registry.files:
+            log.warning("no tag registry configured: every tag is published as unknown")
+            return _NoTags()
+        from firmware_bridge.tags import TagRegistry  # the tag registry (engineer A's module)
+        try:
+            return TagRegistry.load(list(self.config.registry.files))  # type: ignore[no-any-return]
+        except Exception as e:  # a broken tag file stops the start, with its reason
+            raise BridgeError(f"tag registry: {e}") from e
+
+    def _opener(self) -> ReaderOpener:
+        if self._open_reader is None:
+            from firmware_bridge.readers import open_reader
+            self._open_reader = open_reader
+        return self._open_reader
+
+    def _setup_outputs(self) -> None:
+        try:
+            self.gpio = TableGpio(self.config.gpio, self._button_from_thread,
+                                  pin_factory=self._pin_factory)
+        except GpioError as e:
+            # The cards still have to be read: carry on without LEDs and buttons.
+            log.error("%s: the table runs without LEDs and buttons", e)
+            self.health.output_errors += 1
+        if self.display is None:
+            try:
+                self.display = make_display(self.config.display, stream=self._stream,
+                                            title=f"table {self.config.table.id}")
+            except DisplayError as e:
+                log.error("%s: the table runs without a display", e)
+                self.health.output_errors += 1
+                self.display = NullDisplay()
+
+    # -- running -------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Run until ``stop`` is set (or forever); always leaves LEDs dark and the spool
+        closed."""
+        stop = stop if stop is not None else asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        if self._registry is None:
+            self._registry = self._load_registry()
+        spool = Spool(self.config.spool.path, sync=self.config.spool.sync)
+        self.publisher = Publisher(self.config, spool, on_message=self._on_message,
+                                   on_connection=lambda _up: self._health_changed())
+        self._setup_outputs()
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            publisher_task = asyncio.create_task(self.publisher.run(stop), name="publisher")
+            tasks = [asyncio.create_task(self._run_reader(r, stop), name=f"reader {r.name}")
+                     for r in self.config.readers]
+            tasks.append(asyncio.create_task(self._health_loop(stop), name="health"))
+            self.ready.set()
+            self._publish_health()
+            await stop.wait()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await publisher_task  # says "offline" and disconnects
+        finally:
+            for task in tasks:
+                task.cancel()
+            if self._health_due is not None:
+                self._health_due.cancel()
+            if self.gpio is not None:
+                self.gpio.close()
+            if self.display is not None:
+                with contextlib.suppress(Exception):
+                    self.display.close()
+            spool.close()
+
+    async def _run_reader(self, rc: ReaderConfig, stop: asyncio.Event) -> None:
+        state = self.health.readers[rc.name]
+        delay = REOPEN_MIN
+        while not stop.is_set():
+            try:
+                reader = self._opener()(rc.name, rc.url, kind=rc.kind, **dict(rc.options))
+                state.kind = reader.kind
+                async with reader:
+                    state.open = state.connected = True
+                    self._health_changed()
+                    delay = REOPEN_MIN
+                    async for item in reader:
+                        self.handle(rc, item)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # a reader that cannot open or fails is retried, not fatal
+                log.error("reader %s (%s): %s; retrying in %.1f s", rc.name, rc.url, e, delay)
+                self._anomaly(state, "open_failed")
+            finally:
+                state.open = state.connected = False
+            self._health_changed()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+            delay = min(REOPEN_MAX, delay * 2)
+
+    def _anomaly(self, state: _ReaderState, kind: str) -> None:
+        state.anomalies[kind] = state.anomalies.get(kind, 0) + 1
+        self._health_changed()
+
+    # -- readers -> events -----------------------------------------------------------------
+
+    def handle(self, rc: ReaderConfig, item: TagRead | ReaderHealth) -> int | None:
+        """One item from a reader; returns the seq of the event published, if any."""
+        if isinstance(item, ReaderHealth):
+            state = self.health.readers[rc.name]
+            # the reader counts; keep its count (it knows about what happened before us)
+            state.anomalies[item.kind] = max(item.count, state.anomalies.get(item.kind, 0))
+            if item.kind in _DOWN_KINDS:
+                state.connected = False
+            elif item.kind in _UP_KINDS:
+                state.connected = True
+            log.info("reader %s: %s (%s) #%d", rc.name, item.kind, item.detail, item.count)
+            self._health_changed()
+            return None
+        return self._on_tag(rc, item)
+
+    def _on_tag(self, rc: ReaderConfig, read: TagRead) -> int | None:
+        antenna = rc.antennas.get(read.antenna)
+        if antenna is None:
+            self.health.unmapped_antennas += 1
+            if (rc.name, read.antenna) not in self._warned_antennas:
+                self._warned_antennas.add((rc.name, read.antenna))
+                log.warning("reader %s: antenna %r is not in the config; its tags are dropped",
+                            rc.name, read.antenna)
+            self._health_changed()
+            return None
+        uid = read.uid.upper()
+        self._note_sighting(rc, read, uid)
+        body: dict[str, Any] = {"ts": read.ts, "type": "tag", "zone": antenna.zone}
+        if antenna.seat is not None:
+            body["seat"] = antenna.seat
+        body["action"] = read.action
+        body["uid"] = uid
+        assert self._registry is not None
+        info: Any = self._registry.lookup(uid)
+        kind = getattr(info, "kind", None)
+        if kind == "card":
+            body["card"] = info.card
+            body["deck"] = info.deck
+        elif kind == "call":
+            body["call"] = info.call
+        elif kind == "marker":
+            body["call"] = info.marker  # STOP / ALERT: bidding-box markers, as the contract says
+        elif kind == "board":
+            body["board"] = info.board
+        else:
+            body["unknown"] = True
+            self.health.unknown_tags += 1
+            self._health_changed()
+        return self._publish(body)
+
+    def _note_sighting(self, rc: ReaderConfig, read: TagRead, uid: str) -> None:
+        """A tag present at two places at once is a duplicate sighting: counted, logged,
+        and the event still goes out (the controller decides what it means)."""
+        where = (rc.name, read.antenna)
+        places = self._sightings.setdefault(uid, {})
+        if read.action == "removed":
+            places.pop(where, None)
+            if not places:
+                del self._sightings[uid]
+            return
+        window = self.config.health.duplicate_window
+        for place, (ts, held) in list(places.items()):
+            if not held and read.ts - ts > window:
+                del places[place]  # a tap long ago
+        others = sorted(place for place in places if place != where)
+        if others:
+            self.health.duplicate_sightings += 1
+            self.health.last_duplicate = {
+                "uid": uid, "ts": read.ts, "at": f"{rc.name}/{read.antenna}",
+                "also": [f"{r}/{a}" for r, a in others]}
+            log.warning("tag %s seen by %s/%s while also at %s", uid, rc.name, read.antenna,
+                        ", ".join(f"{r}/{a}" for r, a in others))
+            self._health_changed()
+        held = self.health.readers[rc.name].kind != "tap"
+        places[where] = (read.ts, held)
+
+    def _publish(self, body: dict[str, Any]) -> int | None:
+        if self.publisher is None:
+            return None
+        self.health.events += 1
+        try:
+            return self.publisher.publish_event(body)
+        except BridgeError as e:  # spool write failed (disk full): say so loudly, keep going
+            log.error("event lost, the spool cannot take it: %s (%s)", e, body)
+            self.health.output_errors += 1
+            self._health_changed()
+            return None
+
+    # -- buttons ---------------------------------------------------------------------------
+
+    def _button_from_thread(self, button: str, seat: str | None, ts: float) -> None:
+        # gpiozero calls from its own thread; events are made on the loop's
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self.press, button, seat, ts)
+
+    def press(self, button: str, seat: str | None, ts: float | None = None) -> int | None:
+        """A button press -> a ``button`` event."""
+        body: dict[str, Any] = {"ts": time.time() if ts is None else ts, "type": "button",
+                                "button": button}
+        if seat is not None:
+            body["seat"] = seat
+        self.health.buttons += 1
+        return self._publish(body)
+
+    # -- indicator -> LEDs and display ----------------------------------------------------
+
+    def _on_message(self, topic: str, payload: bytes) -> None:
+        if self.publisher is None or topic != self.publisher.indicator_topic:
+            return
+        try:
+            indicator = parse_indicator(payload, self.config.table.id)
+        except IndicatorError as e:
+            self.health.bad_indicators += 1
+            self.health.last_bad_indicator = str(e)
+            log.warning("indicator ignored: %s: %r", e, payload[:200])
+            self._health_changed()
+            return
+        self.show(indicator)
+
+    def show(self, indicator: Indicator) -> None:
+        self.indicator = indicator
+        try:
+            if self.gpio is not None:
+                self.gpio.show(indicator.seats)
+            if self.display is not None:
+                self.display.show_indicator(indicator.display, self.config.table.language)
+        except Exception as e:  # an I2C hiccup must not stop the bridge
+            log.error("cannot drive LEDs/display: %s", e)
+            self.health.output_errors += 1
+            self._health_changed()
+
+    # -- health ----------------------------------------------------------------------------
+
+    def health_payload(self) -> dict[str, Any]:
+        h = self.health
+        publisher = self.publisher
+        return {
+            "v": 1, "src": self.config.table.src, "table": self.config.table.id,
+            "ts": time.time(),
+            "connected": bool(publisher and publisher.connected.is_set()),
+            "spool_depth": publisher.spool.depth() if publisher else 0,
+            "next_seq": publisher.spool.next_seq if publisher else None,
+            "readers": {name: {"kind": s.kind, "open": s.open, "connected": s.connected,
+                               "anomalies": dict(s.anomalies)}
+                        for name, s in h.readers.items()},
+            "events": h.events, "buttons": h.buttons,
+            "unknown_tags": h.unknown_tags,
+            "duplicate_sightings": h.duplicate_sightings,
+            "last_duplicate": h.last_duplicate,
+            "unmapped_antennas": h.unmapped_antennas,
+            "bad_indicators": h.bad_indicators,
+            "last_bad_indicator": h.last_bad_indicator,
+            "output_errors": h.output_errors,
+        }
+
+    def _publish_health(self) -> None:
+        self._health_due = None
+        if self.publisher is not None:
+            self.publisher.publish_health(self.health_payload())
+
+    def _health_changed(self) -> None:
+        if self._loop is None or self._health_due is not None:
+            return
+        self._health_due = self._loop.call_later(HEALTH_COALESCE, self._publish_health)
+
+    async def _health_loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.health.interval)
+            if not stop.is_set():
+                self._publish_health()
+
+
+# -- command line ------------------------------------------------------------------------
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bridge-table bridge",
+                                description="Run the firmware bridge of one table.")
+    p.add_argument("--config", required=True, help="the table's TOML file (hw_configs/*.toml)")
+    p.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
+    p.add_argument("--log-level", default="INFO",
+                   choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return p
+
+
+async def _run_until_signal(bridge: Bridge) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await bridge.run(stop)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = load_config(args.config, broker_url=args.broker)
+    except ConfigError as e:
+        print(f"bridge-table bridge: {e}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_run_until_signal(Bridge(config)))
+    except BridgeError as e:
+        print(f"bridge-table bridge: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
