@@ -477,3 +477,357 @@ def test_injected_revoke_is_flagged_established_and_adjusted(
             assert item.status is Status.ESTABLISHED
         assert play.declarer_tricks_played == raw
         assert play.declarer_tricks == expected
+
+
+# ---------------------------------------------------------------------------- other rows
+# T06's deal: 3NT by N, dummy S, E leads.
+# N KJ4.AQ3.KT85.J72  E Q963.T85.A94.KQ5  S AT72.KJ74.QJ3.A8  W 85.962.762.T9643
+
+
+def test_opening_lead_out_of_turn_rejected_becomes_major_penalty_card() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "W:C3")
+    olot = only(log, Code.OPENING_LEAD_OUT_OF_TURN)
+    assert play.rule(Ruling(RulingKind.REJECT, alert=olot.id))
+    olot = only(log, Code.OPENING_LEAD_OUT_OF_TURN)
+    assert olot.status is Status.RESOLVED and olot.detail == "refused" and olot.law == "54D"
+    assert play.turn is Seat.E and play.tricks == ()
+    assert play.is_major_penalty_card(Seat.W, C("C3"))
+    feed(play, "E:C5 S:C8")
+    assert play.turn is Seat.W
+    feed(play, "W:C4")                              # the penalty card was legal: 50D / 52
+    pcnp = only(log, Code.PENALTY_CARD_NOT_PLAYED)
+    assert pcnp.seat is Seat.W and pcnp.param("penalty_card") == "C3"
+    feed(play, "N:C2")                              # declarer plays after it: accepted
+    assert only(log, Code.PENALTY_CARD_NOT_PLAYED).status is Status.RESOLVED
+    assert play.is_major_penalty_card(Seat.W, C("C3"))
+
+
+def test_opening_lead_out_of_turn_refused_by_the_right_lead() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "W:C3 E:S3")
+    olot = only(log, Code.OPENING_LEAD_OUT_OF_TURN)
+    assert olot.detail == "refused"
+    assert play.tricks[0].leader is Seat.E and play.tricks[0].cards == ((Seat.E, C("S3")),)
+    assert play.turn is Seat.S
+    assert play.penalty_cards == {Seat.W: frozenset({C("C3")})}
+
+
+def test_opening_lead_out_of_turn_card_from_dummy_stands_54b2() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "W:C3 S:C8")
+    olot = only(log, Code.OPENING_LEAD_OUT_OF_TURN)
+    assert olot.detail == "accepted" and olot.law == "54B2"
+    assert play.turn is Seat.N
+    feed(play, "N:C2 E:C5")
+    assert play.tricks[0].winner is Seat.S
+
+
+def test_opening_lead_out_of_turn_accepted_with_roles_swapped_54a() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "W:C3")
+    olot = only(log, Code.OPENING_LEAD_OUT_OF_TURN)
+    assert play.rule(Ruling(RulingKind.ACCEPT, alert=olot.id, option="54A"))
+    assert (play.declarer, play.dummy) == (Seat.S, Seat.N)
+    assert only(log, Code.OPENING_LEAD_OUT_OF_TURN).law == "54A"
+    assert play.turn is Seat.N
+    feed(play, "N:C2 E:C5 S:C8")
+    assert play.tricks[0].winner is Seat.S
+    assert play.declarer_tricks_played == 1
+
+
+def test_declaring_side_card_before_the_opening_lead_goes_back() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "N:S4")
+    item = only(log, Code.OPENING_LEAD_OUT_OF_TURN)
+    assert item.detail == "declaring_side" and item.law == "54E"
+    assert play.turn is Seat.E and play.tricks == ()
+    feed(play, "-N:S4")
+    assert only(log, Code.OPENING_LEAD_OUT_OF_TURN).status is Status.RESOLVED
+    feed(play, "E:C5")
+    assert play.tricks[0].cards == ((Seat.E, C("C5")),)
+
+
+def test_declarer_leads_from_the_wrong_hand_refused_and_accepted() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:CA W:C3 N:C2")               # dummy wins
+    feed(play, "N:S4")                              # declarer leads from his hand
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert (lot.seat, lot.status) == (Seat.N, Status.OPEN)
+    assert play.rule(Ruling(RulingKind.REJECT, alert=lot.id))
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert lot.detail == "refused" and lot.law == "55A"
+    assert play.turn is Seat.S and play.penalty_cards == {}
+    assert C("S4") in play.remaining(Seat.N)
+    feed(play, "-N:S4 S:S2 W:S5 N:S4 E:S3")
+    assert play.tricks[1].winner is Seat.W
+
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:CA W:C3 N:C2 N:S4 E:S3")     # E plays to it: accepted (53A)
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert lot.detail == "accepted" and lot.law == "53A"
+    assert play.turn is Seat.S
+
+
+def test_defenders_lead_out_of_turn_refused_and_lead_option() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:CK S:C8 W:C3 N:C2")               # E wins
+    feed(play, "W:D2")                              # W leads out of turn
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert play.rule(Ruling(RulingKind.REJECT, alert=lot.id))
+    assert only(log, Code.LEAD_OUT_OF_TURN).law == "56"
+    assert play.is_major_penalty_card(Seat.W, C("D2"))
+    assert play.turn is Seat.E
+    # 50D2: declarer requires a diamond lead; the penalty card is picked up
+    assert play.rule(Ruling(RulingKind.OPTION, alert=lot.id, option="must_lead", suit=Suit.D))
+    assert play.penalty_cards == {}
+    assert play.legal_cards(Seat.E) == frozenset({C("DA"), C("D9"), C("D4")})
+    feed(play, "E:C5")                              # ignoring the option: a revoke (61A)
+    rv = only(log, Code.REVOKE)
+    assert rv.seat is Seat.E and rv.detail == "61A" and rv.law == "61A"
+
+
+@pytest.mark.parametrize("rules", [Rules.L2007, Rules.L2017])
+def test_lead_out_of_turn_at_trick_13(rules: Rules) -> None:
+    hands = {Seat.N: frozenset({C("SA"), C("H2")}), Seat.E: frozenset({C("S2"), C("H3")}),
+             Seat.S: frozenset({C("S3"), C("D2")}), Seat.W: frozenset({C("S4"), C("C2")})}
+    log = IrregularityLog()
+    play = Play(Contract.parse("1NT"), Seat.W, log, rules=rules, hands=hands, first_trick=12)
+    feed(play, "N:SA E:S2 S:S3 W:S4")               # N wins trick 12
+    assert play.turn is Seat.N
+    feed(play, "S:D2 W:C2 N:H2 E:H3")               # S leads to trick 13 out of turn
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert play.complete
+    if rules is Rules.L2007:
+        assert lot.detail == "accepted"              # W's play accepted it
+        assert play.tricks[-1].winner is Seat.S
+        assert play.declarer_tricks == 0
+    else:
+        assert lot.status is Status.OPEN             # 2017: not accepted by a play at 13
+        assert play.tricks[-1].winner is Seat.S
+        assert play.rule(Ruling(RulingKind.REJECT, alert=lot.id))
+        assert play.tricks[-1].leader is Seat.N
+        assert play.tricks[-1].winner is Seat.E     # read as N's heart lead
+        assert play.declarer_tricks == 1
+
+
+@pytest.mark.parametrize("rules", [Rules.L2007, Rules.L2017])
+def test_defender_plays_at_rhos_turn(rules: Rules) -> None:
+    play, log = new_play(T06, "3NT", "N", rules=rules)
+    feed(play, "E:C5 W:C3")                         # W before dummy, partner has played
+    pp = only(log, Code.PREMATURE_PLAY)
+    assert play.turn is Seat.S
+    if rules is Rules.L2017:
+        assert pp.law == "57D" and play.penalty_cards == {}
+        feed(play, "S:C8")                          # W's card made at its proper turn
+        assert play.tricks[0].cards == ((Seat.E, C("C5")), (Seat.S, C("C8")),
+                                        (Seat.W, C("C3")))
+        assert only(log, Code.PREMATURE_PLAY).status is Status.RESOLVED
+        assert play.turn is Seat.N
+    else:
+        assert play.is_major_penalty_card(Seat.W, C("C3"))
+
+
+def test_57d_card_not_legal_at_its_turn_becomes_a_penalty_card() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 W:D2 S:C8")                    # W holds clubs: the diamond is illegal
+    assert play.is_major_penalty_card(Seat.W, C("D2"))
+    assert only(log, Code.PREMATURE_PLAY).detail == "penalty_card"
+    assert play.turn is Seat.W
+    feed(play, "W:C3")
+    assert codes(log) == [Code.PREMATURE_PLAY]
+
+
+def test_premature_play_option_ignored_is_a_revoke() -> None:
+    play, log = new_play(T07, "1NT", "W")
+    feed(play, "N:C2 E:C7 S:C9 W:CK W:DK +S:DJ")
+    pp = only(log, Code.PREMATURE_PLAY)
+    assert play.rule(Ruling(RulingKind.OPTION, alert=pp.id, option="lowest"))
+    feed(play, "N:D8")                              # not his lowest diamond
+    rv = only(log, Code.REVOKE)
+    assert (rv.seat, rv.trick, rv.detail, rv.status) == (Seat.N, 2, "61A", Status.OPEN)
+
+
+def test_premature_play_after_declarer_played_both_hands_57c1() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:C8 W:C3 N:C2  S:SA W:S5 N:S4 E:S3")   # S wins T1 and T2
+    feed(play, "S:S2 N:SJ E:S6")   # declarer plays early from his hand; E plays before W
+    items_pp = items(log, Code.PREMATURE_PLAY)
+    assert [i.detail for i in items_pp] == ["declarer", "no_rectification"]
+    assert play.penalty_cards == {}
+    assert play.turn is Seat.W
+    feed(play, "W:S8")
+    assert play.tricks[2].winner is Seat.N
+
+
+def test_penalty_card_not_played_rejected() -> None:
+    play, log = new_play(T06, "3NT", "N", penalty={Seat.E: frozenset({C("SQ")})})
+    assert play.is_major_penalty_card(Seat.E, C("SQ"))
+    feed(play, "E:C5")                              # must lead the penalty card (50D1)
+    pcnp = only(log, Code.PENALTY_CARD_NOT_PLAYED)
+    assert play.rule(Ruling(RulingKind.REJECT, alert=pcnp.id))
+    assert play.tricks[0].cards == ((Seat.E, C("SQ")),)
+    assert play.is_major_penalty_card(Seat.E, C("C5"))
+    assert only(log, Code.PENALTY_CARD_NOT_PLAYED).law == "52B2"
+
+
+def test_penalty_card_from_the_auction_led_t05() -> None:
+    t05 = "N:KQ86.T76.A42.AK7 J5.J985.J963.643 932..KQT75.QT952 AT74.AKQ432.8.J8"
+    play, log = new_play(t05, "3NT", "N", penalty={Seat.E: frozenset({C("HJ")})})
+    assert play.is_major_penalty_card(Seat.E, C("HJ"))
+    feed(play, "-E:HJ +E:HJ")
+    assert play.tricks[0].cards == ((Seat.E, C("HJ")),)
+    assert play.penalty_cards == {}
+    auto(play, t05)
+    assert len(log) == 0
+    assert play.declarer_tricks == 7                 # 3NT by N, 7 tricks (T05)
+
+
+def test_defenders_fifth_card_and_a_lead_ruling() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:CA W:C3 N:C2 +E:D4")         # dummy won; E drops a card
+    fifth = only(log, Code.FIFTH_CARD)
+    assert fifth.law == "45E1" and fifth.detail == "penalty_card"
+    assert play.penalty_cards == {Seat.E: frozenset({C("D4")})}
+    assert not play.is_major_penalty_card(Seat.E, C("D4"))   # a low card: minor
+    assert play.rule(Ruling(RulingKind.LEAD, alert=fifth.id))
+    assert only(log, Code.FIFTH_CARD).detail == "lead"
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert lot.seat is Seat.E and lot.status is Status.OPEN
+    assert play.penalty_cards == {}
+    assert play.tricks[1].cards == ((Seat.E, C("D4")),)
+
+
+def test_fifth_card_treated_as_a_lead_by_the_next_hand() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:CA W:C3 N:C2 +W:D2 N:D5")    # N plays to W's card as to a lead
+    assert only(log, Code.FIFTH_CARD).detail == "lead"
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert lot.seat is Seat.W and lot.detail == "accepted"
+    assert play.tricks[1].cards == ((Seat.W, C("D2")), (Seat.N, C("D5")))
+    assert play.turn is Seat.E
+
+
+def test_extra_card_same_trick() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:C8")
+    feed(play, "+S:SA")
+    extra = only(log, Code.EXTRA_CARD_SAME_TRICK)
+    assert (extra.seat, extra.card, extra.law) == (Seat.S, C("SA"), "58B")
+    assert play.tricks[0].cards == ((Seat.E, C("C5")), (Seat.S, C("C8")))
+    feed(play, "-S:SA")
+    assert only(log, Code.EXTRA_CARD_SAME_TRICK).status is Status.RESOLVED
+    assert play.turn is Seat.W
+
+
+def test_card_not_in_hand_freezes_until_taken_away() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:HK")                              # S holds the ♥K
+    item = only(log, Code.CARD_NOT_IN_HAND)
+    assert item.seat is Seat.E and play.frozen
+    assert play.tricks == () and play.turn is Seat.E
+    feed(play, "-E:HK")
+    assert not play.frozen
+    assert only(log, Code.CARD_NOT_IN_HAND).status is Status.RESOLVED
+    feed(play, "E:C5")
+    assert play.tricks[0].cards == ((Seat.E, C("C5")),)
+
+
+def test_card_withdrawn_stays_played() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:C8 -E:C5")
+    item = only(log, Code.CARD_WITHDRAWN)
+    assert (item.seat, item.card, item.law, item.status) == (Seat.E, C("C5"), "47", Status.OPEN)
+    assert play.tricks[0].cards == ((Seat.E, C("C5")), (Seat.S, C("C8")))
+    assert play.turn is Seat.W
+    feed(play, "+E:C5")
+    assert only(log, Code.CARD_WITHDRAWN).status is Status.RESOLVED
+    feed(play, "W:C3 N:C2")
+    assert play.tricks[0].winner is Seat.S
+
+
+def test_defenders_revoke_corrected_leaves_a_major_penalty_card() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:C8 W:D2")
+    assert only(log, Code.REVOKE).status is Status.OPEN
+    feed(play, "-W:D2 +W:C3")
+    rv = only(log, Code.REVOKE)
+    assert rv.status is Status.CORRECTED and rv.law == "62B1"
+    assert play.is_major_penalty_card(Seat.W, C("D2"))
+    assert play.tricks[0].cards[-1] == (Seat.W, C("C3"))
+
+
+def test_both_sides_established_revokes_no_transfer_64b7() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:C8 W:D2 N:C2")               # W revokes; dummy wins
+    feed(play, "S:H4 W:H2 N:S4 E:H5")               # W's revoke established; N revokes
+    feed(play, "E:CK N:C7")                         # N's revoke established
+    auto(play, T06)
+    revokes = items(log, Code.REVOKE)
+    assert [(r.seat, r.status) for r in revokes] == [(Seat.W, Status.ESTABLISHED),
+                                                     (Seat.N, Status.ESTABLISHED)]
+    assert all(r.detail == "64B7" and r.param("tricks_transferred") == 0 for r in revokes)
+    assert play.declarer_tricks == play.declarer_tricks_played
+
+
+def test_revoke_cleared_by_the_director_is_not_transferred() -> None:
+    play, log = new_play(T08, "4H", "S")
+    feed(play, "W:CT N:C3 E:CA S:C7  E:CK S:CQ W:C4 N:C6  E:S3 S:S5 W:ST N:SQ"
+               " N:H5 E:H2 S:HA W:H3  S:HK W:D2 N:HT E:H6  S:D5 W:D3 N:DK E:H9")
+    rv = only(log, Code.REVOKE)
+    auto(play, T08)
+    assert play.declarer_tricks == 11
+    assert play.rule(Ruling(RulingKind.CLEAR, alert=rv.id))
+    assert only(log, Code.REVOKE).status is Status.RESOLVED
+    assert play.declarer_tricks == 9
+
+
+def test_claim_and_adjust() -> None:
+    play, log = new_play(T08, "4H", "S")
+    feed(play, "W:CT N:C3 E:CA S:C7  E:CK S:CQ W:C4")
+    assert play.rule(Ruling(RulingKind.CLAIM, tricks=10))
+    assert play.complete and play.turn is None
+    assert play.declarer_tricks_played == 10
+    assert play.declarer_tricks == 10
+    assert play.rule(Ruling(RulingKind.ADJUST, tricks=9))
+    assert play.declarer_tricks == 9
+    assert len(log) == 0
+
+
+def test_claim_establishes_an_open_revoke_63a3() -> None:
+    play, log = new_play(T08, "4H", "S")
+    feed(play, "W:CT N:C3 E:CA S:C7  E:CK S:CQ W:C4 N:C6  E:S3 S:S5 W:ST N:SQ"
+               " N:H5 E:H2 S:HA W:H3  S:HK W:D2 N:HT E:H6  S:D5 W:D3 N:DK E:H9")
+    assert play.rule(Ruling(RulingKind.CLAIM, tricks=6))
+    rv = only(log, Code.REVOKE)
+    assert rv.status is Status.ESTABLISHED
+    # E won T6 (64A1): T6 and one later EW trick; the claim gives EW one more trick
+    assert rv.param("tricks_transferred") == 2
+    assert play.declarer_tricks == 3 + 6 + 2
+
+
+def test_rulings_on_unknown_alerts_are_not_ours() -> None:
+    play, _ = new_play(T06, "3NT", "N")
+    assert not play.rule(Ruling(RulingKind.ACCEPT, alert=999))
+    assert not play.rule(Ruling(RulingKind.REJECT))
+
+
+def test_stray_events_do_not_crash_or_count() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "-E:C5 -N:SA")                       # takes of tags never put
+    feed(play, "E:C5 E:C5")                         # a re-read of the same tag
+    assert play.tricks[0].cards == ((Seat.E, C("C5")),) and len(log) == 0
+
+
+def test_rebuilding_from_the_same_events_gives_the_same_board() -> None:
+    events = ("E:HT S:H3 W:H2 N:C6 -N:C6 +N:HJ N:SK E:SA S:S2 W:S6 +N:D5 -N:D5")
+
+    def build() -> tuple[Play, IrregularityLog]:
+        play, log = new_play(T10, "2NT", "N")
+        feed(play, events)
+        auto(play, T10)
+        return play, log
+
+    (p1, l1), (p2, l2) = build(), build()
+    assert p1.tricks == p2.tricks and list(l1) == list(l2)
+    assert p1.declarer_tricks == p2.declarer_tricks == 8

@@ -553,9 +553,9 @@ class Play:
                 self._accept_lead(law="53A")
                 self._follow(seat, card)
                 return
-            if seat is lot.expected or (seat.side is lot.expected.side
-                                        and not self._is_defender(seat)
-                                        and seat is not lot.seat):
+            if len(cur.cards) == 1 and (seat is lot.expected or (
+                    seat.side is lot.expected.side and not self._is_defender(seat)
+                    and seat is not lot.seat)):
                 self._refuse_lead()
                 self._lead(seat, card)
                 return
@@ -845,8 +845,7 @@ class Play:
                 if self._is_defender(seat):
                     self._make_penalty(seat, card, major=True, item=r.item)
                     self._log.update(r.item, penalty_card=str(card))
-                if trick is not self._cur:
-                    self._correcting[seat] = r
+                self._correcting[seat] = r
                 return
         if not self._hands_known and self._correctable(seat, trick) \
                 and trick.suit_led is not None \
@@ -900,11 +899,24 @@ class Play:
         self._played.discard(card)
 
     def _finish_correction(self, seat: Seat, card: Card) -> None:
-        """A revoke in an earlier trick corrected by a card put in its place (62A)."""
+        """A revoke corrected by a card put in place of the withdrawn one (62A)."""
         r = self._correcting.pop(seat)
         trick = next(t for t in self._tricks if t.number == r.trick)
+        if trick is self._cur:
+            if trick.played_by(seat) is not None:
+                self._put_card(seat, card)    # not a replacement after all
+                return
+            if card.suit is r.suit or not self._has_suit(seat, r.suit, besides=card):
+                self._mark_corrected(r)
+            self._play(seat, card, trick)     # a new failure to follow is a new revoke
+            return
         self._check_revoke_replacement(seat, card, trick, r)
         self._put_into_closed(seat, card, trick)
+
+    def _mark_corrected(self, r: _Revoke) -> None:
+        r.corrected = True
+        law = "62B1" if self._is_defender(r.seat) else "62B2"
+        self._log.update(r.item, status=Status.CORRECTED, law=law, detail="corrected")
 
     def _put_into_closed(self, seat: Seat, card: Card, trick: _Trick) -> None:
         """A card put back into a closed trick (a correction): recompute its winner; the
@@ -922,9 +934,7 @@ class Play:
     def _check_revoke_replacement(self, seat: Seat, card: Card, trick: _Trick,
                                   r: _Revoke) -> None:
         if card.suit is r.suit or not self._has_suit(seat, r.suit, besides=card):
-            r.corrected = True
-            law = "62B1" if self._is_defender(seat) else "62B2"
-            self._log.update(r.item, status=Status.CORRECTED, law=law, detail="corrected")
+            self._mark_corrected(r)
         else:
             self._new_revoke(seat, trick, r.suit, card)
 
@@ -974,7 +984,7 @@ class Play:
         elif seat is self.dummy:
             self._accept_opening_lead(swap=False, law="54B2")
             self._follow(seat, card)
-        elif seat is lot.expected:
+        elif seat is lot.expected and len(self._cur.cards) == 1:
             self._refuse_opening_lead()
             self._lead(seat, card)
         else:
@@ -1012,18 +1022,23 @@ class Play:
         assert lot is not None
         self._lot = None
         cur = self._cur
+        law = "56" if self._is_defender(lot.seat) else "55A"
+        if cur.winner is not None:
+            # trick 13 (2017: not accepted by a play): every card was forced, so the trick
+            # is read again as led by the right hand
+            cur.leader = lot.expected
+            cur.cards.sort(key=lambda sc: (sc[0] - lot.expected) % 4)
+            cur.winner = trick_winner(cur.cards, self.trump)
+            self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law=law)
+            if self._complete:
+                self._settle()
+            return
         if cur.played_by(lot.seat) == lot.card:
             self._remove_from_trick(lot.seat, lot.card, cur)
         cur.leader = lot.expected
         if self._is_defender(lot.seat):
             self._make_penalty(lot.seat, lot.card, major=True, item=lot.item)
-            self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law="56")
-        else:
-            self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law="55A")
-        if cur.cards and len(cur.cards) == 4:   # a refused lead at trick 13 (2017)
-            cur.winner = None
-            cur.cards.sort(key=lambda sc: (sc[0] - lot.expected) % 4)
-            self._close(cur)
+        self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law=law)
 
     def _fifth_to_lead(self, *, accepted: bool) -> None:
         fifth = self._fifth
