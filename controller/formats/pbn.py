@@ -1,0 +1,928 @@
+"""PBN 2.1 (Portable Bridge Notation): read forgivingly, write export format.
+
+Reading takes an open text file, a ``Path`` or the text itself and never raises for a
+broken file: each game that cannot be understood is reported as a ``FormatError`` (line
+and message) and skipped, and reading goes on with the next game.
+
+What is read (import format, PBN 2.1 sections 2-4):
+- tag pairs, also spread over several lines and with ``#`` inheritance (4.8);
+- ``%`` lines (2.4), ``;`` and ``{}`` comments (3.8), blank lines between games;
+- the Auction section: calls in rotation from the tag's seat, ``-`` for a seat before
+  the first caller, ``AP``, ``*``, ``+``, note references ``=n=``, NAGs ``$n``, suffixes
+  (``!``, ``?``, ``!!``...), the irregularity tokens ``^I`` (accepted insufficient bid) and
+  ``^S`` (a player skipped by an accepted call out of rotation), ``[Note "n:text"]``;
+- the Play section in the column layout: one line (4 cards) per trick, columns in seat
+  order from the Play tag's seat, ``-`` for an unknown card, ``*`` to end, ``^R`` (revoke)
+  and ``^L`` (lead out of turn, accepted); lower-case cards;
+- supplemental tables (``OptimumResultTable`` and the like) are kept as raw lines.
+
+What is written (export format): ``% PBN 2.1`` / ``% EXPORT`` header, the 15 mandatory
+tags in order, supplemental tags, Auction with ``^I``/``^S`` and notes, Play with
+``^R``/``^L``. What PBN cannot say is kept in PBN's own extension points so that a record
+reads back the same: calls cancelled by a rectification as ``{cancelled W:1S}`` comments
+in the auction, the link from a call to its irregularity as ``{irregularity 3}``, and
+every irregularity as an ``[Irregularity "id=3 code=REVOKE ..."]`` tag (4.9: new tags).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import quote, unquote
+
+from controller.laws.cards import (
+    PASSED_OUT,
+    Bid,
+    Call,
+    CallKind,
+    Card,
+    Contract,
+    Deal,
+    Doubling,
+    ParseError,
+    Seat,
+    Suit,
+    Vulnerability,
+    board_dealer,
+    board_vulnerability,
+)
+from controller.laws.irregularities import Code, Irregularity, IrregularityLog, Status
+from controller.laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
+from controller.laws.scoring import score_ns
+
+from .errors import BadRecord, FormatError
+
+__all__ = [
+    "PbnGame", "PbnFile", "Token", "DealInfo", "read_pbn", "deals_by_board", "game_to_record",
+    "record_to_pbn", "write_pbn", "MANDATORY_TAGS", "auction_outcome", "trick_winner",
+    "build_tricks",
+]
+
+#: The 15 tags of PBN's mandatory tag set, in export order (3.1).
+MANDATORY_TAGS: tuple[str, ...] = (
+    "Event", "Site", "Date", "Board", "West", "North", "East", "South", "Dealer",
+    "Vulnerable", "Deal", "Scoring", "Declarer", "Contract", "Result",
+)
+# Tags a record carries in its own fields; the rest go to BoardRecord.tags.
+_FIELD_TAGS = frozenset({
+    "Board", "Dealer", "Vulnerable", "Deal", "Declarer", "Contract", "Result", "Auction",
+    "Play", "Note", "Table", "Score", "Irregularity",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token of an Auction or Play section, or a comment there (``kind == "comment"``)."""
+
+    text: str
+    line: int
+    kind: str = "item"   # item | note | nag | suffix | mark | comment
+
+
+@dataclass(frozen=True)
+class PbnGame:
+    """One game as read: its tags and its sections' tokens, not yet interpreted."""
+
+    line: int
+    tags: dict[str, str]
+    tag_lines: dict[str, int]
+    auction: tuple[Token, ...] = ()
+    play: tuple[Token, ...] = ()
+    auction_notes: dict[int, str] = field(default_factory=dict)
+    play_notes: dict[int, str] = field(default_factory=dict)
+    irregularity_tags: tuple[str, ...] = ()
+    comments: tuple[str, ...] = ()
+    tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PbnFile:
+    games: list[PbnGame]
+    errors: list[FormatError]
+
+    def records(self) -> list[BoardRecord]:
+        """Every game as a BoardRecord (read_pbn keeps only games that convert)."""
+        return [game_to_record(g) for g in self.games]
+
+
+# --- scanning ----------------------------------------------------------------------------
+
+_TAG = re.compile(r'\[\s*([A-Za-z0-9_]+)\s*"(.*?)"\s*\]', re.DOTALL)
+_TAG_LOOSE = re.compile(r"\[\s*([A-Za-z0-9_]+)\s*([^\]\"]*)\]")
+_PIECES = re.compile(r"(\^[A-Za-z])|(=\d+=)|(\$\d+)|([!?]{1,2})|([^=$!?^]+)|(.)")
+
+
+@dataclass
+class _Event:
+    kind: str      # tag | token | comment | blank | error
+    line: int
+    text: str = ""
+    value: str = ""
+
+
+def _scan(text: str) -> Iterator[_Event]:
+    """Tags, tokens, comments and game-separating blank lines, with line numbers."""
+    i, n, line = 0, len(text), 1
+    line_has_content = False
+    at_line_start = True
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            if not line_has_content:
+                yield _Event("blank", line)
+            line += 1
+            i += 1
+            line_has_content = False
+            at_line_start = True
+            continue
+        if at_line_start and ch == "%":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            line_has_content = True   # an escape line does not separate games
+            continue
+        at_line_start = False
+        if ch in " \t\r\f\v\ufeff":
+            i += 1
+            continue
+        line_has_content = True
+        if ch == "{":
+            end = text.find("}", i + 1)
+            body = text[i + 1:] if end < 0 else text[i + 1:end]
+            yield _Event("comment", line, body)
+            line += body.count("\n")
+            i = n if end < 0 else end + 1
+            continue
+        if ch == ";":
+            end = text.find("\n", i)
+            yield _Event("comment", line, text[i + 1:] if end < 0 else text[i + 1:end])
+            i = n if end < 0 else end
+            continue
+        if ch == "[":
+            m = _TAG.match(text, i)
+            # a value may run over lines, but not into the next tag or game
+            if m and "\n\n" not in m.group(0) and "\n[" not in m.group(0):
+                yield _Event("tag", line, m.group(1), m.group(2).replace('\\"', '"'))
+                line += m.group(0).count("\n")
+                i = m.end()
+                continue
+            loose = _TAG_LOOSE.match(text, i)
+            if loose and "\n" not in loose.group(0):
+                # an unquoted value: [Board 3]
+                yield _Event("tag", line, loose.group(1), loose.group(2).strip())
+                i = loose.end()
+                continue
+            end = text.find("\n", i)
+            yield _Event("error", line, f"malformed tag: {text[i:end if end >= 0 else n]!r}")
+            i = n if end < 0 else end
+            continue
+        j = i
+        while j < n and text[j] not in " \t\r\n\f\v[{;":
+            j += 1
+        yield _Event("token", line, text[i:j])
+        i = j
+
+
+def _split_token(text: str, line: int) -> list[Token]:
+    out: list[Token] = []
+    for m in _PIECES.finditer(text):
+        mark, note, nag, suffix, item, other = m.groups()
+        if mark:
+            out.append(Token(mark.upper(), line, "mark"))
+        elif note:
+            out.append(Token(note, line, "note"))
+        elif nag:
+            out.append(Token(nag, line, "nag"))
+        elif suffix:
+            out.append(Token(suffix, line, "suffix"))
+        elif item:
+            out.append(Token(item, line, "item"))
+        elif other:
+            out.append(Token(other, line, "item"))
+    return out
+
+
+class _GameBuilder:
+    def __init__(self, line: int, previous: dict[str, str]) -> None:
+        self.line = line
+        self.previous = previous
+        self.tags: dict[str, str] = {}
+        self.tag_lines: dict[str, int] = {}
+        self.section: str | None = None
+        self.auction: list[Token] = []
+        self.play: list[Token] = []
+        self.auction_notes: dict[int, str] = {}
+        self.play_notes: dict[int, str] = {}
+        self.irregularity_tags: list[str] = []
+        self.comments: list[str] = []
+        self.tables: dict[str, list[str]] = {}
+        self.errors: list[FormatError] = []
+        self.table_line = -1
+
+    def tag(self, name: str, value: str, line: int) -> None:
+        if value == "#" and name in self.previous:
+            value = self.previous[name]
+        if name == "Note":
+            notes = self.play_notes if self.section == "play" else self.auction_notes
+            index, sep, text = value.partition(":")
+            if sep and index.strip().isdigit():
+                notes[int(index)] = text.strip()
+            else:
+                self.errors.append(FormatError(line, f"note without an index: {value!r}"))
+            return
+        if name == "Irregularity":
+            self.irregularity_tags.append(value)
+            return
+        if name in self.tags:
+            # PBN 3.3: a repeated tag is ignored
+            return
+        self.tags[name] = value
+        self.tag_lines[name] = line
+        if name == "Auction":
+            self.section = "auction"
+        elif name == "Play":
+            self.section = "play"
+        else:
+            self.section = "table:" + name
+
+    def token(self, text: str, line: int) -> None:
+        if self.section == "auction":
+            self.auction.extend(_split_token(text, line))
+        elif self.section == "play":
+            self.play.extend(_split_token(text, line))
+        elif self.section is not None:
+            rows = self.tables.setdefault(self.section[6:], [])
+            if line != self.table_line:
+                rows.append(text)
+                self.table_line = line
+            else:
+                rows[-1] += " " + text
+        else:
+            self.errors.append(FormatError(line, f"text outside any tag or section: {text!r}"))
+
+    def comment(self, text: str, line: int) -> None:
+        if self.section == "auction":
+            self.auction.append(Token(text, line, "comment"))
+        elif self.section == "play":
+            self.play.append(Token(text, line, "comment"))
+        else:
+            self.comments.append(text)
+
+    def build(self) -> PbnGame:
+        return PbnGame(
+            line=self.line, tags=dict(self.tags), tag_lines=dict(self.tag_lines),
+            auction=tuple(self.auction), play=tuple(self.play),
+            auction_notes=dict(self.auction_notes), play_notes=dict(self.play_notes),
+            irregularity_tags=tuple(self.irregularity_tags), comments=tuple(self.comments),
+            tables={k: tuple(v) for k, v in self.tables.items()},
+        )
+
+
+def _text_of(source: TextIO | str | Path) -> str:
+    if isinstance(source, Path):
+        return source.read_bytes().decode("utf-8", errors="replace")
+    if isinstance(source, str):
+        return source
+    return source.read()
+
+
+def read_pbn(source: TextIO | str | Path) -> PbnFile:
+    """Read a PBN file (an open text file, a Path, or the PBN text itself).
+
+    Every game kept converts with ``game_to_record``; a game that does not is reported in
+    ``errors`` with the line of its first tag and skipped.
+    """
+    try:
+        text = _text_of(source)
+    except (OSError, UnicodeDecodeError) as exc:
+        return PbnFile([], [FormatError(0, f"cannot read: {exc}")])
+    games: list[PbnGame] = []
+    errors: list[FormatError] = []
+    builder: _GameBuilder | None = None
+    previous: dict[str, str] = {}
+
+    def finish() -> None:
+        nonlocal builder, previous
+        if builder is None:
+            return
+        errors.extend(builder.errors)
+        if builder.tags:
+            game = builder.build()
+            previous = dict(game.tags)
+            board = _board_number(game.tags.get("Board", ""))
+            try:
+                game_to_record(game)
+            except BadRecord as exc:
+                errors.append(FormatError(exc.error.line or game.line, str(exc), board))
+            else:
+                games.append(game)
+        builder = None
+
+    for event in _scan(text):
+        if event.kind == "blank":
+            finish()
+            continue
+        if event.kind == "error":
+            errors.append(FormatError(event.line, event.text))
+            continue
+        if builder is None:
+            builder = _GameBuilder(event.line, previous)
+        if event.kind == "tag":
+            if not builder.tags:
+                builder.line = event.line
+            builder.tag(event.text, event.value, event.line)
+        elif event.kind == "token":
+            builder.token(event.text, event.line)
+        else:
+            builder.comment(event.text, event.line)
+    finish()
+    return PbnFile(games, errors)
+
+
+def _board_number(text: str) -> int | None:
+    t = text.strip()
+    return int(t) if t.isdigit() and int(t) >= 1 else None
+
+
+# --- interpreting ------------------------------------------------------------------------
+
+def auction_outcome(
+    calls: Sequence[tuple[Seat, Call]],
+) -> tuple[bool, Contract | None, Seat | None]:
+    """(complete, contract, declarer) of a sequence of standing calls (Law 22).
+
+    Complete after four passes (passed out: ``PASSED_OUT``, no declarer) or after a bid and
+    three passes. The declarer is the first player of the final side to name the final
+    denomination.
+    """
+    last_bid: tuple[Seat, Bid] | None = None
+    doubling = Doubling.NONE
+    passes = 0
+    for seat, call in calls:
+        if call.kind is CallKind.PASS:
+            passes += 1
+        else:
+            passes = 0
+            if call.bid is not None:
+                last_bid, doubling = (seat, call.bid), Doubling.NONE
+            elif call.kind is CallKind.DOUBLE:
+                doubling = Doubling.DOUBLED
+            else:
+                doubling = Doubling.REDOUBLED
+    if last_bid is None:
+        return (passes >= 4, PASSED_OUT if passes >= 4 else None, None)
+    if passes < 3:
+        return (False, None, None)
+    final_seat, final_bid = last_bid
+    declarer = final_seat
+    for seat, call in calls:
+        if (call.bid is not None and seat.side is final_seat.side
+                and call.bid.denomination is final_bid.denomination):
+            declarer = seat
+            break
+    return (True, Contract(final_bid, doubling), declarer)
+
+
+def trick_winner(cards: Sequence[tuple[Seat, Card]], trump: Suit | None) -> Seat:
+    """Laws 44E/F: highest trump, else highest card of the suit led."""
+    # once a trump has won the lead, only a higher trump beats it
+    best_seat, best = cards[0]
+    for seat, card in cards[1:]:
+        if card.suit is best.suit:
+            if card.rank > best.rank:
+                best_seat, best = seat, card
+        elif trump is not None and card.suit is trump:
+            best_seat, best = seat, card
+    return best_seat
+
+
+def build_tricks(
+    plays: Sequence[tuple[Seat, Card]], opening_leader: Seat, trump: Suit | None,
+) -> tuple[PlayedTrick, ...]:
+    """Cards in playing order (as LIN gives them) into tricks; the last may be incomplete."""
+    tricks: list[PlayedTrick] = []
+    leader = opening_leader
+    for start in range(0, len(plays), 4):
+        cards = tuple(plays[start:start + 4])
+        winner = trick_winner(cards, trump) if len(cards) == 4 else None
+        tricks.append(PlayedTrick(len(tricks) + 1, leader, cards, winner))
+        if winner is not None:
+            leader = winner
+    return tuple(tricks)
+
+
+def _seat_of(text: str, what: str, line: int) -> Seat:
+    try:
+        return Seat.parse(text)
+    except ParseError:
+        raise BadRecord(f"{what} is not a seat: {text!r}", line) from None
+
+
+def _declarer_tricks(result: str, declarer: Seat | None, line: int) -> int | None:
+    """Result tag forms (3.4.15): ``9``, ``NS 9``, ``EW 4``, ``NS 9 EW 4``, ``^`` prefix."""
+    t = result.strip().lstrip("^").strip()
+    if not t or t == "?":
+        return None
+    if t.isdigit():
+        value = int(t)
+    else:
+        parts = t.split()
+        found: int | None = None
+        for side, count in zip(parts[::2], parts[1::2], strict=False):
+            if not count.isdigit() or side.upper() not in ("NS", "EW"):
+                raise BadRecord(f"Result is not a number of tricks: {result!r}", line)
+            if declarer is not None and declarer.side.value == side.upper():
+                found = int(count)
+            elif declarer is not None:
+                found = 13 - int(count) if found is None else found
+        if found is None:
+            return None
+        value = found
+    if not 0 <= value <= 13:
+        raise BadRecord(f"Result out of range: {result!r}", line)
+    return value
+
+
+def _score_tag(text: str) -> int | None:
+    parts = text.split()
+    if len(parts) == 2 and parts[0].upper() in ("NS", "EW"):
+        try:
+            value = int(parts[1])
+        except ValueError:
+            return None
+        return value if parts[0].upper() == "NS" else -value
+    return None
+
+
+def _parse_irregularity_tag(value: str, line: int) -> Irregularity:
+    fields: dict[str, str] = {}
+    for part in value.split():
+        key, sep, val = part.partition("=")
+        if not sep:
+            raise BadRecord(f"Irregularity tag field without '=': {part!r}", line)
+        fields[key] = unquote(val)
+    try:
+        code = Code(fields.pop("code"))
+        irr_id = int(fields.pop("id"))
+        law = fields.pop("law")
+        status = Status(fields.pop("status", "open"))
+        seat = Seat.parse(s) if (s := fields.pop("seat", "")) else None
+        trick = int(t) if (t := fields.pop("trick", "")) else None
+        card = Card.parse(c) if (c := fields.pop("card", "")) else None
+        call = Call.parse(c) if (c := fields.pop("call", "")) else None
+    except (KeyError, ValueError) as exc:
+        raise BadRecord(f"bad Irregularity tag {value!r}: {exc}", line) from None
+    detail = fields.pop("detail", "")
+    params: list[tuple[str, Any]] = []
+    for key, val in sorted(fields.items()):
+        params.append((key, int(val) if re.fullmatch(r"-?\d+", val) else val))
+    return Irregularity(id=irr_id, code=code, law=law, status=status, seat=seat, trick=trick,
+                        card=card, call=call, detail=detail, params=tuple(params))
+
+
+_CANCELLED = re.compile(r"^\s*cancelled\s+([NESWnesw]):(\S+)(?:\s+irregularity\s+(\d+))?\s*$")
+_IRR_LINK = re.compile(r"^\s*irregularity\s+(\d+)\s*$")
+
+
+def _parse_auction(
+    game: PbnGame, log: IrregularityLog,
+) -> list[AuctionEntry]:
+    first_text = game.tags.get("Auction", "")
+    line = game.tag_lines.get("Auction", game.line)
+    seat = _seat_of(first_text, "Auction tag", line)
+    entries: list[AuctionEntry] = []
+    pending_marks: list[str] = []
+    skipped = 0
+    standing: list[tuple[Seat, Call]] = []
+    ended = False
+
+    def add(call: Call, tok_line: int) -> None:
+        nonlocal seat, skipped
+        irr_id: int | None = None
+        if skipped:
+            irr = log.open(Code.CALL_OUT_OF_ROTATION, law="29A", seat=seat, call=call,
+                           status=Status.RESOLVED, detail="accepted", skipped=skipped)
+            irr_id = irr.id
+        if "^I" in pending_marks:
+            irr = log.open(Code.INSUFFICIENT_BID, law="27A1", seat=seat, call=call,
+                           status=Status.RESOLVED, detail="accepted")
+            irr_id = irr.id if irr_id is None else irr_id
+        entries.append(AuctionEntry(seat, call, irregularity=irr_id))
+        standing.append((seat, call))
+        pending_marks.clear()
+        skipped = 0
+        seat = seat.lho
+
+    for tok in game.auction:
+        if ended:
+            if tok.kind == "item":
+                raise BadRecord(f"call after the end of the auction: {tok.text!r}", tok.line)
+            continue
+        if tok.kind == "comment":
+            m = _CANCELLED.match(tok.text)
+            if m:
+                try:
+                    call = Call.parse(m.group(2))
+                except ParseError:
+                    raise BadRecord(f"bad cancelled call {tok.text!r}", tok.line) from None
+                link = int(m.group(3)) if m.group(3) else None
+                entries.append(AuctionEntry(Seat.parse(m.group(1)), call, cancelled=True,
+                                            irregularity=link))
+                continue
+            m = _IRR_LINK.match(tok.text)
+            if m and entries:
+                last = entries[-1]
+                entries[-1] = AuctionEntry(last.seat, last.call, last.cancelled,
+                                           int(m.group(1)), last.note)
+            continue
+        if tok.kind == "mark":
+            if tok.text == "^S":
+                skipped += 1
+                seat = seat.lho
+            elif tok.text == "^I":
+                pending_marks.append("^I")
+            else:
+                raise BadRecord(f"{tok.text} is not an auction token", tok.line)
+            continue
+        if tok.kind == "note":
+            if entries:
+                index = int(tok.text.strip("="))
+                last = entries[-1]
+                note = game.auction_notes.get(index, "")
+                entries[-1] = AuctionEntry(last.seat, last.call, last.cancelled,
+                                           last.irregularity, note)
+            continue
+        if tok.kind in ("nag", "suffix"):
+            continue
+        text = tok.text
+        upper = text.upper()
+        if upper == "-":
+            if entries:
+                raise BadRecord("'-' after the first call of the auction", tok.line)
+            seat = seat.lho
+            continue
+        if upper in ("*", "+"):
+            ended = True
+            continue
+        if upper == "AP":
+            while not auction_outcome(standing)[0]:
+                add(Call.parse("Pass"), tok.line)
+            ended = True
+            continue
+        try:
+            call = Call.parse(text)
+        except ParseError:
+            raise BadRecord(f"not a call: {text!r}", tok.line) from None
+        if auction_outcome(standing)[0]:
+            raise BadRecord(f"call after the end of the auction: {text!r}", tok.line)
+        add(call, tok.line)
+    return entries
+
+
+def _parse_play(
+    game: PbnGame, log: IrregularityLog, contract: Contract | None, declarer: Seat | None,
+    deal: Deal | None,
+) -> tuple[PlayedTrick, ...]:
+    line = game.tag_lines.get("Play", game.line)
+    first = _seat_of(game.tags.get("Play", ""), "Play tag", line)
+    columns = [first.rotated(i) for i in range(4)]
+    trump: Suit | None = None
+    if contract is not None and contract.bid is not None:
+        trump = contract.bid.denomination.trump
+    # column cells: (card or None, marks, line)
+    cells: list[tuple[Card | None, tuple[str, ...], int]] = []
+    marks: list[str] = []
+    for tok in game.play:
+        if tok.kind == "mark":
+            if tok.text not in ("^R", "^L"):
+                raise BadRecord(f"{tok.text} is not a play token", tok.line)
+            marks.append(tok.text)
+            continue
+        if tok.kind != "item":
+            continue
+        if tok.text in ("*",):
+            break
+        if tok.text in ("-", "+"):
+            cells.append((None, tuple(marks), tok.line))
+        else:
+            try:
+                cells.append((Card.parse(tok.text), tuple(marks), tok.line))
+            except ParseError:
+                raise BadRecord(f"not a card: {tok.text!r}", tok.line) from None
+        marks = []
+    if len(cells) > 52:
+        raise BadRecord("more than 13 tricks in the Play section", cells[52][2])
+    seen: set[Card] = set()
+    hands = {s: set(deal[s]) for s in Seat} if deal is not None and deal.is_complete else None
+    tricks: list[PlayedTrick] = []
+    leader: Seat | None = first
+    for start in range(0, len(cells), 4):
+        number = start // 4 + 1
+        row = cells[start:start + 4]
+        by_seat = {columns[i]: row[i] for i in range(len(row))}
+        marked_leader = [s for s, (_, m, _) in by_seat.items() if "^L" in m]
+        this_leader = marked_leader[0] if marked_leader else leader
+        order = ([this_leader.rotated(i) for i in range(4)] if this_leader is not None
+                 else columns)
+        cards: list[tuple[Seat, Card]] = []
+        for seat in order:
+            cell = by_seat.get(seat)
+            if cell is None:
+                continue
+            maybe_card, cell_marks, cell_line = cell
+            if maybe_card is None:
+                continue
+            card = maybe_card
+            if card in seen:
+                raise BadRecord(f"{card} played twice", cell_line)
+            seen.add(card)
+            if hands is not None:
+                if card not in hands[seat]:
+                    raise BadRecord(f"{seat} plays {card}, which is not in that hand",
+                                    cell_line)
+            cards.append((seat, card))
+            if "^R" in cell_marks:
+                log.open(Code.REVOKE, seat=seat, trick=number, card=card,
+                         status=Status.ESTABLISHED)
+        if marked_leader and this_leader is not None:
+            lead_card = by_seat[this_leader][0]
+            code = Code.OPENING_LEAD_OUT_OF_TURN if number == 1 else Code.LEAD_OUT_OF_TURN
+            log.open(code, law="54B" if number == 1 else "53A", seat=this_leader,
+                     trick=number, card=lead_card, status=Status.RESOLVED, detail="accepted")
+        complete = len(cards) == 4 and this_leader is not None and contract is not None
+        winner = trick_winner(cards, trump) if complete else None
+        tricks.append(PlayedTrick(number, this_leader if this_leader is not None else first,
+                                  tuple(cards), winner))
+        leader = winner
+    return tuple(tricks)
+
+
+def game_to_record(game: PbnGame) -> BoardRecord:
+    """Interpret one game; raises ``BadRecord`` when it cannot be understood."""
+    tags = game.tags
+    line_of = game.tag_lines.get
+    board = _board_number(tags.get("Board", ""))
+    if board is None:
+        raise BadRecord(f"no board number: Board {tags.get('Board')!r}",
+                        line_of("Board", game.line))
+    dealer_text = tags.get("Dealer", "").strip()
+    dealer = (_seat_of(dealer_text, "Dealer", line_of("Dealer", game.line))
+              if dealer_text and dealer_text != "?" else board_dealer(board))
+    vul_text = tags.get("Vulnerable", "").strip()
+    try:
+        vul = (Vulnerability.parse(vul_text) if vul_text and vul_text != "?"
+               else board_vulnerability(board))
+    except ParseError as exc:
+        raise BadRecord(str(exc), line_of("Vulnerable", game.line)) from None
+    deal: Deal | None = None
+    deal_text = tags.get("Deal", "").strip()
+    if deal_text and deal_text != "?":
+        try:
+            deal = Deal.from_pbn(deal_text)
+        except ParseError as exc:
+            raise BadRecord(f"Deal: {exc}", line_of("Deal", game.line)) from None
+        if sum(len(h) for h in deal.hands) != len(frozenset().union(*deal.hands)):
+            raise BadRecord("Deal: a card in two hands", line_of("Deal", game.line))
+    log = IrregularityLog()
+    auction: list[AuctionEntry] = []
+    if "Auction" in tags:
+        auction = _parse_auction(game, log)
+    complete, auction_contract, auction_declarer = auction_outcome(
+        [(e.seat, e.call) for e in auction if not e.cancelled])
+    contract_text = tags.get("Contract", "").strip()
+    contract: Contract | None = auction_contract
+    if contract_text and contract_text != "?":
+        try:
+            contract = Contract.parse(contract_text)
+        except ParseError as exc:
+            raise BadRecord(str(exc), line_of("Contract", game.line)) from None
+    declarer_text = tags.get("Declarer", "").strip().lstrip("^")
+    declarer: Seat | None = auction_declarer
+    if declarer_text and declarer_text != "?":
+        declarer = _seat_of(declarer_text, "Declarer", line_of("Declarer", game.line))
+    if contract is not None and contract.passed_out:
+        declarer = None
+    tricks: tuple[PlayedTrick, ...] = ()
+    if "Play" in tags and game.play:
+        tricks = _parse_play(game, log, contract, declarer, deal)
+    tricks_played: int | None = None
+    if declarer is not None and tricks and all(t.winner is not None for t in tricks):
+        tricks_played = sum(1 for t in tricks if t.winner is not None
+                            and t.winner.side is declarer.side)
+    tricks_result = _declarer_tricks(tags.get("Result", ""), declarer,
+                                     line_of("Result", game.line))
+    if tricks_result is None and len(tricks) == 13 and tricks_played is not None:
+        tricks_result = tricks_played
+    score: int | None = None
+    if contract is not None and contract.passed_out:
+        score = 0
+    elif contract is not None and declarer is not None and tricks_result is not None:
+        score = score_ns(contract, declarer, vul, tricks_result)
+    elif "Score" in tags:
+        score = _score_tag(tags["Score"])
+    irregularities: tuple[Irregularity, ...]
+    if game.irregularity_tags:
+        irregularities = tuple(
+            _parse_irregularity_tag(v, game.line) for v in game.irregularity_tags)
+    else:
+        irregularities = tuple(log)
+    extra = {k: v for k, v in tags.items() if k not in _FIELD_TAGS}
+    del complete
+    return BoardRecord(
+        board=board, dealer=dealer, vulnerability=vul, deal=deal, auction=tuple(auction),
+        contract=contract, declarer=declarer, tricks=tricks, tricks_played=tricks_played,
+        tricks_result=tricks_result, score_ns=score, irregularities=irregularities,
+        table=tags.get("Table", ""), tags=extra,
+    )
+
+
+def deals_by_board(source: PbnFile | TextIO | str | Path) -> dict[int, DealInfo]:
+    """Board number -> dealer, vulnerability and deal, for ``--deals FILE.pbn``.
+
+    The [Dealer] and [Vulnerable] tags override Law 2 (a board marked differently keeps
+    its markings). Games without a deal are left out; when a board number appears twice
+    (both rooms of a match), the first deal is kept.
+    """
+    pbn = source if isinstance(source, PbnFile) else read_pbn(source)
+    out: dict[int, DealInfo] = {}
+    for game in pbn.games:
+        record = game_to_record(game)
+        if record.deal is None or record.board in out:
+            continue
+        out[record.board] = DealInfo(record.board, record.dealer, record.vulnerability,
+                                     record.deal)
+    return out
+
+
+# --- writing -----------------------------------------------------------------------------
+
+def _quote(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+
+
+def _irregularity_tag(irr: Irregularity) -> str:
+    parts = [f"id={irr.id}", f"code={irr.code.value}", f"law={quote(irr.law, safe='')}",
+             f"status={irr.status.value}"]
+    if irr.seat is not None:
+        parts.append(f"seat={irr.seat.name}")
+    if irr.trick is not None:
+        parts.append(f"trick={irr.trick}")
+    if irr.card is not None:
+        parts.append(f"card={irr.card}")
+    if irr.call is not None:
+        parts.append(f"call={irr.call}")
+    if irr.detail:
+        parts.append(f"detail={quote(irr.detail, safe='')}")
+    for key, value in irr.params:
+        text = value.name if isinstance(value, Seat) else str(value)
+        parts.append(f"{key}={quote(text, safe='')}")
+    return " ".join(parts)
+
+
+def _lines_of(cells: Iterable[tuple[bool, str]], per_line: int = 4) -> list[str]:
+    """Lay out cells four to a line; non-cells (comments) go along without counting."""
+    lines: list[str] = []
+    current: list[str] = []
+    count = 0
+    for is_cell, text in cells:
+        if is_cell and count == per_line:
+            lines.append(" ".join(current))
+            current, count = [], 0
+        current.append(text)
+        if is_cell:
+            count += 1
+    if current:
+        lines.append(" ".join(current))
+    return lines
+
+
+def _auction_lines(record: BoardRecord) -> tuple[list[str], list[str]]:
+    notes: dict[str, int] = {}
+    cells: list[tuple[bool, str]] = []
+    turn = record.dealer
+    last_bid: Bid | None = None
+    standing: list[tuple[Seat, Call]] = []
+    for entry in record.auction:
+        if entry.cancelled:
+            link = (f" irregularity {entry.irregularity}"
+                    if entry.irregularity is not None else "")
+            cells.append((False, f"{{cancelled {entry.seat.name}:{entry.call}{link}}}"))
+            continue
+        for _ in range((entry.seat - turn) % 4):
+            cells.append((True, "^S"))
+        text = str(entry.call)
+        if entry.call.bid is not None:
+            if last_bid is not None and entry.call.bid.rank <= last_bid.rank:
+                text = "^I " + text
+            last_bid = entry.call.bid
+        if entry.note:
+            index = notes.setdefault(entry.note, len(notes) + 1)
+            text += f" ={index}="
+        if entry.irregularity is not None:
+            text += f" {{irregularity {entry.irregularity}}}"
+        cells.append((True, text))
+        standing.append((entry.seat, entry.call))
+        turn = entry.seat.lho
+    if not auction_outcome(standing)[0]:
+        cells.append((False, "*"))
+    note_tags = [f'[Note "{i}:{_quote(text)}"]' for text, i in notes.items()]
+    return _lines_of(cells), note_tags
+
+
+def _play_lines(record: BoardRecord, leader: Seat) -> list[str]:
+    # ^R is PBN's "revoke not noticed in time": established revokes only, not corrected ones
+    revokes = {(i.trick, i.seat): i.card for i in record.irregularities
+               if i.code is Code.REVOKE and i.status is Status.ESTABLISHED
+               and i.trick is not None and i.seat is not None}
+    columns = [leader.rotated(i) for i in range(4)]
+    lines: list[str] = []
+    expected: Seat | None = leader
+    complete = 0
+    for trick in record.tricks:
+        by_seat = dict(trick.cards)
+        cells: list[str] = []
+        for seat in columns:
+            card = by_seat.get(seat)
+            if card is None:
+                cells.append("-")
+                continue
+            text = str(card)
+            key = (trick.number, seat)
+            if key in revokes and revokes[key] in (None, card):
+                text = "^R " + text
+            if seat is trick.leader and expected is not None and trick.leader is not expected:
+                text = "^L " + text
+            cells.append(text)
+        lines.append(" ".join(cells))
+        expected = trick.winner
+        if len(trick.cards) == 4:
+            complete += 1
+    if complete < 13:
+        lines.append("*")
+    return lines
+
+
+def record_to_pbn(record: BoardRecord) -> str:
+    """One game in PBN 2.1 export format (without the file header)."""
+    tags = record.tags
+    values: dict[str, str] = {
+        "Event": tags.get("Event", ""), "Site": tags.get("Site", ""),
+        "Date": tags.get("Date", ""), "Board": str(record.board),
+        "West": tags.get("West", ""), "North": tags.get("North", ""),
+        "East": tags.get("East", ""), "South": tags.get("South", ""),
+        "Dealer": record.dealer.name, "Vulnerable": str(record.vulnerability),
+        "Deal": (record.deal.to_pbn(record.dealer) if record.deal is not None
+                 else f"{record.dealer.name}:- - - -"),
+        "Scoring": tags.get("Scoring", ""),
+        "Declarer": record.declarer.name if record.declarer is not None else "",
+        "Contract": str(record.contract) if record.contract is not None else "",
+        "Result": "",
+    }
+    result = record.tricks_result
+    if result is None and len(record.tricks) == 13:
+        result = record.tricks_played
+    if result is not None and record.declarer is not None:
+        values["Result"] = str(result)
+        # 3.4.15: a caret says the result differs from the tricks won in the play
+        # (Law 64 transfers, 67B, a director's adjustment or a claim)
+        played_out = len(record.tricks) == 13 and all(len(t.cards) == 4 for t in record.tricks)
+        if played_out and record.tricks_played is not None and result != record.tricks_played:
+            values["Result"] = "^" + values["Result"]
+    out = [f'[{name} "{_quote(values[name])}"]' for name in MANDATORY_TAGS]
+    if record.table:
+        out.append(f'[Table "{_quote(record.table)}"]')
+    if record.score_ns is not None and not (record.contract is not None
+                                            and record.contract.passed_out):
+        out.append(f'[Score "NS {record.score_ns}"]')
+    for name, value in tags.items():
+        if name not in values and name not in _FIELD_TAGS:
+            out.append(f'[{name} "{_quote(value)}"]')
+    for irr in record.irregularities:
+        out.append(f'[Irregularity "{_irregularity_tag(irr)}"]')
+    if record.auction:
+        out.append(f'[Auction "{record.dealer.name}"]')
+        lines, notes = _auction_lines(record)
+        out.extend(lines)
+        out.extend(notes)
+    if record.tricks and record.declarer is not None:
+        leader = record.declarer.lho
+        out.append(f'[Play "{leader.name}"]')
+        out.extend(_play_lines(record, leader))
+    return "\n".join(out) + "\n"
+
+
+def write_pbn(records: Iterable[BoardRecord], fp: TextIO) -> None:
+    """A PBN 2.1 export file: header, then each game followed by an empty line."""
+    fp.write("% PBN 2.1\n% EXPORT\n")
+    for record in records:
+        fp.write("\n")
+        fp.write(record_to_pbn(record))
+
+
+def pbn_text(records: Iterable[BoardRecord]) -> str:
+    buffer = io.StringIO()
+    write_pbn(records, buffer)
+    return buffer.getvalue()
