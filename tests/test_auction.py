@@ -795,3 +795,20 @@ def test_any_event_sequence_keeps_the_auction_consistent(
             assert not a.declarer.is_opponent_of(final[-1][0])
     else:
         assert a.turn is not None
+
+
+def test_pass_card_put_down_after_an_implied_pass_is_that_pass() -> None:
+    r = run(N, "N:1C S:P TD:reject@1 E:P W:1H S:P")
+    assert len(r.items()) == 1
+    assert r.calls == "N:1C E:Pass S:Pass W:1H" and r.auction.turn is N
+
+
+def test_rectification_waiting_for_a_call_that_never_comes_is_resolved_at_the_end() -> None:
+    # 2017 30B: E passes at W's (his partner's) turn; W's pass ends the auction before E
+    # calls again, so there is no call to judge
+    r = run(N, "N:1C E:P S:P E:P TD:reject@1", L2017)
+    assert r.one(Code.CALL_OUT_OF_ROTATION).is_open
+    feed(r, "W:P")
+    assert contract_of(r)[0] == "1C"
+    coor = r.one(Code.CALL_OUT_OF_ROTATION)
+    assert (coor.status, coor.detail) == (Status.RESOLVED, "auction_ended")

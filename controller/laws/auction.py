@@ -151,6 +151,7 @@ class Auction:
         self._record: list[AuctionEntry] = []
         # standing calls: (seat, call, record index, id of the accepted call out of rotation)
         self._standing: list[tuple[Seat, Call, int, int | None]] = []
+        self._calls_list: list[tuple[Seat, Call]] = []   # the same calls, as ``calls`` shows
         self._calls_cache: tuple[tuple[Seat, Call], ...] | None = ()
         self._record_cache: tuple[AuctionEntry, ...] | None = ()
         # derived state
@@ -175,6 +176,9 @@ class Auction:
         self._exposures: dict[Seat, _Exposure] = {}
         self._on_table: dict[Seat, set[Card]] = {}
         self._after_close: dict[int, Seat] = {}      # open Law 39 items -> offender
+        # seats with a pass implied (28A) or substituted (37B, 38) and no call since: the
+        # pass card they put down late is that pass, not a new call
+        self._passed_for: set[Seat] = set()
         self._mine: dict[int, Code] = {}
 
     # ------------------------------------------------------------------ queries
@@ -230,7 +234,7 @@ class Auction:
         """The calls that stand, in order (implied and substituted passes included)."""
         cached = self._calls_cache
         if cached is None:
-            cached = self._calls_cache = tuple((s, c) for s, c, _, _ in self._standing)
+            cached = self._calls_cache = tuple(self._calls_list)
         return cached
 
     @property
@@ -308,6 +312,10 @@ class Auction:
             self._call_after_close(seat, call)
             return
         p = self._pending
+        if self._passed_for and seat in self._passed_for:
+            self._passed_for.discard(seat)
+            if call.is_pass:
+                return  # the pass already stands for him (28A / 37B / 38)
         if p is None:
             st = self._standing
             if st and st[-1][0] is seat and st[-1][1] == call:
@@ -432,6 +440,7 @@ class Auction:
             # implied pass goes in the record before the call that implied it
             self._record.insert(entry, AuctionEntry(turn, PASS, note="implied pass (28A)"))
             self._apply(turn, PASS, entry, None)
+            self._passed_for.add(turn)
             self._in_rotation(seat, call, entry + 1)
         else:
             item = self.log.open(Code.CALL_OUT_OF_ROTATION, law="28", seat=seat, call=call,
@@ -897,6 +906,7 @@ class Auction:
         self._record.append(AuctionEntry(seat, PASS, note=note))
         self._record_cache = None
         self._apply(seat, PASS, len(self._record) - 1, None)
+        self._passed_for.add(seat)
 
     def _oblige(self, seat: Seat, kind: str, source: int) -> None:
         if self._complete:
@@ -916,6 +926,7 @@ class Auction:
     def _apply(self, seat: Seat, call: Call, entry: int, oor: int | None) -> None:
         """A call now stands."""
         self._standing.append((seat, call, entry, oor))
+        self._calls_list.append((seat, call))
         self._calls_cache = None
         self._advance(seat, call)
         oblig = self._oblig
@@ -954,6 +965,7 @@ class Auction:
         self._passes = 0
         self._first_namer = [None] * 10
         self._calls_cache = None
+        self._calls_list = [(seat, call) for seat, call, _, _ in self._standing]
         for seat, call, _, _ in self._standing:
             self._advance(seat, call)
 
@@ -994,6 +1006,9 @@ class Auction:
             self._contract = Contract(last, Doubling(self._dbl))
             self._declarer = self._first_namer[(self._last_bidder & 1) * 5
                                                 + last.denomination]
+        for f in self._followups:
+            # the offender made no further call: nothing left to rectify
+            self.log.update(f.irr, status=Status.RESOLVED, detail="auction_ended")
         self._followups.clear()
         if self._exposures:
             self._settle_exposures()
