@@ -831,3 +831,58 @@ def test_rebuilding_from_the_same_events_gives_the_same_board() -> None:
     (p1, l1), (p2, l2) = build(), build()
     assert p1.tricks == p2.tricks and list(l1) == list(l2)
     assert p1.declarer_tricks == p2.declarer_tricks == 8
+
+
+def test_defective_trick_corrected_under_67a() -> None:
+    play, log = new_play(T12, "3NT", "W")
+    feed(play, "N:SK E:SA S:S3 W:S5  E:CA S:C5 W:C4 N:C2  E:CQ S:C9 W:CT N:C3"
+               " E:C6 S:CJ W:H2 N:CK  N:H3 E:HT S:H4 W:HQ  W:SJ N:SQ E:D4")
+    feed(play, "+N:ST")                             # T6 defective, only NS has played on
+    feed(play, "+S:S4")                             # S adds a legal card: 67A
+    dt = only(log, Code.DEFECTIVE_TRICK)
+    assert dt.status is Status.CORRECTED and dt.detail == "67A"
+    assert play.tricks[5].cards[-1] == (Seat.S, C("S4"))
+    assert play.tricks[5].winner is Seat.N
+    assert play.turn is Seat.E
+    feed(play, "E:D5 S:S7 W:S6")
+    auto(play, T12)
+    assert play.declarer_tricks == play.declarer_tricks_played == 9
+    assert codes(log) == [Code.DEFECTIVE_TRICK]
+
+
+def test_revoke_failing_to_play_a_penalty_card_is_not_transferred_64b3() -> None:
+    # a three-card ending: W's only club is a penalty card lying face up
+    hands = {Seat.E: frozenset(map(C, ["CA", "D2", "D3"])),
+             Seat.S: frozenset(map(C, ["C2", "S2", "S3"])),
+             Seat.W: frozenset(map(C, ["C3", "H2", "H3"])),
+             Seat.N: frozenset(map(C, ["C4", "S4", "S5"]))}
+    log = IrregularityLog()
+    play = Play(Contract.parse("1NT"), Seat.N, log, hands=hands, first_trick=11,
+                penalty_cards={Seat.W: frozenset({C("C3")})})
+    assert not play.is_major_penalty_card(Seat.W, C("C3"))     # one low card: minor
+    feed(play, "E:CA S:C2 W:H2 N:C4  E:D2 S:S2 W:H3 N:S4  E:D3 S:S3 W:C3 N:S5")
+    rv = only(log, Code.REVOKE)
+    assert (rv.seat, rv.trick, rv.status) == (Seat.W, 11, Status.ESTABLISHED)
+    assert rv.detail == "64B3" and rv.param("tricks_transferred") == 0
+    assert play.declarer_tricks == 0
+
+
+def test_unknown_hands_are_inferred_from_the_cards_played() -> None:
+    play, _ = new_play(T06, "3NT", "N", known=False)
+    assert play.known_hands == {}
+    auto(play, T06)
+    assert play.known_hands == {s: Deal.from_pbn(T06)[s] for s in Seat}
+
+
+@pytest.mark.parametrize("rules", [Rules.L2007, Rules.L2017])
+def test_both_sides_revoke_on_one_trick(rules: Rules) -> None:
+    play, log = new_play(T06, "3NT", "N", rules=rules)
+    feed(play, "E:C5 S:D3 W:D2 N:C2")   # S (dummy) and W both revoke; N wins with ♣2?
+    revokes = items(log, Code.REVOKE)
+    assert [r.seat for r in revokes] == [Seat.S, Seat.W]
+    winner = play.tricks[0].winner
+    assert winner is Seat.E
+    feed(play, "E:CK")                              # only EW play on: W's revoke established
+    w_revoke = items(log, Code.REVOKE)[1]
+    assert w_revoke.status is Status.ESTABLISHED
+    assert w_revoke.law == ("62C3" if rules is Rules.L2017 else "63A1")

@@ -99,6 +99,7 @@ class _Revoke:
     corrected: bool = False
     cleared: bool = False
     faced: bool = False          # 64B3: failure to play a faced card (dummy's or a penalty card)
+    both_on_trick: bool = False  # 2017 62C3: the other side also revoked on this trick
     defective: bool = False      # 67B1: deemed revoke, always one trick per 64A2
 
 
@@ -801,6 +802,15 @@ class Play:
     def _establish(self, r: _Revoke) -> None:
         r.established = True
         law = "62D" if r.trick == 12 else "63A1"
+        if self.rules is Rules.L2017 and any(
+                o.trick == r.trick and o.seat.side is not r.seat.side and not o.established
+                and not o.cleared and not o.defective for o in self._revokes):
+            # 2017 62C3: both sides revoked on this trick and only one side has played on:
+            # both revokes are to be corrected, and the established one is not rectified
+            # by Law 64 (64B8)
+            r.both_on_trick = True
+            self._log.update(r.item, status=Status.ESTABLISHED, law="62C3", detail="62C3")
+            return
         self._log.update(r.item, status=Status.ESTABLISHED, law=law)
 
     def _close(self, trick: _Trick) -> None:
@@ -1247,6 +1257,8 @@ class Play:
             key = (r.seat, r.suit)
             if r.defective:
                 rule = "64A2"
+            elif r.both_on_trick:
+                rule = "64B8"
             elif r.faced:
                 rule = "64B3"
             elif key in seen_suits:
@@ -1257,7 +1269,7 @@ class Play:
             n = 0
             avail = [t for t in sorted(won) if t >= r.trick and won[t].side is side
                      and t not in used]
-            if rule in ("64B3", "64B2"):
+            if rule in ("64B3", "64B2", "64B8"):
                 pass
             elif not rule and won.get(r.trick) is r.seat:
                 rule = "64A1"
