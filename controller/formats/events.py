@@ -1,0 +1,142 @@
+"""A played board as the sensor events a table would publish (wire contract, version 1).
+
+``record_events(record)`` gives, in order: the board on the board reader; each seat's
+13-card hand scan (``tray`` ``present``) and the hand picked up (``removed``); each call as
+``bid`` ``present`` at its seat; each card as ``tray`` ``present`` at the seat that holds
+it (declarer puts dummy's cards on dummy's tray); after the last trick every seat's 13
+tags ``removed`` (the hands back in the board). Everything is deterministic: ``seq`` counts
+from ``seq_start``, ``ts`` is ``ts_start + k * ts_step``, and uids come from functions the
+caller may replace.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
+
+from controller.laws.cards import FULL_DECK, Call, CallKind, Card, Seat
+from controller.laws.record import BoardRecord
+
+from .errors import BadRecord
+
+__all__ = [
+    "record_events", "write_jsonl", "default_card_uid", "default_call_uid",
+    "default_board_uid", "known_hands",
+]
+
+Event = dict[str, Any]
+
+
+def default_card_uid(card: Card) -> str:
+    """``C`` + the card's index (0..51) in hex: ``C00`` (C2) .. ``C33`` (SA). Upper-case hex."""
+    return f"C{card.index:02X}"
+
+
+def _call_index(call: Call) -> int:
+    if call.bid is not None:
+        return call.bid.rank          # 0..34 for 1C..7NT
+    return {CallKind.PASS: 35, CallKind.DOUBLE: 36, CallKind.REDOUBLE: 37}[call.kind]
+
+
+def default_call_uid(seat: Seat, call: Call, copy: int) -> str:
+    """A bidding-box card: ``B`` + seat + call index + which copy of that card (a box holds
+    several Pass cards, so the second Pass of a seat is another physical card)."""
+    return f"B{int(seat):X}{_call_index(call):02X}{copy:X}"
+
+
+def default_board_uid(board: int) -> str:
+    return f"D{board:04X}"
+
+
+def known_hands(record: BoardRecord) -> dict[Seat, frozenset[Card]] | None:
+    """The four hands: from the deal, else from a complete play; None if neither is known."""
+    if record.deal is not None and record.deal.is_complete:
+        return {s: record.deal[s] for s in Seat}
+    cards = [(seat, card) for t in record.tricks for seat, card in t.cards]
+    if len(cards) == 52:
+        return {s: frozenset(c for seat, c in cards if seat is s) for s in Seat}
+    return None
+
+
+def record_events(
+    record: BoardRecord,
+    *,
+    src: str = "sim",
+    seq_start: int = 1,
+    ts_start: float = 1_700_000_000.0,
+    ts_step: float = 1.0,
+    deck: str | None = None,
+    scans: bool = True,
+    pickup: bool = True,
+    board_event: bool = True,
+    return_hands: bool = True,
+    card_uid: Callable[[Card], str] = default_card_uid,
+    call_uid: Callable[[Seat, Call, int], str] = default_call_uid,
+    board_uid: Callable[[int], str] = default_board_uid,
+) -> list[Event]:
+    """The wire contract's sensor events for one board, as dicts ready for JSON.
+
+    ``scans=False`` leaves out the hand scans (and the pick-ups); ``pickup=False`` keeps
+    the scans but not the ``removed`` events after them (a tap reader); ``return_hands``
+    adds the hands going back into the board after the last trick. Calls are the calls
+    that stand; cards are the tricks as recorded.
+    """
+    events: list[Event] = []
+    deck_id = deck if deck is not None else str(record.board)
+
+    def emit(**fields: Any) -> None:
+        k = len(events)
+        event: Event = {"v": 1, "src": src, "seq": seq_start + k,
+                        "ts": ts_start + k * ts_step, "type": "tag"}
+        event.update(fields)
+        events.append(event)
+
+    def card_event(seat: Seat, card: Card, action: str) -> None:
+        emit(zone="tray", seat=seat.name, action=action, uid=card_uid(card), card=str(card),
+             deck=deck_id)
+
+    if board_event:
+        emit(zone="board", action="present", uid=board_uid(record.board), board=record.board)
+    hands = known_hands(record)
+    if scans:
+        if hands is None:
+            raise BadRecord(f"board {record.board}: no deal and no complete play to scan")
+        for seat in Seat:
+            hand = [c for c in FULL_DECK if c in hands[seat]]
+            for card in hand:
+                card_event(seat, card, "present")
+            if pickup:
+                for card in hand:
+                    card_event(seat, card, "removed")
+    copies: dict[tuple[Seat, Call], int] = {}
+    for entry in record.standing_calls:
+        key = (entry.seat, entry.call)
+        copy = copies.get(key, 0)
+        copies[key] = copy + 1
+        emit(zone="bid", seat=entry.seat.name, action="present",
+             uid=call_uid(entry.seat, entry.call, copy), call=str(entry.call))
+    played: dict[Seat, list[Card]] = {s: [] for s in Seat}
+    for trick in record.tricks:
+        for seat, card in trick.cards:
+            card_event(seat, card, "present")
+            played[seat].append(card)
+    complete = len(record.tricks) == 13 and all(len(t.cards) == 4 for t in record.tricks)
+    if return_hands and complete:
+        for seat in Seat:
+            for card in played[seat]:
+                card_event(seat, card, "removed")
+    return events
+
+
+def write_jsonl(events: Iterable[Event], fp: TextIO, *, topic: str | None = None) -> int:
+    """One JSON object a line; with ``topic``, each as ``{"topic": ..., "payload": ...}``.
+
+    Returns the number of lines written.
+    """
+    count = 0
+    for event in events:
+        obj: Any = {"topic": topic, "payload": event} if topic is not None else event
+        fp.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+        count += 1
+    return count
