@@ -886,3 +886,23 @@ def test_both_sides_revoke_on_one_trick(rules: Rules) -> None:
     w_revoke = items(log, Code.REVOKE)[1]
     assert w_revoke.status is Status.ESTABLISHED
     assert w_revoke.law == ("62C3" if rules is Rules.L2017 else "63A1")
+
+
+def test_revoke_cleared_through_the_log_is_not_transferred() -> None:
+    # the Table applies ``clear`` to the log itself; Play must read it from there
+    play, log = new_play(T08, "4H", "S")
+    feed(play, "W:CT N:C3 E:CA S:C7  E:CK S:CQ W:C4 N:C6  E:S3 S:S5 W:ST N:SQ"
+               " N:H5 E:H2 S:HA W:H3  S:HK W:D2 N:HT E:H6  S:D5 W:D3 N:DK E:H9")
+    auto(play, T08)
+    rv = only(log, Code.REVOKE)
+    log.update(rv.id, status=Status.RESOLVED, detail="cleared")
+    assert play.declarer_tricks == 9 and play.tricks_transferred == 0
+
+
+def test_card_not_in_hand_cleared_through_the_log_unfreezes() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:HK")
+    item = only(log, Code.CARD_NOT_IN_HAND)
+    assert play.frozen
+    log.update(item.id, status=Status.RESOLVED, detail="cleared")
+    assert not play.frozen

@@ -201,7 +201,6 @@ class Play:
         self._adjusted: int | None = None
         self._corrected_winners: dict[int, Seat] = {}
         self._transfer = 0               # tricks to declarer's side (negative: taken away)
-        self._settled = False
         for seat, cards in (penalty_cards or {}).items():
             major = len(cards) > 1 or any(c.rank.is_honour for c in cards)
             for card in cards:
@@ -236,7 +235,11 @@ class Play:
     @property
     def frozen(self) -> bool:
         """A card not in its seat's hand is on the tray: play waits for the director."""
-        return bool(self._frozen)
+        for item in self._frozen:
+            got = self._log.get(item)
+            if got is not None and got.status is Status.OPEN:
+                return True
+        return False
 
     @property
     def hands_returned(self) -> bool:
@@ -254,17 +257,23 @@ class Play:
     def declarer_tricks(self) -> int:
         if self._adjusted is not None:
             return self._adjusted
+        transfer, corrected = self._transfer, self._corrected_winners
+        if self._complete:
+            # recomputed: the Table may have cleared a revoke without telling us
+            transfer, corrected, _ = self._law64()
         won = sum(
             1 for t in self._tricks
             if t.winner is not None
-            and self._corrected_winners.get(t.number, t.winner).side is self.declarer.side
+            and corrected.get(t.number, t.winner).side is self.declarer.side
         )
         won += self._claim[0] if self._claim else 0
-        return max(0, min(_LAST_TRICK, won + self._transfer))
+        return max(0, min(_LAST_TRICK, won + transfer))
 
     @property
     def tricks_transferred(self) -> int:
         """Tricks Law 64 (and 67B1) moved to declarer's side; negative when taken from it."""
+        if self._complete:
+            return self._law64()[0]
         return self._transfer
 
     @property
@@ -770,7 +779,7 @@ class Play:
     def _after_play(self, seat: Seat, trick: _Trick) -> None:
         # revokes become established by a play of the offender or partner to a later trick
         for r in self._revokes:
-            if r.established or r.corrected or r.cleared or r.defective:
+            if r.established or r.corrected or self._is_cleared(r) or r.defective:
                 continue
             if trick.number > r.trick and (seat is r.seat or seat is r.seat.partner):
                 self._establish(r)
@@ -804,7 +813,7 @@ class Play:
         law = "62D" if r.trick == 12 else "63A1"
         if self.rules is Rules.L2017 and any(
                 o.trick == r.trick and o.seat.side is not r.seat.side and not o.established
-                and not o.cleared and not o.defective for o in self._revokes):
+                and not self._is_cleared(o) and not o.defective for o in self._revokes):
             # 2017 62C3: both sides revoked on this trick and only one side has played on:
             # both revokes are to be corrected, and the established one is not rectified
             # by Law 64 (64B8)
@@ -850,7 +859,7 @@ class Play:
             return
         for r in self._revokes:
             if r.seat is seat and r.card == card and not (r.established or r.corrected
-                                                         or r.cleared or r.defective):
+                                                         or self._is_cleared(r) or r.defective):
                 self._remove_from_trick(seat, card, trick)
                 if self._is_defender(seat):
                     self._make_penalty(seat, card, major=True, item=r.item)
@@ -886,7 +895,7 @@ class Play:
 
     def _revoke_in(self, trick: _Trick) -> _Revoke | None:
         for r in self._revokes:
-            if r.trick == trick.number and not r.established and not r.cleared \
+            if r.trick == trick.number and not r.established and not self._is_cleared(r) \
                     and not r.defective:
                 return r
         return None
@@ -1180,7 +1189,7 @@ class Play:
             return
         # 63A3: a claim or concession establishes every revoke not yet corrected
         for r in self._revokes:
-            if not (r.established or r.corrected or r.cleared):
+            if not (r.established or r.corrected or self._is_cleared(r)):
                 self._establish(r)
         self._claim = (tricks, left - tricks)
         cur = self._cur
@@ -1200,7 +1209,7 @@ class Play:
     def _swap_62d(self) -> tuple[PlayedTrick, PlayedTrick] | None:
         """The default 62D correction: the offender's trick-12 and trick-13 cards swapped."""
         r12 = next((r for r in self._revokes if r.trick == 12 and r.established
-                    and not r.cleared and not r.defective), None)
+                    and not self._is_cleared(r) and not r.defective), None)
         if r12 is None:
             return None
         t12 = next((t for t in self._tricks if t.number == 12), None)
@@ -1217,21 +1226,38 @@ class Play:
         w13 = trick_winner(cards13, self.trump)
         return (PlayedTrick(12, t12.leader, cards12, w12), PlayedTrick(13, w12, cards13, w13))
 
+    def _is_cleared(self, r: _Revoke) -> bool:
+        """Cleared by the director: by a ruling given to us, or one the Table applied."""
+        if r.cleared:
+            return True
+        item = self._log.get(r.item)
+        return item is not None and item.status is Status.RESOLVED and item.detail == "cleared"
+
     def _settle(self) -> None:
-        """Law 62D default correction and Law 64 transfers (laws.md 4.4)."""
-        self._corrected_winners = {}
+        """Apply the 62D correction and Law 64 (laws.md 4.4) to the alerts."""
+        transfer, corrected, updates = self._law64()
+        self._transfer = transfer
+        self._corrected_winners = corrected
+        for item, changes in updates:
+            self._log.update(item, **changes)
+
+    def _law64(self) -> tuple[int, dict[int, Seat], list[tuple[int, dict[str, object]]]]:
+        """(tricks to declarer's side, 62D-corrected winners, alert updates): pure."""
+        updates: list[tuple[int, dict[str, object]]] = []
+        corrected: dict[int, Seat] = {}
         swap = self._swap_62d()
-        if swap is not None:
-            self._corrected_winners = {12: swap[0].winner or Seat.N,
-                                       13: swap[1].winner or Seat.N}
+        if swap is not None and swap[0].winner is not None and swap[1].winner is not None:
+            corrected = {12: swap[0].winner, 13: swap[1].winner}
             for r in self._revokes:
-                if r.trick == 12 and r.established and not r.cleared and not r.defective:
-                    self._log.update(r.item, law="62D", detail="62D", status=Status.CORRECTED,
-                                     tricks_transferred=0)
+                if r.trick == 12 and r.established and not r.defective \
+                        and not self._is_cleared(r):
+                    updates.append((r.item, {"law": "62D", "detail": "62D",
+                                             "status": Status.CORRECTED,
+                                             "tricks_transferred": 0}))
         won: dict[int, Seat] = {}
         for t in self._tricks:
             if t.winner is not None:
-                won[t.number] = self._corrected_winners.get(t.number, t.winner)
+                won[t.number] = corrected.get(t.number, t.winner)
         if self._claim is not None:
             n = max(won, default=self.first_trick - 1) + 1
             for _ in range(self._claim[0]):
@@ -1240,20 +1266,18 @@ class Play:
             for _ in range(self._claim[1]):
                 won[n] = self.declarer.lho
                 n += 1
-        est = [r for r in self._revokes if r.established and not r.cleared and not r.corrected]
-        transfer = 0
-        sides = {r.seat.side for r in est}
-        if len(sides) > 1:
+        est = [r for r in self._revokes
+               if r.established and not r.corrected and not self._is_cleared(r)
+               and (r.trick != 12 or r.defective)]          # 64B6: 62D instead
+        if len({r.seat.side for r in est}) > 1:
             for r in est:
-                self._log.update(r.item, detail="64B7", tricks_transferred=0)
-            self._transfer = 0
-            return
+                updates.append((r.item, {"detail": "64B7", "tricks_transferred": 0}))
+            return 0, corrected, updates
+        transfer = 0
         used: set[int] = set()
         seen_suits: set[tuple[Seat, Suit]] = set()
         for r in est:
             side = r.seat.side
-            if r.trick == 12 and not r.defective:
-                continue                      # 64B6: 62D correction instead
             key = (r.seat, r.suit)
             if r.defective:
                 rule = "64A2"
@@ -1272,6 +1296,7 @@ class Play:
             if rule in ("64B3", "64B2", "64B8"):
                 pass
             elif not rule and won.get(r.trick) is r.seat:
+                # 64A1: won by the offender himself (a trick won by dummy is not declarer's)
                 rule = "64A1"
                 if r.trick not in used:
                     used.add(r.trick)
@@ -1287,6 +1312,5 @@ class Play:
             else:
                 rule = "64B1"
             transfer += n if self._is_defender(r.seat) else -n
-            self._log.update(r.item, detail=rule, tricks_transferred=n)
-        self._transfer = transfer
-        self._settled = True
+            updates.append((r.item, {"detail": rule, "tricks_transferred": n}))
+        return transfer, corrected, updates
