@@ -32,7 +32,9 @@ def _full(code: Code, status: Status, detail: str = "", law: str | None = None) 
     return Irregularity(
         id=7, code=code, law=law or DEFAULT_LAW[code], status=status, seat=Seat.E, trick=6,
         card=Card.parse("HJ"), call=Call.parse("1H"), detail=detail,
-        params=(("board", 15), ("count", 12), ("other_seat", "N"), ("tricks", 2)),
+        params=(("board", 15), ("count", 12), ("other_board", 16), ("other_seat", "N"),
+                ("replacement", "1S"), ("reverted_to", "S"), ("tricks", 9),
+                ("tricks_transferred", 2)),
     )
 
 
@@ -162,3 +164,19 @@ def test_display_values_are_localised() -> None:
     assert ui_text("your_turn", "vi") == "Đến lượt bạn"
     with pytest.raises(MessageError):
         ui_text("no-such-key", "en")
+
+
+def test_text_params_read_as_calls_cards_and_seats() -> None:
+    irr = Irregularity(id=3, code=Code.CHANGE_OF_CALL, law="25B", status=Status.RESOLVED,
+                       seat=Seat.S, call=Call.parse("1S"), detail="replaced",
+                       params=(("replacement", "2NT"),))
+    assert alert_text(irr, "en").endswith("replaced by 2NT.")
+    assert "2无将" in alert_text(irr, "zh")
+    moved = Irregularity(id=4, code=Code.INADMISSIBLE_DOUBLE, law="36A", seat=Seat.S,
+                         detail="reverted", params=(("reverted_to", "S"),))
+    assert "goes back to South" in alert_text(moved, "en")
+    assert "Nam" in alert_text(moved, "vi")
+    # a value that is not what its name promises is shown as given, never a crash
+    odd = Irregularity(id=5, code=Code.CHANGE_OF_CALL, law="25", detail="replaced",
+                       params=(("replacement", "a pink card"),))
+    assert "a pink card" in alert_text(odd, "en")

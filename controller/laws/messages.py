@@ -438,14 +438,14 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "必须纠正",
     ),
     "64A1": (
-        "[{tricks} trick(s) ]transferred to the non-offending side (64A1)",
-        "[{tricks} nước ]chuyển cho bên không vi phạm (64A1)",
-        "[{tricks}墩]转给非违例方（64A1）",
+        "[{tricks_transferred} trick(s) ]transferred to the non-offending side (64A1)",
+        "[{tricks_transferred} nước ]chuyển cho bên không vi phạm (64A1)",
+        "[{tricks_transferred}墩]转给非违例方（64A1）",
     ),
     "64A2": (
-        "[{tricks} trick ]transferred to the non-offending side (64A2)",
-        "[{tricks} nước ]chuyển cho bên không vi phạm (64A2)",
-        "[{tricks}墩]转给非违例方（64A2）",
+        "[{tricks_transferred} trick(s) ]transferred to the non-offending side (64A2)",
+        "[{tricks_transferred} nước ]chuyển cho bên không vi phạm (64A2)",
+        "[{tricks_transferred}墩]转给非违例方（64A2）",
     ),
     "no_transfer": (
         "no trick transferred[ ({rule})]; the director may adjust (64C)",
@@ -459,9 +459,10 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "第12墩藏牌：须在牌放回牌套前纠正；不转移赢墩",
     ),
     "67B1": (
-        "a card is added to the trick; it counts as a revoke[: {tricks} trick transferred]",
-        "thêm một cây vào nước bài; tính là lỗi đánh sai[: chuyển {tricks} nước]",
-        "补一张牌到该墩；按藏牌处理[：转移{tricks}墩]",
+        "a card is added to the trick; it counts as a revoke[: {tricks_transferred} trick "
+        "transferred]",
+        "thêm một cây vào nước bài; tính là lỗi đánh sai[: chuyển {tricks_transferred} nước]",
+        "补一张牌到该墩；按藏牌处理[：转移{tricks_transferred}墩]",
     ),
     "lead": (
         "ruled a lead",
@@ -481,6 +482,143 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "dừng đánh bài: gọi trọng tài",
         "停止打牌：请叫裁判",
     ),
+    # the keys below are the ones controller/laws/auction.py, play.py and table.py set
+    "pending": (
+        "waiting for the next call or the director",
+        "chờ giá tiếp theo hoặc trọng tài",
+        "等待下一个叫牌或裁判",
+    ),
+    "while_pending": (
+        "made while another irregularity was still open",
+        "xảy ra khi một vi phạm khác chưa được giải quyết",
+        "发生在另一违例尚未处理之时",
+    ),
+    "replaced": (
+        "replaced[ by {replacement}]",
+        "được thay[ bằng {replacement}]",
+        "已替换[为{replacement}]",
+    ),
+    "awaiting_comparable": (
+        "the director decides whether[ {replacement}] is a comparable call",
+        "trọng tài quyết định[ {replacement}] có phải giá tương đương không",
+        "由裁判决定[{replacement}]是否为可比叫牌",
+    ),
+    "rho_acted": (
+        "the right-hand opponent called over it",
+        "ĐTBP đã rao giá sau đó",
+        "上家已在其后叫牌",
+    ),
+    "same_denomination": (
+        "the offender bid the same denomination again",
+        "người vi phạm rao lại cùng chất",
+        "违例者再次叫出同一花色",
+    ),
+    "other_call": (
+        "the offender made a different call",
+        "người vi phạm rao một giá khác",
+        "违例者作出了不同的叫牌",
+    ),
+    "reverted": (
+        "the auction goes back[ to {reverted_to}]",
+        "phần rao giá trở lại[ lượt {reverted_to}]",
+        "竞叫退回[到{reverted_to}]",
+    ),
+    "auction_ended": (
+        "the auction has ended",
+        "rao giá đã kết thúc",
+        "竞叫已结束",
+    ),
+    "unintended": (
+        "an unintended call: the intended call stands (25A)",
+        "giá không chủ định: giá chủ định có giá trị (25A)",
+        "无意的叫牌：以本意叫牌为准（25A）",
+    ),
+    "declaring_side": (
+        "a card of the declaring side: no penalty card",
+        "cây bài của bên ĐTTC: không phải cây phạt",
+        "庄家方的牌：不成为罚张",
+    ),
+    "declarer": (
+        "declarer's card: no rectification",
+        "cây bài của ĐTTC: không có biện pháp khắc phục",
+        "庄家的牌：不予纠正",
+    ),
+    "57D": (
+        "treated as played at the proper turn (57D)",
+        "được coi là đánh đúng lượt (57D)",
+        "视为在正确轮次打出（57D）",
+    ),
+    "no_rectification": (
+        "no rectification",
+        "không có biện pháp khắc phục",
+        "不予纠正",
+    ),
+    "67A": (
+        "corrected before both sides played to the next trick (67A)",
+        "đã sửa trước khi cả hai bên đánh ở nước kế tiếp (67A)",
+        "在双方出牌到下一墩之前已纠正（67A）",
+    ),
+    "61A": (
+        "not playing a card a rectification requires is a revoke (61A)",
+        "không đánh cây bài theo biện pháp khắc phục là lỗi đánh sai (61A)",
+        "未按纠正要求出牌即为藏牌（61A）",
+    ),
+    "62C3": (
+        "both sides revoked on the same trick (62C3)",
+        "cả hai bên đánh sai trong cùng một nước (62C3)",
+        "双方在同一墩藏牌（62C3）",
+    ),
+    "stays_played": ("the card stays played", "cây bài vẫn được tính là đã đánh", "该牌视为已打出"),
+    "corrected": ("corrected", "đã sửa", "已纠正"),
+    "refused": (
+        "not accepted: the rectification applies",
+        "không chấp nhận: áp dụng biện pháp khắc phục",
+        "不接受：按规定纠正",
+    ),
+    "not_scheduled": (
+        "not scheduled at this table for the round",
+        "không thuộc lịch của bàn này ở vòng đấu",
+        "不在本桌本轮的安排中",
+    ),
+    "already_played": (
+        "already played by one of these players",
+        "một trong các người chơi này đã chơi ván này",
+        "本桌有牌手已打过此牌",
+    ),
+    "other_board_read": (
+        "[board {other_board} ]read on the board reader",
+        "[ván {other_board} ]được đọc trên đầu đọc ván",
+        "[牌套{other_board}]被读入",
+    ),
+    "removed": ("the card was taken away", "cây bài đã được bỏ ra", "该牌已拿走"),
+    "two_hands": (
+        "the card is in two hands[ ({other_seat})]",
+        "cây bài nằm trong hai tay bài[ ({other_seat})]",
+        "同一张牌在两手牌中[（{other_seat}）]",
+    ),
+    "rotated": (
+        "the hands are in the wrong seats (board turned)",
+        "các tay bài bị đặt sai hướng (ván bị xoay)",
+        "各手牌位置错误（牌套方向放错）",
+    ),
+    "mismatch": (
+        "the hand differs from the recorded deal",
+        "tay bài khác với ván bài đã ghi",
+        "手牌与记录的牌例不符",
+    ),
+    "over_under": (
+        "one hand has too many cards, another too few",
+        "một tay thừa bài, một tay thiếu bài",
+        "一手牌多、另一手牌少",
+    ),
+    "unscanned": (
+        "the hand was not scanned before the call",
+        "tay bài chưa được quét trước khi rao giá",
+        "叫牌前未扫描手牌",
+    ),
+    "count": ("count the cards again", "đếm lại số bài", "请重新清点"),
+    "board_replaced": ("the board was replaced", "ván bài đã được thay", "牌套已更换"),
+    "undone": ("struck from the record (undo)", "đã xóa khỏi biên bản (hủy)", "已从记录中撤销"),
 }
 
 # Said of an open irregularity that has no outcome yet.
@@ -521,9 +659,31 @@ def _values(irr: Irregularity, lang: str, short: bool) -> dict[str, str]:
     if irr.trick is not None:
         values["trick"] = str(irr.trick)
     for key, value in irr.params:
-        values[key] = _localise(value, lang, short)
+        values[key] = _localise(_typed(key, value), lang, short)
     values["law"] = irr.law
     return values
+
+
+# Params the core passes as text (``replacement="2S"``): named here so they read as calls,
+# cards or seats in each language.
+_CALL_PARAMS: Final = frozenset({"replacement", "original", "last_bid", "call"})
+_CARD_PARAMS: Final = frozenset({"card", "cards"})
+_SEAT_PARAMS: Final = frozenset({"other_seat", "due", "reverted_to", "seat", "offender"})
+
+
+def _typed(key: str, value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    try:
+        if key in _CALL_PARAMS:
+            return Call.parse(value)
+        if key in _CARD_PARAMS and " " not in value.strip():
+            return Card.parse(value)
+        if key in _SEAT_PARAMS:
+            return Seat.parse(value)
+    except ValueError:
+        pass    # not what the name promised: shown as given
+    return value
 
 
 def _localise(value: object, lang: str, short: bool) -> str:
