@@ -1,0 +1,138 @@
+"""``bridge-table run --config hw_configs/X.toml``: one table's bridge and controller together.
+
+The normal way to start a table's Pi: one asyncio process runs the firmware bridge
+(``firmware_bridge.bridge.Bridge``) and a rules daemon (``controller.daemon``) that serves
+only this table (it subscribes ``{root}/{t}/event`` and ``{root}/{t}/ruling``, so that Pis
+sharing a club broker never answer each other's tables). Both talk through the broker of
+the config's ``[broker]`` section, as they would in two processes: the bridge's spool and
+the controller's journal keep everything across a restart.
+
+The controller's journal defaults to ``controller-journal-{table}.sqlite`` beside the
+bridge's spool. Its status goes to ``{root}/controller/{t}/status``.
+
+If either part stops with an error, the other is stopped too and the exit code says so
+(1; 2 for a bad config); SIGINT / SIGTERM stop both cleanly (0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from controller.daemon import (
+    DEFAULT_MAX_PAYLOAD,
+    BrokerSettings,
+    ControllerDaemon,
+    ControllerError,
+    build_engine,
+    configure_logging,
+    install_stop_signals,
+)
+from controller.journal import Journal, JournalError
+
+__all__ = ["main", "run_table", "controller_for"]
+
+log = logging.getLogger("bridge_table.run")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="bridge-table run",
+                                 description="Bridge and controller of one table, one process.")
+    ap.add_argument("--config", required=True, help="the table's TOML file (hw_configs/*.toml)")
+    ap.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
+    ap.add_argument("--deals", help="PBN (or DUP/BRI/DGE) deals file of the session")
+    ap.add_argument("--journal", help="controller journal (default: beside the spool)")
+    ap.add_argument("--no-journal", action="store_true")
+    ap.add_argument("--journal-sync", choices=("full", "normal"), default="full")
+    ap.add_argument("--rules", default="2017", help="Laws edition: 2017 or 2007")
+    ap.add_argument("--policy", help="indicator policy file (TOML)")
+    ap.add_argument("--log-level", default=os.environ.get("BRIDGE_TABLE_LOG_LEVEL", "INFO"))
+    return ap
+
+
+def controller_for(config: Any, args: argparse.Namespace) -> ControllerDaemon:
+    """A one-table controller on the bridge config's broker."""
+    b = config.broker
+    broker = BrokerSettings(host=b.host, port=b.port, tls=b.tls, username=b.username,
+                            password=b.password,
+                            ca_file=str(b.ca_file) if b.ca_file else None,
+                            keepalive=b.keepalive)
+    engine = build_engine(root=b.root, deals=args.deals, rules=args.rules, policy=args.policy)
+    journal = None
+    if not args.no_journal:
+        path = Path(args.journal) if args.journal else \
+            Path(config.spool.path).parent / f"controller-journal-{config.table.id}.sqlite"
+        try:
+            journal = Journal(path, sync=args.journal_sync)
+        except JournalError as e:
+            raise ControllerError(str(e)) from e
+        log.info("controller journal %s", path)
+    return ControllerDaemon(broker=broker, engine=engine, journal=journal, root=b.root,
+                            only_tables=(config.table.id,), max_payload=DEFAULT_MAX_PAYLOAD,
+                            info={"rules": str(args.rules), "table": config.table.id})
+
+
+async def run_table(bridge: Any, daemon: ControllerDaemon, stop: asyncio.Event) -> int:
+    """Run both until ``stop``; if one fails, stop the other. Returns the exit code."""
+    tasks = {asyncio.create_task(daemon.run(stop), name="controller"),
+             asyncio.create_task(bridge.run(stop), name="bridge")}
+    code = 0
+    pending = set(tasks)
+    while pending:
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            exc = None if task.cancelled() else task.exception()
+            if exc is not None:
+                log.error("%s stopped: %s", task.get_name(), exc, exc_info=exc)
+                code = 1
+            elif not stop.is_set():
+                log.error("%s stopped by itself", task.get_name())
+                code = 1
+            stop.set()  # one part gone: stop the other cleanly
+    return code
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from firmware_bridge.bridge import Bridge
+    from firmware_bridge.config import load_config
+    from firmware_bridge.errors import BridgeError, ConfigError
+
+    try:
+        config = load_config(args.config, broker_url=args.broker)
+    except ConfigError as e:
+        print(f"bridge-table run: {e}", file=sys.stderr)
+        return 2
+    try:
+        daemon = controller_for(config, args)
+    except ControllerError as e:
+        print(f"bridge-table run: {e}", file=sys.stderr)
+        return 2
+    stop = asyncio.Event()
+    remove = install_stop_signals(stop)
+    try:
+        return await run_table(Bridge(config), daemon, stop)
+    except BridgeError as e:
+        print(f"bridge-table run: {e}", file=sys.stderr)
+        return 1
+    finally:
+        remove()
+        if daemon.journal is not None:
+            with contextlib.suppress(Exception):
+                daemon.journal.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    configure_logging(args.log_level)
+    return asyncio.run(_main(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
