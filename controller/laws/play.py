@@ -47,6 +47,8 @@ from .rulings import Ruling, RulingKind
 __all__ = ["Play", "PlayError", "trick_winner"]
 
 _LAST_TRICK = 13
+#: each seat, then the others clockwise (playing order from a leader)
+_ROTATION: dict[Seat, tuple[Seat, ...]] = {s: tuple(s.rotated(i) for i in range(4)) for s in Seat}
 
 
 class PlayError(ValueError):
@@ -176,7 +178,7 @@ class Play:
         self._remaining: dict[Seat, set[Card]] = {s: set(self._initial.get(s, ())) for s in Seat}
         self._seen: dict[Seat, set[Card]] = {s: set() for s in Seat}
         self._owner: dict[Card, Seat] = {}
-        self._played: set[Card] = set()
+        self._played: set[Card] = set()            # read with unknown hands only
         self._tray: dict[Seat, set[Card]] = {s: set() for s in Seat}
         # penalty cards: card -> (major, id of the irregularity that made it, or None)
         self._penalty: dict[Seat, dict[Card, tuple[bool, int | None]]] = {s: {} for s in Seat}
@@ -330,17 +332,21 @@ class Play:
         if self._complete:
             self._tray[seat].add(card)        # spread for a review or a claim: nothing to do
             return
-        if card in self._withdrawn[seat]:
-            item = self._withdrawn[seat].pop(card)
-            self._tray[seat].add(card)
+        # (emptiness tests first: hashing a Card is the hot spot of a benchmark)
+        tray = self._tray[seat]
+        withdrawn = self._withdrawn[seat]
+        if withdrawn and card in withdrawn:
+            item = withdrawn.pop(card)
+            tray.add(card)
             self._log.update(item, status=Status.RESOLVED, detail="replaced")
             return
-        if card in self._tray[seat]:
-            if card in self._penalty[seat] and self.turn is seat:
+        penalties = self._penalty[seat]
+        if card in tray:
+            if penalties and card in penalties and self.turn is seat:
                 self._put_card(seat, card)    # tap reader: the penalty card is played
             return                            # a re-read of a tag already there
-        if card in self._penalty[seat] and self.turn is not seat:
-            self._tray[seat].add(card)        # the penalty card laid face up again
+        if penalties and card in penalties and self.turn is not seat:
+            tray.add(card)                    # the penalty card laid face up again
             return
         if not self._holds(seat, card):
             item = self._open(Code.CARD_NOT_IN_HAND, seat=seat, trick=self._cur.number,
@@ -349,10 +355,11 @@ class Play:
             self._tray[seat].add(card)
             self._frozen.add(item)
             return
-        self._tray[seat].add(card)
-        self._see(seat, card)
-        if not self._hands_known and seat not in self._pending_correction:
-            self._detect_shown(seat, card)
+        tray.add(card)
+        if not self._hands_known:
+            self._see(seat, card)
+            if seat not in self._pending_correction:
+                self._detect_shown(seat, card)
         self._put_card(seat, card)
 
     def take(self, seat: Seat, card: Card) -> None:
@@ -444,9 +451,8 @@ class Play:
         return self._tricks[-1]
 
     def _due(self, trick: _Trick) -> Seat:
-        played = {s for s, _ in trick.cards}
-        for i in range(4):
-            seat = trick.leader.rotated(i)
+        played = [s for s, _ in trick.cards]
+        for seat in _ROTATION[trick.leader]:
             if seat not in played:
                 return seat
         return trick.leader  # a full trick is never current
@@ -691,9 +697,11 @@ class Play:
             self._check_obligations(seat, card, trick, suit_led)
         trick.cards.append((seat, card))
         self._remaining[seat].discard(card)
-        self._played.add(card)
-        if card in self._penalty[seat]:
-            major, item = self._penalty[seat].pop(card)
+        if not self._hands_known:
+            self._played.add(card)
+        penalties = self._penalty[seat]
+        if penalties and card in penalties:
+            major, item = penalties.pop(card)
             if item is not None and item in self._penalty_source:
                 self._maybe_discharged(item)
         self._after_play(seat, trick)
