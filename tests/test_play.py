@@ -906,3 +906,22 @@ def test_card_not_in_hand_cleared_through_the_log_unfreezes() -> None:
     assert play.frozen
     log.update(item.id, status=Status.RESOLVED, detail="cleared")
     assert not play.frozen
+
+
+def test_revoke_corrected_after_the_fourth_card_and_a_retraction_62c() -> None:
+    play, log = new_play(T06, "3NT", "N")
+    feed(play, "E:C5 S:C8 W:D2 N:C2")               # W revokes, trick complete
+    assert play.tricks[0].winner is Seat.S
+    feed(play, "-W:D2 +W:CT")                       # corrected with the ♣T
+    rv = only(log, Code.REVOKE)
+    assert rv.status is Status.CORRECTED and rv.law == "62B1"
+    assert play.is_major_penalty_card(Seat.W, C("D2"))
+    assert play.tricks[0].winner is Seat.W
+    assert play.turn is Seat.W
+    feed(play, "-N:C2 +N:CJ")                       # declarer may now change his card (62C1)
+    assert play.tricks[0].cards[-1] == (Seat.N, C("CJ"))
+    assert play.tricks[0].winner is Seat.N
+    assert play.turn is Seat.N
+    assert codes(log) == [Code.REVOKE]
+    feed(play, "-S:C8")                             # played before the revoke: not allowed
+    assert only(log, Code.CARD_WITHDRAWN).card == C("C8")

@@ -724,8 +724,10 @@ class Play:
                                   trick=trick.number, card=card, penalty_card=str(missed))
                 self._pcnp[item] = (seat, card, missed, trick)
         req = self._requirements.get(seat)
-        if req is not None and (req.kind in ("must_lead", "must_not_lead")
-                                or req.trick == trick.number):
+        if req is not None and req.kind in ("highest", "lowest") and req.trick != trick.number:
+            del self._requirements[seat]      # the trick it was chosen for is over
+            req = None
+        if req is not None:
             del self._requirements[seat]
             if self._hands_known:
                 allowed = self._allowed_with(seat, trick, req)
@@ -868,6 +870,9 @@ class Play:
         for r in self._revokes:
             if r.seat is seat and r.card == card and not (r.established or r.corrected
                                                          or self._is_cleared(r) or r.defective):
+                # 62A: the revoke is corrected; the withdrawn card is a major penalty card
+                # when it came from a defender's hand (62B1)
+                self._reopen(trick)
                 self._remove_from_trick(seat, card, trick)
                 if self._is_defender(seat):
                     self._make_penalty(seat, card, major=True, item=r.item)
@@ -878,10 +883,14 @@ class Play:
                 and trick.suit_led is not None \
                 and card.suit is not trick.suit_led and trick.cards[0][0] is not seat:
             # maybe the correction of a revoke we cannot see yet: decided by the next card
+            self._reopen(trick)
             self._remove_from_trick(seat, card, trick)
             self._pending_correction[seat] = (trick, card)
             return
-        if trick is self._cur and self._retraction_allowed(seat, card, trick):
+        if (trick is self._cur or self._can_reopen(trick)) \
+                and self._retraction_allowed(seat, card, trick):
+            # 62C: after a revoke is corrected, cards played after it may be retracted
+            self._reopen(trick)
             self._remove_from_trick(seat, card, trick)
             offender = self._revoke_in(trick)
             if offender is not None and seat is offender.seat.partner and self._is_defender(seat):
@@ -890,6 +899,17 @@ class Play:
         item = self._open(Code.CARD_WITHDRAWN, law="47", seat=seat, trick=trick.number,
                           card=card, detail="stays_played")
         self._withdrawn[seat][card] = item
+
+    def _can_reopen(self, trick: _Trick) -> bool:
+        """The last closed trick, nobody has led to the next one, and it is not defective."""
+        return (len(self._tricks) >= 2 and self._tricks[-2] is trick and not self._cur.cards
+                and trick.missing is None)
+
+    def _reopen(self, trick: _Trick) -> None:
+        """Make the last closed trick current again for a correction (62A, 62C)."""
+        if self._can_reopen(trick):
+            self._tricks.pop()
+            trick.winner = None
 
     def _correctable(self, seat: Seat, trick: _Trick) -> bool:
         """The trick is current, or the seat's side has not played to a later one (62A)."""
@@ -911,14 +931,10 @@ class Play:
     def _retraction_allowed(self, seat: Seat, card: Card, trick: _Trick) -> bool:
         """62C: after a revoke in this trick, cards played after it may be retracted."""
         r = self._revoke_in(trick)
-        if r is None or seat is r.seat:
+        if r is None or seat is r.seat or trick.played_by(seat) != card:
             return False
-        order = [c for _, c in trick.cards]
-        if card not in order:
-            return False
-        if r.card in order:
-            return order.index(card) > order.index(r.card)
-        return True   # the revoke card is already withdrawn or replaced
+        order = _ROTATION[trick.leader]
+        return order.index(seat) > order.index(r.seat)
 
     def _remove_from_trick(self, seat: Seat, card: Card, trick: _Trick) -> None:
         trick.cards = [(s, c) for s, c in trick.cards if not (s is seat and c == card)]
