@@ -308,6 +308,8 @@ class Auction:
     # ------------------------------------------------------------------ inputs
     def call(self, seat: Seat, call: Call) -> None:
         """A call card put down in ``seat``'s bidding zone."""
+        if self._pending is not None:
+            self._sync_cleared()
         if self._complete:
             self._call_after_close(seat, call)
             return
@@ -345,6 +347,7 @@ class Auction:
         """
         if self._complete:
             return
+        self._sync_cleared()
         p = self._pending
         if p is not None and p.seat is seat and p.call == call:
             if p.kind is _Kind.CHANGE:
@@ -397,6 +400,7 @@ class Auction:
         if irr is None or irr not in self._mine:
             return False
         kind = ruling.kind
+        self._sync_cleared()
         if kind in (RulingKind.UNDO, RulingKind.ADJUST, RulingKind.CLAIM, RulingKind.BOARD,
                     RulingKind.OPTION):
             return False
@@ -408,7 +412,7 @@ class Auction:
         code = self._mine[irr]
         if kind in (RulingKind.COMPARABLE, RulingKind.NOT_COMPARABLE):
             judgement = self._judgements.pop(irr, None)
-            if judgement is not None:
+            if judgement is not None and not self._cleared(irr):
                 self._judge(irr, judgement, kind is RulingKind.COMPARABLE)
             return True
         if kind is RulingKind.LEAD and code is Code.CARD_EXPOSED_DURING_AUCTION:
@@ -521,7 +525,8 @@ class Auction:
                 self._pending = None
                 self._cancel(p.entry, p.irr)
                 self._cancel(entry, p.irr)
-                self.log.update(p.irr, status=Status.RESOLVED, detail="cancelled", law="36A")
+                self.log.update(p.irr, status=Status.RESOLVED, detail="cancelled_later",
+                                law="36A")
             elif seat is p.seat:
                 self._reject_inadmissible(p)
                 self._dispatch(seat, call, entry)
@@ -614,7 +619,8 @@ class Auction:
         self._oblige(p.seat, PASS_ALL, p.irr)
         self._oblige(p.seat.partner, PASS_ALL, p.irr)
         self._restrict(p.irr, p.seat, p.call)
-        self.log.update(p.irr, status=Status.RESOLVED, detail="cancelled", law="37B")
+        self.log.update(p.irr, status=Status.RESOLVED, law="37B",
+                        detail="substituted_pass" if substitute else "cancelled,pass_all")
         if substitute:
             self._substitute_pass(p.seat, "substituted pass (37B)")
 
@@ -624,7 +630,7 @@ class Auction:
         self._cancel(p.entry, p.irr)
         self._oblige(p.seat.partner, PASS_ALL, p.irr)
         self._restrict(p.irr, p.seat, p.call)
-        self.log.update(p.irr, status=Status.RESOLVED, detail="cancelled", law="36B")
+        self.log.update(p.irr, status=Status.RESOLVED, detail="cancelled,pass_all", law="36B")
 
     def _replace_pending(self, p: _Pending, call: Call, entry: int) -> None:
         """The offender puts down another call before the pending one is settled."""
@@ -677,7 +683,8 @@ class Auction:
         if bid is not None and bid == lowest:
             # 27B1a: no rectification once the director confirms (not artificial / same
             # denominations): the item stays open for that confirmation
-            self.log.update(p.irr, detail="replaced", law="27B1a", replacement=str(call))
+            self.log.update(p.irr, detail="lowest_sufficient", law="27B1a",
+                            replacement=str(call))
             self._judgements[p.irr] = _Judgement(
                 p.seat, p.call, ((partner, PASS_ALL),), False, "27B1a", "27B2")
             self._in_rotation(p.seat, call, entry)
@@ -690,23 +697,26 @@ class Auction:
         if call.kind is _DOUBLE or call.kind is _REDOUBLE:
             # 27B3: a double or redouble is no replacement; cancelled, he calls again
             self._cancel(entry, p.irr)
-            self.log.update(p.irr, status=Status.RESOLVED, detail="cancelled", law="27B3",
+            self.log.update(p.irr, status=Status.RESOLVED, detail="cancelled,pass_all",
+                            law="27B3",
                             replacement=str(call))
             return
-        self.log.update(p.irr, status=Status.RESOLVED, detail="replaced", law="27B2",
+        self.log.update(p.irr, status=Status.RESOLVED, detail="replaced,pass_all", law="27B2",
                         replacement=str(call))
         self._in_rotation(p.seat, call, entry)
 
     def _above_seven(self, seat: Seat, call: Call, entry: int) -> None:
         """38: cancelled, a pass substituted at his turn, both offenders pass throughout."""
+        substitute = self._pending is None and seat is self._turn
         item = self.log.open(Code.BID_ABOVE_SEVEN, law="38", seat=seat, call=call,
-                             detail="cancelled", status=Status.RESOLVED)
+                             detail="substituted_pass" if substitute else "cancelled,pass_all",
+                             status=Status.RESOLVED)
         self._own(item, entry)
         self._cancel(entry, item.id)
         self._oblige(seat, PASS_ALL, item.id)
         self._oblige(seat.partner, PASS_ALL, item.id)
         self._restrict(item.id, seat, None)
-        if self._pending is None and seat is self._turn:
+        if substitute:
             self._substitute_pass(seat, "substituted pass (38)")
 
     # ------------------------------------------------------------------ Laws 30-32
@@ -719,8 +729,8 @@ class Auction:
         partner = o.partner
         irr = p.irr
 
-        def done(law: str, **params: object) -> None:
-            self.log.update(irr, status=Status.RESOLVED, detail="rejected", law=law, **params)
+        def done(law: str, detail: str = "rejected", **params: object) -> None:
+            self.log.update(irr, status=Status.RESOLVED, detail=detail, law=law, **params)
 
         def follow(law: str, watch_rho: bool) -> None:
             self._followups.append(_FollowUp(irr, o, call, law, watch_rho))
@@ -743,13 +753,13 @@ class Auction:
                 else:
                     self._oblige(partner, PASS_ALL, irr)
                     self._restrict(irr, o, call)
-                    done("31B")
+                    done("31B", "rejected,pass_all")
             elif rel == "rho":
                 follow("32B", True)
             else:
                 self._oblige(partner, PASS_ALL, irr)
                 self._restrict(irr, o, call)
-                done("32A")
+                done("32A", "rejected,pass_all")
         elif call.is_pass:
             if rel == "rho":
                 self._oblige(o, PASS_NEXT, irr)
@@ -765,6 +775,8 @@ class Auction:
         """A call now stands: move the waiting rectifications of Laws 30-32 on."""
         keep: list[_FollowUp] = []
         for f in self._followups:
+            if self._cleared(f.irr):
+                continue
             o = f.offender
             if f.watch_rho and f.rho_acted is None:
                 if seat is o.rho:
@@ -773,7 +785,7 @@ class Auction:
                         # 2007 32B2: RHO acted over a double out of rotation
                         self._oblige(o.partner, PASS_ALL, f.irr)
                         self._restrict(f.irr, o, f.withdrawn)
-                        self.log.update(f.irr, status=Status.RESOLVED, detail="rho_acted",
+                        self.log.update(f.irr, status=Status.RESOLVED, detail="rejected,pass_all",
                                         law="32B2")
                         continue
                 keep.append(f)
@@ -798,12 +810,12 @@ class Auction:
             if withdrawn_bid is not None and call.bid is not None \
                     and call.bid.denomination is withdrawn_bid.denomination:
                 self._oblige(o.partner, PASS_NEXT, irr)
-                self.log.update(irr, status=Status.RESOLVED, detail="same_denomination",
+                self.log.update(irr, status=Status.RESOLVED, detail="same_denomination,pass_next",
                                 law=f.law + "2a", repeat=str(call))
             else:
                 self._oblige(o.partner, PASS_ALL, irr)
                 self._restrict(irr, o, f.withdrawn)
-                self.log.update(irr, status=Status.RESOLVED, detail="other_call",
+                self.log.update(irr, status=Status.RESOLVED, detail="other_call,pass_all",
                                 law=f.law + "2b", repeat=str(call))
             return
         # 2017 (23A): the director judges whether the offender's call is comparable
@@ -827,12 +839,13 @@ class Auction:
                 self._oblige(seat, kind, irr)
             self._restrict(irr, j.offender, j.withdrawn)
         self.log.update(irr, status=Status.RESOLVED, detail="not_comparable",
-                        law=j.law_not_comparable)
+                        law=j.law_not_comparable,
+                        obligation=j.not_comparable[0][1] if j.not_comparable else None)
 
     # ------------------------------------------------------------------ Law 24, Law 39
     def _classify_exposure(self, seat: Seat, x: _Exposure) -> None:
         if len(x.cards) >= 2:
-            detail, law = "cards", "24C"
+            detail, law = "two_or_more", "24C"
         elif x.premature_lead:
             detail, law = "premature_lead", "24B"
         elif x.cards[0].rank.is_honour:
@@ -850,15 +863,19 @@ class Auction:
         declarer's or dummy's go back to the hand."""
         declarer = self._declarer
         for seat, x in self._exposures.items():
+            item = self.log.get(x.irr)
+            kind = item.detail.split(",")[0] if item is not None else ""
             if declarer is None:
                 self.log.update(x.irr, status=Status.RESOLVED, outcome="passed_out")
             elif seat is declarer or seat is declarer.partner:
-                self.log.update(x.irr, status=Status.RESOLVED, outcome="returned")
+                self.log.update(x.irr, status=Status.RESOLVED, outcome="returned",
+                                detail=f"{kind},returned")
             else:
                 minor = len(x.cards) == 1 and not x.premature_lead \
                     and not x.cards[0].rank.is_honour
+                penalty = "minor" if minor else "major"
                 self.log.update(x.irr, status=Status.ESTABLISHED, outcome="penalty_card",
-                                penalty="minor" if minor else "major")
+                                penalty=penalty, detail=f"{kind},{penalty}_penalty_card")
 
     def _call_after_close(self, seat: Seat, call: Call) -> None:
         """39: cancelled. A defender's bid, X or XX with his LHO silent: 26 for partner."""
@@ -869,14 +886,15 @@ class Auction:
                 for r in self._restrictions:
                     if r.irr == irr:
                         r.active = False
-                self.log.update(irr, status=Status.RESOLVED, lead_restriction=None)
+                self.log.update(irr, status=Status.RESOLVED, detail="cancelled",
+                                lead_restriction=None)
         entry = self._put(seat, call)
         declarer = self._declarer
         eligible = (declarer is not None and not self._lead_faced and not call.is_pass
                     and seat is not declarer and seat is not declarer.partner)
         law = "39C" if eligible else "39B"
         item = self.log.open(Code.CALL_AFTER_AUCTION_CLOSED, law=law, seat=seat, call=call,
-                             detail="cancelled",
+                             detail="cancelled,lead_restriction" if eligible else "cancelled",
                              status=Status.OPEN if eligible else Status.RESOLVED,
                              lead_restriction=seat.partner.name if eligible else None)
         self._own(item, entry)
@@ -886,6 +904,21 @@ class Auction:
             self._restrict(item.id, seat, call)
 
     # ------------------------------------------------------------------ state
+    def _cleared(self, irr: int) -> bool:
+        """The director cleared it (the Table may do that without telling us)."""
+        item = self.log.get(irr)
+        return item is not None and item.detail == "cleared"
+
+    def _sync_cleared(self) -> None:
+        """A pending call whose alert the director cleared: struck, no rectification."""
+        p = self._pending
+        if p is not None:
+            item = self.log.get(p.irr)
+            if item is not None and item.status is not Status.OPEN:
+                self._pending = None
+                self._cancel(p.entry, p.irr)
+                self._check_end()
+
     def _put(self, seat: Seat, call: Call) -> int:
         self._record.append(AuctionEntry(seat, call))
         self._record_cache = None
