@@ -925,3 +925,12 @@ def test_revoke_corrected_after_the_fourth_card_and_a_retraction_62c() -> None:
     assert codes(log) == [Code.REVOKE]
     feed(play, "-S:C8")                             # played before the revoke: not allowed
     assert only(log, Code.CARD_WITHDRAWN).card == C("C8")
+
+
+def test_declarers_fifth_card_left_on_the_tray_is_played_in_turn() -> None:
+    play, log = new_play(T10, "2NT", "N")
+    feed(play, "E:HT S:H3 W:H2 N:HJ  N:SK E:SA S:S2 W:S6 +N:D5")
+    feed(play, "E:D2 S:D3 W:D4 +N:D5")              # a tap reader sees the ♦5 again
+    assert play.tricks[2].cards[-1] == (Seat.N, C("D5"))
+    assert only(log, Code.FIFTH_CARD).status is Status.RESOLVED
+    assert play.tricks[2].winner is Seat.N

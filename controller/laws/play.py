@@ -342,8 +342,12 @@ class Play:
             return
         penalties = self._penalty[seat]
         if card in tray:
-            if penalties and card in penalties and self.turn is seat:
-                self._put_card(seat, card)    # tap reader: the penalty card is played
+            if self.turn is seat:
+                # tap reader: a card left on the tray is played now
+                if penalties and card in penalties:
+                    self._put_card(seat, card)
+                elif self._release_stray(seat, card):
+                    self._put_card(seat, card)
             return                            # a re-read of a tag already there
         if penalties and card in penalties and self.turn is not seat:
             tray.add(card)                    # the penalty card laid face up again
@@ -361,6 +365,20 @@ class Play:
             if seat not in self._pending_correction:
                 self._detect_shown(seat, card)
         self._put_card(seat, card)
+
+    def _release_stray(self, seat: Seat, card: Card) -> bool:
+        """A returned card (fifth card, extra card) still on the tray is played in turn."""
+        strays = self._stray[seat]
+        if not strays or card not in strays or not self._holds(seat, card):
+            return False
+        item = strays.pop(card)
+        if item is not None:
+            got = self._log.get(item)
+            if got is not None and got.status is Status.OPEN:
+                self._log.update(item, status=Status.RESOLVED, detail="returned")
+        if self._fifth is not None and self._fifth.card == card:
+            self._fifth = None
+        return True
 
     def take(self, seat: Seat, card: Card) -> None:
         """A tag leaves ``seat``'s tray: a withdrawal, or after play the hand going home."""
