@@ -845,3 +845,9 @@ def test_passed_out_board_exposed_card_resolved() -> None:
     x = r.one(Code.CARD_EXPOSED_DURING_AUCTION)
     assert (x.status, x.param("outcome")) == (Status.RESOLVED, "passed_out")
     assert r.auction.penalty_cards() == {}
+
+
+def test_pass_at_the_next_turn_after_an_implied_pass_is_a_new_call() -> None:
+    r = run(N, "N:1C S:P TD:reject@1 E:P W:1H N:1S E:P S:P")
+    assert r.calls == "N:1C E:Pass S:Pass W:1H N:1S E:Pass S:Pass"
+    assert r.auction.turn is W and len(r.items()) == 1

@@ -816,7 +816,8 @@ class Auction:
                 self._oblige(o.partner, PASS_ALL, irr)
                 self._restrict(irr, o, f.withdrawn)
                 self.log.update(irr, status=Status.RESOLVED, detail="other_call,pass_all",
-                                law=f.law + "2b", repeat=str(call))
+                                law=f.law + ("2b" if f.withdrawn.is_bid else "2"),
+                                repeat=str(call))
             return
         # 2017 (23A): the director judges whether the offender's call is comparable
         self._judgements[irr] = _Judgement(o, f.withdrawn, ((o.partner, PASS_NEXT),), False,
@@ -962,6 +963,9 @@ class Auction:
         self._calls_list.append((seat, call))
         self._calls_cache = None
         self._advance(seat, call)
+        if self._passed_for:
+            # his turn again: a pass card from him now is a new call
+            self._passed_for.discard(self._turn)
         oblig = self._oblig
         if oblig:
             by_src = oblig.get(seat)
