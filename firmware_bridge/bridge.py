@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 #: reader health kinds that say whether the device is there
 _DOWN_KINDS = frozenset({"disconnected", "heartbeat_lost"})
-_UP_KINDS = frozenset({"reconnected", "connected"})
+_UP_KINDS = frozenset({"reconnected", "connected", "heartbeat_back"})
 #: seconds to wait before reopening a reader that could not be opened or failed
 REOPEN_MIN = 0.5
 REOPEN_MAX = 30.0
