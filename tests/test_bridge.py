@@ -449,3 +449,50 @@ def test_a_bad_config_exits_2_with_the_reason(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "gpio.seats.Q" in proc.stderr.decode() and str(path) in proc.stderr.decode()
     assert main(["--config", str(tmp_path / "absent.toml")]) == 2
+
+
+# -- end to end through the real serial path ------------------------------------------------
+
+async def test_virtual_reader_firmware_to_subscriber(tmp_path: Path, mosquitto: Mosquitto) -> None:
+    """Reader firmware lines on a pty -> SerialReader -> bridge -> broker, with faults."""
+    from firmware_bridge.sim.firmware import VirtualFirmware
+
+    trays = VirtualFirmware("north", 1, link=tmp_path / "north.tty")
+    bidbox = VirtualFirmware("bidbox", 4, link=tmp_path / "bidbox.tty")
+    await trays.start()
+    await bidbox.start()
+    config = make_config(tmp_path, mosquitto, readers=[
+        {"name": "north", "url": f"serial://{tmp_path / 'north.tty'}", "kind": "inventory",
+         "options": {"debounce": 0.0}, "antennas": {"0": {"seat": "N", "zone": "tray"}}},
+        {"name": "bidbox", "url": f"serial://{tmp_path / 'bidbox.tty'}", "kind": "inventory",
+         "options": {"debounce": 0.0},
+         "antennas": {str(i): {"seat": s, "zone": "bid"} for i, s in enumerate("NESW")}},
+    ])
+    registry = Registry()
+    for short in ("04A1", "04B1", "04A2"):  # reader UIDs are 4..10 bytes
+        info = registry.tags[short]
+        registry.tags[short + "C0DE"] = Info(short + "C0DE", info.kind, card=info.card,
+                                             deck=info.deck, call=info.call)
+    bridge = Bridge(config, registry=registry, pin_factory=MockFactory(),
+                    display=NullDisplay())
+    try:
+        async with subscribed(mosquitto, "bridge/5/#") as sub, running(bridge):
+            await asyncio.wait_for(trays.host_seen.wait(), 10)
+            await asyncio.wait_for(bidbox.host_seen.wait(), 10)
+            trays.place(0, "04A1C0DE", hw_time=1700000000.5)
+            bidbox.place(1, "04B1C0DE")
+            trays.write_raw(b"\x00\xffnoise on the line\r\n")
+            trays.send_bad_crc(0, "04A2C0DE")  # the tag is there; the inventory it asks for says so
+            await sub.wait_for(lambda: {e["uid"] for e in sub.on("/event")}
+                               >= {"04A1C0DE", "04B1C0DE", "04A2C0DE"})
+            await sub.wait_for(lambda: any(sum(h["readers"]["north"]["anomalies"].values()) >= 2
+                                           for h in sub.on("/health")))
+        events = {e["uid"]: e for e in sub.on("/event")}
+        assert events["04A1C0DE"]["ts"] == 1700000000.5
+        assert (events["04A1C0DE"]["seat"], events["04A1C0DE"]["card"]) == ("N", "SA")
+        bid = events["04B1C0DE"]
+        assert (bid["seat"], bid["zone"], bid["call"]) == ("E", "bid", "1NT")
+        assert events["04A2C0DE"]["card"] == "HT"
+    finally:
+        trays.close()
+        bidbox.close()
