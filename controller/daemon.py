@@ -36,6 +36,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +59,7 @@ __all__ = ["BrokerSettings", "ControllerDaemon", "ControllerError", "EngineLike"
 log = logging.getLogger("bridge_table.controller")
 
 DEFAULT_MAX_PAYLOAD = 64 * 1024
+NODELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 MAX_BATCH = 256
 
 
@@ -328,6 +330,8 @@ class ControllerDaemon:
             tls_context=self.broker.tls_context(),
             will=aiomqtt.Will(self.status_topic, _encode(self.status("offline")), qos=1,
                               retain=True),
+            # small messages, answered at once: Nagle + delayed ACK would add ~40 ms to each
+            socket_options=[NODELAY],
         )
         client._client.manual_ack_set(True)  # noqa: SLF001 - see the module docstring
         # a board's worth of outputs goes out at once: not a "concerning number"
