@@ -212,6 +212,7 @@ class Bridge:
                                    on_connection=lambda _up: self._health_changed())
         self._setup_outputs()
         tasks: list[asyncio.Task[None]] = []
+        publisher_task: asyncio.Task[None] | None = None
         try:
             publisher_task = asyncio.create_task(self.publisher.run(stop), name="publisher")
             tasks = [asyncio.create_task(self._run_reader(r, stop), name=f"reader {r.name}")
@@ -225,8 +226,11 @@ class Bridge:
             await asyncio.gather(*tasks, return_exceptions=True)
             await publisher_task  # says "offline" and disconnects
         finally:
-            for task in tasks:
+            # also when run() itself is cancelled: nothing may touch the spool once closed
+            pending = [t for t in [*tasks, publisher_task] if t is not None and not t.done()]
+            for task in pending:
                 task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
             if self._health_due is not None:
                 self._health_due.cancel()
             if self.gpio is not None:

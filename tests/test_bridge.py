@@ -496,3 +496,25 @@ async def test_virtual_reader_firmware_to_subscriber(tmp_path: Path, mosquitto: 
     finally:
         trays.close()
         bidbox.close()
+
+
+async def test_cancelling_run_cleans_up(tmp_path: Path, mosquitto: Mosquitto) -> None:
+    factory = MockFactory()
+    readers = Readers()
+    bridge = Bridge(make_config(tmp_path, mosquitto), registry=Registry(), open_reader=readers,
+                    pin_factory=factory, display=NullDisplay())
+    task = asyncio.create_task(bridge.run())
+    await asyncio.wait_for(bridge.ready.wait(), 10)
+    await asyncio.wait_for(all_open(readers, {"north"}), 10)
+    bridge.show(parse_indicator(b'{"v":1,"seats":{"N":{"turn":true}}}', "5"))
+    assert factory.pin(17).state
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not factory.pin(17).state
+    assert all(not state.open for state in bridge.health.readers.values())
+    # the spool file is closed and consistent: a new bridge takes it over
+    again = Bridge(make_config(tmp_path, mosquitto), registry=Registry(), open_reader=Readers(),
+                   pin_factory=MockFactory(), display=NullDisplay())
+    async with running(again):
+        assert again.press("director", None) is not None
