@@ -147,6 +147,7 @@ class IrregularityLog:
         status: Status = Status.OPEN,
         **params: Any,
     ) -> Irregularity:
+        _check_types({"seat": seat, "card": card, "call": call})
         new_id = self.first_id + len(self._items)
         item = Irregularity(
             id=new_id, code=code, law=law or DEFAULT_LAW[code], status=status, seat=seat,
@@ -165,6 +166,7 @@ class IrregularityLog:
         """
         old = self._items[item_id]
         fields = {k: v for k, v in changes.items() if k in Irregularity.__dataclass_fields__}
+        _check_types(fields)
         extra = {k: v for k, v in changes.items() if k not in fields}
         if extra:
             merged = dict(old.params)
@@ -201,3 +203,16 @@ class IrregularityLog:
     @property
     def next_id(self) -> int:
         return self.first_id + len(self._items)
+
+
+_FIELD_TYPES: dict[str, type] = {"seat": Seat, "card": Card, "call": Call, "status": Status,
+                                 "code": Code}
+
+
+def _check_types(fields: dict[str, Any]) -> None:
+    """A wrong type here is a defect in the core: fail where it is made, not in a message."""
+    for name, value in fields.items():
+        expected = _FIELD_TYPES.get(name)
+        if expected is not None and value is not None and not isinstance(value, expected):
+            raise TypeError(f"irregularity field {name} must be {expected.__name__}, "
+                            f"not {type(value).__name__} {value!r}")

@@ -1,0 +1,629 @@
+"""One table's state machine: boards, hand scans, auction, play, rulings, undo.
+
+The ``Table`` is fed one sensor event or director ruling at a time and returns an
+``Update`` value: the irregularities opened or changed, the broadcast items, and whether
+the board's result changed. It reads each event by zone and phase exactly as the wire
+contract's table says, and hands calls to ``Auction`` and cards to ``Play``.
+
+Every input of the current board is kept, so ``undo`` (a misread tag) rebuilds the board
+from its history without the struck event: the result is exactly as if it never happened.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
+
+from .auction import Auction
+from .cards import (
+    Call,
+    Card,
+    Contract,
+    Deal,
+    Rules,
+    Seat,
+    Vulnerability,
+    board_dealer,
+    board_vulnerability,
+)
+from .events import Action, Button, ButtonEvent, TagEvent, Zone
+from .irregularities import Code, Irregularity, IrregularityLog, Status
+from .play import Play
+from .record import BoardRecord, DealInfo, PlayedTrick
+from .rulings import Ruling, RulingKind
+from .scoring import score_ns
+
+__all__ = ["Phase", "FeedItem", "Update", "Board", "Table", "Input"]
+
+Input = TagEvent | ButtonEvent | Ruling
+
+#: Irregularities the table itself owns (the rest belong to Auction or Play).
+TABLE_CODES: frozenset[Code] = frozenset({
+    Code.WRONG_BOARD, Code.CARDS_FROM_WRONG_BOARD, Code.HAND_COUNT, Code.MISSING_CARD,
+    Code.INCORRECT_CARD_COUNT, Code.UNKNOWN_TAG,
+})
+
+
+class Phase(enum.StrEnum):
+    WAITING = "waiting"      # no board on the table
+    SCANNING = "scanning"    # board read; hand scans, before the first call
+    AUCTION = "auction"
+    LEAD = "lead"            # auction over; clarification period, opening lead not yet faced
+    PLAY = "play"
+    COMPLETE = "complete"    # 13 tricks played (or passed out); hands going back into the board
+
+
+@dataclass(frozen=True, slots=True)
+class FeedItem:
+    """One broadcast item: ``board`` (a board starts), ``call``, ``card``, ``auction``
+    (the standing auction was corrected: ``calls`` holds it whole), ``play`` (the played
+    cards were corrected), ``result``."""
+
+    kind: str
+    seat: Seat | None = None
+    call: Call | None = None
+    card: Card | None = None
+    trick: int | None = None
+    calls: tuple[tuple[Seat, Call], ...] = ()
+    cards: tuple[tuple[Seat, Card], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    irregularities: tuple[Irregularity, ...] = ()
+    feed: tuple[FeedItem, ...] = ()
+    board_started: bool = False
+    result_changed: bool = False
+    notes: tuple[str, ...] = ()
+
+
+class Board:
+    """One board in progress. Rebuilt from its inputs on ``undo``; holds no I/O."""
+
+    def __init__(
+        self,
+        number: int,
+        *,
+        rules: Rules,
+        log: IrregularityLog,
+        info: DealInfo | None,
+        played_before: bool = False,
+        scheduled: bool = True,
+    ) -> None:
+        self.number = number
+        self.rules = rules
+        self.log = log
+        self.info = info
+        self.dealer: Seat = info.dealer if info else board_dealer(number)
+        self.vulnerability: Vulnerability = (
+            info.vulnerability if info else board_vulnerability(number))
+        self.deal: Deal | None = info.deal if info and info.deal and info.deal.is_complete else None
+        self.phase = Phase.SCANNING
+        self.scans: dict[Seat, dict[Card, None]] = {s: {} for s in Seat}
+        self.called: set[Seat] = set()
+        self.auction = Auction(self.dealer, log, rules=rules)
+        self.play: Play | None = None
+        self.hands_back: dict[Seat, int] = {s: 0 for s in Seat}
+        self.done = False
+        self.history: list[Input] = []
+        self.notes: list[str] = []
+        self._missing: dict[Seat, list[int]] = {s: [] for s in Seat}   # open MISSING/HAND_COUNT ids
+        self._unknown: dict[str, int] = {}
+        self._lead_faced = False
+        self.played_before = played_before
+        self.scheduled = scheduled
+        if not scheduled:
+            log.open(Code.WRONG_BOARD, law=self._law_wrong_board(), detail="not_scheduled",
+                     board=number)
+        elif played_before:
+            log.open(Code.WRONG_BOARD, law=self._law_wrong_board(), detail="already_played",
+                     board=number)
+
+    # -- derived values -------------------------------------------------------------------
+    def _law_wrong_board(self) -> str:
+        return "15" if self.rules is Rules.L2007 else "15B"
+
+    @property
+    def contract(self) -> Contract | None:
+        return self.auction.contract
+
+    @property
+    def declarer(self) -> Seat | None:
+        return self.auction.declarer
+
+    @property
+    def turn(self) -> Seat | None:
+        if self.phase in (Phase.SCANNING, Phase.AUCTION):
+            return self.auction.turn
+        if self.play is not None and self.phase in (Phase.LEAD, Phase.PLAY):
+            return self.play.turn
+        return None
+
+    @property
+    def complete(self) -> bool:
+        return self.phase is Phase.COMPLETE
+
+    def known_hands(self) -> dict[Seat, frozenset[Card]] | None:
+        """The hands for Play: the deal file first, then four complete, disjoint scans."""
+        if self.deal is not None:
+            return {s: self.deal[s] for s in Seat}
+        scans = {s: frozenset(self.scans[s]) for s in Seat}
+        union: frozenset[Card] = frozenset().union(*scans.values())
+        if all(len(h) == 13 for h in scans.values()) and len(union) == 52:
+            return scans
+        return None
+
+    def record_deal(self) -> Deal | None:
+        hands = self.known_hands()
+        if hands is None and self.play is not None:
+            inferred = self.play.known_hands
+            if all(len(inferred.get(s, ())) == 13 for s in Seat):
+                hands = inferred
+        return Deal.from_hands(dict(hands)) if hands else None
+
+    def declarer_tricks(self) -> tuple[int | None, int | None]:
+        """(as played, after Law 64 and rulings); None before the end of play."""
+        if self.play is None or not self.play.complete:
+            return None, None
+        return self.play.declarer_tricks_played, self.play.declarer_tricks
+
+    def score_ns(self) -> int | None:
+        contract = self.auction.contract
+        if contract is None or not self.complete:
+            return None
+        if contract.passed_out:
+            return 0
+        _, tricks = self.declarer_tricks()
+        if tricks is None:
+            return None
+        return score_ns(contract, self.auction.declarer, self.vulnerability, tricks)
+
+    def tricks(self) -> tuple[PlayedTrick, ...]:
+        return self.play.tricks if self.play is not None else ()
+
+    # -- inputs ---------------------------------------------------------------------------
+    def apply(self, inp: Input) -> None:
+        self.history.append(inp)
+        if isinstance(inp, TagEvent):
+            self._tag(inp)
+        elif isinstance(inp, ButtonEvent):
+            self._button(inp)
+        else:
+            self._ruling(inp)
+        self._advance()
+
+    def _advance(self) -> None:
+        """Move the phase on after an input: auction over, lead faced, play over."""
+        if self.phase is Phase.AUCTION and self.auction.complete:
+            contract = self.auction.contract
+            if contract is None or contract.passed_out:
+                self.phase = Phase.COMPLETE
+            else:
+                declarer = self.auction.declarer
+                assert declarer is not None
+                self.play = Play(
+                    contract, declarer, self.log, rules=self.rules, hands=self.known_hands(),
+                    penalty_cards=self.auction.penalty_cards(),
+                )
+                self.phase = Phase.LEAD
+        if self.play is not None:
+            if not self._lead_faced and self.play.lead_faced:
+                self._lead_faced = True
+                self.auction.face_opening_lead()
+            if self.phase is Phase.LEAD and self.play.tricks:
+                self.phase = Phase.PLAY
+            if self.phase in (Phase.LEAD, Phase.PLAY) and self.play.complete:
+                self.phase = Phase.COMPLETE
+            if self.phase is Phase.COMPLETE and self.play.hands_returned:
+                self.done = True
+
+    def _tag(self, ev: TagEvent) -> None:
+        if ev.unknown:
+            self._unknown_tag(ev)
+            return
+        if ev.zone is Zone.BID:
+            self._bid(ev)
+        elif ev.zone is Zone.TRAY:
+            self._tray(ev)
+        elif ev.zone is Zone.BOARD and ev.present and ev.board is not None:
+            # Another wallet read in the middle of this board: tell the director only.
+            self.log.open(Code.WRONG_BOARD, law=self._law_wrong_board(),
+                          detail="other_board_read", other_board=ev.board)
+        # pocket tags belong to a verification station, not to a table
+
+    def _unknown_tag(self, ev: TagEvent) -> None:
+        if ev.present:
+            if ev.uid not in self._unknown or not self.log.get(self._unknown[ev.uid]) \
+                    or not self.log.get(self._unknown[ev.uid]).is_open:  # type: ignore[union-attr]
+                item = self.log.open(Code.UNKNOWN_TAG, law="13F" if self.rules is Rules.L2007
+                                     else "13C", seat=ev.seat, uid=ev.uid, zone=str(ev.zone),
+                                     trick=self._trick_number())
+                self._unknown[ev.uid] = item.id
+        elif ev.uid in self._unknown:
+            item_id = self._unknown.pop(ev.uid)
+            if self.log.get(item_id) and self.log.get(item_id).is_open:  # type: ignore[union-attr]
+                self.log.update(item_id, status=Status.RESOLVED, detail="removed")
+
+    def _trick_number(self) -> int | None:
+        if self.play is None or not self.play.tricks:
+            return None
+        return len(self.play.tricks)
+
+    def _bid(self, ev: TagEvent) -> None:
+        if ev.seat is None:
+            self.notes.append("bid tag without a seat ignored")
+            return
+        if ev.call is None:  # STOP / ALERT markers are not calls
+            return
+        if not ev.present:
+            if not self.auction.complete:
+                self.auction.withdraw(ev.seat, ev.call)
+            return
+        if self.phase is Phase.SCANNING:
+            self._start_auction()
+        if ev.seat not in self.called:
+            self.called.add(ev.seat)
+            self._check_seat_scan(ev.seat)
+        self.auction.call(ev.seat, ev.call)
+
+    def _tray(self, ev: TagEvent) -> None:
+        seat, card = ev.seat, ev.card
+        if seat is None or card is None:
+            self.notes.append("tray tag without seat or card ignored")
+            return
+        if self.phase is Phase.SCANNING:
+            if ev.present:
+                self._scan(seat, card)
+            return  # removed before the auction: the player picks the hand up
+        if self.phase is Phase.AUCTION:
+            if ev.present:
+                if self._completes_scan(seat, card):
+                    return
+                self.auction.expose(seat, card)
+            elif card in self.auction.exposed.get(seat, frozenset()):
+                self.auction.unexpose(seat, card)
+            return
+        assert self.play is not None
+        if self.phase is Phase.COMPLETE and not ev.present:
+            self.hands_back[seat] += 1
+        if ev.present:
+            self.play.put(seat, card)
+        else:
+            self.play.take(seat, card)
+
+    def _button(self, ev: ButtonEvent) -> None:
+        if ev.button is Button.NEXT and self.phase is Phase.COMPLETE:
+            self.done = True
+
+    # -- hand scans -----------------------------------------------------------------------
+    def _scan(self, seat: Seat, card: Card) -> None:
+        if card in self.scans[seat]:
+            return
+        for other in Seat:
+            if other is not seat and card in self.scans[other]:
+                self.log.open(Code.INCORRECT_CARD_COUNT, law="13", seat=seat, card=card,
+                              detail="two_hands", other_seat=str(other))
+        self.scans[seat][card] = None
+        if len(self.scans[seat]) == 13:
+            self._check_full_scan(seat)
+
+    def _check_full_scan(self, seat: Seat) -> None:
+        """A 13-card scan against the deal file (Law 15A / 17D)."""
+        if self.deal is None:
+            return
+        scanned = frozenset(self.scans[seat])
+        if scanned == self.deal[seat]:
+            return
+        holder = {self.deal.holder(c) for c in scanned}
+        self.log.open(
+            Code.CARDS_FROM_WRONG_BOARD, law="17D" if self.rules is Rules.L2007 else "15A",
+            seat=seat, detail="rotated" if len(holder) == 1 else "mismatch",
+            other_seat=str(holder.pop()) if len(holder) == 1 else "",
+            missing=" ".join(str(c) for c in sorted(self.deal[seat] - scanned)),
+            extra=" ".join(str(c) for c in sorted(scanned - self.deal[seat])),
+        )
+
+    def _any_scans(self) -> bool:
+        return any(self.scans[s] for s in Seat)
+
+    def _start_auction(self) -> None:
+        self.phase = Phase.AUCTION
+        if not self._any_scans():
+            return
+        counts = {s: len(self.scans[s]) for s in Seat}
+        if any(c > 13 for c in counts.values()) and any(c < 13 for c in counts.values()):
+            self.log.open(Code.INCORRECT_CARD_COUNT, law="13", detail="over_under",
+                          counts=" ".join(f"{s}{counts[s]}" for s in Seat))
+
+    def _check_seat_scan(self, seat: Seat) -> None:
+        """Before a seat's first call its hand must have been counted: 13 cards (Law 7B)."""
+        if not self._any_scans():
+            return
+        count = len(self.scans[seat])
+        if count == 13:
+            return
+        item = self.log.open(Code.HAND_COUNT, law="7B2", seat=seat, count=count,
+                             detail="unscanned" if count == 0 else "count")
+        self._missing[seat].append(item.id)
+        if count < 13 and all(len(self.scans[s]) <= 13 for s in Seat):
+            if self.deal is not None:
+                for card in sorted(self.deal[seat] - frozenset(self.scans[seat])):
+                    miss = self.log.open(Code.MISSING_CARD, law="14A", seat=seat, card=card)
+                    self._missing[seat].append(miss.id)
+            else:
+                miss = self.log.open(Code.MISSING_CARD, law="14A", seat=seat, count=13 - count)
+                self._missing[seat].append(miss.id)
+
+    def _completes_scan(self, seat: Seat, card: Card) -> bool:
+        """A card found during the auction for a short hand: the scan, not an exposure (14A)."""
+        if not self._missing[seat] or card in self.scans[seat]:
+            return False
+        if any(card in self.scans[s] for s in Seat):
+            return False
+        if self.deal is not None and card not in self.deal[seat]:
+            return False
+        self.scans[seat][card] = None
+        for item_id in list(self._missing[seat]):
+            item = self.log.get(item_id)
+            if item is None or not item.is_open:
+                continue
+            if item.code is Code.MISSING_CARD and (item.card is None or item.card == card):
+                self.log.update(item_id, status=Status.RESOLVED, detail="found")
+        if len(self.scans[seat]) >= 13:
+            for item_id in self._missing[seat]:
+                item = self.log.get(item_id)
+                if item is not None and item.is_open:
+                    self.log.update(item_id, status=Status.RESOLVED, detail="found")
+            self._missing[seat].clear()
+        return True
+
+    # -- rulings --------------------------------------------------------------------------
+    def _ruling(self, ruling: Ruling) -> None:
+        kind = ruling.kind
+        if kind is RulingKind.CLEAR and ruling.alert is not None:
+            # Auction and Play may have to undo what a pending irregularity holds up.
+            if self.auction.rule(ruling) or (self.play is not None and self.play.rule(ruling)):
+                return
+            item = self.log.get(ruling.alert)
+            if item is not None and item.status is not Status.RESOLVED:
+                self.log.update(ruling.alert, status=Status.RESOLVED, detail="cleared")
+            return
+        if ruling.alert is not None:
+            item = self.log.get(ruling.alert)
+            if item is None:
+                self.notes.append(f"ruling names no alert of this board: {ruling.alert}")
+                return
+            if item.code in TABLE_CODES:
+                if kind in (RulingKind.ACCEPT, RulingKind.REJECT):
+                    self.log.update(item.id, status=Status.RESOLVED, detail=str(kind))
+                return
+        if self.auction.rule(ruling):
+            return
+        if self.play is not None and self.play.rule(ruling):
+            return
+        self.notes.append(f"ruling {kind} had no effect in phase {self.phase}")
+
+
+@dataclass
+class _Fed:
+    calls: tuple[tuple[Seat, Call], ...] = ()
+    cards: tuple[tuple[Seat, Card], ...] = ()
+
+
+@dataclass
+class Table:
+    """A table across boards. ``apply`` one input at a time; read the current ``board``."""
+
+    table_id: str
+    rules: Rules = Rules.L2017
+    deals: Mapping[int, DealInfo] = field(default_factory=dict)
+    schedule: Collection[int] | None = None
+    board: Board | None = None
+    played: list[int] = field(default_factory=list)
+    _next_id: int = 1
+    _fed: _Fed = field(default_factory=_Fed)
+
+    # -- public ---------------------------------------------------------------------------
+    def apply(self, inp: Input) -> Update:
+        """Apply one sensor event or ruling; never raises for a player's irregularity."""
+        if isinstance(inp, Ruling):
+            if inp.kind is RulingKind.UNDO:
+                return self.undo()
+            if inp.kind is RulingKind.BOARD and inp.board is not None:
+                return self._start_board(inp.board, replaced=True)
+        if isinstance(inp, TagEvent) and inp.zone is Zone.BOARD and not inp.unknown:
+            if inp.action is Action.PRESENT and inp.board is not None:
+                return self._board_tag(inp.board)
+            return Update()
+        if isinstance(inp, ButtonEvent) and inp.button is Button.UNDO:
+            return self.undo()
+        board = self.board
+        if board is None or board.done:
+            if isinstance(inp, TagEvent) and inp.zone in (Zone.BID, Zone.TRAY) and inp.present:
+                # No board was read: the next board of the deals file, or the next number.
+                started = self._start_board(self._implicit_board())
+                board = self.board
+                assert board is not None
+                before = self._result_key()
+                board.apply(inp)
+                return self._collect(board, before, started)
+            if board is None:
+                return Update(notes=("no board on the table: event ignored",))
+        before = self._result_key()
+        board.apply(inp)
+        return self._collect(board, before)
+
+    def undo(self) -> Update:
+        """Strike the last sensor event of the board (and the rulings after it)."""
+        board = self.board
+        if board is None:
+            return Update(notes=("nothing to undo",))
+        history = list(board.history)
+        while history and isinstance(history[-1], Ruling):
+            history.pop()
+        if not history:
+            return Update(notes=("nothing to undo on this board",))
+        struck = history.pop()
+        return self._rebuild(board, history, f"undone: {_describe(struck)}")
+
+    def drop_last_input(self) -> Update:
+        """Rebuild the board without its last input, whatever it was.
+
+        The engine calls this when applying an input failed half-way (a defect, not a
+        player's irregularity): the board goes back to the consistent state before it.
+        """
+        board = self.board
+        if board is None or not board.history:
+            return Update()
+        history = list(board.history)
+        struck = history.pop()
+        return self._rebuild(board, history, f"input dropped: {_describe(struck)}")
+
+    def _rebuild(self, board: Board, history: list[Input], note: str) -> Update:
+        before = self._result_key()
+        old_items = {i.id: i for i in board.log}
+        rebuilt = Board(board.number, rules=board.rules,
+                        log=IrregularityLog(first_id=board.log.first_id), info=board.info,
+                        played_before=board.played_before, scheduled=board.scheduled)
+        for inp in history:
+            rebuilt.apply(inp)
+        rebuilt.log.drain()
+        self.board = rebuilt
+        changed: list[Irregularity] = []
+        new_items = {i.id: i for i in rebuilt.log}
+        for item_id, old in old_items.items():
+            new = new_items.get(item_id)
+            if new is None:
+                if old.status is not Status.RESOLVED:
+                    changed.append(_resolved_by_undo(old))
+            elif new != old:
+                changed.append(new)
+        for item_id, new in new_items.items():
+            if item_id not in old_items:
+                changed.append(new)
+        self._next_id = max(self._next_id, rebuilt.log.next_id, board.log.next_id)
+        update = self._collect(rebuilt, before)
+        return Update(
+            irregularities=tuple(changed) + update.irregularities,
+            feed=update.feed, result_changed=update.result_changed,
+            notes=(note,) + update.notes,
+        )
+
+    def record(self) -> BoardRecord | None:
+        board = self.board
+        if board is None:
+            return None
+        played, result = board.declarer_tricks()
+        return BoardRecord(
+            board=board.number, dealer=board.dealer, vulnerability=board.vulnerability,
+            deal=board.record_deal(), auction=board.auction.record,
+            contract=board.auction.contract, declarer=board.auction.declarer,
+            tricks=board.tricks(), tricks_played=played, tricks_result=result,
+            score_ns=board.score_ns(), irregularities=tuple(board.log), table=self.table_id,
+        )
+
+    # -- boards ---------------------------------------------------------------------------
+    def _implicit_board(self) -> int:
+        if self.deals:
+            for number in sorted(self.deals):
+                if number not in self.played:
+                    return number
+        return (max(self.played) + 1) if self.played else 1
+
+    def _new_board(self, number: int, *, first_id: int) -> Board:
+        return Board(number, rules=self.rules, log=IrregularityLog(first_id=first_id),
+                     info=self.deals.get(number), played_before=number in self.played,
+                     scheduled=self.schedule is None or number in self.schedule)
+
+    def _board_tag(self, number: int) -> Update:
+        board = self.board
+        if board is not None and board.number == number:
+            return Update()  # the same wallet read again
+        if board is None or board.done or board.complete:
+            return self._start_board(number)
+        if board.phase is Phase.SCANNING and not board.called:
+            return self._start_board(number, replaced=True)
+        before = self._result_key()
+        board.apply(TagEvent(Zone.BOARD, Action.PRESENT, None, "", board=number))
+        return self._collect(board, before)
+
+    def _start_board(self, number: int, *, replaced: bool = False) -> Update:
+        if number < 1:
+            return Update(notes=(f"board number {number} ignored",))
+        closing: list[Irregularity] = []
+        old = self.board
+        if old is not None:
+            if replaced:
+                for item in old.log.open_items():
+                    closing.append(old.log.update(item.id, status=Status.RESOLVED,
+                                                  detail="board_replaced"))
+                old.log.drain()
+            if old.complete and old.number not in self.played:
+                self.played.append(old.number)
+            self._next_id = max(self._next_id, old.log.next_id)
+        board = self._new_board(number, first_id=self._next_id)
+        self.board = board
+        self._fed = _Fed()
+        opened = board.log.drain()
+        self._next_id = board.log.next_id
+        return Update(irregularities=tuple(closing) + tuple(opened),
+                      feed=(FeedItem("board"),), board_started=True)
+
+    # -- collecting an update -------------------------------------------------------------
+    def _result_key(self) -> tuple[object, ...]:
+        board = self.board
+        if board is None or not board.complete:
+            return ()
+        return (board.number, str(board.contract), board.declarer, board.declarer_tricks())
+
+    def _collect(self, board: Board, before: tuple[object, ...],
+                 started: Update | None = None) -> Update:
+        items = tuple(board.log.drain())
+        self._next_id = max(self._next_id, board.log.next_id)
+        feed = list(started.feed) if started else []
+        feed += self._feed(board)
+        after = self._result_key()
+        result_changed = bool(after) and after != before
+        if result_changed and board.number not in self.played:
+            self.played.append(board.number)
+        if result_changed:
+            feed.append(FeedItem("result"))
+        notes = tuple(board.notes)
+        board.notes.clear()
+        return Update(
+            irregularities=(started.irregularities if started else ()) + items,
+            feed=tuple(feed), board_started=started is not None,
+            result_changed=result_changed, notes=notes,
+        )
+
+    def _feed(self, board: Board) -> list[FeedItem]:
+        out: list[FeedItem] = []
+        calls = board.auction.calls
+        fed = self._fed
+        if calls[: len(fed.calls)] == fed.calls:
+            out += [FeedItem("call", seat=s, call=c) for s, c in calls[len(fed.calls):]]
+        else:
+            out.append(FeedItem("auction", calls=calls))
+        cards = tuple((s, c) for t in board.tricks() for s, c in t.cards)
+        if cards[: len(fed.cards)] == fed.cards:
+            n = len(fed.cards)
+            for i, (s, c) in enumerate(cards[n:], start=n):
+                out.append(FeedItem("card", seat=s, card=c, trick=i // 4 + 1))
+        else:
+            out.append(FeedItem("play", cards=cards))
+        self._fed = _Fed(calls, cards)
+        return out
+
+
+def _resolved_by_undo(item: Irregularity) -> Irregularity:
+    return replace(item, status=Status.RESOLVED, detail="undone")
+
+
+def _describe(inp: Input) -> str:
+    if isinstance(inp, TagEvent):
+        what = inp.card or inp.call or inp.marker or inp.board or inp.uid
+        return f"{inp.zone} {inp.action} {inp.seat or ''} {what}".strip()
+    if isinstance(inp, ButtonEvent):
+        return f"button {inp.button}"
+    return f"ruling {inp.kind}"

@@ -1,0 +1,135 @@
+"""``bridge-table replay EVENTS.jsonl [--deals FILE.pbn] [--topics state,alert,...]``.
+
+Reads sensor events (one JSON object a line: the payload itself, or
+``{"topic": ..., "payload": ...}``) and writes one ``{"topic": ..., "payload": ...}`` line
+for every message the controller would publish, in order, through the same ``Engine`` the
+live daemon uses. A malformed line is reported on standard error with its line number and
+skipped; the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+import msgspec
+
+from .deals import DealsError, load_deals
+from .engine import Engine, Outgoing
+from .laws.cards import ParseError, Rules
+
+KINDS = ("state", "alert", "indicator", "result", "feed", "error")
+
+_decoder = msgspec.json.Decoder()
+_encoder = msgspec.json.Encoder()
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="bridge-table replay", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("events", help="JSONL file of sensor events ('-' for standard input)")
+    p.add_argument("--deals", help="PBN deals file: hands, dealer and vulnerability by board")
+    p.add_argument("--topics", help=f"comma-separated kinds of output to keep ({','.join(KINDS)})")
+    p.add_argument("--root", default="bridge", help="topic root (default: bridge)")
+    p.add_argument("--table", default="1",
+                   help="table id for lines that are bare payloads (default: 1)")
+    p.add_argument("--rules", default="2017", help="Laws edition: 2017 (default) or 2007")
+    p.add_argument("--policy", help="indicator policy TOML file")
+    return p.parse_args(argv)
+
+
+def replay_lines(engine: Engine, lines: Iterable[bytes | str], *, table: str = "1",
+                 errors: IO[str] | None = None, source: str = "-") -> Iterator[Outgoing]:
+    """Feed JSONL lines to ``engine``; yield every message it would publish."""
+    root = engine.root
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line[:1] in ("#", b"#"):
+            continue
+        try:
+            obj: Any = _decoder.decode(line)
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+            _report(errors, source, lineno, f"not JSON: {exc}")
+            continue
+        if not isinstance(obj, dict):
+            _report(errors, source, lineno, "not a JSON object")
+            continue
+        if "payload" in obj and "topic" in obj:
+            topic, payload = obj["topic"], obj["payload"]
+            if not isinstance(topic, str):
+                _report(errors, source, lineno, "topic is not a string")
+                continue
+            if not isinstance(payload, dict):
+                _report(errors, source, lineno, "payload is not a JSON object")
+                continue
+        else:
+            kind = "ruling" if "ruling" in obj else "event"
+            topic, payload = f"{root}/{table}/{kind}", obj
+        outs = engine.handle(topic, payload)
+        for out in outs:
+            if out.topic.endswith("/error"):
+                _report(errors, source, lineno, str(out.payload.get("error")))
+        yield from outs
+
+
+def _report(errors: IO[str] | None, source: str, lineno: int, message: str) -> None:
+    if errors is not None:
+        print(f"{source}:{lineno}: {message}", file=errors)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    kinds: set[str] | None = None
+    if args.topics:
+        kinds = {k.strip() for k in args.topics.split(",") if k.strip()}
+        unknown = kinds - set(KINDS)
+        if unknown:
+            print(f"bridge-table replay: unknown --topics {sorted(unknown)}; "
+                  f"choose from {','.join(KINDS)}", file=sys.stderr)
+            return 2
+    try:
+        rules = Rules.parse(args.rules)
+    except ParseError as exc:
+        print(f"bridge-table replay: {exc}", file=sys.stderr)
+        return 2
+    deals = {}
+    if args.deals:
+        try:
+            deals, problems = load_deals(args.deals)
+        except DealsError as exc:
+            print(f"bridge-table replay: {exc}", file=sys.stderr)
+            return 2
+        for problem in problems:
+            print(f"{args.deals}: {problem}", file=sys.stderr)
+    policy = None
+    if args.policy:
+        from .policy import IndicatorPolicy, PolicyError
+        try:
+            policy = IndicatorPolicy.load(args.policy)
+        except (OSError, PolicyError) as exc:
+            print(f"bridge-table replay: {exc}", file=sys.stderr)
+            return 2
+    engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy)
+    out = sys.stdout.buffer
+    try:
+        fp: IO[bytes] = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")
+    except OSError as exc:
+        print(f"bridge-table replay: {exc}", file=sys.stderr)
+        return 2
+    with fp:
+        buffer: list[bytes] = []
+        for msg in replay_lines(engine, fp, table=args.table, errors=sys.stderr,
+                                source=args.events):
+            kind = msg.topic.rsplit("/", 1)[-1]
+            if kinds is not None and kind not in kinds:
+                continue
+            buffer.append(_encoder.encode({"topic": msg.topic, "payload": msg.payload}))
+            if len(buffer) >= 512:
+                out.write(b"\n".join(buffer) + b"\n")
+                buffer.clear()
+        if buffer:
+            out.write(b"\n".join(buffer) + b"\n")
+    out.flush()
+    return 0

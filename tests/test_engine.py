@@ -1,0 +1,177 @@
+"""The Engine: wire payloads validated, duplicates applied once, outputs per the contract."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from scenarios import Harness
+
+from controller.engine import MAX_PAYLOAD, Engine, encode
+from controller.laws.cards import Deal
+
+DEAL = Deal.from_pbn("N:KJ4.AQ3.KT85.J72 Q963.T85.A94.KQ5 AT72.KJ74.QJ3.A8 85.962.762.T9643")
+
+
+def event(seq: int, **fields: Any) -> dict[str, Any]:
+    return {"v": 1, "src": "pi-7", "seq": seq, "ts": 1.0 + seq, "type": "tag", **fields}
+
+
+def topics(outs: list[Any]) -> list[str]:
+    return [o.topic.rsplit("/", 1)[1] for o in outs]
+
+
+def test_board_event_publishes_state_indicator_and_feed() -> None:
+    engine = Engine()
+    outs = engine.handle("bridge/7/event", event(1, zone="board", action="present", uid="B1",
+                                                 board=3))
+    kinds = topics(outs)
+    assert "state" in kinds and "indicator" in kinds and "feed" in kinds
+    state = engine.snapshot("7")
+    assert state["board"] == 3 and state["dealer"] == "S" and state["vul"] == "EW"
+    assert state["phase"] == "scanning" and state["last"] == {"src": "pi-7", "seq": 1}
+    retained = {o.topic: o.retain for o in outs}
+    assert retained["bridge/7/state"] and retained["bridge/7/indicator"]
+    assert not retained["bridge/7/feed"]
+
+
+def test_duplicate_src_seq_is_applied_once() -> None:
+    engine = Engine()
+    engine.handle("bridge/7/event", event(1, zone="board", action="present", uid="B", board=1))
+    call = event(2, zone="bid", seat="N", action="present", uid="X", call="1C")
+    assert engine.handle("bridge/7/event", call)
+    assert engine.handle("bridge/7/event", json.dumps(call).encode()) == []
+    assert engine.stats["duplicates"] == 1
+    assert engine.snapshot("7")["auction"] == [["N", "1C"]]
+
+
+@pytest.mark.parametrize("payload, fragment", [
+    (b"{not json", "not JSON"),
+    (b"[1, 2]", "not a JSON object"),
+    (b'{"v": 2, "src": "a", "seq": 1, "ts": 1, "type": "tag"}', "version"),
+    (b'{"v": 1, "src": "a", "seq": "1", "ts": 1, "type": "tag"}', "seq"),
+    (b'{"v": 1, "src": "a", "seq": 1, "ts": "now", "type": "tag"}', "ts"),
+    (b'{"v": 1, "src": "a", "seq": 1, "ts": 1, "type": "smell"}', "type"),
+    (b'{"v": 1, "src": "a", "seq": 1, "ts": 1, "type": "tag", "zone": "bid", "action": '
+     b'"present", "uid": "1", "call": "1C"}', "seat"),
+    (b'{"v": 1, "src": "a", "seq": 1, "ts": 1, "type": "tag", "zone": "tray", "seat": "N", '
+     b'"action": "present", "uid": "1", "card": "ZZ"}', "card"),
+    (b'{"v": 1, "src": "a", "seq": 1, "ts": 1, "type": "tag", "zone": "tray", "seat": "Q", '
+     b'"action": "present", "uid": "1", "card": "SA"}', "seat"),
+    (b'{"v": 1, "src": "a", "seq": 1, "ts": 1, "type": "tag", "zone": "tray", "seat": "N", '
+     b'"action": "present", "uid": "1", "card": "SA", "call": "1C"}', "exactly one"),
+    (b"\xff\xfe\x00garbage", "not JSON"),
+    (b"1" * (MAX_PAYLOAD + 1), "over"),
+])
+def test_malformed_event_answered_with_an_error_never_a_crash(payload: bytes,
+                                                               fragment: str) -> None:
+    engine = Engine()
+    outs = engine.handle("bridge/7/event", payload)
+    assert len(outs) == 1 and outs[0].topic == "bridge/7/error"
+    assert fragment in outs[0].payload["error"]
+    assert engine.stats["malformed"] == 1
+
+
+@pytest.mark.parametrize("payload, fragment", [
+    ({"v": 1, "src": "td", "seq": 1, "ts": 1, "ruling": "smile"}, "unknown ruling"),
+    ({"v": 1, "src": "td", "seq": 1, "ts": 1, "ruling": "adjust"}, "tricks"),
+    ({"v": 1, "src": "td", "seq": 1, "ts": 1, "ruling": "adjust", "tricks": 14}, "tricks"),
+    ({"v": 1, "src": "td", "seq": 1, "ts": 1, "ruling": "accept", "alert": "x"}, "alert"),
+])
+def test_malformed_ruling_is_an_error(payload: dict[str, Any], fragment: str) -> None:
+    engine = Engine()
+    outs = engine.handle("bridge/7/ruling", payload)
+    assert [o.topic for o in outs] == ["bridge/7/error"]
+    assert fragment in outs[0].payload["error"]
+
+
+def test_unknown_fields_are_tolerated_and_counted() -> None:
+    engine = Engine()
+    outs = engine.handle("bridge/7/event", event(1, zone="board", action="present", uid="B",
+                                                 board=1, colour="red"))
+    assert "state" in topics(outs)
+    assert engine.stats["unknown_fields"] == 1
+
+
+def test_other_topics_are_ignored() -> None:
+    engine = Engine()
+    assert engine.handle("bridge/7/state", b"{}") == []
+    assert engine.handle("elsewhere/7/event", b"{}") == []
+    assert engine.handle("bridge/+/event", b"{}") == []
+
+
+def test_two_tables_do_not_cross() -> None:
+    engine = Engine()
+    engine.handle("bridge/1/event", event(1, zone="board", action="present", uid="B", board=1))
+    engine.handle("bridge/2/event", event(1, zone="board", action="present", uid="B", board=2))
+    engine.handle("bridge/1/event", event(2, zone="bid", seat="N", action="present", uid="c",
+                                          call="1S"))
+    assert engine.snapshot("1")["auction"] == [["N", "1S"]]
+    assert engine.snapshot("2")["auction"] == []
+    assert engine.tables == ["1", "2"]
+
+
+def test_unknown_tag_raises_an_alert_with_texts_in_three_languages() -> None:
+    engine = Engine()
+    engine.handle("bridge/7/event", event(1, zone="board", action="present", uid="B", board=1))
+    outs = engine.handle("bridge/7/event", event(2, zone="tray", seat="E", action="present",
+                                                 uid="DEADBEEF", unknown=True))
+    alerts = [o.payload for o in outs if o.topic.endswith("/alert")]
+    assert len(alerts) == 1
+    alert = alerts[0]
+    assert alert["code"] == "UNKNOWN_TAG" and alert["status"] == "open"
+    assert set(alert["text"]) == {"en", "vi", "zh"} and all(alert["text"].values())
+    assert {"v", "id", "table", "board", "code", "law", "seat", "trick", "status",
+            "text"} <= set(alert)
+    outs = engine.handle("bridge/7/event", event(3, zone="tray", seat="E", action="removed",
+                                                 uid="DEADBEEF", unknown=True))
+    alerts = [o.payload for o in outs if o.topic.endswith("/alert")]
+    assert alerts and alerts[0]["status"] == "resolved" and alerts[0]["id"] == alert["id"]
+
+
+def test_undo_strikes_the_last_event_exactly() -> None:
+    h = Harness(3, DEAL)
+    h.board_tag(3)
+    h.run("C:S:1H C:W:P C:N:3H")
+    before = h.state()
+    h.run("C:E:1C")  # a misread: insufficient bid
+    assert h.alerts("INSUFFICIENT_BID")
+    h.rule("undo")
+    after = h.state()
+    assert after["auction"] == before["auction"] and after["turn"] == before["turn"]
+    final = h.final_alerts()
+    assert all(a["status"] == "resolved" for a in final.values() if a["code"] ==
+               "INSUFFICIENT_BID")
+    h.run("C:E:P")
+    assert h.state()["auction"][-1] == ["E", "Pass"]
+
+
+def test_passed_out_board_gives_a_result_of_zero() -> None:
+    h = Harness(3, DEAL)
+    h.board_tag(3)
+    h.run("C:S:P C:W:P C:N:P C:E:P")
+    result = h.result()
+    assert result is not None
+    assert result["contract"] == "Pass" and result["score_ns"] == 0 and "declarer" not in result
+
+
+def test_indicator_hides_a_revoke_from_the_table_until_play_ends() -> None:
+    h = Harness(10, Deal.from_pbn(
+        "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"))
+    h.board_tag(10)
+    h.run("C:E:1C C:S:1H C:W:P C:N:4H C:E:P C:S:P C:W:P")
+    h.run("W:CT N:C3 E:CA S:C7 E:CK S:CQ W:C4 N:C6 E:S3 S:S5 W:ST N:SQ")
+    h.run("N:H5 E:H2 S:HA W:H3 S:HK W:D2 N:HT E:H6 S:D5 W:D3 N:DK E:H9")
+    revoke = h.alerts("REVOKE")
+    assert revoke
+    indicator = h.engine._tables["7"].indicator
+    assert indicator is not None
+    assert revoke[0]["id"] not in indicator["alerts"] and not indicator["seats"]["E"]["alert"]
+    h.run("AUTO")
+    indicator = h.engine._tables["7"].indicator
+    assert indicator is not None and indicator["board"] == 10
+
+
+def test_encode_is_compact_json() -> None:
+    assert encode({"a": 1, "b": [1, "x"]}) == b'{"a":1,"b":[1,"x"]}'
