@@ -262,15 +262,17 @@ class ControllerDaemon:
 
     async def _process(self, client: aiomqtt.Client, batch: Sequence[aiomqtt.Message]) -> None:
         accepted: list[tuple[str, bytes]] = []
-        refused: list[OutgoingLike] = []
+        # per message, in order of arrival: its index in ``accepted``, or the refusal
+        plan: list[int | OutgoingLike] = []
         for m in batch:
             topic = m.topic.value
             payload = m.payload if isinstance(m.payload, bytes | bytearray) else \
                 str(m.payload).encode()
             self.counters.received += 1
             if len(payload) > self.max_payload:
-                refused.append(self._too_large(topic, len(payload)))
+                plan.append(self._too_large(topic, len(payload)))
             else:
+                plan.append(len(accepted))
                 accepted.append((topic, bytes(payload)))
         if self.journal is not None:
             # durable before acknowledged: if this raises, nothing is acked and the broker
@@ -282,10 +284,13 @@ class ControllerDaemon:
         for m in batch:  # in order of receipt, as MQTT requires for PUBACKs
             if m.qos > 0:
                 paho.ack(m.mid, m.qos)
-        for n, (topic, payload) in zip(ns, accepted, strict=True):
-            self._seen_tables.add(self._table_of(topic))
-            self._outbox.extend((n, o) for o in self._apply(topic, payload))
-        self._outbox.extend((0, o) for o in refused)
+        for item in plan:  # outputs in the order of the messages that caused them
+            if isinstance(item, int):
+                topic, payload = accepted[item]
+                self._seen_tables.add(self._table_of(topic))
+                self._outbox.extend((ns[item], o) for o in self._apply(topic, payload))
+            else:
+                self._outbox.append((0, item))
         await self._flush(client, through=ns[-1] if ns else 0)
 
     async def _flush(self, client: aiomqtt.Client, through: int = 0) -> None:
