@@ -1,0 +1,1 @@
+"""The simulated table: virtual reader firmware on pseudo-terminals, driven by event lists."""

@@ -1,0 +1,317 @@
+"""A virtual reader firmware on the master side of a pseudo-terminal.
+
+It speaks docs/serial-protocol.md exactly like real firmware would: the host opens the slave side
+(``slave_path``) with pyserial like any USB serial port. Test and simulator code move tags with
+:meth:`VirtualFirmware.place` / :meth:`lift`, and inject faults: garbage, bad CRC, lost lines, a
+reset in the middle of a line, an unplugged cable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import time
+import tty
+from pathlib import Path
+from types import TracebackType
+
+from firmware_bridge.protocol import (
+    SEQ_MODULO,
+    Command,
+    CommandOp,
+    FrameOp,
+    LineDecoder,
+    ProtocolError,
+    encode_frame,
+    next_seq,
+)
+
+__all__ = ["VirtualFirmware", "FIRMWARE_VERSION"]
+
+FIRMWARE_VERSION = "sim-1.0"
+
+
+class VirtualFirmware:
+    """Reader firmware ``reader_id`` with antennas ``0 .. antennas-1`` on a fresh pty.
+
+    ``link``: a symlink kept pointing at the current slave path, so that a host configured with
+    that path finds the reader again after :meth:`unplug` / :meth:`replug` (new pty, new name).
+    """
+
+    def __init__(self, reader_id: str, antennas: int = 1, *, link: Path | None = None,
+                 heartbeat_interval: float | None = None) -> None:
+        if antennas < 1:
+            raise ValueError("a reader has at least one antenna")
+        self.reader_id = reader_id
+        self.antennas = antennas
+        self.link = link
+        self.heartbeat_interval = heartbeat_interval
+        self.present: dict[int, list[str]] = {a: [] for a in range(antennas)}
+        self.rate_ms = 100
+        self.commands: list[Command] = []  # every host command received, for tests
+        self.command_errors: list[ProtocolError] = []
+        self.slave_path: str | None = None
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._seq = 0
+        self._booted_at = time.monotonic()
+        self._out = bytearray()
+        self._writing = False
+        self._decoder = LineDecoder(commands=True)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._heartbeat_task: asyncio.Task[None] | None = None
+        self._drop = 0
+        self.delivered_seq: int | None = None
+        self._delivered = asyncio.Event()
+        self.host_seen = asyncio.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> VirtualFirmware:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    @property
+    def running(self) -> bool:
+        return self._master is not None
+
+    async def start(self) -> None:
+        """Plug in: open a pty and start answering the host. Sends the boot banner."""
+        if self._master is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        master, slave = os.openpty()
+        # Raw at once: a cooked slave would echo our own lines back to us and mangle CR/LF
+        # before the host has opened the port and made it raw itself.
+        tty.setraw(slave)
+        os.set_blocking(master, False)
+        self._master, self._slave = master, slave
+        self.slave_path = os.ttyname(slave)
+        if self.link is not None:
+            tmp = self.link.with_name(self.link.name + ".tmp")
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            tmp.symlink_to(self.slave_path)
+            os.replace(tmp, self.link)
+        self._loop.add_reader(master, self._on_readable)
+        if self.heartbeat_interval:
+            self._heartbeat_task = asyncio.create_task(self._heartbeats())
+        self.boot("power")
+
+    def close(self) -> None:
+        """Unplug: the pty pair goes away; the host sees EIO and the path disappears."""
+        if self._heartbeat_task is not None:
+            self._heartbeat_task.cancel()
+            self._heartbeat_task = None
+        if self._master is not None:
+            assert self._loop is not None
+            self._loop.remove_reader(self._master)
+            if self._writing:
+                self._loop.remove_writer(self._master)
+                self._writing = False
+            os.close(self._master)
+            self._master = None
+        if self._slave is not None:
+            os.close(self._slave)
+            self._slave = None
+        if self.link is not None:
+            with contextlib.suppress(FileNotFoundError):
+                if self.link.is_symlink() and os.readlink(self.link) == self.slave_path:
+                    self.link.unlink()
+        self._out.clear()
+        self.host_seen.clear()
+
+    async def unplug(self) -> None:
+        self.close()
+
+    async def replug(self) -> None:
+        """Plug back in (a new pty, the symlink moved to it); the firmware boots again."""
+        await self.start()
+
+    # ------------------------------------------------------------------ tags
+
+    def place(self, antenna: int, uid: str, *, hw_time: float | None = None) -> int:
+        """A tag comes onto ``antenna``; returns the line's sequence number."""
+        tags = self.present[antenna]
+        if uid not in tags:
+            tags.append(uid)
+        return self._send(antenna, FrameOp.ADDED, (uid,), hw_time)
+
+    def lift(self, antenna: int, uid: str, *, hw_time: float | None = None) -> int:
+        """A tag leaves ``antenna``; returns the line's sequence number."""
+        tags = self.present[antenna]
+        if uid in tags:
+            tags.remove(uid)
+        return self._send(antenna, FrameOp.REMOVED, (uid,), hw_time)
+
+    def place_silently(self, antenna: int, uid: str) -> None:
+        """The tag is there but its line is lost (the next inventory must reveal it)."""
+        if uid not in self.present[antenna]:
+            self.present[antenna].append(uid)
+        self._seq = next_seq(self._seq)
+
+    def lift_silently(self, antenna: int, uid: str) -> None:
+        if uid in self.present[antenna]:
+            self.present[antenna].remove(uid)
+        self._seq = next_seq(self._seq)
+
+    def inventory(self, antenna: int | None = None) -> int:
+        """Send INV lines (one antenna or all); returns the last sequence number."""
+        seq = self._seq
+        for a in range(self.antennas) if antenna is None else (antenna,):
+            seq = self._send(a, FrameOp.INVENTORY, tuple(self.present[a]), None)
+        return seq
+
+    def heartbeat(self) -> int:
+        uptime = int((time.monotonic() - self._booted_at) * 1000)
+        return self._send(None, FrameOp.HEARTBEAT, (str(uptime),), None)
+
+    def boot(self, reason: str = "power") -> int:
+        """(Re)start: a newline to end whatever was half-sent, the banner, a full inventory.
+
+        The tags themselves stay where they lie; only the firmware's counters restart.
+        """
+        self._seq = 0
+        self._booted_at = time.monotonic()
+        self.write_raw(b"\r\n")
+        self._send(None, FrameOp.BOOT, (FIRMWARE_VERSION, reason), None)
+        return self.inventory()
+
+    # ------------------------------------------------------------------ faults
+
+    def write_raw(self, data: bytes) -> None:
+        """Put bytes on the line as they are (garbage, half lines, ...)."""
+        if self._master is None:
+            return
+        self._out += data
+        self._flush()
+
+    def drop_next(self, count: int = 1) -> None:
+        """The next ``count`` lines are lost on the wire (their sequence numbers are used)."""
+        self._drop += count
+
+    def send_bad_crc(self, antenna: int, uid: str) -> int:
+        """A ``+ uid`` line whose CRC is wrong (a bit flipped on the wire); the tag IS there."""
+        if uid not in self.present[antenna]:
+            self.present[antenna].append(uid)
+        line = bytearray(encode_frame(self.reader_id, antenna, self._seq, FrameOp.ADDED, (uid,)))
+        star = line.rindex(b"*")
+        line[star + 1] = ord("0") if line[star + 1] != ord("0") else ord("1")
+        seq = self._seq
+        self._seq = next_seq(self._seq)
+        self.write_raw(bytes(line))
+        return seq
+
+    def reset_mid_line(self, antenna: int, uid: str, reason: str = "watchdog") -> int:
+        """Half of a ``+ uid`` line, then the reader resets (boot banner, inventory)."""
+        if uid not in self.present[antenna]:
+            self.present[antenna].append(uid)
+        line = encode_frame(self.reader_id, antenna, self._seq, FrameOp.ADDED, (uid,))
+        self._out += line[: len(line) // 2]  # no newline: the banner starts on the same line
+        self._seq = 0
+        self._booted_at = time.monotonic()
+        self._send(None, FrameOp.BOOT, (FIRMWARE_VERSION, reason), None)
+        return self.inventory()
+
+    # ------------------------------------------------------------------ delivery receipts
+
+    def delivered(self, frame: object) -> None:
+        """Hook for the host reader's ``on_frame``: the host has applied this frame."""
+        seq = getattr(frame, "seq", None)
+        if isinstance(seq, int):
+            self.delivered_seq = seq
+            self._delivered.set()
+
+    async def wait_delivered(self, seq: int, timeout: float = 5.0) -> bool:
+        """Wait until the host applied the line ``seq`` (in-process hosts only)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self._is_delivered(seq):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            self._delivered.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await self._delivered.wait()
+        return True
+
+    def _is_delivered(self, seq: int) -> bool:
+        if self.delivered_seq is None:
+            return False
+        return (self.delivered_seq - seq) % SEQ_MODULO < SEQ_MODULO // 2
+
+    # ------------------------------------------------------------------ internals
+
+    def _send(self, antenna: int | None, op: FrameOp, args: tuple[str, ...],
+              hw_time: float | None) -> int:
+        seq = self._seq
+        self._seq = next_seq(self._seq)
+        if self._drop > 0:
+            self._drop -= 1
+            return seq
+        hw_ms = None if hw_time is None else round(hw_time * 1000)
+        self.write_raw(encode_frame(self.reader_id, antenna, seq, op, args, hw_time_ms=hw_ms))
+        return seq
+
+    def _flush(self) -> None:
+        if self._master is None or not self._out:
+            return
+        try:
+            written = os.write(self._master, self._out)
+        except BlockingIOError:
+            written = 0
+        except OSError as error:
+            if error.errno in (errno.EIO, errno.EBADF):
+                self._out.clear()  # nobody on the other end: the line is lost, as on a real wire
+                return
+            raise
+        del self._out[:written]
+        assert self._loop is not None
+        if self._out and not self._writing:
+            self._loop.add_writer(self._master, self._flush)
+            self._writing = True
+        elif not self._out and self._writing:
+            self._loop.remove_writer(self._master)
+            self._writing = False
+
+    def _on_readable(self) -> None:
+        assert self._master is not None
+        try:
+            data = os.read(self._master, 4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            return  # EIO while the host has the port closed: nothing to read
+        for item in self._decoder.feed(data):
+            if isinstance(item, ProtocolError):
+                self.command_errors.append(item)
+                self._send(None, FrameOp.ERROR, ("BADCMD", item.kind), None)
+            elif isinstance(item, Command):
+                self.host_seen.set()
+                self.commands.append(item)
+                self._command(item)
+
+    def _command(self, command: Command) -> None:
+        if command.op is CommandOp.INVENTORY:
+            self.inventory(int(command.args[0]) if command.args else None)
+        elif command.op is CommandOp.PING:
+            self._send(None, FrameOp.PONG, command.args, None)
+        elif command.op is CommandOp.IDENT:
+            self._send(None, FrameOp.IDENT,
+                       ("SIMREADER", FIRMWARE_VERSION, self.reader_id, str(self.antennas)), None)
+        elif command.op is CommandOp.RATE:
+            self.rate_ms = int(command.args[0])
+            self._send(None, FrameOp.ACK, ("RATE", command.args[0]), None)
+
+    async def _heartbeats(self) -> None:
+        assert self.heartbeat_interval
+        while True:
+            await asyncio.sleep(self.heartbeat_interval)
+            self.heartbeat()
