@@ -934,3 +934,116 @@ def test_declarers_fifth_card_left_on_the_tray_is_played_in_turn() -> None:
     assert play.tricks[2].cards[-1] == (Seat.N, C("D5"))
     assert only(log, Code.FIFTH_CARD).status is Status.RESOLVED
     assert play.tricks[2].winner is Seat.N
+
+
+# (present?, seats away from the card's holder: mostly its own, card)
+event_strategy = st.lists(
+    st.tuples(st.sampled_from([True, True, True, False]), st.sampled_from([0, 0, 0, 0, 1, 2, 3]),
+              st.sampled_from(FULL_DECK)),
+    max_size=120,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.permutations(FULL_DECK), st.sampled_from(list(Seat)), st.booleans(), event_strategy,
+       st.sampled_from([Rules.L2007, Rules.L2017]))
+def test_garbage_events_never_crash(order: list[Card], declarer: Seat, known: bool,
+                                    events: list[tuple[bool, int, Card]],
+                                    rules: Rules) -> None:
+    hands = deal_from(order)
+    log = IrregularityLog()
+    play = Play(Contract.parse("2H"), declarer, log, rules=rules,
+                hands=hands if known else None)
+    deal = Deal.from_hands(dict(hands))  # type: ignore[arg-type]
+    for present, away, card in events:
+        holder = deal.holder(card)
+        assert holder is not None
+        seat = holder.rotated(away)
+        if present:
+            play.put(seat, card)
+        else:
+            play.take(seat, card)
+        check_invariants(play)
+    # the director answers every open alert, in order; then the board is played out
+    for item in list(log):
+        if item.status is Status.OPEN:
+            for kind in (RulingKind.ACCEPT, RulingKind.REJECT, RulingKind.LEAD):
+                play.rule(Ruling(kind, alert=item.id))
+                check_invariants(play)
+    guard = 0
+    while not play.complete and guard < 80:
+        seat = play.turn
+        assert seat is not None
+        hand = held(play, deal, seat)
+        if not hand:
+            break
+        play.put(seat, auto_card(play, seat, deal))
+        check_invariants(play)
+        guard += 1
+    assert 0 <= play.declarer_tricks <= 13
+
+
+def check_invariants(play: Play) -> None:
+    tricks = play.tricks
+    for t in tricks:
+        seats = [s for s, _ in t.cards]
+        assert len(seats) == len(set(seats)) <= 4
+        assert (t.winner is not None) == (len(seats) == 4) or t.winner is not None
+    numbers = [t.number for t in tricks]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    played = [c for t in tricks for _, c in t.cards]
+    assert len(played) == len(set(played))
+    assert (play.turn is None) == play.complete
+    assert 0 <= play.declarer_tricks_played <= 13
+
+
+@settings(max_examples=200, deadline=None)
+@given(board_strategy, st.booleans(), st.sampled_from([Rules.L2007, Rules.L2017]))
+def test_perturbed_play_with_rulings_never_breaks_the_tricks(
+        drawn: tuple[list[Card], str, Seat, random.Random], known: bool, rules: Rules) -> None:
+    """Mostly AUTO play, with cards from the wrong hand, withdrawals, put-backs and random
+    director rulings: no crash, and the tricks stay well formed."""
+    order, denomination, declarer, rng = drawn
+    hands = deal_from(order)
+    deal = Deal.from_hands(dict(hands))  # type: ignore[arg-type]
+    log = IrregularityLog()
+    play = Play(Contract.parse(f"2{denomination}"), declarer, log, rules=rules,
+                hands=hands if known else None)
+    for _ in range(90):
+        if play.complete:
+            break
+        seat = play.turn
+        assert seat is not None
+        roll = rng.random()
+        if roll < 0.75:
+            hand = held(play, deal, seat)
+            if not hand:
+                break
+            card = auto_card(play, seat, deal) if rng.random() < 0.5 else rng.choice(sorted(hand))
+            play.put(seat, card)
+        elif roll < 0.9:
+            other = Seat(rng.randrange(4))
+            hand = held(play, deal, other)
+            if hand:
+                play.put(other, rng.choice(sorted(hand)))
+        elif roll < 0.93:
+            opened = [i for i in log if i.status is Status.OPEN]
+            if opened:
+                item = rng.choice(opened)
+                hand = held(play, deal, item.seat) if item.seat is not None else set()
+                play.rule(Ruling(
+                    rng.choice([RulingKind.ACCEPT, RulingKind.REJECT, RulingKind.LEAD,
+                                RulingKind.CLEAR, RulingKind.OPTION]),
+                    alert=item.id, seat=item.seat,
+                    option=rng.choice(["highest", "lowest", "must_lead", "must_not_lead"]),
+                    suit=rng.choice(list(Suit)),
+                    card=rng.choice(sorted(hand)) if hand and rng.random() < 0.5 else None))
+        else:
+            tricks = play.tricks
+            if tricks and tricks[-1].cards:
+                s, c = rng.choice(tricks[-1].cards)
+                play.take(s, c)
+                if rng.random() < 0.5:
+                    play.put(s, c)
+        check_invariants(play)
+    assert 0 <= play.declarer_tricks <= 13

@@ -192,7 +192,7 @@ class Play:
         self._opening_lot: _PendingLead | None = None
         self._lot: _PendingLead | None = None
         self._fifth: _PendingLead | None = None          # a fifth card that may become a lead
-        self._queued: tuple[int, Seat, Card] | None = None  # 2017 57D
+        self._queued: tuple[int, Seat, Card, _Trick] | None = None  # 2017 57D
         self._pcnp: dict[int, tuple[Seat, Card, Card, _Trick]] = {}
         self._penalty_source: dict[int, Seat] = {}      # irregularity -> offender (for options)
         self._correcting: dict[Seat, _Revoke] = {}
@@ -565,7 +565,7 @@ class Play:
             self._finish_unknown_correction(seat, card)
             return
         for d in self._defective:
-            if d.stage == "67A" and d.missing is seat:
+            if d.stage == "67A" and d.missing is seat and d.trick.played_by(seat) is None:
                 self._defective_add(d.item, seat, card, by_player=True)
                 return
         cur = self._cur
@@ -666,7 +666,7 @@ class Play:
         if self.rules is Rules.L2017 and due is seat.rho:
             item = self._open(Code.PREMATURE_PLAY, law="57D", seat=seat, trick=cur.number,
                               card=card, detail="57D")
-            self._queued = (item, seat, card)
+            self._queued = (item, seat, card, cur)
             return
         major = True
         item = self._open(Code.PREMATURE_PLAY, law="57A" if self.rules is Rules.L2017 else "49",
@@ -674,9 +674,11 @@ class Play:
                           status=Status.RESOLVED)
         self._make_penalty(seat, card, major=major, item=item)
 
-    def _premature(self, seat: Seat, card: Card, cur: _Trick) -> None:
+    def _premature(self, seat: Seat, card: Card, cur: _Trick, *, lead: bool = False) -> None:
+        """A defender's card before his partner has played to ``cur``; ``lead``: it is a
+        lead to the next trick (57A: always a penalty card, 57C1 is about plays)."""
         both = cur.played_by(self.declarer) is not None and cur.played_by(self.dummy) is not None
-        if both:
+        if both and not lead:
             self._open(Code.PREMATURE_PLAY, law="57C1" if self.rules is Rules.L2017 else "57C",
                        seat=seat, trick=cur.number, card=card, detail="no_rectification",
                        status=Status.RESOLVED)
@@ -701,7 +703,7 @@ class Play:
             self._play(seat, card, nxt)
             return
         if self._is_defender(seat) and cur.played_by(seat.partner) is None:
-            self._premature(seat, card, cur)   # a lead to the next trick before partner played
+            self._premature(seat, card, cur, lead=True)   # a lead before partner played
             return
         item = self._open(Code.EXTRA_CARD_SAME_TRICK, law="58B", seat=seat, trick=cur.number,
                           card=card)
@@ -820,9 +822,15 @@ class Play:
                     self._log.update(d.item, law="67B1", detail="67B1",
                                      status=Status.ESTABLISHED)
         # 2017 57D: the card played at RHO's turn is made at its proper turn, if legal
-        if self._queued is not None and trick is self._cur:
-            item, qseat, qcard = self._queued
-            if seat is qseat.rho and self._due(trick) is qseat:
+        if self._queued is not None:
+            item, qseat, qcard, qtrick = self._queued
+            if seat is qseat and trick is qtrick:
+                # he played another card instead: the one shown is a major penalty card
+                self._queued = None
+                self._make_penalty(qseat, qcard, major=True, item=item)
+                self._log.update(item, status=Status.RESOLVED, detail="penalty_card")
+            elif trick is qtrick and trick is self._cur and seat is qseat.rho \
+                    and len(trick.cards) < 4 and self._due(trick) is qseat:
                 self._queued = None
                 legal = True
                 if self._hands_known and trick.suit_led is not None \
@@ -894,7 +902,7 @@ class Play:
                 self._remove_from_trick(seat, card, trick)
                 if self._is_defender(seat):
                     self._make_penalty(seat, card, major=True, item=r.item)
-                    self._log.update(r.item, penalty_card=str(card))
+                    self._log.update(r.item, penalty_card=card)
                 self._correcting[seat] = r
                 return
         if not self._hands_known and self._correctable(seat, trick) \
@@ -986,6 +994,13 @@ class Play:
         self._remaining[seat].discard(card)
         self._played.add(card)
         self._penalty[seat].pop(card, None)
+        if trick.missing is seat:
+            # the card the defective trick lacked is back in it (67A)
+            trick.missing = None
+            for d in self._defective:
+                if d.trick is trick and d.stage != "done":
+                    d.stage = "done"
+                    self._log.update(d.item, status=Status.CORRECTED, detail="67A", card=card)
         if len(trick.cards) == 4:
             trick.winner = trick_winner(trick.cards, self.trump)
             nxt = next((t for t in self._tricks if t.number == trick.number + 1), None)
@@ -1017,6 +1032,14 @@ class Play:
                 self._play(seat, card, trick)
             else:
                 self._put_into_closed(seat, card, trick)
+            return
+        if card == old:
+            # the same card put back: nothing happened
+            if trick.played_by(seat) is None:
+                if trick is self._cur:
+                    self._play(seat, card, trick, check=False)
+                else:
+                    self._put_into_closed(seat, card, trick)
             return
         # not a correction: the withdrawn card stays played (Law 47), the new card is routed
         item = self._open(Code.CARD_WITHDRAWN, law="47", seat=seat, trick=trick.number,
@@ -1184,7 +1207,7 @@ class Play:
     def _defective_add(self, item: int, seat: Seat | None, card: Card, *,
                        by_player: bool = False) -> bool:
         d = next((x for x in self._defective if x.item == item), None)
-        if d is None or d.stage == "done":
+        if d is None or d.stage == "done" or d.trick.played_by(d.missing) is not None:
             return False
         missing = d.missing
         if seat is not None and seat is not missing:
@@ -1209,14 +1232,14 @@ class Play:
                     and self._has_suit(missing, suit_led):
                 self._new_revoke(missing, d.trick, suit_led, card)
             d.stage = "done"
-            self._log.update(item, status=Status.CORRECTED, detail="67A", card=str(card))
+            self._log.update(item, status=Status.CORRECTED, detail="67A", card=card)
             return True
         # 67B1: the trick's owner does not change; deemed a revoke (one trick, 64A2)
         d.stage = "done"
         self._revokes.append(_Revoke(item, missing, d.trick.number,
                                      d.trick.suit_led or card.suit, card,
                                      established=True, defective=True))
-        self._log.update(item, status=Status.RESOLVED, detail="67B1", card=str(card))
+        self._log.update(item, status=Status.RESOLVED, detail="67B1", card=card)
         del by_player
         if self._complete:
             self._settle()
