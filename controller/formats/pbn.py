@@ -165,7 +165,9 @@ def _scan(text: str) -> Iterator[_Event]:
             m = _TAG.match(text, i)
             # a value may run over lines, but not into the next tag or game
             if m and "\n\n" not in m.group(0) and "\n[" not in m.group(0):
-                yield _Event("tag", line, m.group(1), m.group(2).replace('\\"', '"'))
+                # PBN's escapes: \" and \\; any other backslash is kept as it stands
+                value = re.sub(r'\\([\\"])', r"\1", m.group(2))
+                yield _Event("tag", line, m.group(1), value)
                 line += m.group(0).count("\n")
                 i = m.end()
                 continue
@@ -223,8 +225,9 @@ class _GameBuilder:
         self.table_line = -1
 
     def tag(self, name: str, value: str, line: int) -> None:
-        if value == "#" and name in self.previous:
-            value = self.previous[name]
+        if value == "#":
+            # 4.8: the previous game's value; with none to inherit, the value is unknown
+            value = self.previous.get(name, "")
         if name == "Note":
             notes = self.play_notes if self.section == "play" else self.auction_notes
             index, sep, text = value.partition(":")
@@ -510,6 +513,9 @@ def _parse_auction(
             irr = log.open(Code.INSUFFICIENT_BID, law="27A1", seat=seat, call=call,
                            status=Status.RESOLVED, detail="accepted")
             irr_id = irr.id if irr_id is None else irr_id
+        # a game with [Irregularity] tags links its calls by {irregularity n} comments
+        if game.irregularity_tags:
+            irr_id = None
         entries.append(AuctionEntry(seat, call, irregularity=irr_id))
         standing.append((seat, call))
         pending_marks.clear()
@@ -686,6 +692,8 @@ def game_to_record(game: PbnGame) -> BoardRecord:
             raise BadRecord(f"Deal: {exc}", line_of("Deal", game.line)) from None
         if sum(len(h) for h in deal.hands) != len(frozenset().union(*deal.hands)):
             raise BadRecord("Deal: a card in two hands", line_of("Deal", game.line))
+        if not any(deal.hands):
+            deal = None         # "N:- - - -": no hand known
     log = IrregularityLog()
     auction: list[AuctionEntry] = []
     if "Auction" in tags:
@@ -884,7 +892,8 @@ def record_to_pbn(record: BoardRecord) -> str:
     result = record.tricks_result
     if result is None and len(record.tricks) == 13:
         result = record.tricks_played
-    if result is not None and record.declarer is not None:
+    passed_out = record.contract is not None and record.contract.passed_out
+    if result is not None and not passed_out:
         values["Result"] = str(result)
         # 3.4.15: a caret says the result differs from the tricks won in the play
         # (Law 64 transfers, 67B, a director's adjustment or a claim)
@@ -907,8 +916,11 @@ def record_to_pbn(record: BoardRecord) -> str:
         lines, notes = _auction_lines(record)
         out.extend(lines)
         out.extend(notes)
-    if record.tricks and record.declarer is not None:
-        leader = record.declarer.lho
+    if record.tricks:
+        # export format starts with the opening leader; with no declarer known, with
+        # whoever led the first trick
+        leader = (record.declarer.lho if record.declarer is not None
+                  else record.tricks[0].leader)
         out.append(f'[Play "{leader.name}"]')
         out.extend(_play_lines(record, leader))
     return "\n".join(out) + "\n"
