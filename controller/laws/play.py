@@ -31,7 +31,23 @@ here because the Director's console and the tests rely on them):
 * A trick-12 revoke (law "62D") is corrected by default at the end of play: the
   offender's trick-12 and trick-13 cards are swapped and both tricks recomputed.
 * ``declarer_tricks`` counts the declaring side's tricks (declarer's and dummy's).
-* ``adjust`` and ``claim`` rulings are taken whether or not they name an alert.
+* ``adjust`` and ``claim`` rulings are taken whether or not they name an alert. A claim
+  establishes every revoke not yet corrected (63A3); Law 64 then counts the claimed tricks.
+* A director's ``clear`` is read from the shared log as well (the Table may apply it
+  itself): a cleared revoke is not rectified (64B4/64B5 are given this way), a cleared
+  CARD_NOT_IN_HAND unfreezes.
+* Revoke correction (62A) and the retractions it allows (62C) reopen the last trick when
+  nobody has led to the next one; otherwise the replacing card goes into the old trick.
+* With unknown hands, a discard taken back is a revoke being corrected if a card of the
+  suit led replaces it; otherwise the discard stays played (CARD_WITHDRAWN).
+* 2017 57D: a defender's card at his RHO's turn waits; it is played when RHO has played,
+  or becomes a major penalty card if it is then illegal. 2007 has no 57D: the card is a
+  major penalty card (Laws 49/50).
+* DEFECTIVE_TRICK while pending (67A): the next card of the seat that missed the trick
+  goes into that trick. Once a player of each side has played on, it is 67B1 and waits
+  for the director's ruling naming the card (any ruling kind carrying ``card``).
+* 2017 62C3/64B8: when both sides revoked on one trick and one revoke is established
+  while the other is not, the established one is cited "62C3" and not rectified.
 """
 
 from __future__ import annotations
@@ -679,7 +695,7 @@ class Play:
         lead to the next trick (57A: always a penalty card, 57C1 is about plays)."""
         both = cur.played_by(self.declarer) is not None and cur.played_by(self.dummy) is not None
         if both and not lead:
-            self._open(Code.PREMATURE_PLAY, law="57C1" if self.rules is Rules.L2017 else "57C",
+            self._open(Code.PREMATURE_PLAY, law="57C1",
                        seat=seat, trick=cur.number, card=card, detail="no_rectification",
                        status=Status.RESOLVED)
             self._play(seat, card, cur)
