@@ -954,7 +954,7 @@ def test_garbage_events_never_crash(order: list[Card], declarer: Seat, known: bo
     log = IrregularityLog()
     play = Play(Contract.parse("2H"), declarer, log, rules=rules,
                 hands=hands if known else None)
-    deal = Deal.from_hands(dict(hands))  # type: ignore[arg-type]
+    deal = Deal.from_hands(dict(hands))
     for present, away, card in events:
         holder = deal.holder(card)
         assert holder is not None
@@ -972,12 +972,11 @@ def test_garbage_events_never_crash(order: list[Card], declarer: Seat, known: bo
                 check_invariants(play)
     guard = 0
     while not play.complete and guard < 80:
-        seat = play.turn
-        assert seat is not None
-        hand = held(play, deal, seat)
-        if not hand:
+        due = play.turn
+        assert due is not None
+        if not held(play, deal, due):
             break
-        play.put(seat, auto_card(play, seat, deal))
+        play.put(due, auto_card(play, due, deal))
         check_invariants(play)
         guard += 1
     assert 0 <= play.declarer_tricks <= 13
@@ -1005,7 +1004,7 @@ def test_perturbed_play_with_rulings_never_breaks_the_tricks(
     director rulings: no crash, and the tricks stay well formed."""
     order, denomination, declarer, rng = drawn
     hands = deal_from(order)
-    deal = Deal.from_hands(dict(hands))  # type: ignore[arg-type]
+    deal = Deal.from_hands(dict(hands))
     log = IrregularityLog()
     play = Play(Contract.parse(f"2{denomination}"), declarer, log, rules=rules,
                 hands=hands if known else None)
