@@ -1046,3 +1046,15 @@ def test_perturbed_play_with_rulings_never_breaks_the_tricks(
                     play.put(s, c)
         check_invariants(play)
     assert 0 <= play.declarer_tricks <= 13
+
+
+def test_bad_trick_counts_from_the_console_are_refused() -> None:
+    play, _ = new_play(T08, "4H", "S")
+    feed(play, "W:CT N:C3 E:CA S:C7")
+    assert not play.rule(Ruling(RulingKind.CLAIM, tricks=13))    # only 12 tricks are left
+    assert not play.rule(Ruling(RulingKind.CLAIM))
+    assert not play.rule(Ruling(RulingKind.ADJUST, tricks=14))
+    assert not play.complete
+    assert play.rule(Ruling(RulingKind.CLAIM, tricks=12))
+    assert not play.rule(Ruling(RulingKind.CLAIM, tricks=1))     # play is already over
+    assert play.declarer_tricks == 12

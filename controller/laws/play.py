@@ -426,14 +426,15 @@ class Play:
 
     def rule(self, ruling: Ruling) -> bool:
         kind = ruling.kind
-        if kind is RulingKind.ADJUST and (ruling.alert is None or ruling.alert in self._owned):
+        # adjust and claim concern the whole play, whichever alert (if any) they answer;
+        # a trick count out of range is refused (False), never raised: it comes from a console
+        if kind is RulingKind.ADJUST:
             if ruling.tricks is None or not 0 <= ruling.tricks <= _LAST_TRICK:
-                raise PlayError(f"adjust needs tricks 0..13, not {ruling.tricks}")
+                return False
             self._adjusted = ruling.tricks
             return True
-        if kind is RulingKind.CLAIM and (ruling.alert is None or ruling.alert in self._owned):
-            self._do_claim(ruling.tricks)
-            return True
+        if kind is RulingKind.CLAIM:
+            return self._do_claim(ruling.tricks)
         if ruling.alert is None or ruling.alert not in self._owned:
             return False
         item = self._log.get(ruling.alert)
@@ -1261,13 +1262,11 @@ class Play:
             self._settle()
         return True
 
-    def _do_claim(self, tricks: int | None) -> None:
+    def _do_claim(self, tricks: int | None) -> bool:
         done = sum(1 for t in self._tricks if t.winner is not None)
         left = _LAST_TRICK - (self.first_trick - 1) - done
-        if tricks is None or not 0 <= tricks <= left:
-            raise PlayError(f"claim needs tricks 0..{left}, not {tricks}")
-        if self._complete:
-            return
+        if self._complete or tricks is None or not 0 <= tricks <= left:
+            return False
         # 63A3: a claim or concession establishes every revoke not yet corrected
         for r in self._revokes:
             if not (r.established or r.corrected or self._is_cleared(r)):
@@ -1280,6 +1279,7 @@ class Play:
                 self._played.discard(card)
             cur.cards = []
         self._end_of_play()
+        return True
 
     # ------------------------------------------------------------------ end of play
     def _end_of_play(self) -> None:
