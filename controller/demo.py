@@ -207,6 +207,12 @@ def _seat_name(seat: str, lang: str) -> str:
         return seat
 
 
+def _width(text: str) -> int:
+    """Terminal columns: CJK characters take two."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def _call_name(call: str, lang: str) -> str:
     try:
         from controller.laws.cards import Call
@@ -230,6 +236,10 @@ class TableView:
     alerts: dict[int, dict[str, Any]] = field(default_factory=dict)
     result: dict[str, Any] | None = None
     tricks: list[list[tuple[str, str]]] = field(default_factory=list)
+    #: the bridge's real outputs when it runs: (MockFactory, GpioConfig, TerminalDisplay)
+    hardware: Any = None
+    events_seen: int = 0
+    event_arrived: asyncio.Event = field(default_factory=asyncio.Event)
     _last_lines: tuple[str, ...] = ()
     _last_draw: float = 0.0
 
@@ -240,6 +250,10 @@ class TableView:
     # -- messages in ----------------------------------------------------------------------
     def on_message(self, kind: str, payload: Any) -> None:
         if not isinstance(payload, dict):
+            return
+        if kind == "event":
+            self.events_seen += 1
+            self.event_arrived.set()
             return
         if kind == "state":
             self.state = payload
@@ -281,6 +295,12 @@ class TableView:
             self._line("board", f"{self.t['board']} {p.get('board')}, {self.t['dealer']} "
                                 f"{p.get('dealer')}, {self.t['vul']} {p.get('vul')}")
 
+    def note(self, text: str) -> None:
+        if not self.live:
+            self._line("demo", text)
+        else:
+            log.warning("%s", text)
+
     def _line(self, tag: str, text: str) -> None:
         print(f"[{tag}] {text}", file=self.out, flush=True)
 
@@ -313,11 +333,26 @@ class TableView:
             parts.append(f"{suit.symbol}{ranks or '-'}")
         return " ".join(parts)
 
-    def _leds(self, seat: str) -> str:
+    def _led_states(self, seat: str) -> tuple[bool, bool]:
+        """(turn, alert): read from the bridge's GPIO pins when it runs, else the indicator."""
+        if self.hardware is not None:
+            factory, gpio, _ = self.hardware
+            seat_cfg = gpio.seats.get(seat)
+            if seat_cfg is not None:
+                def lit(pin: int | None) -> bool:
+                    return bool(pin is not None and factory.pin(pin).state)
+                return lit(seat_cfg.turn_led), lit(seat_cfg.alert_led)
         st = ((self.indicator.get("seats") or {}).get(seat)) or {}
-        turn = "\x1b[32m●\x1b[0m" if st.get("turn") else "○"
-        alert = "\x1b[31m●\x1b[0m" if st.get("alert") else "○"
-        return f"{turn}{alert}"
+        return bool(st.get("turn")), bool(st.get("alert"))
+
+    def _leds(self, seat: str) -> str:
+        turn, alert = self._led_states(seat)
+        return ("\x1b[32m●\x1b[0m" if turn else "○") + ("\x1b[31m●\x1b[0m" if alert else "○")
+
+    def _display_lines(self) -> list[str]:
+        if self.hardware is not None:  # what the bridge's display shows, fitted to 20x4
+            return [str(x) for x in self.hardware[2].lines]
+        return [str(x) for x in (self.indicator.get("display") or {}).get(self.lang) or []]
 
     def lines(self) -> list[str]:
         t, st = self.t, self.state
@@ -342,11 +377,12 @@ class TableView:
         for i, trick in enumerate(self.tricks[-3:], start=max(1, len(self.tricks) - 2)):
             out.append(f"  {t['trick']} {i}: " + " ".join(f"{s}:{c}" for s, c in trick))
         out.append("")
-        display = (self.indicator.get("display") or {}).get(self.lang) or []
+        display = self._display_lines()
         out.append(f"{t['display']}:")
-        width = max([20] + [len(str(x)) for x in display])
+        width = max([20] + [_width(x) for x in display])
         out.append("  +" + "-" * width + "+")
-        out += [f"  |{str(x):<{width}}|" for x in display] or [f"  |{'':<{width}}|"]
+        out += [f"  |{x}{' ' * (width - _width(x))}|" for x in display] or \
+            [f"  |{' ' * width}|"]
         out.append("  +" + "-" * width + "+")
         out.append(f"{t['alerts']}:" + ("" if self.alerts else f" {t['none']}"))
         out += ["  " + self._alert_text(a) for a in self.alerts.values()]
@@ -374,6 +410,130 @@ def result_line(result: dict[str, Any], lang: str = "en") -> str:
     return (f"{t['board']} {result.get('board')}: {result.get('contract')} {t['by']} "
             f"{result.get('declarer')}, {result.get('tricks')} {t['tricks'].lower()} "
             f"({t['played']} {result.get('tricks_played')}), {t['score']} NS {score:+d}")
+
+
+# -- the simulated table -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class DemoTag:
+    """What the demo's tag registry knows of a UID (the shape ``Bridge`` looks up)."""
+
+    uid: str
+    kind: str
+    card: str | None = None
+    deck: str | None = None
+    call: str | None = None
+    marker: str | None = None
+    board: int | None = None
+
+
+class DemoRegistry:
+    """The demo's tags: one deck per board, one bidding box per seat, the board wallets.
+
+    UIDs are made up deterministically (7-byte upper-case hex, like NTAG213 stickers)."""
+
+    def __init__(self) -> None:
+        self.tags: dict[str, DemoTag] = {}
+
+    def lookup(self, uid: str) -> DemoTag | None:
+        return self.tags.get(uid.upper())
+
+    def _add(self, uid: str, **info: Any) -> str:
+        self.tags.setdefault(uid, DemoTag(uid=uid, **info))
+        return uid
+
+    def card(self, deck: str, card: str) -> str:
+        c = Card.parse(card)
+        return self._add(f"04{int(deck):04X}{c.index:02X}A1B2C3"[:14], kind="card", card=str(c),
+                         deck=deck)
+
+    def call(self, seat: str, call: str, n: int) -> str:
+        # bidding boxes have several cards of a call (passes above all): one per use here
+        code = sum(ord(ch) for ch in call) % 256
+        uid = f"05{'NESW'.index(seat):02X}{code:02X}{n:04X}C0DE"[:14]
+        if call.upper() in ("STOP", "ALERT"):
+            return self._add(uid, kind="marker", marker=call.upper())
+        return self._add(uid, kind="call", call=call)
+
+    def board(self, number: int) -> str:
+        return self._add(f"06{number:04X}B0A4D0"[:14], kind="board", board=number)
+
+
+class SimulatedTable:
+    """Virtual reader firmwares for every reader of ``hw_configs/sim.toml``, on ptys, and
+    the hands that put the tags on them. The bridge reads them through the real serial path
+    (``serial://`` + the pty); ``apply`` turns one wire-contract event into the tag move
+    that makes the bridge publish it."""
+
+    def __init__(self, workdir: Path, sim_config: dict[str, Any],
+                 registry: DemoRegistry) -> None:
+        from firmware_bridge.sim.firmware import VirtualFirmware
+
+        self.workdir = workdir
+        self.registry = registry
+        self.firmwares: dict[str, Any] = {}
+        self.where: dict[tuple[str, str | None], tuple[str, int]] = {}
+        self.links: dict[str, Path] = {}
+        self._calls = 0
+        for reader in sim_config.get("readers", []):
+            antennas = reader.get("antennas", {})
+            link = workdir / f"{reader['name']}.tty"
+            self.links[reader["name"]] = link
+            self.firmwares[reader["name"]] = VirtualFirmware(
+                reader["name"], max(int(a) for a in antennas) + 1, link=link)
+            for antenna, target in antennas.items():
+                self.where[(target["zone"], target.get("seat"))] = (reader["name"], int(antenna))
+
+    async def __aenter__(self) -> SimulatedTable:
+        for fw in self.firmwares.values():
+            await fw.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for fw in self.firmwares.values():
+            fw.close()
+
+    async def wait_host(self, timeout: float = 20.0) -> None:
+        """Until the bridge has opened every reader."""
+        await asyncio.wait_for(asyncio.gather(*(fw.host_seen.wait()
+                                                for fw in self.firmwares.values())), timeout)
+
+    def apply(self, event: dict[str, Any]) -> str:
+        """Move the tag the event describes; returns its UID."""
+        zone, seat = event["zone"], event.get("seat")
+        reader, antenna = self.where[(zone, seat)]
+        fw = self.firmwares[reader]
+        if "card" in event:
+            uid = self.registry.card(str(event.get("deck") or "1"), event["card"])
+        elif "call" in event:
+            self._calls += 1
+            uid = self.registry.call(str(seat), event["call"], self._calls)
+        elif "board" in event:
+            uid = self.registry.board(int(event["board"]))
+        else:
+            uid = str(event.get("uid") or "0400000000DEAD")
+        if event["action"] == "present":
+            fw.place(antenna, uid)
+            if zone == "board":
+                fw.lift(antenna, uid)  # a tap: the wallet is held to the reader, then put down
+        else:
+            fw.lift(antenna, uid)
+        return uid
+
+
+def bridge_config_dict(sim_toml: Path, table: SimulatedTable, *, broker_url: str,
+                       spool: Path, lang: str) -> dict[str, Any]:
+    """``hw_configs/sim.toml`` pointed at the demo's broker, spool and ptys."""
+    import tomllib
+
+    data = tomllib.loads(sim_toml.read_text(encoding="utf-8"))
+    data["broker"]["url"] = broker_url
+    data["table"]["language"] = lang
+    data["spool"]["path"] = str(spool)
+    data["registry"]["files"] = []  # the demo's registry is given to the bridge directly
+    for reader in data["readers"]:
+        # the same readers, through the real serial path to the virtual firmware's pty
+        reader["url"] = f"serial://{table.links[reader['name']]}?debounce=0.02"
+    return data
 
 
 # -- running the parts -----------------------------------------------------------------------
@@ -467,7 +627,7 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
                 await asyncio.wait_for(daemon.ready.wait(), 20)
                 await asyncio.wait_for(watching.wait(), 20)
                 player = asyncio.create_task(
-                    _play_through_table(settings, workdir, events, speed, out, live))
+                    _play_through_table(settings, workdir, events, speed, view, lang))
                 tasks.append(player)
                 await asyncio.wait_for(done.wait(), timeout)
                 await asyncio.sleep(0.3)  # the last state and indicator
@@ -489,21 +649,60 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
 
 
 async def _play_through_table(settings: BrokerSettings, workdir: Path,
-                              events: list[dict[str, Any]], speed: float, out: IO[str],
-                              live: bool) -> None:
-    play_on_sim_table = _sim_table_player()
-    if play_on_sim_table is None:
-        if not live:
-            print("[demo] simulated table not available: publishing the events directly",
-                  file=out, flush=True)
+                              events: list[dict[str, Any]], speed: float, view: TableView,
+                              lang: str) -> None:
+    """The firmware bridge on ``hw_configs/sim.toml`` reading the simulated table; falls
+    back to publishing the events directly when the bridge is not installed."""
+    sim_toml = REPO_ROOT / "hw_configs" / "sim.toml"
+    try:
+        import io
+        import tomllib
+
+        from gpiozero.pins.mock import MockFactory
+
+        from firmware_bridge.bridge import Bridge
+        from firmware_bridge.config import config_from_dict
+        from firmware_bridge.display import TerminalDisplay
+    except ImportError as e:
+        view.note(f"firmware bridge not available ({e}): publishing the events directly")
         await _play_direct(settings, events, speed)
         return
-    await play_on_sim_table(settings, workdir, events, speed)
-
-
-def _sim_table_player() -> Any:
-    """The firmware bridge + simulated table path, when both are installed."""
-    return None
+    if not sim_toml.exists():
+        view.note(f"{sim_toml} not found: publishing the events directly")
+        await _play_direct(settings, events, speed)
+        return
+    registry = DemoRegistry()
+    sim_data = tomllib.loads(sim_toml.read_text(encoding="utf-8"))
+    async with SimulatedTable(workdir, sim_data, registry) as table:
+        data = bridge_config_dict(sim_toml, table, broker_url=settings.url,
+                                  spool=workdir / "spool.sqlite", lang=lang)
+        config = config_from_dict(data, sim_toml.resolve())
+        factory = MockFactory()
+        display = TerminalDisplay(config.display.cols, config.display.rows,
+                                  stream=io.StringIO(), title=f"table {config.table.id}")
+        bridge = Bridge(config, registry=registry, pin_factory=factory, display=display)
+        stop = asyncio.Event()
+        running = asyncio.create_task(bridge.run(stop), name="bridge")
+        try:
+            await table.wait_host()
+            view.hardware = (factory, config.gpio, display)
+            for event in events:
+                await asyncio.sleep(_delay(event, speed))
+                seen = view.events_seen
+                table.apply(event)
+                # one tag at a time, as hands do: the next waits until the bridge said this one
+                deadline = time.monotonic() + 10
+                while view.events_seen <= seen and time.monotonic() < deadline:
+                    view.event_arrived.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(view.event_arrived.wait(), 1.0)
+                if view.events_seen <= seen:
+                    view.note(f"the bridge did not report {event}")
+            await asyncio.Event().wait()  # keep the bridge (LEDs, display) until the end
+        finally:
+            stop.set()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(running), 10)
 
 
 def _print_end(view: TableView, engine: Any, lang: str, out: IO[str],

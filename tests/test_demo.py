@@ -29,6 +29,9 @@ def test_demo_without_a_terminal_prints_plain_lines_and_the_result() -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     assert "\x1b[" not in out  # no terminal drawing when stdout is not a tty
+    # through the firmware bridge and the virtual readers, not published directly
+    assert "publishing the events directly" not in out
+    assert "did not report" not in out
     # the revoke opens, gets established, and Law 64A1 moves two tricks: 9 -> 11, +650
     alerts = [line for line in out.splitlines() if line.startswith("[alert]")]
     assert any("REVOKE" in a and "open" in a for a in alerts)
