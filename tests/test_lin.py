@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.formats.errors import BadRecord
-from controller.formats.lin import read_lin, record_to_lin, write_lin
+from controller.formats.lin import read_lin, record_to_lin, vugraph_result, write_lin
 from controller.formats.pbn import auction_outcome, read_pbn
-from controller.laws.cards import Seat, Vulnerability
+from controller.laws.cards import Contract, Seat, Vulnerability
 
 DATA = Path(__file__).parent / "data"
 REAL = Path(__file__).resolve().parents[2] / "shared/data/real"
@@ -129,6 +129,34 @@ def test_real_lin_files_parse() -> None:
             (back,) = read_lin(record_to_lin(record)).records
             assert back.tricks == record.tricks and back.deal == record.deal
     assert complete_play == 151       # the README's count of LIN boards with complete play
+
+
+def test_real_vugraph_results_agree_with_the_play() -> None:
+    agree, disagree = 0, []
+    for path in sorted(REAL.rglob("*.lin")):
+        for record in read_lin(path).records:
+            if "VugraphResult" not in record.tags or len(record.tricks) != 13:
+                continue
+            parsed = vugraph_result(record.tags["VugraphResult"])
+            assert parsed is not None, record.tags["VugraphResult"]
+            if parsed == (record.contract, record.declarer, record.tricks_played):
+                agree += 1
+            else:
+                disagree.append((path.name, record.board, record.tags["Room"]))
+    # the README's one known disagreement: rs says 11 tricks, the 52 cards give 12
+    assert disagree == [("44070.lin", 23, "Closed")]
+    assert agree == 142
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("3NN-1", (Contract.parse("3NT"), Seat.N, 8)),
+    ("4HWx=", (Contract.parse("4HX"), Seat.W, 10)),
+    ("2SSxx+2", (Contract.parse("2SXX"), Seat.S, 10)),
+    ("P", (Contract.parse("Pass"), None, None)),
+    ("", None), ("8CN=", None), ("3NN-", None), ("1CN-9", None),
+])
+def test_vugraph_result(text: str, expected: object) -> None:
+    assert vugraph_result(text) == expected
 
 
 @settings(max_examples=150, deadline=None)

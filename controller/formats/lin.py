@@ -10,7 +10,8 @@ A LIN file is a stream of ``key|value|`` pairs; line breaks carry no meaning. Ke
 - ``mb`` a call (``p`` ``d`` ``r`` ``1N`` ...; a trailing ``!`` is an alert), ``an`` the
   explanation of the call before it, ``pc`` a card in playing order, ``mc`` a claim (the
   declarer's total tricks), ``pg`` page breaks;
-- ``rs`` (vugraph results), ``nt`` (commentary), ``st``, ``rh``, ``pw``, ``bn`` and any other
+- ``rs`` (vugraph results: each board's entry goes to the record's ``VugraphResult`` tag;
+  ``vugraph_result`` reads it), ``nt`` (commentary), ``st``, ``rh``, ``pw``, ``bn`` and any other
   key are accepted and ignored.
 
 A board that cannot be understood (an unknown call, a card played twice or from a hand
@@ -29,9 +30,11 @@ from pathlib import Path
 from typing import TextIO
 
 from controller.laws.cards import (
+    PASSED_OUT,
     Call,
     CallKind,
     Card,
+    Contract,
     Deal,
     Denomination,
     ParseError,
@@ -47,7 +50,7 @@ from controller.laws.scoring import score_ns
 from .errors import BadRecord, FormatError
 from .pbn import auction_outcome, trick_winner
 
-__all__ = ["LinFile", "read_lin", "record_to_lin", "write_lin", "LIN_SEATS"]
+__all__ = ["LinFile", "read_lin", "record_to_lin", "write_lin", "LIN_SEATS", "vugraph_result"]
 
 #: LIN's seat order: md lists the hands, and pn the players, in this order.
 LIN_SEATS: tuple[Seat, ...] = (Seat.S, Seat.W, Seat.N, Seat.E)
@@ -94,13 +97,16 @@ def _pairs(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def _split_boards(pairs: list[tuple[str, str, int]]) -> tuple[list[_Board], list[str]]:
+def _split_boards(
+    pairs: list[tuple[str, str, int]],
+) -> tuple[list[_Board], list[str], list[str]]:
     boards: list[_Board] = []
     players: tuple[str, ...] = ()
     pending: list[tuple[str, str, int]] = []
     current: _Board | None = None
     qx = ""
     event: list[str] = []
+    results: list[str] = []
 
     def started(board: _Board | None) -> bool:
         return board is not None and any(k in ("mb", "pc") for k, _, _ in board.items)
@@ -118,6 +124,9 @@ def _split_boards(pairs: list[tuple[str, str, int]]) -> tuple[list[_Board], list
         if key == "vg":
             event = [p.strip() for p in value.split(",")]
             continue
+        if key == "rs":
+            results[:] = [r.strip() for r in value.split(",")]
+            continue
         if key == "md":
             if current is not None:
                 boards.append(current)
@@ -131,7 +140,7 @@ def _split_boards(pairs: list[tuple[str, str, int]]) -> tuple[list[_Board], list
             current.items.append((key, value, line))
     if current is not None:
         boards.append(current)
-    return boards, event
+    return boards, event, results
 
 
 def _hand(text: str, line: int) -> frozenset[Card]:
@@ -192,7 +201,32 @@ def _call(value: str, line: int) -> tuple[Call, bool]:
         raise BadRecord(f"mb: not a call: {value!r}", line) from None
 
 
-def _board_record(board: _Board, number_hint: int, event: list[str]) -> BoardRecord:
+def vugraph_result(text: str) -> tuple[Contract, Seat | None, int | None] | None:
+    """A vugraph ``rs`` entry: ``3NN-1`` -> (3NT, N, 8 tricks); ``4HWx=``; ``P`` passed out.
+
+    None when the entry is empty or not understood.
+    """
+    t = text.strip()
+    if t.upper() in ("P", "PASS", "AP"):
+        return PASSED_OUT, None, None
+    m = re.fullmatch(r"([1-7])([CDHSN])([NESW])(x{0,2})([=+-])(\d*)", t, re.IGNORECASE)
+    if m is None:
+        return None
+    level, denom, seat, dbl, sign, count = m.groups()
+    try:
+        contract = Contract.parse(f"{level}{denom.upper()}{dbl.upper()}")
+    except ParseError:
+        return None
+    if sign != "=" and not count:
+        return None
+    tricks = int(level) + 6 + (0 if sign == "=" else int(count) * (1 if sign == "+" else -1))
+    if not 0 <= tricks <= 13:
+        return None
+    return contract, Seat.parse(seat), tricks
+
+
+def _board_record(board: _Board, number_hint: int, event: list[str],
+                  results: list[str]) -> BoardRecord:
     dealer: Seat | None = None
     deal: Deal | None = None
     vul: Vulnerability | None = None
@@ -308,7 +342,14 @@ def _board_record(board: _Board, number_hint: int, event: list[str]) -> BoardRec
     if title:
         tags["Title"] = title
     if qx:
-        tags["Room"] = "Closed" if qx.lower().startswith("c") else "Open"
+        closed = qx.lower().startswith("c")
+        tags["Room"] = "Closed" if closed else "Open"
+        # vugraph: rs lists the results open, closed, open, closed... from vg's first board
+        first = event[3] if len(event) > 3 else ""
+        if first.isdigit() and results:
+            index = 2 * (number - int(first)) + (1 if closed else 0)
+            if 0 <= index < len(results) and results[index]:
+                tags["VugraphResult"] = results[index]
     return BoardRecord(
         board=number, dealer=dealer, vulnerability=vul, deal=deal, auction=tuple(entries),
         contract=contract if complete else None, declarer=declarer, tricks=tuple(tricks),
@@ -328,12 +369,12 @@ def read_lin(source: TextIO | str | Path) -> LinFile:
     except (OSError, UnicodeDecodeError) as exc:
         return LinFile([], [FormatError(0, f"cannot read: {exc}")])
     text = text.lstrip("\ufeff")
-    boards, event = _split_boards(_pairs(text))
+    boards, event, results = _split_boards(_pairs(text))
     records: list[BoardRecord] = []
     errors: list[FormatError] = []
     for index, board in enumerate(boards, start=1):
         try:
-            records.append(_board_record(board, index, event))
+            records.append(_board_record(board, index, event, results))
         except BadRecord as exc:
             errors.append(FormatError(exc.error.line or board.line, str(exc)))
     return LinFile(records, errors)
