@@ -244,6 +244,16 @@ def test_auction_outcome() -> None:
     assert auction_outcome(passes) == (True, Contract.parse("Pass"), None)
 
 
+def test_sources_a_path_a_file_name_an_open_file_and_text() -> None:
+    text = SCENARIOS.read_text(encoding="utf-8")
+    with open(SCENARIOS, encoding="utf-8") as fp:
+        from_file = read_pbn(fp).records()
+    assert from_file == read_pbn(SCENARIOS).records() == read_pbn(str(SCENARIOS)).records()
+    assert from_file == read_pbn(text).records()
+    missing = read_pbn(str(DATA / "no-such-file.pbn"))      # not a file: read as text
+    assert missing.games == [] and missing.errors
+
+
 def test_write_pbn_to_a_file() -> None:
     buffer = io.StringIO()
     write_pbn(_scenarios()[:2], buffer)

@@ -48,7 +48,7 @@ from controller.laws.record import AuctionEntry, BoardRecord, PlayedTrick
 from controller.laws.scoring import score_ns
 
 from .errors import BadRecord, FormatError
-from .pbn import auction_outcome, trick_winner
+from .pbn import _looks_like_path, auction_outcome, trick_winner
 
 __all__ = ["LinFile", "read_lin", "record_to_lin", "write_lin", "LIN_SEATS", "vugraph_result"]
 
@@ -358,8 +358,13 @@ def _board_record(board: _Board, number_hint: int, event: list[str],
 
 
 def read_lin(source: TextIO | str | Path) -> LinFile:
-    """Read a LIN file (an open text file, a Path, or the LIN text itself)."""
+    """Read a LIN file (an open text file, a Path, or the LIN text itself).
+
+    A one-line string with no ``|`` that names an existing file is read as that file.
+    """
     try:
+        if isinstance(source, str) and _looks_like_path(source, "|"):
+            source = Path(source)
         if isinstance(source, Path):
             text = source.read_bytes().decode("utf-8", errors="replace")
         elif isinstance(source, str):

@@ -285,6 +285,8 @@ class _GameBuilder:
 
 
 def _text_of(source: TextIO | str | Path) -> str:
+    if isinstance(source, str) and _looks_like_path(source, "["):
+        source = Path(source)
     if isinstance(source, Path):
         return source.read_bytes().decode("utf-8", errors="replace")
     if isinstance(source, str):
@@ -292,8 +294,20 @@ def _text_of(source: TextIO | str | Path) -> str:
     return source.read()
 
 
+def _looks_like_path(text: str, marker: str) -> bool:
+    """A one-line string without the format's marker that names a file: read the file."""
+    if "\n" in text or marker in text or not text.strip():
+        return False
+    try:
+        return Path(text).is_file()
+    except OSError:
+        return False
+
+
 def read_pbn(source: TextIO | str | Path) -> PbnFile:
     """Read a PBN file (an open text file, a Path, or the PBN text itself).
+
+    A one-line string with no ``[`` that names an existing file is read as that file.
 
     Every game kept converts with ``game_to_record``; a game that does not is reported in
     ``errors`` with the line of its first tag and skipped.
