@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -180,3 +181,21 @@ def test_text_params_read_as_calls_cards_and_seats() -> None:
     odd = Irregularity(id=5, code=Code.CHANGE_OF_CALL, law="25", detail="replaced",
                        params=(("replacement", "a pink card"),))
     assert "a pink card" in alert_text(odd, "en")
+
+
+def test_tricks_transferred_counts_read_naturally() -> None:
+    def revoke(moved: int) -> Irregularity:
+        return Irregularity(id=9, code=Code.REVOKE, law="63A1", status=Status.ESTABLISHED,
+                            seat=Seat.S, trick=4, detail="64A2",
+                            params=(("tricks_transferred", moved),))
+    assert "1 trick transferred" in alert_text(revoke(1), "en")
+    assert "2 tricks transferred" in alert_text(revoke(2), "en")
+    assert "1墩转给非违例方" in alert_text(revoke(1), "zh")
+
+
+def test_a_detail_reads_differently_while_open() -> None:
+    pending = Irregularity(id=1, code=Code.DEFECTIVE_TRICK, law="67A", seat=Seat.S, trick=6,
+                           detail="67A")
+    done = dataclasses.replace(pending, status=Status.CORRECTED)
+    assert "can still be put right" in alert_text(pending, "en")
+    assert "corrected before both sides" in alert_text(done, "en")

@@ -155,9 +155,9 @@ def law_citation(law: str, lang: str, *, short: bool = False) -> str:
 # other_seat, card, call, trick, board, count, tricks.
 _BASE: Final[dict[Code, tuple[str, str, str]]] = {
     Code.WRONG_BOARD: (
-        "Wrong board[ {board}]: not this table's board for the round",
-        "Sai ván[ {board}]: ván này không thuộc bàn này ở vòng đấu",
-        "错误的牌套[{board}]：不是本桌本轮的牌",
+        "Wrong board[ {board}]",
+        "Sai ván[ {board}]",
+        "错误的牌套[{board}]",
     ),
     Code.CARDS_FROM_WRONG_BOARD: (
         "[{seat} ]holds cards from another board",
@@ -438,14 +438,14 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "必须纠正",
     ),
     "64A1": (
-        "[{tricks_transferred} trick(s) ]transferred to the non-offending side (64A1)",
-        "[{tricks_transferred} nước ]chuyển cho bên không vi phạm (64A1)",
-        "[{tricks_transferred}墩]转给非违例方（64A1）",
+        "[{tricks_transferred_n} ]transferred to the non-offending side (64A1)",
+        "[{tricks_transferred_n} ]chuyển cho bên không vi phạm (64A1)",
+        "[{tricks_transferred_n}]转给非违例方（64A1）",
     ),
     "64A2": (
-        "[{tricks_transferred} trick(s) ]transferred to the non-offending side (64A2)",
-        "[{tricks_transferred} nước ]chuyển cho bên không vi phạm (64A2)",
-        "[{tricks_transferred}墩]转给非违例方（64A2）",
+        "[{tricks_transferred_n} ]transferred to the non-offending side (64A2)",
+        "[{tricks_transferred_n} ]chuyển cho bên không vi phạm (64A2)",
+        "[{tricks_transferred_n}]转给非违例方（64A2）",
     ),
     "no_transfer": (
         "no trick transferred[ ({rule})]; the director may adjust (64C)",
@@ -459,10 +459,10 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "第12墩藏牌：须在牌放回牌套前纠正；不转移赢墩",
     ),
     "67B1": (
-        "a card is added to the trick; it counts as a revoke[: {tricks_transferred} trick "
+        "a card is added to the trick; it counts as a revoke[: {tricks_transferred_n} "
         "transferred]",
-        "thêm một cây vào nước bài; tính là lỗi đánh sai[: chuyển {tricks_transferred} nước]",
-        "补一张牌到该墩；按藏牌处理[：转移{tricks_transferred}墩]",
+        "thêm một cây vào nước bài; tính là lỗi đánh sai[: chuyển {tricks_transferred_n}]",
+        "补一张牌到该墩；按藏牌处理[：转移{tricks_transferred_n}]",
     ),
     "lead": (
         "ruled a lead",
@@ -616,9 +616,23 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "tay bài chưa được quét trước khi rao giá",
         "叫牌前未扫描手牌",
     ),
-    "count": ("count the cards again", "đếm lại số bài", "请重新清点"),
+    "count": (
+        "the seat is locked until it holds 13 cards",
+        "chỗ ngồi bị khóa cho đến khi đủ 13 cây",
+        "该座位锁定，直到持有13张牌",
+    ),
     "board_replaced": ("the board was replaced", "ván bài đã được thay", "牌套已更换"),
     "undone": ("struck from the record (undo)", "đã xóa khỏi biên bản (hủy)", "已从记录中撤销"),
+}
+
+#: A detail said differently while the irregularity is still open.
+DETAILS_OPEN: Final[dict[str, tuple[str, str, str]]] = {
+    "67A": (
+        "it can still be put right: the offender adds a card (67A)",
+        "vẫn có thể sửa: người vi phạm đánh bù một cây (67A)",
+        "仍可纠正：违例者补出一张牌（67A）",
+    ),
+    "corrected": ("it must be corrected", "phải sửa lại", "必须纠正"),
 }
 
 # Said of an open irregularity that has no outcome yet.
@@ -661,6 +675,11 @@ def _values(irr: Irregularity, lang: str, short: bool) -> dict[str, str]:
     for key, value in irr.params:
         values[key] = _localise(_typed(key, value), lang, short)
     values["law"] = irr.law
+    moved = irr.param("tricks_transferred")
+    if isinstance(moved, int):
+        values["tricks_transferred_n"] = {
+            "en": f"{moved} trick" + ("" if moved == 1 else "s"),
+            "vi": f"{moved} nước", "zh": f"{moved}墩"}[lang]
     return values
 
 
@@ -721,6 +740,12 @@ def _detail_keys(detail: str) -> list[str]:
     return out
 
 
+def _phrase(key: str, status: Status) -> tuple[str, str, str]:
+    if status is Status.OPEN and key in DETAILS_OPEN:
+        return DETAILS_OPEN[key]
+    return DETAILS[key]
+
+
 def alert_text(irr: Irregularity, lang: str, *, short: bool = False) -> str:
     """One language's text for an irregularity as it stands (code, status, detail, params)."""
     i = _index(lang)
@@ -740,7 +765,7 @@ def alert_text(irr: Irregularity, lang: str, *, short: bool = False) -> str:
     base_template = _BASE_BY_STATUS.get((irr.code, irr.status), _BASE[irr.code])[i]
     text = _fill(base_template, values)
     text = text[:1].upper() + text[1:]
-    phrases = [_fill(DETAILS[key][i], values) for key in _detail_keys(irr.detail)]
+    phrases = [_fill(_phrase(key, irr.status)[i], values) for key in _detail_keys(irr.detail)]
     status = _STATUS[irr.status][i]
     # The status word is said only when no outcome phrase says more ("accepted", "64A1").
     if status and not phrases and (irr.code, irr.status) not in _BASE_BY_STATUS:
