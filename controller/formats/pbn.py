@@ -751,7 +751,8 @@ def game_to_record(game: PbnGame) -> BoardRecord:
             _parse_irregularity_tag(v, game.line) for v in game.irregularity_tags)
     else:
         irregularities = tuple(log)
-    extra = {k: v for k, v in tags.items() if k not in _FIELD_TAGS}
+    # an empty value says nothing (export writes every mandatory tag, known or not)
+    extra = {k: v for k, v in tags.items() if k not in _FIELD_TAGS and v.strip() not in ("", "?")}
     del complete
     return BoardRecord(
         board=board, dealer=dealer, vulnerability=vul, deal=deal, auction=tuple(auction),
