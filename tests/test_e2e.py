@@ -1,0 +1,187 @@
+"""End to end: virtual reader firmwares on ptys -> firmware bridge (serial path, registry,
+spool, MQTT) -> real mosquitto -> rules daemon (journal, Engine) -> state, alert,
+indicator, result -> back to the bridge's LEDs (mock GPIO pins) and display."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import io
+import tomllib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from broker import Mosquitto
+from gpiozero.pins.mock import MockFactory
+from mqttwatch import Seen, Watch
+
+from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
+from controller.demo import (
+    REPO_ROOT,
+    DemoRegistry,
+    SimulatedTable,
+    bridge_config_dict,
+    load_board,
+    plan_board,
+)
+from controller.journal import Journal
+from firmware_bridge.bridge import Bridge
+from firmware_bridge.config import config_from_dict
+from firmware_bridge.display import TerminalDisplay
+
+pytestmark = pytest.mark.timeout(180)
+
+SIM_TOML = REPO_ROOT / "hw_configs" / "sim.toml"
+
+
+@dataclasses.dataclass
+class Rig:
+    watch: Watch
+    table: SimulatedTable
+    factory: MockFactory
+    display: TerminalDisplay
+    config: Any
+    daemon: ControllerDaemon
+
+    async def play(self, events: list[dict[str, Any]]) -> None:
+        """Each tag move, then wait until the bridge has published it (as hands do)."""
+        for event in events:
+            before = len(self.watch.of("event", "1"))
+            self.table.apply(event)
+            await self.watch.wait(lambda m: m.kind == "event" and m.table == "1",
+                                  timeout=15, after=_index_after(self.watch, before))
+
+    def leds(self, seat: str) -> tuple[bool, bool]:
+        cfg = self.config.gpio.seats[seat]
+        return (bool(self.factory.pin(cfg.turn_led).state),
+                bool(self.factory.pin(cfg.alert_led).state))
+
+    async def alert_led_lit(self, seat: str, within: float = 1.5) -> bool:
+        """Whether the seat's alert LED lights at all within ``within`` s (it may blink)."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + within
+        while loop.time() < end:
+            if self.leds(seat)[1]:
+                return True
+            await asyncio.sleep(0.02)
+        return False
+
+
+def _index_after(watch: Watch, count: int) -> int:
+    """Index in ``watch.seen`` just after the ``count``-th event message."""
+    n = 0
+    for i, m in enumerate(watch.seen):
+        if m.kind == "event" and m.table == "1":
+            n += 1
+            if n == count:
+                return i + 1
+    return 0
+
+
+@contextlib.asynccontextmanager
+async def rig(broker: Mosquitto, workdir: Path, lang: str = "en") -> AsyncIterator[Rig]:
+    registry = DemoRegistry()
+    sim = tomllib.loads(SIM_TOML.read_text())
+    daemon = ControllerDaemon(broker=BrokerSettings.from_url(broker.url),
+                              engine=build_engine(), journal=Journal(workdir / "j.sqlite"))
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(daemon.run(stop))]
+    async with Watch(broker.url) as watch, SimulatedTable(workdir, sim, registry) as table:
+        data = bridge_config_dict(SIM_TOML, table, broker_url=broker.url,
+                                  spool=workdir / "spool.sqlite", lang=lang)
+        config = config_from_dict(data, SIM_TOML.resolve())
+        factory = MockFactory()
+        display = TerminalDisplay(config.display.cols, config.display.rows,
+                                  stream=io.StringIO())
+        bridge = Bridge(config, registry=registry, pin_factory=factory, display=display)
+        tasks.append(asyncio.create_task(bridge.run(stop)))
+        try:
+            await asyncio.wait_for(daemon.ready.wait(), 20)
+            await table.wait_host()
+            await watch.wait(lambda m: m.topic == "bridge/1/bridge"
+                             and m.payload.get("status") == "online")
+            yield Rig(watch, table, factory, display, config, daemon)
+        finally:
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+            if daemon.journal is not None:
+                daemon.journal.close()
+
+
+def kind_is(kind: str) -> Any:
+    return lambda m: m.kind == kind and m.table == "1"
+
+
+async def test_a_whole_board_from_the_readers_to_the_result(mosquitto: Mosquitto,
+                                                            tmp_path: Path) -> None:
+    record = load_board()
+    plan = plan_board(record, revoke_trick=None)  # as recorded in demo.pbn
+    async with rig(mosquitto, tmp_path) as r:
+        await r.play(plan.events())
+        result = (await r.watch.wait(kind_is("result"))).payload
+        events = [m.payload for m in r.watch.of("event", "1")]
+        final = (await r.watch.wait(lambda m: m.kind == "state" and m.table == "1" and
+                                    m.payload["last"]["seq"] == events[-1]["seq"])).payload
+    assert (result["board"], result["contract"], result["declarer"]) == (10, "4H", "S")
+    assert (result["tricks"], result["score_ns"], result["irregularities"]) == (10, 620, [])
+    assert r.watch.of("alert", "1") == []
+    # every tag the table moved became exactly one event, in order, from the bridge
+    assert len(events) == len(plan.events())
+    assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
+    assert {e["src"] for e in events} == {"table-1-pi"}
+    assert final["last"]["src"] == "table-1-pi" and final["phase"] == "done"
+
+
+async def test_a_revoke_is_shown_to_the_director_at_once_and_at_the_table_after_play(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    plan = plan_board(load_board(), revoke_trick=6)  # laws.md T08: E ruffs holding a diamond
+    events = plan.events()
+    first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
+    revoke_at = next(i for i, e in enumerate(events) if i > first_call
+                     and e.get("card") == "H9" and e["action"] == "present")
+    async with rig(mosquitto, tmp_path) as r:
+        await r.play(events[:revoke_at + 1])
+        alert = (await r.watch.wait(kind_is("alert"))).payload
+        assert (alert["code"], alert["status"], alert["seat"], alert["trick"]) == \
+            ("REVOKE", "open", "E", 6)
+        last_seq = r.watch.of("event", "1")[-1].payload["seq"]
+        await r.watch.wait(lambda m: m.kind == "state" and m.table == "1"
+                           and m.payload["last"]["seq"] == last_seq)
+        # only players may draw attention to a revoke: no alert LED on the table yet
+        assert not await r.alert_led_lit("E")
+        assert not r.watch.last("indicator", "1")["seats"]["E"]["alert"]
+        await r.play(events[revoke_at + 1:])
+        result = (await r.watch.wait(kind_is("result"))).payload
+
+        def e_alert_lit(m: Seen) -> bool:
+            return m.kind == "indicator" and m.payload["seats"]["E"]["alert"]
+        await r.watch.wait(e_alert_lit)
+        assert await r.alert_led_lit("E")  # after play the table shows it
+        shown = "\n".join(r.display.lines)
+    assert (result["tricks_played"], result["tricks"], result["score_ns"]) == (9, 11, 650)
+    assert [(i["code"], i["status"]) for i in result["irregularities"]] == [
+        ("REVOKE", "established")]
+    statuses = [m.payload["status"] for m in r.watch.of("alert", "1")]
+    assert statuses[0] == "open" and "established" in statuses
+    assert "10" in shown  # the board's display on the bridge's screen
+
+
+async def test_the_display_speaks_the_tables_language(mosquitto: Mosquitto,
+                                                      tmp_path: Path) -> None:
+    plan = plan_board(load_board(), revoke_trick=None)
+    events = plan.events()
+    first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
+    async with rig(mosquitto, tmp_path, lang="zh") as r:
+        await r.play(events[:first_call + 2])
+        await r.watch.wait(lambda m: m.kind == "state" and m.table == "1"
+                           and len(m.payload.get("auction") or []) == 2)
+        await asyncio.sleep(0.3)
+        indicator = r.watch.last("indicator", "1")
+        shown = list(r.display.lines)
+    assert shown and any(line.strip() for line in shown)
+    zh = [line for line in indicator["display"]["zh"] if line]
+    assert zh and any(ord(ch) > 0x2E80 for line in zh for ch in line)
+    assert any(ord(ch) > 0x2E80 for line in shown for ch in line)
