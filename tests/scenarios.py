@@ -36,6 +36,7 @@ class Harness:
     deals_known: bool = True
     engine: Engine = field(init=False)
     out: list[Outgoing] = field(default_factory=list)
+    sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     seq: int = 0
 
     def __post_init__(self) -> None:
@@ -50,7 +51,9 @@ class Harness:
         self.seq += 1
         payload = {"v": 1, "src": "sim" if kind == "event" else "td", "seq": self.seq,
                    "ts": 1_700_000_000.0 + self.seq, **payload}
-        outs = self.engine.handle(f"bridge/{self.table}/{kind}", payload)
+        topic = f"bridge/{self.table}/{kind}"
+        self.sent.append((topic, payload))
+        outs = self.engine.handle(topic, payload)
         self.out += outs
         return outs
 
