@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.formats.errors import FormatsError
 from controller.laws.cards import Card, Deal, Rank, Seat, Suit
 
 __all__ = [
@@ -63,7 +64,7 @@ _BYTE_SUIT: dict[int, Suit] = {v: k for k, v in _SUIT_BYTE.items()} | {
 _PAD = frozenset(b" \x00\r\n\x1a")  # spaces, NULs, line ends, DOS end-of-file
 
 
-class DupFormatError(ValueError):
+class DupFormatError(FormatsError, ValueError):
     """A deal the format cannot hold (writers), or a file that is no deal file at all."""
 
 

@@ -47,6 +47,8 @@ class FindingKind(enum.StrEnum):
     CARDS_MATCH_BOARD = "cards_match_board"  # the cards are board ``board``'s deal (rotated: count)
     HAND_COUNT = "hand_count"                # seat's pocket holds ``count`` cards, not 13
     NO_DEAL = "no_deal"                      # the deal file has no (sound) deal for ``board``
+    NO_BOARD_TAG = "no_board_tag"            # cards scanned with no board tag read first
+    DUPLICATE_BOARD = "duplicate_board"      # this deal was already seen as board ``board``
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,14 +189,23 @@ def _card_by_card(expected: Deal, seen_lists: Mapping[Seat, list[Card]],
                 findings.append(Finding(FindingKind.HAND_IN_WRONG_POCKET, seat=seat,
                                         other_seat=owner,
                                         detail=f"{seat.name}'s pocket holds {owner.name}'s hand"))
-    counts: Counter[Card] = Counter()
+    counts: Counter[Card] = Counter(c for seat in Seat for c in seen_lists[seat])
+    # of a card seen more than once, the one in its owner's pocket is the right one
+    rightful: dict[Card, Seat] = {}
     for seat in Seat:
         for card in seen_lists[seat]:
-            counts[card] += 1
+            if counts[card] > 1 and card in expected[seat]:
+                rightful.setdefault(card, seat)
+    kept: set[Card] = set()
+    for seat in Seat:
+        for card in seen_lists[seat]:
             if counts[card] > 1:
-                findings.append(Finding(FindingKind.DUPLICATED_CARD, seat=seat, card=card,
-                                        detail=f"{card} seen again, in {seat.name}'s pocket"))
-                continue
+                first = rightful.get(card, seat) == seat and card not in kept
+                if not first:
+                    findings.append(Finding(FindingKind.DUPLICATED_CARD, seat=seat, card=card,
+                                            detail=f"{card} seen again, in {seat.name}'s pocket"))
+                    continue
+                kept.add(card)
             if seat in whole_hand or card in expected[seat]:
                 continue
             owner = expected.holder(card)

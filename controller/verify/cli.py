@@ -1,0 +1,444 @@
+"""``bridge-table verify``: check dealt boards against their deal file.
+
+    bridge-table verify --deals SET.dup [--config hw_configs/station.toml] [--report OUT]
+    bridge-table verify --simulate [--boards N] [--layout pockets|sequential] [--report OUT]
+
+With a station config the readers are opened (board reader + pocket readers) and boards are
+followed as they come until every board of the file has a verdict or Ctrl-C; each verdict is
+printed, a progress bar kept on stderr, a summary printed at the end, the report written to
+OUT.json and OUT.csv, and everything published on ``{root}/{station}/verify`` when the config
+(or ``--broker``) names a broker. ``--simulate`` runs the simulated station (virtual reader
+firmware on pseudo-terminals, read through the real serial path) with the bundled deal file
+and a few planted faults, each kind at least once, and checks that each was found.
+
+Exit status: 0 every board right (simulation: every planted fault found), 1 faulty boards
+(simulation: a fault missed), 2 a set-up problem (bad deal file, config, reader).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import signal
+import sys
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from controller.laws.cards import FULL_DECK, Deal, Seat
+from controller.laws.dealcheck import DuplicateBoardDetector
+
+from .report import (
+    VerifyReport,
+    progress_bar,
+    report_json,
+    result_json,
+    summary_text,
+    verdict_line,
+    write_report,
+)
+from .station import (
+    BoardResult,
+    Layout,
+    Station,
+    StationFollower,
+    StationReader,
+    TagLookup,
+    VerifyError,
+)
+
+__all__ = ["main", "load_deals", "DealSet", "demo_deals", "run_station", "MqttReporter"]
+
+DEMO_FILE = "verify-demo.pbn"
+
+
+@dataclass(frozen=True)
+class DealSet:
+    path: str
+    deals: Mapping[int, Deal]
+    broken: frozenset[int]
+    problems: tuple[str, ...]
+
+
+def load_deals(path: str | Path) -> DealSet:
+    """A deal file by extension: .pbn (controller.formats.pbn), .dup/.bri/.dge (dup.py).
+    Problems in the file are listed, and boards the file holds twice are named."""
+    p = Path(path)
+    if not p.is_file():
+        raise VerifyError(f"{p}: no such deal file")
+    ext = p.suffix.lower()
+    problems: list[str] = []
+    deals: dict[int, Deal] = {}
+    broken: set[int] = set()
+    if ext in (".dup", ".bri", ".dge"):
+        from controller.formats.dup import read_deal_file
+        f = read_deal_file(p)
+        deals = dict(f.deals)
+        broken = set(f.broken_boards)
+        problems += [str(x) for x in f.problems]
+    elif ext == ".pbn":
+        from controller.formats.pbn import deals_by_board, read_pbn
+        pbn = read_pbn(p)
+        problems += [str(e) for e in pbn.errors]
+        deals = {n: info.deal for n, info in deals_by_board(pbn).items()
+                 if info.deal is not None}
+    else:
+        raise VerifyError(f"{p.name}: deal files are .pbn, .dup, .bri or .dge")
+    for n, d in sorted(deals.items()):
+        if not d.is_complete:
+            problems.append(f"board {n}: the deal is not four hands of 13 "
+                            f"({'/'.join(str(len(d[s])) for s in Seat)})")
+    seen = DuplicateBoardDetector()
+    for n, d in sorted(deals.items()):
+        earlier = seen.observe(n, d)
+        if earlier is not None:
+            problems.append(f"board {n}: the same deal as board {earlier}")
+    if not deals and not problems:
+        problems.append("no deals in the file")
+    return DealSet(str(p), deals, frozenset(broken), tuple(problems))
+
+
+def demo_deals(boards: int) -> DealSet:
+    """The bundled demo set; boards beyond it are dealt deterministically (seeded by number)."""
+    ref = resources.files("controller") / "data" / DEMO_FILE
+    with resources.as_file(ref) as path:
+        base = load_deals(path)
+    deals = {n: d for n, d in base.deals.items() if n <= boards}
+    for n in range(1, boards + 1):
+        if n not in deals:
+            cards = list(FULL_DECK)
+            random.Random(n).shuffle(cards)
+            deals[n] = Deal.from_hands({s: frozenset(cards[13 * s:13 * s + 13]) for s in Seat})
+    return DealSet(base.path, deals, frozenset(), base.problems)
+
+
+class _NoRegistry:
+    def lookup(self, uid: str) -> None:
+        return None
+
+
+def load_registry(files: Sequence[Path]) -> tuple[TagLookup, str | None]:
+    """Engineer A's TagRegistry over the config's files; a warning when it is unavailable."""
+    if not files:
+        return _NoRegistry(), "no tag registry files in the config: every tag is unknown"
+    from firmware_bridge.tags import RegistryError, TagRegistry
+    try:
+        return TagRegistry.load(list(files)), None
+    except RegistryError as e:
+        raise VerifyError(str(e)) from None
+
+
+@dataclass(frozen=True)
+class StationConfig:
+    station_id: str
+    root: str
+    broker_url: str | None
+    layout: Layout
+    order: tuple[Seat, ...]
+    readers: tuple[tuple[str, str, str | None, dict[str, Any],
+                         dict[str, tuple[str, str | None]]], ...]
+    registry_files: tuple[Path, ...]
+
+
+def station_config(data: Mapping[str, Any], path: Path) -> StationConfig:
+    """Engineer B's table schema (validated by firmware_bridge.config) + ``[station]``."""
+    from firmware_bridge.config import config_from_dict
+    from firmware_bridge.errors import ConfigError
+    data = dict(data)
+    station = dict(data.pop("station", {}) or {})
+    has_broker = "broker" in data
+    try:
+        config = config_from_dict(data, path)
+    except ConfigError as e:
+        raise VerifyError(str(e)) from None
+    layout_text = str(station.pop("layout", "pockets"))
+    if layout_text not in ("pockets", "sequential"):
+        raise VerifyError(f"{path}: station.layout must be 'pockets' or 'sequential'")
+    layout: Layout = "pockets" if layout_text == "pockets" else "sequential"
+    try:
+        order = tuple(Seat.parse(s) for s in station.pop("order", ["N", "E", "S", "W"]))
+    except (ValueError, AttributeError) as e:
+        raise VerifyError(f"{path}: station.order: {e}") from None
+    if station:
+        raise VerifyError(f"{path}: station: unknown keys {', '.join(sorted(station))}")
+    readers = tuple(
+        (r.name, r.url, r.kind, dict(r.options),
+         {k: (a.zone, a.seat) for k, a in r.antennas.items()}) for r in config.readers)
+    zones = {z for r in readers for z, _ in r[4].values()}
+    if "pocket" not in zones:
+        raise VerifyError(f"{path}: no reader antenna has zone = \"pocket\"")
+    return StationConfig(config.table.id, config.broker.root,
+                         config.broker.url if has_broker else None, layout, order, readers,
+                         config.registry.files)
+
+
+class MqttReporter:
+    """Publishes each verdict (QoS 1) and, at the end, the report (QoS 1, retained) on
+    ``{root}/{station}/verify``."""
+
+    def __init__(self, url: str, root: str, station: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+            raise VerifyError(f"not a broker URL: {url!r} (mqtt://HOST:PORT)")
+        self.host = parts.hostname
+        self.port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+        self.tls = parts.scheme == "mqtts"
+        self.topic = f"{root}/{station}/verify"
+        self.station = station
+        self._client: Any = None
+
+    async def __aenter__(self) -> MqttReporter:
+        import ssl
+
+        import aiomqtt
+        self._client = aiomqtt.Client(self.host, self.port, identifier=f"{self.station}-verify",
+                                      tls_context=ssl.create_default_context() if self.tls
+                                      else None)
+        await self._client.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._client is not None:
+            await self._client.__aexit__(*exc)
+
+    async def board(self, result: BoardResult) -> None:
+        payload = {"v": 1, "type": "board", "station": self.station} | result_json(result)
+        await self._client.publish(self.topic, json.dumps(payload), qos=1)
+
+    async def report(self, report: VerifyReport) -> None:
+        await self._client.publish(self.topic, json.dumps(report_json(report)), qos=1,
+                                   retain=True)
+
+
+class _Console:
+    """Verdict lines on stdout, the progress bar on stderr (redrawn in place on a terminal)."""
+
+    def __init__(self, total: int, out: TextIO, err: TextIO, quiet: bool) -> None:
+        self.total, self.out, self.err, self.quiet = total, out, err, quiet
+        self.done = self.faulty = 0
+        self.tty = err.isatty()
+
+    def result(self, r: BoardResult) -> None:
+        self.done += 1
+        self.faulty += not r.ok
+        if not self.quiet:
+            self._clear()
+            print(verdict_line(r), file=self.out, flush=True)
+        if self.tty:
+            print("\r" + progress_bar(self.done, self.total, self.faulty), end="", file=self.err,
+                  flush=True)
+
+    def note(self, text: str) -> None:
+        self._clear()
+        print(f"note: {text}", file=self.err, flush=True)
+
+    def _clear(self) -> None:
+        if self.tty:
+            print("\r\x1b[K", end="", file=self.err)
+
+    def end(self) -> None:
+        if self.tty:
+            print(file=self.err)
+        else:
+            print(progress_bar(self.done, self.total, self.faulty), file=self.err)
+
+
+async def run_station(readers: Sequence[StationReader], registry: TagLookup,
+                      follower: StationFollower, *, deals: Mapping[int, Deal],
+                      console: _Console | None = None, mqtt: MqttReporter | None = None,
+                      until_done: bool = True, driver: Any = None) -> Station:
+    """Run a station until every board of ``deals`` has a verdict (``until_done``), the
+    ``driver`` coroutine factory returns, or SIGINT/SIGTERM."""
+    callbacks: list[Any] = []
+    if console is not None:
+        callbacks.append(console.result)
+    if mqtt is not None:
+        callbacks.append(mqtt.board)
+    station: Station
+
+    def check_done(_: BoardResult) -> None:
+        if until_done and set(deals) <= {r.board for r in follower.results}:
+            station.stop()
+
+    callbacks.append(check_done)
+    station = Station(readers, registry, follower, on_result=callbacks,
+                      on_note=console.note if console is not None else None)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, station.stop)
+        except (NotImplementedError, RuntimeError):
+            pass
+    runner = asyncio.create_task(station.run())
+    try:
+        if driver is not None:
+            await driver(station)
+            station.stop()
+        await runner
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError):
+                pass
+        if not runner.done():
+            station.stop()
+            await runner
+    return station
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bridge-table verify",
+                                description="check dealt boards against their deal file")
+    p.add_argument("--deals", help="the deal file: .pbn, .dup, .bri or .dge")
+    p.add_argument("--config", default="hw_configs/station.toml",
+                   help="the station's config (default hw_configs/station.toml)")
+    p.add_argument("--report", help="write the report to REPORT.json and REPORT.csv")
+    p.add_argument("--broker", help="publish on this broker (overrides the config's)")
+    p.add_argument("--simulate", action="store_true",
+                   help="run the simulated station with the bundled demo set and planted faults")
+    p.add_argument("--boards", type=int, default=24, help="--simulate: how many boards")
+    p.add_argument("--layout", choices=("pockets", "sequential"), default="pockets",
+                   help="--simulate: four pocket readers, or one shown the pockets in turn")
+    p.add_argument("--no-faults", action="store_true", help="--simulate: plant no faults")
+    p.add_argument("--quiet", "-q", action="store_true", help="summary only")
+    return p
+
+
+async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from firmware_bridge.sim.station import (
+        FAULT_KINDS,
+        SimStation,
+        SimTags,
+        demo_faults,
+        plan_boards,
+    )
+    if args.boards < 1:
+        raise VerifyError("--boards must be at least 1")
+    dealset = load_deals(args.deals) if args.deals else demo_deals(args.boards)
+    deals = {n: d for n, d in sorted(dealset.deals.items())[:args.boards]}
+    faults = [] if args.no_faults else demo_faults(sorted(deals))
+    tags = SimTags()
+    plans = plan_boards(deals, faults, tags)
+    sim = SimStation(layout=args.layout, station_id="station-sim",
+                     broker_url=args.broker or "mqtt://127.0.0.1:1883")
+    console = _Console(len(deals), out, err, args.quiet)
+    follower = StationFollower(deals, layout=args.layout)
+    async with sim:
+        readers = [StationReader(r, a) for r, a in sim.open_readers()]
+        mqtt = MqttReporter(args.broker, "bridge", sim.station_id) if args.broker else None
+
+        async def drive(station: Station) -> None:
+            late = await sim.run(plans, station)
+            if late:
+                console.note(f"{late} boards got no verdict in time")
+
+        async def go() -> Station:
+            return await run_station(readers, tags, follower, deals=deals, console=console,
+                                     mqtt=mqtt, until_done=False, driver=drive)
+
+        if mqtt is not None:
+            async with mqtt:
+                station = await go()
+                report = _report(station, "station-sim", dealset, deals)
+                await mqtt.report(report)
+        else:
+            station = await go()
+            report = _report(station, "station-sim", dealset, deals)
+    console.end()
+    print(summary_text(report), file=out)
+    if args.report:
+        for path in write_report(report, args.report):
+            print(f"report: {path}", file=out)
+    by_board = {r.board: r for r in report.results}
+    missed = [f for f in faults if f.board not in by_board or FAULT_KINDS[f.kind] not in
+              {k.value for k in by_board[f.board].verdict.kinds()}]
+    planted = {f.board for f in faults}
+    clean = [r.board for r in report.results if not r.ok and r.board not in planted]
+    if missed or clean:
+        print(f"simulation: planted faults missed: {missed}; unexpected faulty boards: {clean}",
+              file=out)
+        return 1
+    print(f"simulation: {len(faults)} planted faults, every one found "
+          f"({', '.join(sorted({f.kind for f in faults})) or 'none'})", file=out)
+    return 0
+
+
+def _report(station: Station, station_id: str, dealset: DealSet,
+            deals: Mapping[int, Deal]) -> VerifyReport:
+    return VerifyReport(station_id, Path(dealset.path).name, tuple(station.follower.results),
+                        tuple(sorted(set(deals) | set(dealset.broken))), dealset.problems,
+                        dict(station.notes) | {n: 1 for n in station.follower.notes})
+
+
+async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from firmware_bridge.readers import ReaderError, open_reader
+    if not args.deals:
+        raise VerifyError("--deals FILE is needed (or --simulate)")
+    dealset = load_deals(args.deals)
+    for problem in dealset.problems:
+        print(f"deal file: {problem}", file=err)
+    path = Path(args.config)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise VerifyError(f"{path}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise VerifyError(f"{path}: not valid TOML: {e}") from None
+    cfg = station_config(data, path.resolve())
+    registry, warning = load_registry(cfg.registry_files)
+    if warning:
+        print(f"warning: {warning}", file=err)
+    try:
+        readers = [StationReader(open_reader(name, url, kind=kind, **options), ants)
+                   for name, url, kind, options, ants in cfg.readers]
+    except ReaderError as e:
+        raise VerifyError(str(e)) from None
+    tap = any(r.reader.kind == "tap" for r in readers
+              if any(z == "pocket" for z, _ in r.antennas.values()))
+    follower = StationFollower(dealset.deals, broken=dealset.broken,
+                               layout=cfg.layout, order=cfg.order, tap=tap)
+    console = _Console(len(dealset.deals), out, err, args.quiet)
+    broker = args.broker or cfg.broker_url
+    print(f"station {cfg.station_id}: {len(dealset.deals)} boards in {Path(dealset.path).name}; "
+          "put a board on the board reader, then its pockets (Ctrl-C to stop)", file=err)
+    if broker:
+        mqtt = MqttReporter(broker, cfg.root, cfg.station_id)
+        async with mqtt:
+            station = await run_station(readers, registry, follower, deals=dealset.deals,
+                                        console=console, mqtt=mqtt)
+            report = _report(station, cfg.station_id, dealset, dealset.deals)
+            await mqtt.report(report)
+    else:
+        station = await run_station(readers, registry, follower, deals=dealset.deals,
+                                    console=console)
+        report = _report(station, cfg.station_id, dealset, dealset.deals)
+    console.end()
+    print(summary_text(report), file=out)
+    if args.report:
+        for p in write_report(report, args.report):
+            print(f"report: {p}", file=out)
+    return 1 if report.faulty or report.not_verified() else 0
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        if args.simulate:
+            return asyncio.run(_simulate(args, out, err))
+        return asyncio.run(_live(args, out, err))
+    except VerifyError as e:
+        print(f"bridge-table verify: {e}", file=err)
+        return 2
+    except OSError as e:  # a reader or broker that cannot be reached at start-up
+        print(f"bridge-table verify: {e}", file=err)
+        return 2
