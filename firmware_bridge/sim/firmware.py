@@ -66,6 +66,9 @@ class VirtualFirmware:
         self.delivered_seq: int | None = None
         self._delivered = asyncio.Event()
         self.host_seen = asyncio.Event()
+        #: set each time the host asked for an inventory and got it (clear it to wait again)
+        self.inventory_answered = asyncio.Event()
+        self.last_inventory_seq: int | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -208,6 +211,16 @@ class VirtualFirmware:
         self.write_raw(bytes(line))
         return seq
 
+    def send_bad_crc_heartbeat(self) -> int:
+        """A heartbeat line with a broken CRC (its sequence number is used up)."""
+        line = bytearray(encode_frame(self.reader_id, None, self._seq, FrameOp.HEARTBEAT, ["0"]))
+        star = line.rindex(b"*")
+        line[star + 1] = ord("0") if line[star + 1] != ord("0") else ord("1")
+        seq = self._seq
+        self._seq = next_seq(self._seq)
+        self.write_raw(bytes(line))
+        return seq
+
     def reset_mid_line(self, antenna: int, uid: str, reason: str = "watchdog") -> int:
         """Half of a ``+ uid`` line, then the reader resets (boot banner, inventory)."""
         if uid not in self.present[antenna]:
@@ -300,7 +313,9 @@ class VirtualFirmware:
 
     def _command(self, command: Command) -> None:
         if command.op is CommandOp.INVENTORY:
-            self.inventory(int(command.args[0]) if command.args else None)
+            self.last_inventory_seq = self.inventory(
+                int(command.args[0]) if command.args else None)
+            self.inventory_answered.set()
         elif command.op is CommandOp.PING:
             self._send(None, FrameOp.PONG, command.args, None)
         elif command.op is CommandOp.IDENT:

@@ -1,0 +1,69 @@
+"""Simulated reader backend: ``sim://TABLE/READER``.
+
+The reader is a :class:`~firmware_bridge.sim.firmware.VirtualFirmware` of the process's
+simulated table ``TABLE`` (created with the default layout if the process has none), read
+through the real serial path: pyserial on the pty's slave side, via a stable symlink so that a
+simulated unplug/replug behaves like a USB reader coming back under its by-id name.
+Options are the serial backend's; ``debounce`` defaults to 0 (virtual tags do not flicker).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+from firmware_bridge.readers.base import ReaderError
+from firmware_bridge.readers.serial import SerialReader, _options_from_query
+
+__all__ = ["SimReader", "parse_sim_url"]
+
+
+def parse_sim_url(url: str) -> tuple[str, str, dict[str, str]]:
+    """``sim://1/north?debounce=0.1`` -> ("1", "north", {"debounce": "0.1"})."""
+    parts = urllib.parse.urlsplit(url)
+    reader = parts.path.strip("/")
+    if parts.scheme != "sim" or not parts.netloc or not reader or "/" in reader:
+        raise ReaderError(f"not a simulated reader URL (sim://TABLE/READER): {url!r}")
+    query = {k: v[-1] for k, v in urllib.parse.parse_qs(parts.query).items()}
+    return urllib.parse.unquote(parts.netloc), urllib.parse.unquote(reader), query
+
+
+class SimReader(SerialReader):
+    """The serial reader, on the pty of a simulated table's virtual firmware."""
+
+    def __init__(self, name: str, table_id: str, reader: str, **options: Any) -> None:
+        options.setdefault("debounce", 0.0)
+        # The port path is known once the firmware runs (_start); the link is stable.
+        super().__init__(name, "", **options)
+        self.table_id = table_id
+        self.sim_reader = reader
+
+    @classmethod
+    def from_url(cls, name: str, url: str, *, kind: str | None = None,
+                 **options: Any) -> SimReader:
+        table_id, reader, query = parse_sim_url(url)
+        merged = _options_from_query(query) | options
+        if kind is not None:
+            merged["kind"] = kind
+        return cls(name, table_id, reader, **merged)
+
+    async def _start(self) -> None:
+        from firmware_bridge.sim.table import get_sim_table
+
+        table = get_sim_table(self.table_id)
+        firmware = await table.start_reader(self.sim_reader)
+        assert firmware.link is not None
+        self.port = str(firmware.link)
+        # Delivery receipts let the table play "as fast as possible" without reordering
+        # lines across readers.
+        self.on_frame = firmware.delivered
+        table.local_hosts.add(self.sim_reader)
+        await super()._start()
+
+    async def _stop(self) -> None:
+        await super()._stop()
+        from firmware_bridge.sim.table import sim_tables
+
+        table = sim_tables().get(self.table_id)
+        if table is not None:
+            table.local_hosts.discard(self.sim_reader)

@@ -1,0 +1,437 @@
+"""The simulated table: one virtual reader firmware per reader of a table config, and a driver
+that turns wire-contract event dicts into the protocol lines real readers would send.
+
+    async with SimTable.from_config("hw_configs/sim.toml") as table:
+        ...                          # a bridge in this process opens sim://1/north etc.
+        await table.play(events, rate=0)
+
+A bridge in this process finds the firmware through the ``sim`` reader backend
+(``sim://TABLE/READER`` -> :func:`get_sim_table`); one in another process opens the printed pty
+paths (or the stable symlinks in ``link_dir``) as ``serial://`` readers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import tempfile
+import tomllib
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Literal
+
+from firmware_bridge.sim.firmware import VirtualFirmware
+from firmware_bridge.tags import TagRegistry, sim_registry
+
+__all__ = [
+    "SimTable", "SimReaderSpec", "SimError", "PlayReport", "Fault", "get_sim_table",
+    "DEFAULT_LAYOUT", "read_events", "sim_tables",
+]
+
+Fault = Literal["garbage", "bad_crc", "drop", "reset", "reset_mid_line", "unplug", "replug"]
+Event = Mapping[str, Any]
+
+
+class SimError(Exception):
+    """The simulated table cannot do what it was asked (bad config, event it cannot play)."""
+
+
+@dataclass(frozen=True)
+class SimReaderSpec:
+    """One simulated reader: its name, and what each antenna is: antenna -> (zone, seat)."""
+
+    name: str
+    antennas: Mapping[int, tuple[str, str | None]]
+
+
+DEFAULT_LAYOUT: Final[tuple[SimReaderSpec, ...]] = (
+    SimReaderSpec("north", {0: ("tray", "N")}),
+    SimReaderSpec("east", {0: ("tray", "E")}),
+    SimReaderSpec("south", {0: ("tray", "S")}),
+    SimReaderSpec("west", {0: ("tray", "W")}),
+    SimReaderSpec("bidbox", {0: ("bid", "N"), 1: ("bid", "E"), 2: ("bid", "S"), 3: ("bid", "W")}),
+    SimReaderSpec("board", {0: ("board", None)}),
+)
+
+
+@dataclass(frozen=True)
+class PlayReport:
+    played: int
+    skipped: tuple[str, ...] = ()  # one line per event not played, and why
+
+
+_TABLES: dict[str, SimTable] = {}
+
+
+def sim_tables() -> Mapping[str, SimTable]:
+    """The running simulated tables of this process, by table id."""
+    return _TABLES
+
+
+def get_sim_table(table_id: str, *, create: bool = True) -> SimTable:
+    """The process's simulated table ``table_id``; with ``create``, a default-layout one
+    (four trays, a four-antenna bidding box, a board reader, the simulator's tag set) is made
+    when none is registered. It registers itself; start it (or let the sim backend start it)."""
+    table = _TABLES.get(table_id)
+    if table is None:
+        if not create:
+            raise SimError(f"no simulated table {table_id!r} in this process")
+        table = SimTable(table_id)
+        _TABLES[table_id] = table
+    return table
+
+
+class SimTable:
+    """Virtual reader firmware for each reader of one table, driven by event dicts.
+
+    ``link_dir``: where each reader's stable symlink lives (``<link_dir>/<reader>``); a private
+    temporary directory (removed on close) if not given.
+    """
+
+    def __init__(self, table_id: str = "1", layout: Sequence[SimReaderSpec] = DEFAULT_LAYOUT, *,
+                 registry: TagRegistry | None = None, link_dir: Path | None = None,
+                 heartbeat_interval: float | None = None) -> None:
+        self.table_id = table_id
+        self.layout = {spec.name: spec for spec in layout}
+        self._registry = registry
+        self._own_link_dir = link_dir is None
+        self.link_dir = link_dir
+        self.heartbeat_interval = heartbeat_interval
+        self.firmwares: dict[str, VirtualFirmware] = {}
+        self.where: dict[tuple[str, str | None], tuple[str, int]] = {}
+        for spec in layout:
+            for antenna, (zone, seat) in spec.antennas.items():
+                self.where.setdefault((zone, seat), (spec.name, antenna))
+        #: readers whose host is in this process (delivery receipts work): reader name -> True
+        self.local_hosts: set[str] = set()
+        self._lock = asyncio.Lock()
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_config(cls, path: str | Path, *, registry: TagRegistry | None = None,
+                    link_dir: Path | None = None) -> SimTable:
+        """A table for a bridge config (hw_configs/sim.toml): ``[table] id``, the registry files,
+        and every ``[[readers]]`` entry with a ``sim://`` URL (its antennas map)."""
+        path = Path(path)
+        try:
+            with open(path, "rb") as fp:
+                data = tomllib.load(fp)
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+            raise SimError(f"{path}: cannot read the table config: {error}") from None
+        table_id = str(data.get("table", {}).get("id", "1"))
+        layout: list[SimReaderSpec] = []
+        for entry in data.get("readers", []):
+            url = str(entry.get("url", ""))
+            if not url.startswith("sim://"):
+                continue
+            url_table, _, name = url[len("sim://"):].partition("/")
+            if url_table != table_id or not name:
+                raise SimError(f"{path}: reader URL {url!r} is not sim://{table_id}/NAME")
+            antennas: dict[int, tuple[str, str | None]] = {}
+            for key, value in dict(entry.get("antennas", {})).items():
+                try:
+                    antennas[int(key)] = (str(value["zone"]), value.get("seat"))
+                except (KeyError, ValueError, TypeError):
+                    raise SimError(f"{path}: reader {name}: bad antenna {key!r}") from None
+            layout.append(SimReaderSpec(name, antennas or {0: ("tray", None)}))
+        if registry is None:
+            files = data.get("registry", {}).get("files", [])
+            if files:
+                from firmware_bridge.tags import RegistryError
+                try:
+                    registry = TagRegistry.load([path.parent / f for f in files])
+                except RegistryError as error:
+                    raise SimError(str(error)) from error
+        return cls(table_id, layout, registry=registry, link_dir=link_dir)
+
+    @property
+    def registry(self) -> TagRegistry:
+        if self._registry is None:
+            self._registry = TagRegistry(sim_registry(Path("tags-sim.toml")).entries())
+        return self._registry
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> SimTable:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    async def start(self) -> None:
+        """Start every reader of the layout and register the table in this process."""
+        other = _TABLES.get(self.table_id)
+        if other is not None and other is not self:
+            raise SimError(f"simulated table {self.table_id!r} already runs in this process")
+        _TABLES[self.table_id] = self
+        for name in self.layout:
+            await self.start_reader(name)
+
+    async def start_reader(self, name: str) -> VirtualFirmware:
+        """The firmware of reader ``name``, started (created on demand: a one-antenna reader)."""
+        async with self._lock:
+            fw = self.firmwares.get(name)
+            if fw is None:
+                if name not in self.layout:
+                    self.layout[name] = SimReaderSpec(name, {0: ("tray", None)})
+                spec = self.layout[name]
+                if self.link_dir is None:
+                    self.link_dir = Path(tempfile.mkdtemp(prefix=f"bridge-sim-{self.table_id}-"))
+                self.link_dir.mkdir(parents=True, exist_ok=True)
+                fw = VirtualFirmware(_reader_id(name), max(spec.antennas, default=0) + 1,
+                                     link=self.link_dir / name,
+                                     heartbeat_interval=self.heartbeat_interval)
+                self.firmwares[name] = fw
+            if not fw.running:
+                await fw.start()
+            return fw
+
+    def close(self) -> None:
+        for fw in self.firmwares.values():
+            fw.close()
+        if _TABLES.get(self.table_id) is self:
+            del _TABLES[self.table_id]
+        if self._own_link_dir and self.link_dir is not None:
+            shutil.rmtree(self.link_dir, ignore_errors=True)
+            self.link_dir = None
+
+    def paths(self) -> dict[str, tuple[str, Path]]:
+        """reader -> (pty slave path, stable symlink) of every running reader."""
+        return {name: (fw.slave_path or "", fw.link or Path())
+                for name, fw in self.firmwares.items() if fw.running}
+
+    async def wait_hosts(self, timeout: float = 10.0, readers: Iterable[str] | None = None) -> bool:
+        """Wait until a host has opened every reader (it asks for an inventory on link-up)."""
+        names = list(self.firmwares) if readers is None else list(readers)
+        try:
+            async with asyncio.timeout(timeout):
+                for name in names:
+                    await self.firmwares[name].host_seen.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ playing events
+
+    def locate(self, event: Event) -> tuple[VirtualFirmware, int, str]:
+        """(firmware, antenna, uid) that an event's protocol line goes through; SimError if the
+        table cannot play it."""
+        if event.get("type", "tag") != "tag":
+            raise SimError(f"not a tag event: type {event.get('type')!r}")
+        zone = event.get("zone")
+        seat = event.get("seat") if zone != "board" else None
+        place = self.where.get((str(zone), seat))
+        if place is None:
+            raise SimError(f"no simulated reader for zone {zone!r} seat {seat!r}")
+        name, antenna = place
+        fw = self.firmwares.get(name)
+        if fw is None:
+            raise SimError(f"reader {name!r} is not running")
+        # An unplugged reader's tags still move; it reports them by inventory when it is back.
+        uid = self._uid(event, fw, antenna, seat)
+        return fw, antenna, uid
+
+    def _uid(self, event: Event, fw: VirtualFirmware, antenna: int, seat: str | None) -> str:
+        from firmware_bridge.protocol import normalise_uid
+
+        registry = self.registry
+        uid: str | None = None
+        if event.get("card") is not None:
+            uid = registry.uid_for_card(str(event.get("deck")), str(event["card"]))
+        elif event.get("call") is not None:
+            call = str(event["call"])
+            on_antenna = fw.present.get(antenna, [])
+            box = seat if registry.uid_for_call(call, seat) is not None else None
+            copies = []
+            copy = 0
+            while (candidate := registry.uid_for_call(call, box, copy)) is not None:
+                copies.append(candidate)
+                copy += 1
+            if event.get("action") == "removed":
+                # the copy lying there (the latest one put down)
+                lying = [u for u in on_antenna if u in copies]
+                uid = lying[-1] if lying else (copies[0] if copies else None)
+            else:
+                free = [u for u in copies if u not in on_antenna]
+                uid = free[0] if free else None
+                if uid is None and copies:
+                    raise SimError(f"bidding box {box} has no {call} card left on the table "
+                                   f"({len(copies)} copies all down)")
+        elif event.get("board") is not None:
+            try:
+                uid = registry.uid_for_board(int(event["board"]))
+            except (TypeError, ValueError):
+                raise SimError(f"bad board number {event['board']!r}") from None
+        if uid is None:
+            # Unknown tags (and things the registry lacks) go out with the event's own UID.
+            given = event.get("uid")
+            uid = normalise_uid(given) if isinstance(given, str) else None
+            if uid is None:
+                raise SimError(f"no tag for {_what(event)} in the registry, and no usable uid "
+                               f"({given!r}) in the event")
+        return uid
+
+    def send(self, event: Event, *, hardware_time: bool = False) -> tuple[VirtualFirmware, int]:
+        """Write one event's protocol line now; returns (firmware, the line's seq)."""
+        fw, antenna, uid = self.locate(event)
+        ts = event.get("ts") if hardware_time else None
+        hw_time = float(ts) if isinstance(ts, int | float) else None
+        if event.get("action") == "removed":
+            return fw, fw.lift(antenna, uid, hw_time=hw_time)
+        if event.get("action") == "present":
+            return fw, fw.place(antenna, uid, hw_time=hw_time)
+        raise SimError(f"bad action {event.get('action')!r}")
+
+    async def play(
+        self,
+        events: Iterable[Event],
+        *,
+        rate: float = 0.0,
+        speed: float | None = None,
+        hardware_time: bool = False,
+        faults: Mapping[int, tuple[str, Fault]] | None = None,
+        on_button: Callable[[Event], Awaitable[None] | None] | None = None,
+        strict: bool = False,
+        delivery_timeout: float = 5.0,
+    ) -> PlayReport:
+        """Play events in order.
+
+        Pace: ``speed`` (a multiplier of the gaps between the events' ``ts``: 1 = real time,
+        10 = ten times faster) if given, else ``rate`` events per second; 0 = as fast as possible.
+        As fast as possible still keeps order across readers: when the reading host is in this
+        process, each line waits for the host to have applied the previous one.
+        ``hardware_time``: the lines carry the events' ``ts`` as the reader's clock, so the
+        bridge's events keep the file's times. ``faults``: event index -> (reader, fault),
+        injected just before that event. Button events go to ``on_button`` (GPIO is simulated
+        on the bridge side), or are skipped. An event the table cannot play is skipped and
+        reported (``strict``: SimError instead).
+        """
+        played = 0
+        skipped: list[str] = []
+        last_ts: float | None = None
+        for index, event in enumerate(events):
+            dropped: str | None = None
+            if faults and index in faults:
+                reader, fault = faults[index]
+                await self.inject(reader, fault)
+                dropped = reader if fault == "drop" else None
+            ts = event.get("ts")
+            delay = 0.0
+            if speed is not None and speed > 0 and isinstance(ts, int | float):
+                if last_ts is not None:
+                    delay = max(0.0, (float(ts) - last_ts) / speed)
+                last_ts = float(ts)
+            elif rate > 0 and index > 0:
+                delay = 1.0 / rate
+            if delay:
+                await asyncio.sleep(delay)
+            if event.get("type") == "button":
+                if on_button is None:
+                    skipped.append(f"event {index}: button {event.get('button')!r} "
+                                   "(no button handler)")
+                    continue
+                result = on_button(event)
+                if result is not None:
+                    await result
+                played += 1
+                continue
+            try:
+                fw, seq = self.send(event, hardware_time=hardware_time)
+            except SimError as error:
+                if strict:
+                    raise SimError(f"event {index}: {error}") from None
+                skipped.append(f"event {index}: {error}")
+                continue
+            played += 1
+            name = next(n for n, f in self.firmwares.items() if f is fw)
+            if dropped == name:
+                # This very line was lost: a heartbeat shows the host the gap, the host asks
+                # for an inventory, and the inventory brings the event.
+                fw.inventory_answered.clear()
+                seq = fw.heartbeat()
+                if name in self.local_hosts:
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(delivery_timeout):
+                            await fw.inventory_answered.wait()
+                    seq = fw.last_inventory_seq if fw.last_inventory_seq is not None else seq
+            if name in self.local_hosts and fw.running:
+                if not await fw.wait_delivered(seq, delivery_timeout):
+                    skipped.append(f"event {index}: reader {name} did not confirm delivery")
+            else:
+                await asyncio.sleep(0)
+        return PlayReport(played, tuple(skipped))
+
+    async def inject(self, reader: str, fault: Fault) -> None:
+        """A fault on one reader's line: ``garbage`` (binary noise and a junk line), ``bad_crc``
+        (a heartbeat with a broken CRC), ``drop`` (the next line is lost), ``reset`` (the
+        firmware reboots), ``reset_mid_line`` (half a line, then a reboot), ``unplug``,
+        ``replug``."""
+        fw = self.firmwares.get(reader)
+        if fw is None:
+            raise SimError(f"no simulated reader {reader!r}")
+        if fault == "garbage":
+            fw.write_raw(b"\x00\xff\x13\x37 line noise \xfe\r\n$$ not a frame\r\n")
+        elif fault == "bad_crc":
+            fw.send_bad_crc_heartbeat()
+        elif fault == "drop":
+            fw.drop_next(1)
+        elif fault == "reset":
+            fw.boot("watchdog")
+        elif fault == "reset_mid_line":
+            fw.write_raw(b"$" + fw.reader_id.encode() + b" 0 1")
+            fw.boot("watchdog")
+        elif fault == "unplug":
+            await fw.unplug()
+        elif fault == "replug":
+            await fw.replug()
+        else:
+            raise SimError(f"unknown fault {fault!r}")
+
+
+def _reader_id(name: str) -> str:
+    """A protocol-safe reader id from a config reader name."""
+    cleaned = "".join(ch if ch.isalnum() or ch in "_.-" else "-" for ch in name)[:16]
+    return cleaned or "reader"
+
+
+def _what(event: Event) -> str:
+    if event.get("card") is not None:
+        return f"card {event.get('card')} of deck {event.get('deck')}"
+    if event.get("call") is not None:
+        return f"call {event.get('call')}"
+    if event.get("board") is not None:
+        return f"board {event.get('board')}"
+    return "an unknown tag"
+
+
+def read_events(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Events of a JSONL file (each line the payload, or ``{"topic": ..., "payload": ...}``);
+    lines that are not JSON objects are reported, not fatal."""
+    events: list[dict[str, Any]] = []
+    problems: list[str] = []
+    with open(path, encoding="utf-8", errors="replace") as fp:
+        for number, line in enumerate(fp, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as error:
+                problems.append(f"{path}:{number}: not JSON: {error.msg}")
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get("payload"), dict):
+                topic = str(obj.get("topic", ""))
+                if topic and not topic.endswith("/event"):
+                    continue  # another topic's message in a recorded stream
+                obj = obj["payload"]
+            if not isinstance(obj, dict):
+                problems.append(f"{path}:{number}: not a JSON object")
+                continue
+            events.append(obj)
+    return events, problems
