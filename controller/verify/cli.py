@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import signal
@@ -191,29 +192,46 @@ class MqttReporter:
         self.tls = parts.scheme == "mqtts"
         self.topic = f"{root}/{station}/verify"
         self.station = station
+        self.error: str | None = None
         self._client: Any = None
 
     async def __aenter__(self) -> MqttReporter:
         import ssl
 
         import aiomqtt
-        self._client = aiomqtt.Client(self.host, self.port, identifier=f"{self.station}-verify",
-                                      tls_context=ssl.create_default_context() if self.tls
-                                      else None)
-        await self._client.__aenter__()
+        client = aiomqtt.Client(self.host, self.port, identifier=f"{self.station}-verify",
+                                tls_context=ssl.create_default_context() if self.tls else None)
+        try:
+            await client.__aenter__()
+        except aiomqtt.MqttError as e:
+            # verifying does not need the broker: go on, say so once
+            self.error = f"broker {self.host}:{self.port} unreachable ({e}): not publishing"
+            return self
+        self._client = client
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         if self._client is not None:
-            await self._client.__aexit__(*exc)
+            client, self._client = self._client, None
+            with contextlib.suppress(Exception):
+                await client.__aexit__(*exc)
+
+    async def _publish(self, payload: dict[str, Any], retain: bool) -> None:
+        if self._client is None:
+            return
+        import aiomqtt
+        try:
+            await self._client.publish(self.topic, json.dumps(payload), qos=1, retain=retain)
+        except aiomqtt.MqttError as e:
+            self.error = f"publishing on {self.topic} failed ({e}): not publishing any more"
+            await self.__aexit__(None, None, None)
 
     async def board(self, result: BoardResult) -> None:
-        payload = {"v": 1, "type": "board", "station": self.station} | result_json(result)
-        await self._client.publish(self.topic, json.dumps(payload), qos=1)
+        await self._publish({"v": 1, "type": "board", "station": self.station}
+                            | result_json(result), retain=False)
 
     async def report(self, report: VerifyReport) -> None:
-        await self._client.publish(self.topic, json.dumps(report_json(report)), qos=1,
-                                   retain=True)
+        await self._publish(report_json(report), retain=True)
 
 
 class _Console:
@@ -345,6 +363,8 @@ async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         if mqtt is not None:
             async with mqtt:
+                if mqtt.error:
+                    print(f"warning: {mqtt.error}", file=err)
                 station = await go()
                 report = _report(station, "station-sim", dealset, deals)
                 await mqtt.report(report)
@@ -411,6 +431,8 @@ async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if broker:
         mqtt = MqttReporter(broker, cfg.root, cfg.station_id)
         async with mqtt:
+            if mqtt.error:
+                print(f"warning: {mqtt.error}", file=err)
             station = await run_station(readers, registry, follower, deals=dealset.deals,
                                         console=console, mqtt=mqtt)
             report = _report(station, cfg.station_id, dealset, dealset.deals)
