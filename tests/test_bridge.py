@@ -518,3 +518,51 @@ async def test_cancelling_run_cleans_up(tmp_path: Path, mosquitto: Mosquitto) ->
                    pin_factory=MockFactory(), display=NullDisplay())
     async with running(again):
         assert again.press("director", None) is not None
+
+
+# -- end to end with the simulated table (sim:// readers, the shipped sim.toml) ---------------
+
+async def test_simulated_table_round_trip(tmp_path: Path, mosquitto: Mosquitto) -> None:
+    """Events played on the simulated table come out of the bridge as the same events."""
+    import dataclasses
+
+    from firmware_bridge.config import load_config
+    from firmware_bridge.sim.table import SimTable
+
+    config = load_config(ROOT / "hw_configs" / "sim.toml", broker_url=mosquitto.url)
+    config = dataclasses.replace(config, spool=dataclasses.replace(
+        config.spool, path=tmp_path / "spool.sqlite"))
+    t = config.table.id
+    played: list[dict[str, Any]] = [
+        {"type": "tag", "zone": "board", "action": "present", "board": 3},
+        {"type": "tag", "zone": "tray", "seat": "N", "action": "present", "card": "SA",
+         "deck": "3"},
+        {"type": "tag", "zone": "tray", "seat": "W", "action": "present", "card": "C2",
+         "deck": "3"},
+        {"type": "tag", "zone": "bid", "seat": "E", "action": "present", "call": "1NT"},
+        {"type": "tag", "zone": "bid", "seat": "S", "action": "present", "call": "STOP"},
+        {"type": "tag", "zone": "bid", "seat": "S", "action": "present", "call": "2C"},
+        {"type": "tag", "zone": "tray", "seat": "N", "action": "removed", "card": "SA",
+         "deck": "3"},
+        {"type": "tag", "zone": "tray", "seat": "E", "action": "present",
+         "uid": "0499887766554433"},
+    ]
+    for i, event in enumerate(played):
+        event["ts"] = 1700000100.0 + i
+    async with SimTable.from_config(ROOT / "hw_configs" / "sim.toml",
+                                    link_dir=tmp_path / "ttys") as table:
+        bridge = Bridge(config, pin_factory=MockFactory(), display=NullDisplay())
+        async with subscribed(mosquitto, f"bridge/{t}/event") as sub, running(bridge):
+            assert await table.wait_hosts(10)
+            report = await table.play(played, hardware_time=True, strict=True)
+            assert report.played == len(played)
+            await sub.wait_for(lambda: len(sub.messages) >= len(played))
+    received = [p for _, p, _ in sub.messages]
+    seqs = [e.pop("seq") for e in received]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert all(e.pop("src") == config.table.src and e.pop("v") == 1 for e in received)
+    uids = [e.pop("uid") for e in received]
+    assert uids[-1] == "0499887766554433" and received[-1].pop("unknown") is True
+    assert received == [{k: v for k, v in e.items() if k != "uid"} for e in played]
+    registry = bridge._registry
+    assert registry is not None and registry.lookup(uids[1]).card == "SA"  # type: ignore[union-attr]

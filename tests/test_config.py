@@ -214,3 +214,18 @@ def test_binary_garbage_is_a_config_error(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe\x00garbage\x80")
     with pytest.raises(ConfigError, match="not UTF-8"):
         load_config(path)
+def test_shipped_real_table_config_loads() -> None:
+    config = load_config(HW / "table-4reader.toml")
+    assert {r.name for r in config.readers} >= {"north", "east", "south", "west", "bidbox",
+                                                "board"}
+    assert config.display.type == "hd44780"
+    seats = {a.seat for r in config.readers for a in r.antennas.values() if a.zone == "tray"}
+    assert seats == {"N", "E", "S", "W"}
+
+
+def test_shipped_sim_config_loads() -> None:
+    config = load_config(HW / "sim.toml")
+    assert config.gpio.factory == "mock" and config.display.type == "terminal"
+    assert all(r.url.startswith("sim://") for r in config.readers)
+    bids = {a.seat for r in config.readers for a in r.antennas.values() if a.zone == "bid"}
+    assert bids == {"N", "E", "S", "W"}
