@@ -1,8 +1,9 @@
 """Station mode of the simulated table: a verification station on pseudo-terminals.
 
 A board reader and four pocket readers (layout ``pockets``), or a board reader and one pocket
-reader the pockets are shown to in turn (layout ``sequential``), each a ``VirtualFirmware`` on a
-pty, read back through the real serial path (``serial://`` + pyserial + the line protocol).
+reader the pockets are shown to in turn (layout ``sequential``): a ``SimTable`` whose readers
+are ``VirtualFirmware`` on ptys, opened as ``sim://STATION/READER`` and so read back through the
+real serial path (pyserial + the line protocol).
 
 The driver puts each board's wallet tag on the board reader, then each pocket's 13 card tags
 on its reader and takes them off again, as an operator would, and paces itself on what the
@@ -17,17 +18,16 @@ rotated or swapped, another board's cards in the wallet, no board tag.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
 from firmware_bridge.readers import open_reader
 from firmware_bridge.sim.firmware import VirtualFirmware
+from firmware_bridge.sim.table import SimReaderSpec, SimTable
 
 __all__ = ["SimTagInfo", "SimTags", "Fault", "FAULT_KINDS", "BoardPlan", "plan_boards",
            "demo_faults", "SimStation"]
@@ -177,63 +177,55 @@ def plan_boards(deals: Mapping[int, Deal], faults: Sequence[Fault] = (),
 
 
 class SimStation:
-    """The station's readers as virtual firmware; ``config()`` is the station's TOML as a
-    dict (engineer B's schema + a ``[station]`` section) pointing at the ptys."""
+    """The station's readers as a simulated table (engineer A's ``SimTable``): a virtual
+    firmware per reader, opened as ``sim://STATION/READER`` through the real serial path.
+    ``config()`` is the station's TOML as a dict (engineer B's schema + ``[station]``)."""
 
-    def __init__(self, *, layout: Layout = "pockets", station_id: str = "station-1",
+    def __init__(self, *, layout: Layout = "pockets", station_id: str = "station-sim",
                  broker_url: str = "mqtt://127.0.0.1:1883",
                  order: Sequence[Seat] = tuple(Seat)) -> None:
         self.layout: Layout = layout
         self.station_id = station_id
         self.broker_url = broker_url
         self.order = tuple(order)
-        self.board_fw = VirtualFirmware("board")
+        specs = [SimReaderSpec("board", {0: ("board", None)})]
         if layout == "pockets":
-            self.pocket_fw = {s: VirtualFirmware(f"pocket-{s.name}") for s in Seat}
+            specs += [SimReaderSpec(f"pocket-{s.name}", {0: ("pocket", s.name)}) for s in Seat]
         else:
-            shared = VirtualFirmware("pockets")
-            self.pocket_fw = {s: shared for s in Seat}
+            specs.append(SimReaderSpec("pockets", {0: ("pocket", "N")}))
+        self.specs = tuple(specs)
+        self.table = SimTable(station_id, self.specs)
 
     @property
-    def firmwares(self) -> list[VirtualFirmware]:
-        unique: dict[int, VirtualFirmware] = {id(self.board_fw): self.board_fw}
-        for fw in self.pocket_fw.values():
-            unique.setdefault(id(fw), fw)
-        return list(unique.values())
+    def board_fw(self) -> VirtualFirmware:
+        return self.table.firmwares["board"]
+
+    def pocket_fw(self, seat: Seat) -> VirtualFirmware:
+        name = f"pocket-{seat.name}" if self.layout == "pockets" else "pockets"
+        return self.table.firmwares[name]
 
     async def __aenter__(self) -> SimStation:
-        for fw in self.firmwares:
-            await fw.start()
+        await self.table.start()
         return self
 
     async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
                         tb: TracebackType | None) -> None:
-        for fw in self.firmwares:
-            fw.close()
+        self.table.close()
 
     def config(self) -> dict[str, Any]:
-        def url(fw: VirtualFirmware) -> str:
-            return f"serial://{fw.slave_path}?debounce=0"
-
-        readers: list[dict[str, Any]] = [
-            {"name": "board", "url": url(self.board_fw), "kind": "inventory",
-             "antennas": {"0": {"zone": "board"}}}]
-        if self.layout == "pockets":
-            for seat, fw in self.pocket_fw.items():
-                readers.append({"name": f"pocket-{seat.name}", "url": url(fw),
-                                "kind": "inventory",
-                                "antennas": {"0": {"zone": "pocket", "seat": seat.name}}})
-        else:
-            readers.append({"name": "pockets", "url": url(self.pocket_fw[Seat.N]),
-                            "kind": "inventory",
-                            "antennas": {"0": {"zone": "pocket", "seat": "N"}}})
-        return {"table": {"id": self.station_id, "src": f"{self.station_id}-sim"},
+        readers = [{"name": spec.name, "url": f"sim://{self.station_id}/{spec.name}",
+                    "kind": "inventory",
+                    "antennas": {str(a): ({"zone": z} if seat is None else
+                                          {"zone": z, "seat": seat})
+                                 for a, (z, seat) in spec.antennas.items()}}
+                   for spec in self.specs]
+        return {"table": {"id": self.station_id, "src": f"{self.station_id}-pi"},
                 "broker": {"url": self.broker_url},
                 "readers": readers,
                 "station": {"layout": self.layout, "order": [s.name for s in self.order]}}
 
     def open_readers(self) -> list[tuple[Any, dict[str, tuple[str, str | None]]]]:
-        """(reader, antenna map) pairs, opened through ``open_reader`` on the pty paths."""
+        """(reader, antenna map) pairs, opened through ``open_reader("sim://...")``."""
         out = []
         for r in self.config()["readers"]:
             reader = open_reader(r["name"], r["url"], kind=r["kind"])
@@ -258,7 +250,7 @@ class SimStation:
                 return False
         seats = self.order if self.layout == "sequential" else tuple(Seat)
         for seat in seats:
-            fw = self.pocket_fw[seat]
+            fw = self.pocket_fw(seat)
             uids = plan.pockets[seat]
             if not uids:
                 continue
@@ -284,9 +276,7 @@ class SimStation:
         # each firmware booted before the host opened its port: wait for every host to have
         # spoken (it asks for an inventory on connecting), so that the first board's tags are
         # not mixed with the start-up inventory
-        for fw in self.firmwares:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(fw.host_seen.wait(), timeout)
+        await self.table.wait_hosts(timeout)
         late = 0
         for plan in plans:
             with contextlib.suppress(TimeoutError):
@@ -294,6 +284,3 @@ class SimStation:
                     late += 1
         return late
 
-
-def default_workdir() -> Path:
-    return Path.cwd() / "var" / "sim-station"
