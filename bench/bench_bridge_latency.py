@@ -1,11 +1,11 @@
 """Firmware bridge latency: a reader line written on the pty -> the event at an MQTT subscriber.
 
-The reader is the simulated one: a virtual reader firmware on a pty master
-(``firmware_bridge.sim.firmware.VirtualFirmware``), read back by the bridge through the real
-serial path (pyserial-asyncio, line protocol, host session, debounce), then the bridge's own
-path (antenna map, registry lookup, SQLite spool, aiomqtt QoS 1) to a private mosquitto and a
-subscriber. In the same run, the bare broker: a QoS 1 publish from one client to a subscriber,
-measured the same way. One tag at a time, so this is latency, not throughput.
+The reader is the simulated one (``sim://1/north``): a virtual reader firmware on a pty master,
+read back by the bridge through the real serial path (pyserial-asyncio, line protocol, host
+session), then the bridge's own path (antenna map, lookup in the sim tag registry, SQLite
+spool, aiomqtt QoS 1) to a private mosquitto and a subscriber. In the same run, the bare
+broker: a QoS 1 publish from one client to a subscriber, measured the same way. One tag at
+a time, so this is latency, not throughput.
 
     .venv/bin/python bench/bench_bridge_latency.py [--count 500] [--sync normal|full]
 
@@ -35,7 +35,8 @@ from controller.mosquitto import Mosquitto  # noqa: E402
 from firmware_bridge.bridge import Bridge  # noqa: E402
 from firmware_bridge.config import config_from_dict  # noqa: E402
 from firmware_bridge.display import NullDisplay  # noqa: E402
-from firmware_bridge.sim.firmware import VirtualFirmware  # noqa: E402
+from firmware_bridge.sim.table import SimReaderSpec, SimTable  # noqa: E402
+from firmware_bridge.tags import TagRegistry  # noqa: E402
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -100,14 +101,19 @@ async def bench_broker(broker: Mosquitto, count: int, warmup: int) -> list[float
 
 async def bench_bridge(broker: Mosquitto, work: Path, count: int, warmup: int,
                        sync: str) -> list[float]:
-    link = work / "north.tty"
-    firmware = VirtualFirmware("north", 1, link=link)
-    await firmware.start()
+    tags = ROOT / "hw_configs" / "tags-sim.toml"
+    registry = TagRegistry.load([tags])
+    cards = [registry.uid_for_card("1", s + r) for s in "SHDC" for r in "AKQJT98765432"]
+    table = SimTable("1", [SimReaderSpec("north", {0: ("tray", "N")})], registry=registry,
+                     link_dir=work / f"ttys-{sync}")
+    await table.start()
+    firmware = table.firmwares["north"]
     config = config_from_dict({
         "table": {"id": "1", "src": "bench-pi"},
         "broker": {"url": broker.url},
+        "registry": {"files": [str(tags)]},
         "spool": {"path": str(work / f"spool-{sync}.sqlite"), "sync": sync},
-        "readers": [{"name": "north", "url": f"serial://{link}", "kind": "inventory",
+        "readers": [{"name": "north", "url": "sim://1/north", "kind": "inventory",
                      "antennas": {"0": {"seat": "N", "zone": "tray"}}}],
         "gpio": {"factory": "mock"},
         "display": {"type": "none"},
@@ -116,29 +122,32 @@ async def bench_bridge(broker: Mosquitto, work: Path, count: int, warmup: int,
     bridge = Bridge(config, display=NullDisplay())
     stop = asyncio.Event()
     bridge_task = asyncio.create_task(bridge.run(stop))
+    # the reader's clock (hw_time) goes into the event's ts: a unique key per line
     arrivals = Arrivals(broker.port, "bridge/1/event",
-                        lambda p: f"{json.loads(p)['uid']}/{json.loads(p)['action']}")
+                        lambda p: f"{json.loads(p)['ts']}/{json.loads(p)['action']}")
     sub_task = asyncio.create_task(arrivals.run())
     await arrivals.ready.wait()
     await bridge.ready.wait()
     assert bridge.publisher is not None
     await bridge.publisher.connected.wait()
-    await asyncio.sleep(0.5)  # the reader has opened the pty and asked for its inventory
+    assert await table.wait_hosts(10)
     out: list[float] = []
     for i in range(count + warmup):
-        uid = f"04{i:08X}"
+        uid = cards[i % len(cards)]
+        assert uid is not None
+        hw_time = 1_000_000_000.0 + i
         t0 = time.perf_counter()
-        firmware.place(0, uid)          # the line goes onto the pty now
-        t1 = await arrivals.wait(f"{uid}/present")
+        firmware.place(0, uid, hw_time=hw_time)       # the line goes onto the pty now
+        t1 = await arrivals.wait(f"{hw_time}/present")
         if i >= warmup:
             out.append((t1 - t0) * 1000)
-        firmware.lift(0, uid)           # keep the tray's inventory small (not measured)
-        await arrivals.wait(f"{uid}/removed")
+        firmware.lift(0, uid, hw_time=hw_time + 0.5)  # the card goes back (not measured)
+        await arrivals.wait(f"{hw_time + 0.5}/removed")
         await asyncio.sleep(0.002)
     stop.set()
     await bridge_task
     sub_task.cancel()
-    firmware.close()
+    table.close()
     return out
 
 
