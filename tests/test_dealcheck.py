@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
 from controller.laws.dealcheck import (
+    DealIndex,
     DuplicateBoardDetector,
     Finding,
     FindingKind,
@@ -199,3 +200,19 @@ def test_fouled_board_detector_names_tables_and_cards() -> None:
     # a re-scan at table 3 with the right hand replaces its hand
     assert det.observe("3", 7, Seat.N, DEAL[Seat.N]) == []
     assert det.observe("4", 7, Seat.E, DEAL[Seat.E]) == []
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 3])
+def test_deal_index_finds_what_the_scan_finds(steps: int) -> None:
+    rng = random.Random(steps)
+    deals = {b: random_deal(rng) for b in range(1, 40)}
+    deals[40] = deals[7]   # a set with a board twice: the first is named
+    index = DealIndex(deals)
+    seen = as_seen(deals[7].rotated(steps))
+    assert match_board(seen, index) == match_board(seen, deals) == (7, steps)
+    assert match_board(seen, index, exclude=7) == (40, steps)
+    assert match_board(as_seen(DEAL), index) is None
+    v1 = check_board(deals[3], seen, board=3, deals=index)
+    v2 = check_board(deals[3], seen, board=3, deals=deals)
+    assert v1 == v2 and v1.findings[0].kind is K.CARDS_MATCH_BOARD
+    assert len(index) == 40 and index[40] == deals[7]

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from .cards import Card, Deal, Seat
 
 __all__ = [
-    "FindingKind", "Finding", "Verdict", "ForeignTag", "check_board", "match_board",
+    "FindingKind", "Finding", "Verdict", "ForeignTag", "check_board", "match_board", "DealIndex",
     "DuplicateBoardDetector", "FouledBoardDetector", "Conflict", "deal_key",
 ]
 
@@ -111,6 +111,29 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+class DealIndex(Mapping[int, Deal]):
+    """A set's deals by board, indexed by the hands too: ``match_board`` on an index is a
+    dictionary look-up instead of a scan of the set (build it once per set)."""
+
+    def __init__(self, deals: Mapping[int, Deal]) -> None:
+        self._deals = dict(deals)
+        self._by_key: dict[tuple[frozenset[Card], ...], list[int]] = {}
+        for number in sorted(self._deals):
+            self._by_key.setdefault(self._deals[number].hands, []).append(number)
+
+    def __getitem__(self, board: int) -> Deal:
+        return self._deals[board]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._deals)
+
+    def __len__(self) -> int:
+        return len(self._deals)
+
+    def boards_with(self, hands: tuple[frozenset[Card], ...]) -> list[int]:
+        return list(self._by_key.get(hands, ()))
+
+
 def match_board(seen: Mapping[Seat, Collection[Card]] | Deal, deals: Mapping[int, Deal], *,
                 exclude: int | None = None) -> tuple[int, int] | None:
     """The (board, steps) whose deal the seen hands are, as dealt (0) or rotated (1-3)."""
@@ -119,6 +142,11 @@ def match_board(seen: Mapping[Seat, Collection[Card]] | Deal, deals: Mapping[int
         return None
     for steps in range(4):
         want = _rotated_key(key, -steps)  # undo the rotation
+        if isinstance(deals, DealIndex):
+            found = [n for n in deals.boards_with(want) if n != exclude]
+            if found:
+                return found[0], steps
+            continue
         for number, deal in deals.items():
             if number != exclude and deal.hands == want:
                 return number, steps
@@ -132,7 +160,8 @@ def check_board(expected: Deal, seen: Mapping[Seat, Collection[Card]], *, board:
 
     ``seen`` may hold a card twice (a collection, not a set): that is a duplicated card.
     ``foreign``: tags seen with the board that are not its cards (uids or ``ForeignTag``).
-    ``deals``: the whole set, to name the board the cards really are.
+    ``deals``: the whole set, to name the board the cards really are (a ``DealIndex`` makes
+    that a look-up).
     """
     findings: list[Finding] = []
     if seen_board is not None and seen_board != board:

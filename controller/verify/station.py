@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 
 from controller.laws.cards import Card, Deal, ParseError, Seat
 from controller.laws.dealcheck import (
+    DealIndex,
     DuplicateBoardDetector,
     Finding,
     FindingKind,
@@ -109,7 +110,7 @@ class StationFollower:
             raise VerifyError(f"layout must be 'pockets' or 'sequential', not {layout!r}")
         if sorted(order) != sorted(Seat):
             raise VerifyError(f"the order must name each seat once: {order!r}")
-        self.deals = deals
+        self.deals = deals if isinstance(deals, DealIndex) else DealIndex(deals)
         self.broken = frozenset(broken)
         self.layout: Layout = layout
         self.order = tuple(order)
