@@ -172,7 +172,7 @@ class Bench:
                     lv.echo_lat.append(now - t0)
                 continue
             _, table, kind = topic.split("/")
-            payload = json.loads(m.payload)  # type: ignore[arg-type]
+            payload = json.loads(m.payload)
             if kind == "state":
                 last = payload.get("last") or {}
                 t0 = lv.sent.pop((table, int(last.get("seq", -1))), None)
@@ -264,7 +264,7 @@ async def wait_online(port: int, t0: float) -> float:
         async with aiomqtt.Client("127.0.0.1", port) as client:
             await client.subscribe("bridge/controller/status", qos=1)
             async for m in client.messages:
-                status = json.loads(m.payload)  # type: ignore[arg-type]
+                status = json.loads(m.payload)
                 if status.get("status") == "online" and status.get("counters", {}).get(
                         "rebuilt", 0) > 0:
                     return time.perf_counter() - t0
@@ -275,7 +275,8 @@ Reading it: a club session is 1 to 30 tables at well under one event per table p
 so one daemon has a wide margin; the knee here (between 256 and 384 tables, the daemon at
 about half of the two shared cores) comes from CPU, not from the broker, whose round trip
 stays at 1-2 ms. The daemon's own cost per event is the Engine, one journal transaction
-per batch of messages (fsync'ed with `full`; batches grow with load) and the QoS 1
+per batch of messages and one more to record what was published (fsync'ed with
+`full`; batches grow with load) and the QoS 1
 publishes. TCP_NODELAY matters: without it (paho's default, and mosquitto's unless
 `set_tcp_nodelay true`) every state took ~45 ms, Nagle's algorithm waiting on delayed ACKs."""
 

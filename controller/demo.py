@@ -614,7 +614,7 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
             deals = {record.board: DealInfo(record.board, record.dealer, record.vulnerability,
                                             record.deal)}
             if hasattr(engine, "deals"):
-                engine.deals = deals  # type: ignore[attr-defined]
+                engine.deals = deals
             daemon = ControllerDaemon(broker=settings, engine=engine,
                                       journal=Journal(workdir / "journal.sqlite", sync="normal"),
                                       status_interval=3600, info={"demo": True})
@@ -658,7 +658,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
         import io
         import tomllib
 
-        from gpiozero.pins.mock import MockFactory
+        from gpiozero.pins.mock import MockFactory  # type: ignore[import-untyped]
 
         from firmware_bridge.bridge import Bridge
         from firmware_bridge.config import config_from_dict
