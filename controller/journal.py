@@ -25,6 +25,7 @@ import fcntl
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -89,6 +90,8 @@ class Journal:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock_file: IO[bytes] | None = None
+        # the daemon writes from a worker thread (asyncio.to_thread); one statement at a time
+        self._mutex = threading.RLock()
         self._lock()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -174,19 +177,28 @@ class Journal:
             raise JournalError(f"cannot write to journal {self.path}: {e}") from e
 
     class _Txn:
-        def __init__(self, db: sqlite3.Connection) -> None:
+        def __init__(self, db: sqlite3.Connection, mutex: threading.RLock) -> None:
             self.db = db
+            self.mutex = mutex
 
         def __enter__(self) -> sqlite3.Connection:
-            self.db.execute("BEGIN IMMEDIATE")
+            self.mutex.acquire()
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self.mutex.release()
+                raise
             return self.db
 
         def __exit__(self, et: type[BaseException] | None, e: BaseException | None,
                      tb: TracebackType | None) -> None:
-            self.db.execute("COMMIT" if et is None else "ROLLBACK")
+            try:
+                self.db.execute("COMMIT" if et is None else "ROLLBACK")
+            finally:
+                self.mutex.release()
 
     def _transaction(self) -> Journal._Txn:
-        return Journal._Txn(self._db)
+        return Journal._Txn(self._db, self._mutex)
 
     # -- reading --------------------------------------------------------------------------
     @staticmethod
@@ -196,34 +208,53 @@ class Journal:
 
     @property
     def published_through(self) -> int:
-        return self._published_through(self._db)
+        with self._mutex:
+            return self._published_through(self._db)
 
     @property
     def last_incoming(self) -> int:
-        row = self._db.execute("SELECT MAX(n) FROM incoming").fetchone()
+        with self._mutex:
+            row = self._db.execute("SELECT MAX(n) FROM incoming").fetchone()
         return int(row[0] or 0)
 
     def incoming(self, after: int = 0) -> Iterator[IncomingEntry]:
-        """Incoming messages with ``n > after``, in arrival order."""
-        cur = self._db.execute(
-            "SELECT n, topic, payload, received FROM incoming WHERE n > ? ORDER BY n", (after,))
-        for n, topic, payload, received in cur:
-            yield IncomingEntry(int(n), str(topic), bytes(payload), float(received))
+        """Incoming messages with ``n > after``, in arrival order (read in chunks, each
+        under the journal's lock, so that the daemon's writer thread may go on)."""
+        last = after
+        while True:
+            with self._mutex:
+                rows = self._db.execute(
+                    "SELECT n, topic, payload, received FROM incoming WHERE n > ? "
+                    "ORDER BY n LIMIT 2000", (last,)).fetchall()
+            if not rows:
+                return
+            for n, topic, payload, received in rows:
+                yield IncomingEntry(int(n), str(topic), bytes(payload), float(received))
+            last = int(rows[-1][0])
 
     def outgoing(self, after: int = 0) -> Iterator[OutgoingEntry]:
-        cur = self._db.execute(
-            "SELECT n, cause, topic, payload, retain, qos, published FROM outgoing "
-            "WHERE n > ? ORDER BY n", (after,))
-        for n, cause, topic, payload, retain, qos, published in cur:
-            yield OutgoingEntry(int(n), int(cause), str(topic), bytes(payload), bool(retain),
-                                int(qos), float(published))
+        last = after
+        while True:
+            with self._mutex:
+                rows = self._db.execute(
+                    "SELECT n, cause, topic, payload, retain, qos, published FROM outgoing "
+                    "WHERE n > ? ORDER BY n LIMIT 2000", (last,)).fetchall()
+            if not rows:
+                return
+            for n, cause, topic, payload, retain, qos, published in rows:
+                yield OutgoingEntry(int(n), int(cause), str(topic), bytes(payload),
+                                    bool(retain), int(qos), float(published))
+            last = int(rows[-1][0])
 
     def counts(self) -> dict[str, int]:
-        return {
-            "incoming": int(self._db.execute("SELECT COUNT(*) FROM incoming").fetchone()[0]),
-            "outgoing": int(self._db.execute("SELECT COUNT(*) FROM outgoing").fetchone()[0]),
-            "published_through": self.published_through,
-        }
+        with self._mutex:
+            return {
+                "incoming": int(self._db.execute("SELECT COUNT(*) FROM incoming")
+                                .fetchone()[0]),
+                "outgoing": int(self._db.execute("SELECT COUNT(*) FROM outgoing")
+                                .fetchone()[0]),
+                "published_through": self._published_through(self._db),
+            }
 
     def export_jsonl(self, out: IO[str]) -> int:
         """Write the incoming messages as ``bridge-table replay`` reads them
@@ -242,9 +273,11 @@ class Journal:
 
     # -- lifetime -------------------------------------------------------------------------
     def close(self) -> None:
-        if getattr(self, "_db", None) is not None:
-            self._db.close()
-        self._unlock()
+        with self._mutex:
+            if getattr(self, "_db", None) is not None:
+                self._db.close()
+                del self._db
+            self._unlock()
 
     def __enter__(self) -> Journal:
         return self

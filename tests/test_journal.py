@@ -106,3 +106,12 @@ def test_journal_cli_stats(tmp_path: Path) -> None:
                           env={**os.environ}, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["incoming"] == 1
+
+
+def test_reading_a_long_journal_goes_past_one_chunk(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.sqlite", sync="normal") as j:
+        j.append_incoming([("bridge/1/event", b"%d" % i) for i in range(4500)])
+        assert [int(e.payload) for e in j.incoming(after=10)] == list(range(10, 4500))
+        rows = [(i + 1, "bridge/1/state", b"{}", True, 1) for i in range(2500)]
+        j.record_published(4500, rows)
+        assert len(list(j.outgoing())) == 2500
