@@ -241,11 +241,12 @@ def test_bad_tags_never_crash() -> None:
 
 # --- report, deal files, config ------------------------------------------------------------
 
-def _results() -> list[BoardResult]:
+def _results(faults: Sequence[Fault] = (Fault(2, "missing_card"), Fault(4, "rotated_3"))
+             ) -> list[BoardResult]:
     deals = random_deals(6)
     tags = SimTags()
     follower = StationFollower(deals)
-    for plan in plan_boards(deals, [Fault(2, "missing_card"), Fault(4, "rotated_3")], tags):
+    for plan in plan_boards(deals, faults, tags):
         follow(follower, board_events(plan, tags))
     return follower.results
 
@@ -268,6 +269,11 @@ def test_report_json_csv_and_text(tmp_path: Path) -> None:
     text = summary_text(report)
     assert "6 boards checked, 4 ok, 2 faulty" in text and "not verified: 7" in text
     assert progress_bar(3, 6, 1, width=10) == "[#####.....] 3/6 boards, 1 faulty"
+    # North is seat 0: it must still be named in the CSV
+    moved = VerifyReport("s", "f", tuple(_results([Fault(3, "wrong_pocket")])))
+    rows = [r for r in csv.DictReader(io.StringIO(report_csv(moved))) if r["board"] == "3"]
+    assert {(r["kind"], r["seat"], r["other_seat"]) for r in rows} == {
+        ("wrong_pocket", "W", "N"), ("hand_count", "N", ""), ("hand_count", "W", "")}
 
 
 def test_load_deals_from_each_format(tmp_path: Path, data_dir: Path) -> None:

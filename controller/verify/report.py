@@ -103,9 +103,9 @@ def _rows(results: Iterable[BoardResult]) -> Iterable[dict[str, Any]]:
             yield base
         for f in r.verdict.findings:
             yield base | {
-                "kind": f.kind.value, "seat": f.seat.name if f.seat else "",
+                "kind": f.kind.value, "seat": "" if f.seat is None else f.seat.name,
                 "card": str(f.card) if f.card else "",
-                "other_seat": f.other_seat.name if f.other_seat else "",
+                "other_seat": "" if f.other_seat is None else f.other_seat.name,
                 "ref_board": "" if f.board is None else f.board,
                 "count": "" if f.count is None else f.count, "detail": f.detail}
 
