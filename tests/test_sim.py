@@ -184,6 +184,18 @@ async def test_a_board_reaches_the_readers_in_order(sim_table: SimTable) -> None
     assert len(e_passes) == 2
 
 
+async def test_board_reader_is_a_tap_reader(sim_table: SimTable) -> None:
+    """A wallet is held to the board reader, then put away: nothing stays in its field."""
+    async with Merged("1", ["board"]) as merged:
+        assert merged.readers[0].kind == "tap"  # from the table's layout (sim.toml)
+        await sim_table.wait_hosts(readers=["board"])
+        await sim_table.play([ev("board", "present", board=n) for n in (1, 2, 1)])
+        await merged.until_reads(3)
+    assert [r[2:] for r in merged.reads()] == [
+        (REGISTRY.uid_for_board(n), "present") for n in (1, 2, 1)]
+    assert sim_table.firmwares["board"].present == {0: []}
+
+
 async def test_hardware_time_carries_the_events_ts(sim_table: SimTable) -> None:
     events = small_board()[:4]
     async with Merged("1", ["north", "board"]) as merged:
@@ -317,7 +329,8 @@ def test_sim_cli_plays_a_file_to_a_reader_in_another_process(tmp_path: Path) -> 
                                                 "board"}
 
         async def read_all() -> list[tuple[str, ...]]:
-            readers = [open_reader(p["reader"], p["url"], debounce=0) for p in paths]
+            readers = [open_reader(p["reader"], p["url"], kind=p["kind"], debounce=0)
+                       for p in paths]
             out: list[tuple[str, ...]] = []
             for reader in readers:
                 await reader.__aenter__()

@@ -33,6 +33,8 @@ class SimReader(SerialReader):
 
     def __init__(self, name: str, table_id: str, reader: str, **options: Any) -> None:
         options.setdefault("debounce", 0.0)
+        # Without an explicit kind, the simulated reader's own (from the table layout) counts.
+        self._kind_given = "kind" in options
         # The port path is known once the firmware runs (_start); the link is stable.
         super().__init__(name, "", **options)
         self.table_id = table_id
@@ -52,6 +54,9 @@ class SimReader(SerialReader):
 
         table = get_sim_table(self.table_id)
         firmware = await table.start_reader(self.sim_reader)
+        spec = table.layout.get(self.sim_reader)
+        if not self._kind_given and spec is not None and spec.kind in ("inventory", "tap"):
+            self.kind = "tap" if spec.kind == "tap" else "inventory"
         assert firmware.link is not None
         self.port = str(firmware.link)
         # Delivery receipts let the table play "as fast as possible" without reordering

@@ -3,10 +3,10 @@
     bridge-table sim run  --config hw_configs/sim.toml [--link-dir var/sim]
     bridge-table sim play EVENTS.jsonl --config hw_configs/sim.toml [--rate 5 | --speed 10]
 
-Both print each reader's pty path and stable symlink (``reader NAME PTY LINK``), so that a bridge
-in another process can open them as ``serial://LINK``. ``play`` waits for a host to open every
-reader (``--wait``), plays the file, prints a summary, and keeps the readers up until Ctrl-C
-unless ``--exit`` is given.
+Both print each reader's pty path, stable symlink and kind (``reader NAME PTY LINK KIND``),
+so that a bridge in another process can open them as ``serial://LINK``. ``play`` waits for a
+host to open every reader (``--wait``), plays the file, prints a summary, and keeps the readers
+up until Ctrl-C unless ``--exit`` is given.
 """
 
 from __future__ import annotations
@@ -53,9 +53,10 @@ def _print_paths(table: SimTable, as_json: bool) -> None:
     for name, (pty, link) in table.paths().items():
         if as_json:
             print(json.dumps({"table": table.table_id, "reader": name, "pty": pty,
-                              "link": str(link), "url": f"serial://{link}"}), flush=True)
+                              "link": str(link), "url": f"serial://{link}",
+                              "kind": table.layout[name].kind}), flush=True)
         else:
-            print(f"reader {name} {pty} {link}", flush=True)
+            print(f"reader {name} {pty} {link} {table.layout[name].kind}", flush=True)
 
 
 async def _main(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ import json
 import shutil
 import tempfile
 import tomllib
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,9 @@ class SimReaderSpec:
 
     name: str
     antennas: Mapping[int, tuple[str, str | None]]
+    #: "tap": a tag is in the field only while held to the reader, so a ``present`` event is
+    #: played as put-on-then-taken-off (nothing stays in the reader's inventory)
+    kind: str = "inventory"
 
 
 DEFAULT_LAYOUT: Final[tuple[SimReaderSpec, ...]] = (
@@ -54,7 +58,7 @@ DEFAULT_LAYOUT: Final[tuple[SimReaderSpec, ...]] = (
     SimReaderSpec("south", {0: ("tray", "S")}),
     SimReaderSpec("west", {0: ("tray", "W")}),
     SimReaderSpec("bidbox", {0: ("bid", "N"), 1: ("bid", "E"), 2: ("bid", "S"), 3: ("bid", "W")}),
-    SimReaderSpec("board", {0: ("board", None)}),
+    SimReaderSpec("board", {0: ("board", None)}, kind="tap"),
 )
 
 
@@ -89,12 +93,14 @@ class SimTable:
     """Virtual reader firmware for each reader of one table, driven by event dicts.
 
     ``link_dir``: where each reader's stable symlink lives (``<link_dir>/<reader>``); a private
-    temporary directory (removed on close) if not given.
+    temporary directory (removed on close) if not given. ``heartbeat_interval``: the firmware's
+    idle heartbeat (the protocol asks for one at least every 2 s; None: none, for tests of
+    silence).
     """
 
     def __init__(self, table_id: str = "1", layout: Sequence[SimReaderSpec] = DEFAULT_LAYOUT, *,
                  registry: TagRegistry | None = None, link_dir: Path | None = None,
-                 heartbeat_interval: float | None = None) -> None:
+                 heartbeat_interval: float | None = 2.0) -> None:
         self.table_id = table_id
         self.layout = {spec.name: spec for spec in layout}
         self._registry = registry
@@ -109,6 +115,7 @@ class SimTable:
         #: readers whose host is in this process (delivery receipts work): reader name -> True
         self.local_hosts: set[str] = set()
         self._lock = asyncio.Lock()
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     # ------------------------------------------------------------------ construction
 
@@ -138,7 +145,8 @@ class SimTable:
                     antennas[int(key)] = (str(value["zone"]), value.get("seat"))
                 except (KeyError, ValueError, TypeError):
                     raise SimError(f"{path}: reader {name}: bad antenna {key!r}") from None
-            layout.append(SimReaderSpec(name, antennas or {0: ("tray", None)}))
+            kind = str(entry.get("kind", "inventory"))
+            layout.append(SimReaderSpec(name, antennas or {0: ("tray", None)}, kind))
         if registry is None:
             files = data.get("registry", {}).get("files", [])
             if files:
@@ -184,6 +192,9 @@ class SimTable:
                 spec = self.layout[name]
                 if self.link_dir is None:
                     self.link_dir = Path(tempfile.mkdtemp(prefix=f"bridge-sim-{self.table_id}-"))
+                    # Removed on close(); this also covers a table never closed (interpreter exit).
+                    self._finalizer = weakref.finalize(
+                        self, shutil.rmtree, str(self.link_dir), True)
                 self.link_dir.mkdir(parents=True, exist_ok=True)
                 fw = VirtualFirmware(_reader_id(name), max(spec.antennas, default=0) + 1,
                                      link=self.link_dir / name,
@@ -199,7 +210,8 @@ class SimTable:
         if _TABLES.get(self.table_id) is self:
             del _TABLES[self.table_id]
         if self._own_link_dir and self.link_dir is not None:
-            shutil.rmtree(self.link_dir, ignore_errors=True)
+            if self._finalizer is not None:
+                self._finalizer()
             self.link_dir = None
 
     def paths(self) -> dict[str, tuple[str, Path]]:
@@ -286,7 +298,12 @@ class SimTable:
         if event.get("action") == "removed":
             return fw, fw.lift(antenna, uid, hw_time=hw_time)
         if event.get("action") == "present":
-            return fw, fw.place(antenna, uid, hw_time=hw_time)
+            seq = fw.place(antenna, uid, hw_time=hw_time)
+            spec = next((s for s in self.layout.values() if self.firmwares.get(s.name) is fw),
+                        None)
+            if spec is not None and spec.kind == "tap":
+                seq = fw.lift(antenna, uid, hw_time=hw_time)
+            return fw, seq
         raise SimError(f"bad action {event.get('action')!r}")
 
     async def play(
