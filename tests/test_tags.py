@@ -235,3 +235,23 @@ def test_enroll_cli_with_a_bad_reader_url(tmp_path: Path,
 def test_open_reader_for_enrolment_is_lazy() -> None:
     reader = open_reader("enroll", "serial:///dev/null")
     assert reader.name == "enroll"
+
+
+async def test_enroll_boards_cli(tmp_path: Path) -> None:
+    registry = tmp_path / "tags-wallets.toml"
+    uids = ["04AB0000000001", "04AB0000000002", "04AB0000000003"]
+    async with VirtualFirmware("ENR", link=tmp_path / "ttyW") as fw:
+        async def player() -> None:
+            await fw.host_seen.wait()
+            await asyncio.sleep(0.05)
+            for uid in uids:
+                fw.place(0, uid)
+                fw.lift(0, uid)
+        play = asyncio.create_task(player())
+        code = await asyncio.to_thread(main, [
+            "enroll-boards", "--registry", str(registry), "--boards", "4-5,9",
+            "--reader", f"serial://{tmp_path / 'ttyW'}", "--kind", "tap"])
+        await play
+    assert code == 0
+    reg = TagRegistry.load([registry])
+    assert [reg.uid_for_board(n) for n in (4, 5, 9)] == uids
