@@ -293,3 +293,19 @@ async def test_closing_ends_iteration(firmware: VirtualFirmware) -> None:
     async with asyncio.timeout(5):
         await watcher._task
     assert os.path.exists(firmware.slave_path or "")
+
+
+async def test_firmware_errors_and_wrong_reader_id(firmware: VirtualFirmware) -> None:
+    reader, watcher = await connected(firmware, reader_id="S1")  # the firmware says "N1"
+    try:
+        firmware.error("ANT0", "open", "circuit")
+        await watcher.until(has_health("firmware_error"))
+        assert watcher.health("firmware_error")[0].detail == "ANT0 open circuit"
+        assert watcher.health("reader_id")
+        # a host command damaged on the way is answered with ERR BADCMD
+        assert isinstance(reader, SerialReader) and reader._writer is not None
+        reader._writer.write(b"#PING x*0000\r\n")
+        await watcher.until(has_health("firmware_error", 2))
+        assert watcher.health("firmware_error")[1].detail == "BADCMD crc_error"
+    finally:
+        await reader.__aexit__(None, None, None)

@@ -358,3 +358,32 @@ def test_sim_cli_plays_a_file_to_a_reader_in_another_process(tmp_path: Path) -> 
             proc.wait()
     table = SimTable.from_config(SIM_CONFIG)
     assert sorted(reads) == sorted(expected_reads(table, events))
+
+
+def test_sim_cli_run_prints_paths_and_stops_on_sigint(tmp_path: Path) -> None:
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "sim", "run", "--config", str(SIM_CONFIG),
+         "--link-dir", str(tmp_path / "links")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline().decode().split() for _ in range(6)]
+        assert [line[0] for line in lines] == ["reader"] * 6
+        assert {line[1]: line[4] for line in lines}["board"] == "tap"
+        for line in lines:
+            assert Path(line[3]).resolve() == Path(line[2])  # the symlink leads to the pty
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not any((tmp_path / "links").iterdir())  # the readers are unplugged on the way out
+
+
+def test_sim_cli_bad_config(tmp_path: Path) -> None:
+    from firmware_bridge.sim.cli import main
+
+    assert main(["run", "--config", str(tmp_path / "missing.toml")]) == 1

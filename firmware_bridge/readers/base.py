@@ -46,7 +46,11 @@ class ReaderHealth:
     """One anomaly of a reader; ``count`` is how many of this ``kind`` so far (1, 2, ...)."""
 
     reader: str
-    kind: str  # crc_error, malformed, overlong, noise, truncated, gap, resync, reset, ...
+    #: line: crc_error, malformed, overlong, noise, truncated; sequence: gap, seq_backwards,
+    #: resync (an inventory repaired lost changes), reset (reader rebooted), reader_id (the
+    #: firmware reports another id); device: firmware_error, disconnected, reconnected,
+    #: heartbeat_lost, heartbeat_back
+    kind: str
     detail: str
     count: int
 

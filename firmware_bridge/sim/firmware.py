@@ -175,6 +175,10 @@ class VirtualFirmware:
         uptime = int((time.monotonic() - self._booted_at) * 1000)
         return self._send(None, FrameOp.HEARTBEAT, (str(uptime),), None)
 
+    def error(self, code: str, *text: str) -> int:
+        """The firmware reports a fault (``ERR CODE TEXT...``)."""
+        return self._send(None, FrameOp.ERROR, (code, *text), None)
+
     def boot(self, reason: str = "power") -> int:
         """(Re)start: a newline to end whatever was half-sent, the banner, a full inventory.
 
