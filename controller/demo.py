@@ -40,7 +40,7 @@ from controller.laws.cards import Card, Seat, Suit
 from controller.laws.record import BoardRecord, DealInfo
 from controller.mosquitto import Mosquitto, MosquittoError
 
-__all__ = ["DemoPlan", "plan_board", "main"]
+__all__ = ["DemoPlan", "plan_board", "load_board", "bridge_config_dict", "TableView", "main"]
 
 log = logging.getLogger("bridge_table.demo")
 
@@ -413,126 +413,17 @@ def result_line(result: dict[str, Any], lang: str = "en") -> str:
 
 
 # -- the simulated table -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class DemoTag:
-    """What the demo's tag registry knows of a UID (the shape ``Bridge`` looks up)."""
-
-    uid: str
-    kind: str
-    card: str | None = None
-    deck: str | None = None
-    call: str | None = None
-    marker: str | None = None
-    board: int | None = None
-
-
-class DemoRegistry:
-    """The demo's tags: one deck per board, one bidding box per seat, the board wallets.
-
-    UIDs are made up deterministically (7-byte upper-case hex, like NTAG213 stickers)."""
-
-    def __init__(self) -> None:
-        self.tags: dict[str, DemoTag] = {}
-
-    def lookup(self, uid: str) -> DemoTag | None:
-        return self.tags.get(uid.upper())
-
-    def _add(self, uid: str, **info: Any) -> str:
-        self.tags.setdefault(uid, DemoTag(uid=uid, **info))
-        return uid
-
-    def card(self, deck: str, card: str) -> str:
-        c = Card.parse(card)
-        return self._add(f"04{int(deck):04X}{c.index:02X}A1B2C3"[:14], kind="card", card=str(c),
-                         deck=deck)
-
-    def call(self, seat: str, call: str, n: int) -> str:
-        # bidding boxes have several cards of a call (passes above all): one per use here
-        code = sum(ord(ch) for ch in call) % 256
-        uid = f"05{'NESW'.index(seat):02X}{code:02X}{n:04X}C0DE"[:14]
-        if call.upper() in ("STOP", "ALERT"):
-            return self._add(uid, kind="marker", marker=call.upper())
-        return self._add(uid, kind="call", call=call)
-
-    def board(self, number: int) -> str:
-        return self._add(f"06{number:04X}B0A4D0"[:14], kind="board", board=number)
-
-
-class SimulatedTable:
-    """Virtual reader firmwares for every reader of ``hw_configs/sim.toml``, on ptys, and
-    the hands that put the tags on them. The bridge reads them through the real serial path
-    (``serial://`` + the pty); ``apply`` turns one wire-contract event into the tag move
-    that makes the bridge publish it."""
-
-    def __init__(self, workdir: Path, sim_config: dict[str, Any],
-                 registry: DemoRegistry) -> None:
-        from firmware_bridge.sim.firmware import VirtualFirmware
-
-        self.workdir = workdir
-        self.registry = registry
-        self.firmwares: dict[str, Any] = {}
-        self.where: dict[tuple[str, str | None], tuple[str, int]] = {}
-        self.links: dict[str, Path] = {}
-        self._calls = 0
-        for reader in sim_config.get("readers", []):
-            antennas = reader.get("antennas", {})
-            link = workdir / f"{reader['name']}.tty"
-            self.links[reader["name"]] = link
-            self.firmwares[reader["name"]] = VirtualFirmware(
-                reader["name"], max(int(a) for a in antennas) + 1, link=link)
-            for antenna, target in antennas.items():
-                self.where[(target["zone"], target.get("seat"))] = (reader["name"], int(antenna))
-
-    async def __aenter__(self) -> SimulatedTable:
-        for fw in self.firmwares.values():
-            await fw.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        for fw in self.firmwares.values():
-            fw.close()
-
-    async def wait_host(self, timeout: float = 20.0) -> None:
-        """Until the bridge has opened every reader."""
-        await asyncio.wait_for(asyncio.gather(*(fw.host_seen.wait()
-                                                for fw in self.firmwares.values())), timeout)
-
-    def apply(self, event: dict[str, Any]) -> str:
-        """Move the tag the event describes; returns its UID."""
-        zone, seat = event["zone"], event.get("seat")
-        reader, antenna = self.where[(zone, seat)]
-        fw = self.firmwares[reader]
-        if "card" in event:
-            uid = self.registry.card(str(event.get("deck") or "1"), event["card"])
-        elif "call" in event:
-            self._calls += 1
-            uid = self.registry.call(str(seat), event["call"], self._calls)
-        elif "board" in event:
-            uid = self.registry.board(int(event["board"]))
-        else:
-            uid = str(event.get("uid") or "0400000000DEAD")
-        if event["action"] == "present":
-            fw.place(antenna, uid)
-            if zone == "board":
-                fw.lift(antenna, uid)  # a tap: the wallet is held to the reader, then put down
-        else:
-            fw.lift(antenna, uid)
-        return uid
-
-
-def bridge_config_dict(sim_toml: Path, table: SimulatedTable, *, broker_url: str,
-                       spool: Path, lang: str) -> dict[str, Any]:
-    """``hw_configs/sim.toml`` pointed at the demo's broker, spool and ptys."""
+def bridge_config_dict(sim_toml: Path, *, broker_url: str, spool: Path,
+                       lang: str) -> dict[str, Any]:
+    """``hw_configs/sim.toml`` pointed at the demo's broker and spool, in ``lang``; its
+    readers stay ``sim://`` (the simulated table's virtual firmwares, read through the real
+    serial path) and its registry ``tags-sim.toml``."""
     import tomllib
 
     data = tomllib.loads(sim_toml.read_text(encoding="utf-8"))
     data["broker"]["url"] = broker_url
     data["table"]["language"] = lang
     data["spool"]["path"] = str(spool)
-    data["registry"]["files"] = []  # the demo's registry is given to the bridge directly
-    for reader in data["readers"]:
-        # the same readers, through the real serial path to the virtual firmware's pty
-        reader["url"] = f"serial://{table.links[reader['name']]}?debounce=0.02"
     return data
 
 
@@ -651,18 +542,19 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
 async def _play_through_table(settings: BrokerSettings, workdir: Path,
                               events: list[dict[str, Any]], speed: float, view: TableView,
                               lang: str) -> None:
-    """The firmware bridge on ``hw_configs/sim.toml`` reading the simulated table; falls
-    back to publishing the events directly when the bridge is not installed."""
+    """The firmware bridge on ``hw_configs/sim.toml`` reading the simulated table
+    (``firmware_bridge.sim.table.SimTable``); falls back to publishing the events directly
+    when they are not installed."""
     sim_toml = REPO_ROOT / "hw_configs" / "sim.toml"
     try:
         import io
-        import tomllib
 
         from gpiozero.pins.mock import MockFactory  # type: ignore[import-untyped]
 
         from firmware_bridge.bridge import Bridge
         from firmware_bridge.config import config_from_dict
         from firmware_bridge.display import TerminalDisplay
+        from firmware_bridge.sim.table import SimTable
     except ImportError as e:
         view.note(f"firmware bridge not available ({e}): publishing the events directly")
         await _play_direct(settings, events, speed)
@@ -671,25 +563,27 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
         view.note(f"{sim_toml} not found: publishing the events directly")
         await _play_direct(settings, events, speed)
         return
-    registry = DemoRegistry()
-    sim_data = tomllib.loads(sim_toml.read_text(encoding="utf-8"))
-    async with SimulatedTable(workdir, sim_data, registry) as table:
-        data = bridge_config_dict(sim_toml, table, broker_url=settings.url,
+    async with SimTable.from_config(sim_toml, link_dir=workdir / "readers") as table:
+        data = bridge_config_dict(sim_toml, broker_url=settings.url,
                                   spool=workdir / "spool.sqlite", lang=lang)
         config = config_from_dict(data, sim_toml.resolve())
         factory = MockFactory()
         display = TerminalDisplay(config.display.cols, config.display.rows,
                                   stream=io.StringIO(), title=f"table {config.table.id}")
-        bridge = Bridge(config, registry=registry, pin_factory=factory, display=display)
+        bridge = Bridge(config, pin_factory=factory, display=display)
         stop = asyncio.Event()
         running = asyncio.create_task(bridge.run(stop), name="bridge")
         try:
-            await table.wait_host()
+            if not await table.wait_hosts(20):
+                view.note("the bridge did not open every simulated reader")
             view.hardware = (factory, config.gpio, display)
             for event in events:
                 await asyncio.sleep(_delay(event, speed))
                 seen = view.events_seen
-                table.apply(event)
+                report = await table.play([{k: v for k, v in event.items()
+                                            if not k.startswith("_")}])
+                for problem in report.skipped:
+                    view.note(f"the simulated table skipped {problem}")
                 # one tag at a time, as hands do: the next waits until the bridge said this one
                 deadline = time.monotonic() + 10
                 while view.events_seen <= seen and time.monotonic() < deadline:

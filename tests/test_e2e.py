@@ -1,6 +1,7 @@
-"""End to end: virtual reader firmwares on ptys -> firmware bridge (serial path, registry,
-spool, MQTT) -> real mosquitto -> rules daemon (journal, Engine) -> state, alert,
-indicator, result -> back to the bridge's LEDs (mock GPIO pins) and display."""
+"""End to end: the simulated table (virtual reader firmwares on ptys, tags-sim.toml) ->
+firmware bridge on hw_configs/sim.toml (serial path, registry, spool, MQTT) -> real
+mosquitto -> rules daemon (journal, Engine) -> state, alert, indicator, result -> back to
+the bridge's LEDs (mock GPIO pins) and display."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import asyncio
 import contextlib
 import dataclasses
 import io
-import tomllib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,18 +19,12 @@ from gpiozero.pins.mock import MockFactory
 from mqttwatch import Seen, Watch
 
 from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
-from controller.demo import (
-    REPO_ROOT,
-    DemoRegistry,
-    SimulatedTable,
-    bridge_config_dict,
-    load_board,
-    plan_board,
-)
+from controller.demo import REPO_ROOT, bridge_config_dict, load_board, plan_board
 from controller.journal import Journal
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict
 from firmware_bridge.display import TerminalDisplay
+from firmware_bridge.sim.table import SimTable
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -40,7 +34,7 @@ SIM_TOML = REPO_ROOT / "hw_configs" / "sim.toml"
 @dataclasses.dataclass
 class Rig:
     watch: Watch
-    table: SimulatedTable
+    table: SimTable
     factory: MockFactory
     display: TerminalDisplay
     config: Any
@@ -50,7 +44,8 @@ class Rig:
         """Each tag move, then wait until the bridge has published it (as hands do)."""
         for event in events:
             before = len(self.watch.of("event", "1"))
-            self.table.apply(event)
+            report = await self.table.play([event], strict=True)
+            assert report.played == 1
             await self.watch.wait(lambda m: m.kind == "event" and m.table == "1",
                                   timeout=15, after=_index_after(self.watch, before))
 
@@ -83,24 +78,23 @@ def _index_after(watch: Watch, count: int) -> int:
 
 @contextlib.asynccontextmanager
 async def rig(broker: Mosquitto, workdir: Path, lang: str = "en") -> AsyncIterator[Rig]:
-    registry = DemoRegistry()
-    sim = tomllib.loads(SIM_TOML.read_text())
     daemon = ControllerDaemon(broker=BrokerSettings.from_url(broker.url),
                               engine=build_engine(), journal=Journal(workdir / "j.sqlite"))
     stop = asyncio.Event()
     tasks = [asyncio.create_task(daemon.run(stop))]
-    async with Watch(broker.url) as watch, SimulatedTable(workdir, sim, registry) as table:
-        data = bridge_config_dict(SIM_TOML, table, broker_url=broker.url,
+    async with Watch(broker.url) as watch, \
+            SimTable.from_config(SIM_TOML, link_dir=workdir / "readers") as table:
+        data = bridge_config_dict(SIM_TOML, broker_url=broker.url,
                                   spool=workdir / "spool.sqlite", lang=lang)
         config = config_from_dict(data, SIM_TOML.resolve())
         factory = MockFactory()
         display = TerminalDisplay(config.display.cols, config.display.rows,
                                   stream=io.StringIO())
-        bridge = Bridge(config, registry=registry, pin_factory=factory, display=display)
+        bridge = Bridge(config, pin_factory=factory, display=display)
         tasks.append(asyncio.create_task(bridge.run(stop)))
         try:
             await asyncio.wait_for(daemon.ready.wait(), 20)
-            await table.wait_host()
+            assert await table.wait_hosts(20)
             await watch.wait(lambda m: m.topic == "bridge/1/bridge"
                              and m.payload.get("status") == "online")
             yield Rig(watch, table, factory, display, config, daemon)
