@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
 from controller.laws.dealcheck import (
+    TABLE_CODES,
     DealIndex,
     DuplicateBoardDetector,
     Finding,
@@ -216,3 +217,11 @@ def test_deal_index_finds_what_the_scan_finds(steps: int) -> None:
     v2 = check_board(deals[3], seen, board=3, deals=deals)
     assert v1 == v2 and v1.findings[0].kind is K.CARDS_MATCH_BOARD
     assert len(index) == 40 and index[40] == deals[7]
+
+
+def test_table_codes_cover_every_fault_a_hand_scan_can_show() -> None:
+    from controller.laws.irregularities import Code
+    scan_kinds = set(K) - {K.NO_DEAL, K.NO_BOARD_TAG, K.DUPLICATE_BOARD}
+    assert set(TABLE_CODES) == scan_kinds
+    assert TABLE_CODES[K.MISSING_CARD] is Code.MISSING_CARD
+    assert TABLE_CODES[K.ROTATED] is Code.CARDS_FROM_WRONG_BOARD

@@ -394,3 +394,23 @@ def test_verify_without_a_deal_file_is_a_clear_error(capsys: pytest.CaptureFixtu
     assert "--deals" in capsys.readouterr().err
     assert main(["--deals", str(tmp_path / "none.dup")]) == 2
     assert "no such deal file" in capsys.readouterr().err
+
+
+async def test_a_failing_consumer_does_not_stop_the_station() -> None:
+    deals = random_deals(3, seed=3)
+    tags = SimTags()
+    seen: list[int] = []
+
+    def broken_console(result: BoardResult) -> None:
+        raise BrokenPipeError("stdout closed")
+
+    async with SimStation() as sim:
+        readers = [StationReader(r, a) for r, a in sim.open_readers()]
+        station = Station(readers, tags, StationFollower(deals),
+                          on_result=[broken_console, lambda r: seen.append(r.board)])
+        runner = asyncio.create_task(station.run())
+        late = await sim.run(plan_boards(deals, (), tags), station)
+        station.stop()
+        results = await runner
+    assert late == 0 and seen == [1, 2, 3] and all(r.ok for r in results)
+    assert sum(n for note, n in station.notes.items() if "BrokenPipeError" in note) == 3

@@ -28,10 +28,11 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from .cards import Card, Deal, Seat
+from .irregularities import Code
 
 __all__ = [
     "FindingKind", "Finding", "Verdict", "ForeignTag", "check_board", "match_board", "DealIndex",
-    "DuplicateBoardDetector", "FouledBoardDetector", "Conflict", "deal_key",
+    "DuplicateBoardDetector", "FouledBoardDetector", "Conflict", "deal_key", "TABLE_CODES",
 ]
 
 
@@ -49,6 +50,23 @@ class FindingKind(enum.StrEnum):
     NO_DEAL = "no_deal"                      # the deal file has no (sound) deal for ``board``
     NO_BOARD_TAG = "no_board_tag"            # cards scanned with no board tag read first
     DUPLICATE_BOARD = "duplicate_board"      # this deal was already seen as board ``board``
+
+
+#: The wire contract's code for a finding at a table's hand scan (laws.md section 5): a hand
+#: that is not the recorded one is CARDS_FROM_WRONG_BOARD; a card in two hands, or in the
+#: wrong one, is an incorrect count (Law 13). Station-only kinds have no code.
+TABLE_CODES: Mapping[FindingKind, Code] = {
+    FindingKind.MISSING_CARD: Code.MISSING_CARD,
+    FindingKind.HAND_COUNT: Code.HAND_COUNT,
+    FindingKind.WRONG_BOARD: Code.WRONG_BOARD,
+    FindingKind.WRONG_POCKET: Code.INCORRECT_CARD_COUNT,
+    FindingKind.DUPLICATED_CARD: Code.INCORRECT_CARD_COUNT,
+    FindingKind.EXTRA_CARD: Code.INCORRECT_CARD_COUNT,
+    FindingKind.FOREIGN_CARD: Code.CARDS_FROM_WRONG_BOARD,
+    FindingKind.CARDS_MATCH_BOARD: Code.CARDS_FROM_WRONG_BOARD,
+    FindingKind.ROTATED: Code.CARDS_FROM_WRONG_BOARD,
+    FindingKind.HAND_IN_WRONG_POCKET: Code.CARDS_FROM_WRONG_BOARD,
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -381,7 +381,10 @@ class Station:
     def _note(self, text: str) -> None:
         self.notes[text] += 1
         if self.on_note is not None:
-            self.on_note(text)
+            try:
+                self.on_note(text)
+            except Exception:  # noqa: BLE001 - a broken console must not stop the station
+                pass
 
     async def _apply(self, r: StationReader, item: Any) -> None:
         if not hasattr(item, "uid"):   # ReaderHealth: counted, shown, never fatal
@@ -402,7 +405,13 @@ class Station:
             self._changed.notify_all()
 
     async def _deliver(self, result: BoardResult) -> None:
+        # one consumer failing (a closed terminal, a report sink) must not cost the others
+        # their verdicts nor stop the station: it becomes a note
         for callback in self.on_result:
-            maybe = callback(result)
-            if maybe is not None:
-                await maybe
+            try:
+                maybe = callback(result)
+                if maybe is not None:
+                    await maybe
+            except Exception as e:  # noqa: BLE001
+                self._note(f"board {result.board}: {getattr(callback, '__name__', callback)} "
+                           f"failed: {e!r}")
