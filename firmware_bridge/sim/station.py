@@ -120,8 +120,10 @@ class BoardPlan:
 
 
 def demo_faults(boards: Sequence[int]) -> list[Fault]:
-    """Each fault kind once, on every other board from the second (as many as fit)."""
-    slots = list(boards)[1::2]
+    """Each fault kind once: on every other board from the second when the set is large
+    enough, else on consecutive boards from the second (as many kinds as fit)."""
+    numbers = list(boards)
+    slots = numbers[1::2] if len(numbers) > 2 * len(FAULT_KINDS) else numbers[1:]
     return [Fault(b, k) for b, k in zip(slots, FAULT_KINDS, strict=False)]
 
 
