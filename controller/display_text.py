@@ -2,18 +2,47 @@
 
 Lines are meant for a 20x4 character display (the bridge fits them to its device): the
 board and its markings, the auction or the contract and tricks, whose turn it is, and the
-first irregularity the table is allowed to show.
+first irregularity the table is allowed to show. The indicator is rebuilt after every
+event, so the phrases are memoised: a table meets the same few hundred of them all day.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
+from .laws.cards import Call
 from .laws.irregularities import Irregularity
 from .laws.messages import alert_text, call_text, ui_text
 from .laws.table import Board, Phase
 
 LANGUAGES = ("en", "vi", "zh")
+
+
+@lru_cache(maxsize=8192)
+def _ui_cached(key: str, lang: str, values: tuple[tuple[str, object], ...]) -> str:
+    return ui_text(key, lang, short=True, **dict(values))
+
+
+def _ui(key: str, lang: str, **values: object) -> str:
+    return _ui_cached(key, lang, tuple(sorted(values.items())))
+
+
+@lru_cache(maxsize=4096)
+def _calls(calls: tuple[Call, ...], lang: str) -> str:
+    return " ".join(call_text(c, lang, short=True) for c in calls)
+
+
+@lru_cache(maxsize=4096)
+def _alert(irr: Irregularity, lang: str) -> str:
+    return alert_text(irr, lang, short=True)
+
+
+def _alert_line(irr: Irregularity, lang: str) -> str:
+    try:
+        return _alert(irr, lang)
+    except TypeError:  # a parameter that cannot be hashed: render it uncached
+        return alert_text(irr, lang, short=True)
 
 
 def display_lines(board: Board | None, shown: Sequence[Irregularity]) -> dict[str, list[str]]:
@@ -22,34 +51,33 @@ def display_lines(board: Board | None, shown: Sequence[Irregularity]) -> dict[st
 
 def _lines(board: Board | None, shown: Sequence[Irregularity], lang: str) -> list[str]:
     if board is None:
-        return [ui_text("waiting_board", lang, short=True), "", "", ""]
-    first = ui_text("board_info", lang, short=True, n=board.number, dealer=board.dealer,
-                    vul=board.vulnerability)
+        return [_ui("waiting_board", lang), "", "", ""]
+    first = _ui("board_info", lang, n=board.number, dealer=board.dealer,
+                vul=board.vulnerability)
     second = third = ""
     auction = board.auction
-    if board.phase in (Phase.SCANNING, Phase.AUCTION):
-        calls = auction.calls[-4:]
-        second = " ".join(call_text(c, lang, short=True) for _, c in calls) \
-            or ui_text("auction", lang, short=True)
-        if board.turn is not None:
-            third = ui_text("call_turn", lang, short=True, seat=board.turn)
+    phase = board.phase
+    if phase is Phase.SCANNING or phase is Phase.AUCTION:
+        calls = tuple(c for _, c in auction.calls[-4:])
+        second = _calls(calls, lang) if calls else _ui("auction", lang)
+        turn = board.turn
+        if turn is not None:
+            third = _ui("call_turn", lang, seat=turn)
     else:
         contract = auction.contract
         if contract is not None and contract.passed_out:
-            second = ui_text("passed_out", lang, short=True)
+            second = _ui("passed_out", lang)
         elif contract is not None and auction.declarer is not None:
-            second = ui_text("contract", lang, short=True, contract=contract,
-                             seat=auction.declarer)
+            second = _ui("contract", lang, contract=contract, seat=auction.declarer)
             if board.play is not None:
-                ns = sum(1 for t in board.play.tricks if t.winner and t.winner.side.value == "NS")
-                ew = sum(1 for t in board.play.tricks if t.winner and t.winner.side.value == "EW")
-                second += " " + ui_text("tricks", lang, short=True, ns=ns, ew=ew)
-        if board.phase is Phase.LEAD and auction.opening_leader is not None:
-            third = ui_text("lead", lang, short=True, seat=auction.opening_leader)
-        elif board.phase is Phase.PLAY and board.turn is not None:
-            third = ui_text("turn", lang, short=True, seat=board.turn)
-        elif board.phase is Phase.COMPLETE:
-            third = ui_text("return_cards" if not board.done else "board_complete", lang,
-                            short=True, n=board.number)
-    fourth = alert_text(shown[0], lang, short=True) if shown else ""
+                ns, ew = board.play.tricks_won()
+                second += " " + _ui("tricks", lang, ns=ns, ew=ew)
+        if phase is Phase.LEAD and auction.opening_leader is not None:
+            third = _ui("lead", lang, seat=auction.opening_leader)
+        elif phase is Phase.PLAY and board.turn is not None:
+            third = _ui("turn", lang, seat=board.turn)
+        elif phase is Phase.COMPLETE:
+            third = _ui("board_complete" if board.done else "return_cards", lang,
+                        n=board.number)
+    fourth = _alert_line(shown[0], lang) if shown else ""
     return [first, second, third, fourth]

@@ -19,7 +19,7 @@ import msgspec
 
 from . import WIRE_VERSION
 from .display_text import display_lines
-from .laws.cards import Call, Card, ParseError, Rules, Seat, Suit
+from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit
 from .laws.events import MARKERS, Action, Button, ButtonEvent, TagEvent, Zone
 from .laws.irregularities import Irregularity, Status
 from .laws.messages import alert_texts
@@ -107,16 +107,21 @@ class Engine:
         schedule: Mapping[str, frozenset[int]] | None = None,
         on_board_hands: Callable[[str, int, Mapping[Seat, frozenset[Card]]], list[Outgoing]]
         | None = None,
+        kinds: frozenset[str] | None = None,
     ) -> None:
+        """``kinds`` limits the outputs built (``replay --topics``): every input is still
+        applied, and ``snapshot``/``retained`` still give the full current state."""
         self.root = root
         self.deals: Mapping[int, DealInfo] = deals or {}
         self.rules = rules
         self.policy = policy or IndicatorPolicy()
         self.schedule = schedule or {}
         self.on_board_hands = on_board_hands
+        every = frozenset({"state", "alert", "indicator", "result", "feed", "error"})
+        self.kinds = every if kinds is None else frozenset(kinds) & every
         self._tables: dict[str, _TableState] = {}
         self.stats: dict[str, int] = {
-            "events": 0, "rulings": 0, "duplicates": 0, "malformed": 0, "unknown_fields": 0,
+            "events": 0, "rulings": 0, "duplicates": 0, "malformed": 0,
             "ignored_topics": 0, "internal_errors": 0,
         }
 
@@ -138,8 +143,9 @@ class Engine:
         for name in self.tables:
             ts = self._tables[name]
             out.append(Outgoing(self._topic(name, "state"), self.snapshot(name), True))
-            if ts.indicator is not None:
-                out.append(Outgoing(self._topic(name, "indicator"), ts.indicator, True))
+            if ts.indicator is None:
+                ts.indicator = self._indicator(name, ts)
+            out.append(Outgoing(self._topic(name, "indicator"), ts.indicator, True))
             if ts.result is not None:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, True))
         return out
@@ -153,14 +159,19 @@ class Engine:
             return []
         table, kind = parts[1], parts[2]
         try:
-            data = self._decode(payload)
-            if kind == "event":
-                src, seq, inp = self._parse_event(data)
+            fast = _fast_event(payload) if kind == "event" else None
+            if fast is not None:
+                src, seq, inp = fast
             else:
-                src, seq, inp = self._parse_ruling(data)
+                data = self._decode(payload)
+                if kind == "event":
+                    src, seq, inp = self._parse_event(data)
+                else:
+                    src, seq, inp = self._parse_ruling(data)
         except BadMessage as exc:
             self.stats["malformed"] += 1
-            return [self._error(table, kind, str(exc), payload)]
+            return [self._error(table, kind, str(exc), payload)] if "error" in self.kinds \
+                else []
         ts = self._table(table)
         tracker = ts.seqs.setdefault(src, _SeqTracker())
         if tracker.seen(seq) or tracker.too_old(seq):
@@ -209,9 +220,7 @@ class Engine:
             raise BadMessage("seq must be a non-negative integer")
         if not isinstance(ts, int | float) or isinstance(ts, bool) or not math.isfinite(ts):
             raise BadMessage("ts must be a number of seconds since the epoch")
-        if any(k not in known for k in data):
-            self.stats["unknown_fields"] += 1  # forward compatible: ignored, counted
-        return src, seq
+        return src, seq  # unknown fields are ignored: a newer bridge may add some
 
     _EVENT_FIELDS = frozenset({"v", "src", "seq", "ts", "type", "zone", "seat", "action", "uid",
                                "card", "deck", "call", "board", "unknown", "button"})
@@ -303,7 +312,8 @@ class Engine:
         ts = self._tables.get(name)
         if ts is None:
             ts = _TableState(Table(name, rules=self.rules, deals=self.deals,
-                                   schedule=self.schedule.get(name)))
+                                   schedule=self.schedule.get(name),
+                                   feed="feed" in self.kinds))
             self._tables[name] = ts
         return ts
 
@@ -318,6 +328,7 @@ class Engine:
 
     def _publish(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
         out: list[Outgoing] = []
+        kinds = self.kinds
         table = ts.table
         board = table.board
         board_no = board.number if board else None
@@ -325,21 +336,31 @@ class Engine:
             ts.alerts = {}
         for item in update.irregularities:
             ts.alerts[item.id] = item
-            out.append(Outgoing(self._topic(name, "alert"), self._alert(name, board_no, item),
-                                retain=False))
+            if "alert" in kinds:
+                out.append(Outgoing(self._topic(name, "alert"),
+                                    self._alert(name, board_no, item), retain=False))
         for feed in update.feed:
             ts.feed_seq += 1
-            out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed), False))
+            if "feed" in kinds:
+                out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed),
+                                    False))
         ts.notes = update.notes
-        ts.state = self._state(name, ts)
-        out.append(Outgoing(self._topic(name, "state"), ts.state, retain=True))
-        indicator = self._indicator(name, ts)
-        if indicator != ts.indicator:
-            ts.indicator = indicator
-            out.append(Outgoing(self._topic(name, "indicator"), indicator, retain=True))
+        if "state" in kinds:
+            ts.state = self._state(name, ts)
+            out.append(Outgoing(self._topic(name, "state"), ts.state, retain=True))
+        else:
+            ts.state = None  # built on demand by snapshot()
+        if "indicator" in kinds:
+            indicator = self._indicator(name, ts)
+            if indicator != ts.indicator:
+                ts.indicator = indicator
+                out.append(Outgoing(self._topic(name, "indicator"), indicator, retain=True))
+        else:
+            ts.indicator = None
         if update.result_changed and board is not None:
             ts.result = self._result(name, ts)
-            out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
+            if "result" in kinds:
+                out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
             if self.on_board_hands is not None:
                 record = table.record()
                 if record is not None and record.deal is not None:
@@ -374,21 +395,14 @@ class Engine:
         auction = board.auction
         contract = auction.contract
         play = board.play
-        tricks_ns = tricks_ew = 0
+        tricks_ns = tricks_ew = trick_no = 0
         current: list[dict[str, str]] = []
-        trick_no = 0
         if play is not None:
-            for t in play.tricks:
-                if t.winner is not None:
-                    if t.winner.side.value == "NS":
-                        tricks_ns += 1
-                    else:
-                        tricks_ew += 1
-            if play.tricks:
-                last_trick = play.tricks[-1]
-                trick_no = last_trick.number
-                if last_trick.winner is None:
-                    current = [{"seat": str(s), "card": str(c)} for s, c in last_trick.cards]
+            tricks_ns, tricks_ew = play.tricks_won()
+            trick_no = play.trick_number
+            cur = play.current_trick()
+            if cur is not None:
+                current = [{"seat": s.name, "card": str(c)} for s, c in cur.cards]
         turn = board.turn
         state.update(
             board=board.number, dealer=str(board.dealer), vul=str(board.vulnerability),
@@ -507,3 +521,73 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     return str(value)
+
+
+class _EventMsg(msgspec.Struct):
+    """The shape of a sensor event, decoded and type-checked by msgspec in one pass."""
+
+    v: int
+    src: str
+    seq: int
+    ts: float
+    type: str
+    zone: str | None = None
+    seat: str | None = None
+    action: str | None = None
+    uid: str = ""
+    card: str | None = None
+    deck: str | int | None = None
+    call: str | None = None
+    board: int | None = None
+    unknown: bool | None = None
+    button: str | None = None
+
+
+_event_decoder = msgspec.json.Decoder(_EventMsg)
+_ZONES = {z.value: z for z in Zone}
+_ACTIONS = {a.value: a for a in Action}
+_SEATS = {s.name: s for s in Seat}
+_CARDS = {str(c): c for c in FULL_DECK}
+_CALLS = {str(c): c for c in (
+    [Call.parse(f"{lv}{d}") for lv in range(1, 8) for d in ("C", "D", "H", "S", "NT")]
+    + [Call.parse("Pass"), Call.parse("X"), Call.parse("XX")])}
+
+
+def _fast_event(payload: bytes | str | Mapping[str, Any]
+                ) -> tuple[str, int, TagEvent | ButtonEvent] | None:
+    """The common case of a well-formed tag event, without the general parser.
+
+    Anything unusual (a button, a marker, a bad field, a mapping) returns None and takes
+    the general path, which gives the precise error message.
+    """
+    if isinstance(payload, Mapping) or len(payload) > MAX_PAYLOAD:
+        return None
+    try:
+        m = _event_decoder.decode(payload)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    if m.v != WIRE_VERSION or not m.src or m.seq < 0 or m.type != "tag" \
+            or not math.isfinite(m.ts) or m.unknown:
+        return None
+    zone = _ZONES.get(m.zone)  # type: ignore[arg-type]
+    action = _ACTIONS.get(m.action)  # type: ignore[arg-type]
+    seat = _SEATS.get(m.seat) if m.seat is not None else None
+    if zone is None or action is None or (m.seat is not None and seat is None):
+        return None
+    uid = m.uid.upper()
+    if m.card is not None and m.call is None and m.board is None:
+        card = _CARDS.get(m.card)
+        if card is None or seat is None:
+            return None
+        deck = None if m.deck is None else str(m.deck)
+        return m.src, m.seq, TagEvent(zone, action, seat, uid, card=card, deck=deck)
+    if m.call is not None and m.card is None and m.board is None:
+        call = _CALLS.get(m.call)
+        if call is None or seat is None:
+            return None
+        return m.src, m.seq, TagEvent(zone, action, seat, uid, call=call)
+    if m.board is not None and m.card is None and m.call is None and m.board >= 1:
+        if zone in (Zone.TRAY, Zone.BID) and seat is None:
+            return None
+        return m.src, m.seq, TagEvent(zone, action, seat, uid, board=m.board)
+    return None

@@ -22,7 +22,17 @@ from .laws.cards import ParseError, Rules
 
 KINDS = ("state", "alert", "indicator", "result", "feed", "error")
 
-_decoder = msgspec.json.Decoder()
+class _Line(msgspec.Struct):
+    """One input line: ``{"topic": ..., "payload": {...}}``, or a bare payload (whose
+    ``ruling`` field, if any, says it is a director's ruling). The payload is kept raw for
+    the engine, which parses and checks it."""
+
+    topic: str | None = None
+    payload: msgspec.Raw = msgspec.Raw(b"")
+    ruling: Any = None
+
+
+_line_decoder = msgspec.json.Decoder(_Line)
 _encoder = msgspec.json.Encoder()
 
 
@@ -49,24 +59,19 @@ def replay_lines(engine: Engine, lines: Iterable[bytes | str], *, table: str = "
         if not line or line[:1] in ("#", b"#"):
             continue
         try:
-            obj: Any = _decoder.decode(line)
+            head = _line_decoder.decode(line)
+        except msgspec.ValidationError:
+            _report(errors, source, lineno, "not a JSON object")
+            continue
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             _report(errors, source, lineno, f"not JSON: {exc}")
             continue
-        if not isinstance(obj, dict):
-            _report(errors, source, lineno, "not a JSON object")
-            continue
-        if "payload" in obj and "topic" in obj:
-            topic, payload = obj["topic"], obj["payload"]
-            if not isinstance(topic, str):
-                _report(errors, source, lineno, "topic is not a string")
-                continue
-            if not isinstance(payload, dict):
-                _report(errors, source, lineno, "payload is not a JSON object")
-                continue
+        payload: bytes | str
+        if head.topic is not None and len(head.payload):
+            topic, payload = head.topic, bytes(head.payload)
         else:
-            kind = "ruling" if "ruling" in obj else "event"
-            topic, payload = f"{root}/{table}/{kind}", obj
+            kind = "ruling" if head.ruling is not None else "event"
+            topic, payload = f"{root}/{table}/{kind}", line
         outs = engine.handle(topic, payload)
         for out in outs:
             if out.topic.endswith("/error"):
@@ -111,7 +116,8 @@ def main(argv: list[str]) -> int:
         except (OSError, PolicyError) as exc:
             print(f"bridge-table replay: {exc}", file=sys.stderr)
             return 2
-    engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy)
+    engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy,
+                    kinds=frozenset(kinds | {"error"}) if kinds is not None else None)
     out = sys.stdout.buffer
     try:
         fp: IO[bytes] = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")

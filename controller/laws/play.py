@@ -246,6 +246,46 @@ class Play:
             for t in self._tricks if t.cards or t.winner is not None
         )
 
+    def tricks_won(self) -> tuple[int, int]:
+        """Completed tricks as played, (NS, EW); cheap, for displays."""
+        ns = ew = 0
+        for t in self._tricks:
+            if t.winner is not None:
+                if t.winner is Seat.N or t.winner is Seat.S:
+                    ns += 1
+                else:
+                    ew += 1
+        return ns, ew
+
+    def current_trick(self) -> PlayedTrick | None:
+        """The trick in progress (cards played so far), or None between tricks."""
+        t = self._tricks[-1] if self._tricks else None
+        if t is None or t.winner is not None or not t.cards:
+            return None
+        return PlayedTrick(t.number, t.leader, tuple(t.cards), None)
+
+    @property
+    def trick_number(self) -> int:
+        """The number of the latest trick with a card in it (0 before the opening lead)."""
+        for t in reversed(self._tricks):
+            if t.cards or t.winner is not None:
+                return t.number
+        return 0
+
+    def card_count(self) -> int:
+        """How many cards lie in the tricks (cheap: no copies)."""
+        return sum(len(t.cards) for t in self._tricks)
+
+    def last_cards(self, count: int) -> list[tuple[Seat, Card, int]]:
+        """The last ``count`` cards played, oldest first, each with its trick number."""
+        out: list[tuple[Seat, Card, int]] = []
+        for t in reversed(self._tricks):
+            for seat, card in reversed(t.cards):
+                if len(out) == count:
+                    return out[::-1]
+                out.append((seat, card, t.number))
+        return out[::-1]
+
     @property
     def complete(self) -> bool:
         return self._complete

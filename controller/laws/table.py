@@ -407,8 +407,11 @@ class Board:
 
 @dataclass
 class _Fed:
+    """What the broadcast feed has sent of the board so far."""
+
     calls: tuple[tuple[Seat, Call], ...] = ()
-    cards: tuple[tuple[Seat, Card], ...] = ()
+    cards_n: int = 0
+    last_card: tuple[Seat, Card] | None = None
 
 
 @dataclass
@@ -421,6 +424,7 @@ class Table:
     schedule: Collection[int] | None = None
     board: Board | None = None
     played: list[int] = field(default_factory=list)
+    feed: bool = True   # compute broadcast items (a replay that keeps no feed skips them)
     _next_id: int = 1
     _fed: _Fed = field(default_factory=_Fed)
 
@@ -582,7 +586,8 @@ class Table:
         items = tuple(board.log.drain())
         self._next_id = max(self._next_id, board.log.next_id)
         feed = list(started.feed) if started else []
-        feed += self._feed(board)
+        if self.feed:
+            feed += self._feed(board)
         after = self._result_key()
         result_changed = bool(after) and after != before
         if result_changed and board.number not in self.played:
@@ -598,21 +603,41 @@ class Table:
         )
 
     def _feed(self, board: Board) -> list[FeedItem]:
+        """Broadcast what changed in the standing calls and played cards.
+
+        Normal play only adds at the end, which is checked cheaply; anything else (a
+        cancelled call, a withdrawn card, a 62D correction, an undo) sends the standing
+        auction or play whole.
+        """
         out: list[FeedItem] = []
-        calls = board.auction.calls
         fed = self._fed
-        if calls[: len(fed.calls)] == fed.calls:
-            out += [FeedItem("call", seat=s, call=c) for s, c in calls[len(fed.calls):]]
+        calls = board.auction.calls
+        n = len(fed.calls)
+        if len(calls) != n or (n and calls[-1] != fed.calls[-1]):
+            if calls[:n] == fed.calls:
+                out += [FeedItem("call", seat=s, call=c) for s, c in calls[n:]]
+            else:
+                out.append(FeedItem("auction", calls=calls))
+            fed.calls = calls
+        play = board.play
+        if play is None:
+            if fed.cards_n:
+                out.append(FeedItem("play"))
+                fed.cards_n, fed.last_card = 0, None
+            return out
+        count = play.card_count()
+        grown = count - fed.cards_n
+        if grown == 0 and (count == 0 or play.last_cards(1)[0][:2] == fed.last_card):
+            return out
+        tail = play.last_cards(grown + 1) if grown > 0 else []
+        if grown > 0 and (fed.cards_n == 0 or tail[0][:2] == fed.last_card):
+            new = tail[1:] if fed.cards_n else tail[-grown:]
+            out += [FeedItem("card", seat=s, card=c, trick=t) for s, c, t in new]
         else:
-            out.append(FeedItem("auction", calls=calls))
-        cards = tuple((s, c) for t in board.tricks() for s, c in t.cards)
-        if cards[: len(fed.cards)] == fed.cards:
-            n = len(fed.cards)
-            for i, (s, c) in enumerate(cards[n:], start=n):
-                out.append(FeedItem("card", seat=s, card=c, trick=i // 4 + 1))
-        else:
+            cards = tuple((s, c) for t in play.tricks for s, c in t.cards)
             out.append(FeedItem("play", cards=cards))
-        self._fed = _Fed(calls, cards)
+        last = play.last_cards(1)
+        fed.cards_n, fed.last_card = count, (last[0][:2] if last else None)
         return out
 
 

@@ -1,0 +1,252 @@
+"""Replay benchmark: events per second through the Laws core, and ``bridge-table replay``
+on generated boards against the same work done with endplay, in the same run.
+
+    .venv/bin/python bench/bench_replay.py [--boards 1000] [--seed 1] [--write]
+
+The endplay baseline reads the same JSONL (the same JSON parser: the floor), applies each
+call with its checks (turn, sufficient bid, legal double/redouble, end of auction,
+contract and declarer via ``Contract.from_auction``) and each card with its checks
+(``legal_moves`` then ``Deal.play``, which follows suit and finds trick winners), and
+counts declarer's tricks. ``--write`` puts the figures into docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import msgspec
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from controller.engine import Engine  # noqa: E402
+from controller.formats.events import record_events, write_jsonl  # noqa: E402
+from controller.formats.pbn import pbn_text  # noqa: E402
+from controller.generate import random_board  # noqa: E402
+from controller.laws.cards import Call, Card, Seat  # noqa: E402
+from controller.laws.events import Action, TagEvent, Zone  # noqa: E402
+from controller.laws.record import BoardRecord, DealInfo  # noqa: E402
+from controller.laws.table import Table  # noqa: E402
+from controller.replay import replay_lines  # noqa: E402
+
+_decoder = msgspec.json.Decoder()
+_encoder = msgspec.json.Encoder()
+
+
+def make_session(n: int, seed: int) -> tuple[list[BoardRecord], bytes]:
+    rng = random.Random(seed)
+    records = [random_board(rng, i).record for i in range(1, n + 1)]
+    buf = io.StringIO()
+    seq = 1
+    for r in records:
+        events = record_events(r, scans=False, seq_start=seq, return_hands=False)
+        seq += len(events)
+        write_jsonl(events, buf)
+    return records, buf.getvalue().encode()
+
+
+def bench_json_floor(data: bytes) -> float:
+    t = time.perf_counter()
+    for line in data.splitlines():
+        _decoder.decode(line)
+    return time.perf_counter() - t
+
+
+def bench_core(records: list[BoardRecord], data: bytes) -> tuple[float, int]:
+    """Table.apply on pre-built events: the Laws core alone, no JSON."""
+    deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal) for r in records}
+    inputs = []
+    for line in data.splitlines():
+        d = _decoder.decode(line)
+        seat = Seat[d["seat"]] if "seat" in d else None
+        inputs.append(TagEvent(
+            Zone(d["zone"]), Action(d["action"]), seat, d["uid"],
+            card=Card.parse(d["card"]) if "card" in d else None,
+            call=Call.parse(d["call"]) if "call" in d else None, board=d.get("board")))
+    table = Table("1", deals=deals)
+    t = time.perf_counter()
+    for inp in inputs:
+        table.apply(inp)
+    return time.perf_counter() - t, len(inputs)
+
+
+def bench_replay(records: list[BoardRecord], data: bytes,
+                 kinds: frozenset[str] | None = None) -> tuple[float, int, bytes]:
+    """What ``bridge-table replay`` does, in process: decode, Engine, encode every output
+    (``kinds``: what ``--topics`` keeps)."""
+    deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal) for r in records}
+    engine = Engine(deals=deals, kinds=kinds)
+    out: list[bytes] = []
+    t = time.perf_counter()
+    for msg in replay_lines(engine, data.splitlines()):
+        out.append(_encoder.encode({"topic": msg.topic, "payload": msg.payload}))
+    elapsed = time.perf_counter() - t
+    return elapsed, len(out), b"\n".join(out)
+
+
+def bench_endplay(records: list[BoardRecord], data: bytes) -> tuple[float, int]:
+    from endplay.types import Bid, Contract, Deal, Player
+    from endplay.types import Card as EPCard
+
+    deals = {r.board: r.deal for r in records}
+    dealers = {r.board: r.dealer for r in records}
+    players = [Player.north, Player.east, Player.south, Player.west]
+    declarer_tricks = 0
+    t = time.perf_counter()
+    deal = None
+    auction: list[Bid] = []
+    turn = 0
+    last_bid: tuple[int, int, int] | None = None
+    doubled = 0
+    passes = 0
+    done = False
+    declarer = None
+    played = 0
+    for line in data.splitlines():
+        d = _decoder.decode(line)
+        zone = d["zone"]
+        if zone == "board":
+            board = d["board"]
+            deal = Deal(deals[board].to_pbn())  # type: ignore[union-attr]
+            auction, turn, last_bid, doubled, passes, done = [], dealers[board], None, 0, 0, False
+            played = 0
+        elif zone == "bid":
+            seat = "NESW".index(d["seat"])
+            assert seat == turn and not done, "call out of turn"
+            text = d["call"]
+            if text == "Pass":
+                auction.append(Bid("pass"))
+                passes += 1
+            elif text == "X":
+                assert last_bid and doubled == 0 and (last_bid[2] - seat) % 2, "bad double"
+                auction.append(Bid("X"))
+                doubled, passes = 1, 0
+            elif text == "XX":
+                assert doubled == 1, "bad redouble"
+                auction.append(Bid("XX"))
+                doubled, passes = 2, 0
+            else:
+                level = int(text[0])
+                rank = (level - 1) * 5 + ("C", "D", "H", "S", "NT").index(text[1:])
+                assert last_bid is None or rank > last_bid[0], "insufficient"
+                auction.append(Bid(text))
+                last_bid, doubled, passes = (rank, level, seat), 0, 0
+            turn = (turn + 1) % 4
+            if (last_bid is None and passes == 4) or (last_bid is not None and passes == 3):
+                done = True
+                if last_bid is not None:
+                    contract = Contract.from_auction(players[dealers[board]], auction)
+                    declarer = contract.declarer
+                    assert deal is not None
+                    deal.trump = contract.denom
+                    deal.first = declarer.lho
+        elif zone == "tray":
+            assert deal is not None
+            card = d["card"]
+            ep_card = EPCard(card)
+            assert ep_card in deal.legal_moves(), "illegal card"
+            deal.play(ep_card)
+            played += 1
+            if played % 4 == 0 and declarer is not None:
+                if deal.first in (declarer, declarer.partner):
+                    declarer_tricks += 1
+    return time.perf_counter() - t, declarer_tricks
+
+
+def machine() -> str:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{platform.machine()}, {os.cpu_count()} cores ({cpu}), Python "
+            f"{platform.python_version()}, {platform.system()} {platform.release()}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--boards", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    records, data = make_session(args.boards, args.seed)
+    n_events = len(data.splitlines())
+    floor = min(bench_json_floor(data) for _ in range(3))
+    core, n_core = min((bench_core(records, data) for _ in range(3)), key=lambda x: x[0])
+    rep, n_out, _ = min((bench_replay(records, data) for _ in range(3)), key=lambda x: x[0])
+    few = frozenset({"result", "alert"})
+    rep_few, n_few, _ = min((bench_replay(records, data, few) for _ in range(3)),
+                            key=lambda x: x[0])
+    ep = min((bench_endplay(records, data) for _ in range(3)), key=lambda x: x[0])
+    # the command itself, start-up included
+    with tempfile.TemporaryDirectory() as tmp:
+        events = Path(tmp) / "events.jsonl"
+        deals = Path(tmp) / "deals.pbn"
+        events.write_bytes(data)
+        deals.write_text(pbn_text(records))
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "controller.cli", "replay", str(events),
+                               "--deals", str(deals)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, cwd=ROOT)
+        cli = time.perf_counter() - t
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [
+        ("JSON decode only (the floor)", floor, n_events),
+        ("Laws core: Table.apply, no JSON", core, n_core),
+        ("replay in process: decode + Engine + encode every output", rep, n_events),
+        ("replay in process, `--topics result,alert`", rep_few, n_events),
+        ("endplay: decode + each call and card with its checks", ep[0], n_events),
+        ("`bridge-table replay` command, start-up and --deals included", cli, n_events),
+    ]
+    lines = [
+        f"Command: `.venv/bin/python bench/bench_replay.py --boards {args.boards} "
+        f"--seed {args.seed}`",
+        f"Machine: {machine()}",
+        f"Session: {args.boards} random boards, {n_events} events (board, calls, cards; "
+        f"no scans), {n_out} messages out",
+        "",
+        "| path | seconds | events/s |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {name} | {sec:.3f} | {n / sec:,.0f} |" for name, sec, n in rows]
+    lines += ["", f"Against endplay doing the same checks: the core alone is "
+                  f"**{ep[0] / core:.1f}x** faster; replay with `--topics result,alert` "
+                  f"(the same output endplay gives: contract and tricks) **{ep[0] / rep_few:.1f}x**; "
+                  f"replay writing every message ({n_out} of them: state, indicator and feed "
+                  f"after each event) {ep[0] / rep:.1f}x. Goal: 10x."]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        write_section(ROOT / "docs" / "benchmarks.md", "## Replay through the Laws core", text)
+    return 0
+
+
+def write_section(path: Path, heading: str, body: str) -> None:
+    """Replace (or add) one ``## `` section of docs/benchmarks.md, leaving the others."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    parts = text.split("\n## ")
+    head, sections = parts[0], ["## " + p for p in parts[1:]]
+    new = f"{heading}\n\n{body}\n"
+    for i, sec in enumerate(sections):
+        if sec.splitlines()[0].strip() == heading:
+            sections[i] = new
+            break
+    else:
+        sections.append(new)
+    path.write_text(head.rstrip() + "\n\n" + "\n".join(s.rstrip() + "\n" for s in sections))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
