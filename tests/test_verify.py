@@ -394,6 +394,11 @@ def test_verify_without_a_deal_file_is_a_clear_error(capsys: pytest.CaptureFixtu
     assert "--deals" in capsys.readouterr().err
     assert main(["--deals", str(tmp_path / "none.dup")]) == 2
     assert "no such deal file" in capsys.readouterr().err
+    garbage = tmp_path / "garbage.dup"
+    garbage.write_bytes(bytes(range(256)) * 3)
+    assert main(["--deals", str(garbage)]) == 2
+    err = capsys.readouterr().err
+    assert "no usable deal" in err and "board 1, byte 0:" in err
 
 
 async def test_a_failing_consumer_does_not_stop_the_station() -> None:

@@ -404,6 +404,8 @@ async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     dealset = load_deals(args.deals)
     for problem in dealset.problems:
         print(f"deal file: {problem}", file=err)
+    if not dealset.deals:
+        raise VerifyError(f"{args.deals}: no usable deal in the file")
     path = Path(args.config)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
