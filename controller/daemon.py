@@ -436,8 +436,10 @@ def load_deals(path: str | Path) -> dict[int, DealInfo]:
     return deals
 
 
-def build_engine(*, root: str = "bridge", deals: str | Path | None = None,
+def build_engine(*, root: str = "bridge",
+                 deals: str | Path | Mapping[int, DealInfo] | None = None,
                  rules: str = "2017", policy: str | Path | None = None) -> EngineLike:
+    """The Engine for the command line's settings; ``deals`` a deals file or the boards."""
     from controller.engine import Engine
     from controller.laws.cards import ParseError, Rules
 
@@ -449,8 +451,9 @@ def build_engine(*, root: str = "bridge", deals: str | Path | None = None,
         policy_value = IndicatorPolicy.load(policy) if policy else None
     except PolicyError as e:
         raise ControllerError(str(e)) from e
-    engine: EngineLike = Engine(root=root, deals=load_deals(deals) if deals else None,
-                                rules=rules_value, policy=policy_value)
+    boards = deals if isinstance(deals, Mapping) else (load_deals(deals) if deals else None)
+    engine: EngineLike = Engine(root=root, deals=boards, rules=rules_value,
+                                policy=policy_value)
     return engine
 
 

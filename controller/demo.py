@@ -500,12 +500,9 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
     try:
         with Mosquitto(workdir / "broker", persistence=False) as broker:
             settings = BrokerSettings.from_url(broker.url)
-            engine = build_engine()
             # the deals file of the session: the controller checks the hand scans with it
-            deals = {record.board: DealInfo(record.board, record.dealer, record.vulnerability,
-                                            record.deal)}
-            if hasattr(engine, "deals"):
-                engine.deals = deals
+            engine = build_engine(deals={record.board: DealInfo(
+                record.board, record.dealer, record.vulnerability, record.deal)})
             daemon = ControllerDaemon(broker=settings, engine=engine,
                                       journal=Journal(workdir / "journal.sqlite", sync="normal"),
                                       status_interval=3600, info={"demo": True})
