@@ -98,7 +98,8 @@ class Journal:
             self._db.execute("PRAGMA journal_mode=WAL")
             # FULL: each commit is fsync'ed, so an acknowledged event survives a power cut
             # on the Pi as well as a crash; NORMAL survives a crash of the process only.
-            self._db.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
+            self._sync = "FULL" if sync == "full" else "NORMAL"
+            self._db.execute(f"PRAGMA synchronous={self._sync}")
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise JournalError(f"{self.path}: journal schema {version} is newer than this "
@@ -146,7 +147,7 @@ class Journal:
             return []
         when = time.time() if received is None else received
         try:
-            with self._transaction() as db:
+            with self._transaction(self._sync) as db:
                 ns = []
                 for topic, payload in messages:
                     cur = db.execute(
@@ -164,7 +165,9 @@ class Journal:
         ``published_through`` to ``through`` (never backwards)."""
         stamp = time.time() if when is None else when
         try:
-            with self._transaction() as db:
+            # not synced on its own: the next incoming commit syncs the WAL up to here. A
+            # crash in between only makes a restart publish some outputs again.
+            with self._transaction("NORMAL") as db:
                 db.executemany(
                     "INSERT INTO outgoing (cause, topic, payload, retain, qos, published) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -177,13 +180,15 @@ class Journal:
             raise JournalError(f"cannot write to journal {self.path}: {e}") from e
 
     class _Txn:
-        def __init__(self, db: sqlite3.Connection, mutex: threading.RLock) -> None:
+        def __init__(self, db: sqlite3.Connection, mutex: threading.RLock, sync: str) -> None:
             self.db = db
             self.mutex = mutex
+            self.sync = sync
 
         def __enter__(self) -> sqlite3.Connection:
             self.mutex.acquire()
             try:
+                self.db.execute(f"PRAGMA synchronous={self.sync}")
                 self.db.execute("BEGIN IMMEDIATE")
             except BaseException:
                 self.mutex.release()
@@ -197,8 +202,8 @@ class Journal:
             finally:
                 self.mutex.release()
 
-    def _transaction(self) -> Journal._Txn:
-        return Journal._Txn(self._db, self._mutex)
+    def _transaction(self, sync: str) -> Journal._Txn:
+        return Journal._Txn(self._db, self._mutex, sync)
 
     # -- reading --------------------------------------------------------------------------
     @staticmethod
