@@ -419,3 +419,56 @@ async def test_a_failing_consumer_does_not_stop_the_station() -> None:
         results = await runner
     assert late == 0 and seen == [1, 2, 3] and all(r.ok for r in results)
     assert sum(n for note, n in station.notes.items() if "BrokenPipeError" in note) == 3
+
+
+async def test_following_a_bridges_events_on_the_broker(mosquitto, tmp_path: Path,
+                                                        data_dir: Path) -> None:
+    """A bridge runs the readers and publishes contract events: verify follows the topic."""
+    from controller.verify.cli import _events, _parser
+    deals = load_deals(data_dir / "four-boards.dup").deals
+    args = _parser().parse_args(["--deals", str(data_dir / "four-boards.dup"), "--events",
+                                 mosquitto.url, "--station", "st9", "-q", "--config",
+                                 str(tmp_path / "none.toml"), "--report", str(tmp_path / "r")])
+    out, err = io.StringIO(), io.StringIO()
+    ready = asyncio.Event()
+    task = asyncio.create_task(_events(args, out, err, ready))
+    await asyncio.wait_for(ready.wait(), 10)
+    seq = 0
+
+    def payload(zone: str, action: str, uid: str, **extra: object) -> bytes:
+        nonlocal seq
+        seq += 1
+        body = {"v": 1, "src": "st9-pi", "seq": seq, "ts": 1000.0 + seq, "type": "tag",
+                "zone": zone, "action": action, "uid": uid} | extra
+        return json.dumps(body).encode()
+
+    async with aiomqtt.Client("127.0.0.1", mosquitto.port) as client:
+        topic = "bridge/st9/event"
+        await client.publish(topic, b"{not json", qos=1)
+        await client.publish(topic, json.dumps({"v": 1, "type": "button", "button": "next"}),
+                             qos=1)
+        for board, deal in sorted(deals.items()):
+            hands = {s: sorted(deal[s]) for s in Seat}
+            if board == 3:
+                hands[Seat.E].append(hands[Seat.S].pop())
+            msg = payload("board", "present", f"B{board:02d}", board=board)
+            await client.publish(topic, msg, qos=1)
+            await client.publish(topic, msg, qos=1)          # delivered twice: applied once
+            for seat, cards in hands.items():
+                for c in cards:
+                    await client.publish(topic, payload("pocket", "present", f"C{c}",
+                                                        seat=seat.name, card=str(c),
+                                                        deck=str(board)), qos=1)
+                for c in cards:
+                    await client.publish(topic, payload("pocket", "removed", f"C{c}",
+                                                        seat=seat.name, card=str(c),
+                                                        deck=str(board)), qos=1)
+    code = await asyncio.wait_for(task, 30)
+    assert code == 1, out.getvalue() + err.getvalue()
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert [(b["board"], b["ok"]) for b in doc["boards"]] == [(1, True), (2, True), (3, False),
+                                                              (4, True)]
+    kinds = {f["kind"] for f in doc["boards"][2]["findings"]}
+    assert kinds == {"wrong_pocket", "hand_count"}
+    assert any("delivered twice" in n for n in doc["notes"])
+    assert any("2 messages ignored" in n for n in doc["notes"])

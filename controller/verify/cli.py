@@ -2,6 +2,7 @@
 
     bridge-table verify --deals SET.dup [--config hw_configs/station.toml] [--report OUT]
     bridge-table verify --simulate [--boards N] [--layout pockets|sequential] [--report OUT]
+    bridge-table verify --deals SET.dup --events mqtt://HOST:PORT [--station ID] [--report OUT]
 
 With a station config the readers are opened (board reader + pocket readers) and boards are
 followed as they come until every board of the file has a verdict or Ctrl-C; each verdict is
@@ -10,6 +11,8 @@ OUT.json and OUT.csv, and everything published on ``{root}/{station}/verify`` wh
 (or ``--broker``) names a broker. ``--simulate`` runs the simulated station (virtual reader
 firmware on pseudo-terminals, read through the real serial path) with the bundled deal file
 and a few planted faults, each kind at least once, and checks that each was found.
+``--events`` follows ``{root}/{station}/event`` on a broker instead, where a bridge running
+the station's readers publishes them (contract events, zones ``board`` and ``pocket``).
 
 Exit status: 0 every board right (simulation: every planted fault found), 1 faulty boards
 (simulation: a fault missed), 2 a set-up problem (bad deal file, config, reader).
@@ -46,6 +49,7 @@ from .report import (
 )
 from .station import (
     BoardResult,
+    EventFollower,
     Layout,
     Station,
     StationFollower,
@@ -322,8 +326,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--simulate", action="store_true",
                    help="run the simulated station with the bundled demo set and planted faults")
     p.add_argument("--boards", type=int, default=24, help="--simulate: how many boards")
-    p.add_argument("--layout", choices=("pockets", "sequential"), default="pockets",
-                   help="--simulate: four pocket readers, or one shown the pockets in turn")
+    p.add_argument("--layout", choices=("pockets", "sequential"), default=None,
+                   help="--simulate/--events: four pocket readers, or one shown the pockets in "
+                        "turn (default: the config's, else pockets)")
+    p.add_argument("--order", default=None,
+                   help="--events: the order of a sequential station's pockets, e.g. NESW")
+    p.add_argument("--events", metavar="URL",
+                   help="follow the station's events on this broker (a bridge runs the readers: "
+                        "{root}/{station}/event) instead of opening the readers")
+    p.add_argument("--station", default=None,
+                   help="--events: the station id in topics (default: the config's table id)")
+    p.add_argument("--root", default="bridge", help="--events: the topic root")
     p.add_argument("--no-faults", action="store_true", help="--simulate: plant no faults")
     p.add_argument("--quiet", "-q", action="store_true", help="summary only")
     return p
@@ -344,10 +357,11 @@ async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     faults = [] if args.no_faults else demo_faults(sorted(deals))
     tags = SimTags()
     plans = plan_boards(deals, faults, tags)
-    sim = SimStation(layout=args.layout, station_id="station-sim",
+    layout: Layout = "sequential" if args.layout == "sequential" else "pockets"
+    sim = SimStation(layout=layout, station_id="station-sim",
                      broker_url=args.broker or "mqtt://127.0.0.1:1883")
     console = _Console(len(deals), out, err, args.quiet)
-    follower = StationFollower(deals, layout=args.layout)
+    follower = StationFollower(deals, layout=layout)
     async with sim:
         readers = [StationReader(r, a) for r, a in sim.open_readers()]
         mqtt = MqttReporter(args.broker, "bridge", sim.station_id) if args.broker else None
@@ -424,8 +438,10 @@ async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise VerifyError(str(e)) from None
     tap = any(r.reader.kind == "tap" for r in readers
               if any(z == "pocket" for z, _ in r.antennas.values()))
+    layout: Layout = cfg.layout if args.layout is None else (
+        "sequential" if args.layout == "sequential" else "pockets")
     follower = StationFollower(dealset.deals, broken=dealset.broken,
-                               layout=cfg.layout, order=cfg.order, tap=tap)
+                               layout=layout, order=cfg.order, tap=tap)
     console = _Console(len(dealset.deals), out, err, args.quiet)
     broker = args.broker or cfg.broker_url
     print(f"station {cfg.station_id}: {len(dealset.deals)} boards in {Path(dealset.path).name}; "
@@ -451,6 +467,110 @@ async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 1 if report.faulty or report.not_verified() else 0
 
 
+async def follow_events(url: str, topic: str, events: EventFollower, stop: asyncio.Event,
+                        ready: asyncio.Event | None = None) -> None:
+    """Feed ``events`` from ``topic`` on the broker at ``url`` until ``stop`` is set."""
+    import aiomqtt
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+        raise VerifyError(f"not a broker URL: {url!r} (mqtt://HOST:PORT)")
+    import ssl
+    tls = ssl.create_default_context() if parts.scheme == "mqtts" else None
+    try:
+        async with aiomqtt.Client(parts.hostname, parts.port or (8883 if tls else 1883),
+                                  tls_context=tls) as client:
+            await client.subscribe(topic, qos=1)
+            if ready is not None:
+                ready.set()
+
+            async def pump() -> None:
+                async for message in client.messages:
+                    payload = message.payload
+                    await events.message(payload if isinstance(payload, bytes | str) else b"")
+
+            task = asyncio.create_task(pump())
+            stopper = asyncio.create_task(stop.wait())
+            await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            for t in (task, stopper):
+                t.cancel()
+            await asyncio.gather(task, stopper, return_exceptions=True)
+    except aiomqtt.MqttError as e:
+        raise VerifyError(f"broker {url}: {e}") from None
+
+
+async def _events(args: argparse.Namespace, out: TextIO, err: TextIO,
+                  ready: asyncio.Event | None = None) -> int:
+    if not args.deals:
+        raise VerifyError("--deals FILE is needed")
+    dealset = load_deals(args.deals)
+    for problem in dealset.problems:
+        print(f"deal file: {problem}", file=err)
+    if not dealset.deals:
+        raise VerifyError(f"{args.deals}: no usable deal in the file")
+    station_id, root, layout, order = args.station, args.root, args.layout, None
+    path = Path(args.config)
+    if path.is_file():
+        try:
+            cfg = station_config(tomllib.loads(path.read_text(encoding="utf-8")), path.resolve())
+        except tomllib.TOMLDecodeError as e:
+            raise VerifyError(f"{path}: not valid TOML: {e}") from None
+        station_id = station_id or cfg.station_id
+        layout = layout or cfg.layout
+        order = cfg.order
+    if args.order:
+        try:
+            order = tuple(Seat.parse(c) for c in args.order.replace(",", ""))
+        except ValueError as e:
+            raise VerifyError(f"--order: {e}") from None
+    station_id = station_id or "station-1"
+    follower = StationFollower(dealset.deals, broken=dealset.broken,
+                               layout="sequential" if layout == "sequential" else "pockets",
+                               order=order or tuple(Seat))
+    console = _Console(len(dealset.deals), out, err, args.quiet)
+    stop = asyncio.Event()
+
+    def check_done(_: BoardResult) -> None:
+        if set(dealset.deals) <= {r.board for r in follower.results}:
+            stop.set()
+
+    mqtt = MqttReporter(args.broker or args.events, root, station_id)
+    async with mqtt:
+        if mqtt.error:
+            print(f"warning: {mqtt.error}", file=err)
+        events = EventFollower(follower, on_result=[console.result, mqtt.board, check_done])
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        topic = f"{root}/{station_id}/event"
+        print(f"station {station_id}: following {topic} on {args.events} for "
+              f"{len(dealset.deals)} boards (Ctrl-C to stop)", file=err)
+        try:
+            await follow_events(args.events, topic, events, stop, ready)
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(sig)
+        for result in follower.flush():
+            console.result(result)
+            await mqtt.board(result)
+        notes = {n: 1 for n in follower.notes}
+        if events.ignored:
+            notes[f"{events.ignored} messages ignored (not station tags, or malformed)"] = 1
+        if events.duplicates:
+            notes[f"{events.duplicates} messages delivered twice, applied once"] = 1
+        report = VerifyReport(station_id, Path(dealset.path).name, tuple(follower.results),
+                              tuple(sorted(set(dealset.deals) | set(dealset.broken))),
+                              dealset.problems, notes)
+        await mqtt.report(report)
+    console.end()
+    print(summary_text(report), file=out)
+    if args.report:
+        for p in write_report(report, args.report):
+            print(f"report: {p}", file=out)
+    return 1 if report.faulty or report.not_verified() else 0
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -459,6 +579,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     try:
         if args.simulate:
             return asyncio.run(_simulate(args, out, err))
+        if args.events:
+            return asyncio.run(_events(args, out, err))
         return asyncio.run(_live(args, out, err))
     except VerifyError as e:
         print(f"bridge-table verify: {e}", file=err)

@@ -39,7 +39,7 @@ from controller.laws.events import Action, TagEvent, Zone
 
 __all__ = [
     "Layout", "BoardResult", "StationFollower", "TagLookup", "TagInfoLike", "Station",
-    "StationReader", "tag_event", "VerifyError",
+    "StationReader", "tag_event", "VerifyError", "tag_event_from_payload", "EventFollower",
 ]
 
 Layout = Literal["pockets", "sequential"]
@@ -415,3 +415,75 @@ class Station:
             except Exception as e:  # noqa: BLE001
                 self._note(f"board {result.board}: {getattr(callback, '__name__', callback)} "
                            f"failed: {e!r}")
+
+
+# --- from the wire: a bridge already runs the station's readers ----------------------------
+
+def tag_event_from_payload(payload: Any) -> tuple[tuple[str, int] | None, TagEvent] | None:
+    """A contract ``event`` payload as ((src, seq), TagEvent); None for what the station does
+    not use (buttons, other zones) or cannot read (a malformed message)."""
+    if not isinstance(payload, dict) or payload.get("type") != "tag":
+        return None
+    try:
+        zone = Zone(str(payload["zone"]))
+        action = Action(str(payload["action"]))
+        uid = str(payload["uid"]).upper()
+        seat = Seat.parse(str(payload["seat"])) if payload.get("seat") else None
+        card = Card.parse(str(payload["card"])) if payload.get("card") else None
+        board = payload.get("board")
+        board = int(board) if board is not None and not isinstance(board, bool) else None
+    except (KeyError, ValueError, TypeError):
+        return None
+    if zone not in (Zone.BOARD, Zone.POCKET):
+        return None
+    src, seq = payload.get("src"), payload.get("seq")
+    key = (src, seq) if isinstance(src, str) and isinstance(seq, int) else None
+    deck = payload.get("deck")
+    unknown = bool(payload.get("unknown")) or (card is None and board is None)
+    return key, TagEvent(zone, action, seat, uid, card=card,
+                         deck=None if deck is None else str(deck), board=board, unknown=unknown)
+
+
+class EventFollower:
+    """Contract events (``{root}/{station}/event``, from a bridge running the station's
+    readers) into the follower: duplicates (same src and seq) applied once, bad messages
+    counted, never fatal."""
+
+    def __init__(self, follower: StationFollower, *, on_result: Iterable[ResultCallback] = ()
+                 ) -> None:
+        self.follower = follower
+        self.on_result = list(on_result)
+        self.applied = 0
+        self.ignored = 0
+        self.duplicates = 0
+        self._seen: set[tuple[str, int]] = set()
+
+    async def message(self, raw: bytes | str) -> list[BoardResult]:
+        import json
+        try:
+            payload = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            self.ignored += 1
+            return []
+        parsed = tag_event_from_payload(payload)
+        if parsed is None:
+            self.ignored += 1
+            return []
+        key, event = parsed
+        if key is not None:
+            if key in self._seen:
+                self.duplicates += 1
+                return []
+            self._seen.add(key)
+        ts = payload.get("ts")
+        results = self.follower.feed(event, ts=float(ts) if isinstance(ts, int | float) else None)
+        self.applied += 1
+        for result in results:
+            for callback in self.on_result:
+                try:
+                    maybe = callback(result)
+                    if maybe is not None:
+                        await maybe
+                except Exception as e:  # noqa: BLE001 - as in Station._deliver
+                    self.follower.notes.append(f"board {result.board}: a consumer failed: {e!r}")
+        return results
