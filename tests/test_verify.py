@@ -168,6 +168,9 @@ def test_the_same_wallet_read_twice_is_one_board() -> None:
     again = [tag_event("board", None, uid, "present", tags.lookup(uid))]
     results = follow(follower, iter(again + list(board_events(plan, tags))))
     assert [(r.board, r.ok) for r in results] == [(1, True)]
+    # a wallet read and never followed by its pockets: a note at the end, not a verdict
+    follow(follower, iter(again))
+    assert follower.flush() == [] and follower.notes == ["board 1: tag read, no pocket shown"]
 
 
 def test_sequential_layout_follows_the_order() -> None:

@@ -187,9 +187,13 @@ class StationFollower:
         return out
 
     def flush(self) -> list[BoardResult]:
-        """The end of the session: the board being checked, if any cards were seen."""
-        if self._board.touched or self._board.tag is not None:
+        """The end of the session: the board being checked, if any cards were seen (a board
+        tag read with no pocket after it is a note, not a verdict)."""
+        if self._board.touched:
             return self._finish()
+        if self._board.tag is not None:
+            self.notes.append(f"board {self._board.tag}: tag read, no pocket shown")
+            self._board = _Board()
         return []
 
     # --- internals ------------------------------------------------------------------------
