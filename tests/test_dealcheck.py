@@ -225,3 +225,22 @@ def test_table_codes_cover_every_fault_a_hand_scan_can_show() -> None:
     assert set(TABLE_CODES) == scan_kinds
     assert TABLE_CODES[K.MISSING_CARD] is Code.MISSING_CARD
     assert TABLE_CODES[K.ROTATED] is Code.CARDS_FROM_WRONG_BOARD
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3])
+def test_a_rotation_with_a_card_missing_is_still_named_a_rotation(steps: int) -> None:
+    seen = as_seen(DEAL.rotated(steps))
+    into = Seat.N.rotated(steps)            # N's hand is in this pocket now
+    card = seen[into].pop()
+    v = check_board(DEAL, seen, board=1)
+    rot = only(v.findings, K.ROTATED)
+    assert len(rot) == 1 and rot[0].count == steps
+    (m,) = only(v.findings, K.MISSING_CARD)
+    assert (m.card, m.seat) == (card, into)
+    assert not only(v.findings, K.WRONG_POCKET)
+
+
+def test_a_board_mixed_at_random_is_no_rotation() -> None:
+    for seed in range(20):
+        v = check_board(DEAL, as_seen(random_deal(random.Random(seed))), board=1)
+        assert K.ROTATED not in v.kinds() and K.WRONG_POCKET in v.kinds()

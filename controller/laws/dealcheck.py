@@ -205,7 +205,18 @@ def check_board(expected: Deal, seen: Mapping[Seat, Collection[Card]], *, board:
                 detail=f"hands rotated {_plural(rotation, 'seat')} clockwise: N's hand is in "
                        f"{Seat.N.rotated(rotation).name}'s pocket"))
         else:
-            findings += _card_by_card(expected, seen_lists, seen_sets)
+            near = _near_rotation(expected, seen_sets)
+            if near is not None:
+                # rotated, and something else besides (a card missing, moved, foreign): name
+                # the rotation, then the rest against the rotated deal
+                findings.append(Finding(
+                    FindingKind.ROTATED, count=near,
+                    detail=f"hands rotated {_plural(near, 'seat')} clockwise: N's hand is in "
+                           f"{Seat.N.rotated(near).name}'s pocket (the findings that follow "
+                           "are against the rotated deal)"))
+                findings += _card_by_card(expected.rotated(near), seen_lists, seen_sets)
+            else:
+                findings += _card_by_card(expected, seen_lists, seen_sets)
 
     for tag in foreign:
         if isinstance(tag, ForeignTag):
@@ -221,6 +232,22 @@ def check_board(expected: Deal, seen: Mapping[Seat, Collection[Card]], *, board:
             findings.append(Finding(FindingKind.HAND_COUNT, seat=seat, count=n,
                                     detail=f"{seat.name}'s pocket holds {n} cards, not 13"))
     return Verdict(board, not findings, tuple(findings))
+
+
+#: A rotation explains the seen hands when at least this many cards sit where it puts them
+#: (of 52): a rotated deal with a few other faults, not a board mixed at random (which puts
+#: about 13 cards in place for any rotation).
+NEAR_ROTATION = 40
+
+
+def _near_rotation(expected: Deal, seen: Mapping[Seat, frozenset[Card]]) -> int | None:
+    def placed(steps: int) -> int:
+        return sum(len(seen[s.rotated(steps)] & expected[s]) for s in Seat)
+
+    as_dealt = placed(0)
+    best = max((1, 2, 3), key=placed)
+    score = placed(best)
+    return best if score >= NEAR_ROTATION and score > as_dealt else None
 
 
 def _card_by_card(expected: Deal, seen_lists: Mapping[Seat, list[Card]],
