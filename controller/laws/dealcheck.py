@@ -12,7 +12,8 @@ How findings are chosen (so that one mistake gives one finding, not fifty):
 1. the board tag that does not match the board expected -> ``WRONG_BOARD``;
 2. the seen hands are another board's deal (given ``deals``), as dealt or rotated ->
    ``CARDS_MATCH_BOARD`` and nothing card by card;
-3. the four seen hands are the expected four rotated one, two or three seats -> ``ROTATED``;
+3. the four seen hands are the expected four rotated one, two or three seats -> ``ROTATED``
+   (also when a few cards besides are wrong: then the rest is named against the rotated deal);
 4. otherwise a pocket holding exactly another seat's hand -> ``HAND_IN_WRONG_POCKET``, and
    card by card for the rest: ``WRONG_POCKET``, ``DUPLICATED_CARD``, ``EXTRA_CARD``,
    ``MISSING_CARD``;
