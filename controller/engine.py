@@ -11,7 +11,7 @@ every table from its journal.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,8 +20,9 @@ import msgspec
 from . import WIRE_VERSION
 from .display_text import display_lines
 from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit
+from .laws.dealcheck import FouledBoardDetector
 from .laws.events import MARKERS, Action, Button, ButtonEvent, TagEvent, Zone
-from .laws.irregularities import Irregularity, Status
+from .laws.irregularities import Code, Irregularity, Status
 from .laws.messages import alert_texts
 from .laws.record import DealInfo
 from .laws.rulings import Ruling, RulingKind
@@ -105,8 +106,6 @@ class Engine:
         rules: Rules = Rules.L2017,
         policy: IndicatorPolicy | None = None,
         schedule: Mapping[str, frozenset[int]] | None = None,
-        on_board_hands: Callable[[str, int, Mapping[Seat, frozenset[Card]]], list[Outgoing]]
-        | None = None,
         kinds: frozenset[str] | None = None,
     ) -> None:
         """``kinds`` limits the outputs built (``replay --topics``): every input is still
@@ -116,7 +115,7 @@ class Engine:
         self.rules = rules
         self.policy = policy or IndicatorPolicy()
         self.schedule = schedule or {}
-        self.on_board_hands = on_board_hands
+        self.fouled = FouledBoardDetector()
         every = frozenset({"state", "alert", "indicator", "result", "feed", "error"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
         self._tables: dict[str, _TableState] = {}
@@ -361,11 +360,27 @@ class Engine:
             ts.result = self._result(name, ts)
             if "result" in kinds:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
-            if self.on_board_hands is not None:
-                record = table.record()
-                if record is not None and record.deal is not None:
-                    hands = {s: record.deal[s] for s in Seat}
-                    out += self.on_board_hands(name, record.board, hands)
+            out += self._compare_tables(name, ts)
+        return out
+
+    def _compare_tables(self, name: str, ts: _TableState) -> list[Outgoing]:
+        """Law 87: the hands this table saw (scanned, or revealed by play) against every
+        other table's hands for the same board; a difference is a fouled board."""
+        record = ts.table.record()
+        if record is None or record.deal is None:
+            return []
+        out: list[Outgoing] = []
+        for seat in Seat:
+            for conflict in self.fouled.observe(name, record.board, seat, record.deal[seat]):
+                other = conflict.tables[0]
+                cards = sorted(conflict.only_first | conflict.only_second)
+                update = ts.table.flag(
+                    Code.FOULED_BOARD, law="87", seat=seat, detail="hands_differ",
+                    board=record.board, other_table=other,
+                    cards=" ".join(str(c) for c in cards),
+                    here=" ".join(str(c) for c in sorted(conflict.only_second)),
+                    there=" ".join(str(c) for c in sorted(conflict.only_first)))
+                out += self._publish(name, ts, update)
         return out
 
     def _alert(self, table: str, board: int | None, item: Irregularity) -> dict[str, Any]:

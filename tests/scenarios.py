@@ -34,14 +34,15 @@ class Harness:
     schedule: Iterable[int] | None = None
     table: str = "7"
     deals_known: bool = True
+    others: dict[int, Deal] = field(default_factory=dict)   # more boards of the deals file
     engine: Engine = field(init=False)
     out: list[Outgoing] = field(default_factory=list)
     sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     seq: int = 0
 
     def __post_init__(self) -> None:
-        deals = {self.board: DealInfo(self.board, board_dealer(self.board),
-                                      board_vulnerability(self.board), self.deal)}
+        deals = {n: DealInfo(n, board_dealer(n), board_vulnerability(n), d)
+                 for n, d in {**self.others, self.board: self.deal}.items()}
         schedule = {self.table: frozenset(self.schedule)} if self.schedule else None
         self.engine = Engine(deals=deals if self.deals_known else {}, rules=self.rules,
                              schedule=schedule)
@@ -81,10 +82,12 @@ class Harness:
     def rule(self, ruling: str, **fields: Any) -> list[Outgoing]:
         return self.send({"ruling": ruling, **fields}, kind="ruling")
 
-    def scan(self, seats: str = "NESW", count: int = 13, pick_up: bool = True) -> None:
+    def scan(self, seats: str = "NESW", count: int = 13, pick_up: bool = True,
+             deal: Deal | None = None) -> None:
+        """Each seat's hand scan (of ``deal``, by default the board's own)."""
         for s in seats.split(",") if "," in seats else seats:
             seat = Seat[s]
-            cards = sorted(self.deal[seat])[:count]
+            cards = sorted((deal or self.deal)[seat])[:count]
             for c in cards:
                 self.put(s, str(c))
             if pick_up:

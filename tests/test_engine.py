@@ -9,7 +9,7 @@ import pytest
 from scenarios import Harness
 
 from controller.engine import MAX_PAYLOAD, Engine, encode
-from controller.laws.cards import Deal
+from controller.laws.cards import Contract, Deal, Seat
 
 DEAL = Deal.from_pbn("N:KJ4.AQ3.KT85.J72 Q963.T85.A94.KQ5 AT72.KJ74.QJ3.A8 85.962.762.T9643")
 
@@ -176,3 +176,28 @@ def test_indicator_hides_a_revoke_from_the_table_until_play_ends() -> None:
 
 def test_encode_is_compact_json() -> None:
     assert encode({"a": 1, "b": [1, "x"]}) == b'{"a":1,"b":[1,"x"]}'
+
+
+def test_a_board_seen_with_other_hands_at_another_table_is_a_fouled_board() -> None:
+    from controller.formats.events import record_events
+    from controller.laws.cards import PASS, board_dealer, board_vulnerability
+    from controller.laws.record import AuctionEntry, BoardRecord
+
+    dealer = board_dealer(5)
+    passes = tuple(AuctionEntry(dealer.rotated(i), PASS) for i in range(4))
+    n, e = sorted(DEAL[Seat.N]), sorted(DEAL[Seat.E])
+    fouled = Deal.from_hands({Seat.N: frozenset(n[1:] + e[:1]), Seat.E: frozenset(e[1:] + n[:1]),
+                              Seat.S: DEAL[Seat.S], Seat.W: DEAL[Seat.W]})
+    engine = Engine()
+    for table, deal in (("1", DEAL), ("2", fouled)):
+        record = BoardRecord(5, dealer, board_vulnerability(5), deal, passes,
+                             Contract.parse("Pass"))
+        outs = []
+        for event in record_events(record, return_hands=False):
+            outs += engine.handle(f"bridge/{table}/event", event)
+    alerts = [o.payload for o in outs if o.topic == "bridge/2/alert"]
+    assert {a["seat"] for a in alerts} == {"N", "E"}
+    assert all(a["code"] == "FOULED_BOARD" and a["law"] == "87" for a in alerts)
+    assert all(a["params"]["other_table"] == "1" for a in alerts)
+    assert set(alerts[0]["params"]["cards"].split()) == {str(n[0]), str(e[0])}
+    assert "table 1" in alerts[0]["text"]["en"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from scenarios import Harness
 
-from controller.laws.cards import Deal, Rules
+from controller.laws.cards import Deal, Rules, Seat
 
 D = Deal.from_pbn
 
@@ -240,3 +240,50 @@ def test_t12_defective_trick() -> None:
     assert result is not None
     assert result["tricks_played"] == 9 and result["tricks"] == 10
     assert result["score_ns"] == -430
+
+
+# -- the deal file checked against the hand scans, before anyone calls (issue: verification)
+
+DEAL8 = D("N:JT86.KJT4.QT52.A A9.973.76.Q98743 K32.A6.J9843.JT2 Q754.Q852.AK.K65")
+DEAL9 = D("N:KJ74.J8.AKJ5.AQ6 A.AQT94.82.KT932 Q532.763.T93.875 T986.K52.Q764.J4")
+
+
+def test_scans_matching_the_deal_raise_nothing() -> None:
+    h = Harness(8, DEAL8, others={9: DEAL9})
+    h.board_tag(8)
+    h.scan()
+    assert h.alerts() == []
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3])
+def test_rotated_board_is_named_before_the_first_call(steps: int) -> None:
+    h = Harness(8, DEAL8)
+    h.board_tag(8)
+    h.scan(deal=DEAL8.rotated(steps))
+    found = h.alerts("CARDS_FROM_WRONG_BOARD")
+    assert found and found[0]["detail"] == "rotated"
+    assert found[0]["params"]["count"] == steps
+    assert h.state()["auction"] == []  # nobody has called: the display says so first
+    indicator = h.engine._tables["7"].indicator
+    assert indicator is not None and found[0]["id"] in indicator["alerts"]
+
+
+def test_cards_of_another_board_are_named() -> None:
+    h = Harness(8, DEAL8, others={9: DEAL9})
+    h.board_tag(8)
+    h.scan(deal=DEAL9)
+    found = h.alerts("CARDS_FROM_WRONG_BOARD")
+    assert found and found[0]["detail"] == "cards_match_board"
+    assert found[0]["params"]["board"] == 9
+
+
+def test_a_card_in_the_wrong_hand_is_an_incorrect_count() -> None:
+    n, e = sorted(DEAL8[Seat.N]), sorted(DEAL8[Seat.E])
+    swapped = Deal.from_hands({Seat.N: frozenset(n[1:] + e[:1]), Seat.E: frozenset(e[1:] + n[:1]),
+                               Seat.S: DEAL8[Seat.S], Seat.W: DEAL8[Seat.W]})
+    h = Harness(8, DEAL8)
+    h.board_tag(8)
+    h.scan(deal=swapped)
+    found = h.alerts("INCORRECT_CARD_COUNT")
+    assert {a["card"] for a in found} == {str(n[0]), str(e[0])}
+    assert all(a["law"] == "13" for a in found)

@@ -48,6 +48,8 @@ class Code(enum.StrEnum):
     DEFECTIVE_TRICK = "DEFECTIVE_TRICK"
     CARD_NOT_IN_HAND = "CARD_NOT_IN_HAND"
     CARD_WITHDRAWN = "CARD_WITHDRAWN"
+    # project addition (wire contract 1.1): across tables, one board seen with other hands
+    FOULED_BOARD = "FOULED_BOARD"
 
 
 class Status(enum.StrEnum):
@@ -84,6 +86,7 @@ DEFAULT_LAW: dict[Code, str] = {
     Code.DEFECTIVE_TRICK: "67",
     Code.CARD_NOT_IN_HAND: "7B3",
     Code.CARD_WITHDRAWN: "47",
+    Code.FOULED_BOARD: "87",
 }
 
 #: Codes only players may draw attention to: shown to the director alone until play ends

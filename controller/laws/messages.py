@@ -159,6 +159,11 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
         "Sai ván[ {board}]",
         "错误的牌套[{board}]",
     ),
+    Code.FOULED_BOARD: (
+        "Fouled board[ {board}]: [{seat}'s ]hand differs[ at table {other_table}][ ({cards})]",
+        "Ván bài bị xáo trộn[ {board}]: [tay {seat} ]khác[ ở bàn {other_table}][ ({cards})]",
+        "牌套错乱[{board}]：[{seat}的]手牌[与第{other_table}桌]不同[（{cards}）]",
+    ),
     Code.CARDS_FROM_WRONG_BOARD: (
         "[{seat} ]holds cards from another board",
         "[{seat} ]cầm bài của ván khác",
@@ -294,6 +299,7 @@ _BASE_BY_STATUS: Final[dict[tuple[Code, Status], tuple[str, str, str]]] = {
 _SHORT: Final[dict[Code, tuple[str, str, str]]] = {
     Code.WRONG_BOARD: ("Wrong board", "Sai ván", "错误牌套"),
     Code.CARDS_FROM_WRONG_BOARD: ("Cards wrong board", "Bài ván khác", "他副牌张"),
+    Code.FOULED_BOARD: ("Fouled board", "Ván bị xáo trộn", "牌套错乱"),
     Code.HAND_COUNT: ("Count your cards", "Đếm lại bài", "清点手牌"),
     Code.MISSING_CARD: ("Missing card", "Thiếu bài", "缺少牌张"),
     Code.INCORRECT_CARD_COUNT: ("Wrong card count", "Sai số bài", "牌数不正确"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .auction import Auction
 from .cards import (
@@ -27,6 +28,8 @@ from .cards import (
     board_dealer,
     board_vulnerability,
 )
+from .dealcheck import TABLE_CODES as FINDING_CODES
+from .dealcheck import DealIndex, FindingKind, check_board
 from .events import Action, Button, ButtonEvent, TagEvent, Zone
 from .irregularities import Code, Irregularity, IrregularityLog, Status
 from .play import Play
@@ -43,6 +46,12 @@ TABLE_CODES: frozenset[Code] = frozenset({
     Code.WRONG_BOARD, Code.CARDS_FROM_WRONG_BOARD, Code.HAND_COUNT, Code.MISSING_CARD,
     Code.INCORRECT_CARD_COUNT, Code.UNKNOWN_TAG,
 })
+
+
+#: Deal-check findings each seat's own scan check reports (Law 7B count, 14A missing card,
+#: a card scanned in two hands), so the whole-board check leaves them out.
+_SEAT_CHECKS = frozenset({FindingKind.HAND_COUNT, FindingKind.MISSING_CARD,
+                          FindingKind.DUPLICATED_CARD})
 
 
 class Phase(enum.StrEnum):
@@ -90,6 +99,7 @@ class Board:
         info: DealInfo | None,
         played_before: bool = False,
         scheduled: bool = True,
+        all_deals: Mapping[int, Deal] | None = None,
     ) -> None:
         self.number = number
         self.rules = rules
@@ -113,6 +123,8 @@ class Board:
         self._lead_faced = False
         self.played_before = played_before
         self.scheduled = scheduled
+        self.all_deals = all_deals
+        self._deal_checked = False
         if not scheduled:
             log.open(Code.WRONG_BOARD, law=self._law_wrong_board(), detail="not_scheduled",
                      board=number)
@@ -305,24 +317,41 @@ class Board:
                 self.log.open(Code.INCORRECT_CARD_COUNT, law="13", seat=seat, card=card,
                               detail="two_hands", other_seat=str(other))
         self.scans[seat][card] = None
-        if len(self.scans[seat]) == 13:
-            self._check_full_scan(seat)
+        if len(self.scans[seat]) == 13 and all(len(self.scans[s]) >= 13 for s in Seat):
+            self._check_deal()
 
-    def _check_full_scan(self, seat: Seat) -> None:
-        """A 13-card scan against the deal file (Law 15A / 17D)."""
-        if self.deal is None:
+    def _check_deal(self) -> None:
+        """The hand scans against the deal file, once, before anyone calls (Laws 13-15).
+
+        Counts and missing cards are the seats' own checks at their first call (Law 7B,
+        14A); this names what only the whole board shows: the cards of another board, a
+        rotated board, a card in the wrong hand.
+        """
+        if self._deal_checked or self.deal is None or not self._any_scans():
             return
-        scanned = frozenset(self.scans[seat])
-        if scanned == self.deal[seat]:
-            return
-        holder = {self.deal.holder(c) for c in scanned}
-        self.log.open(
-            Code.CARDS_FROM_WRONG_BOARD, law="17D" if self.rules is Rules.L2007 else "15A",
-            seat=seat, detail="rotated" if len(holder) == 1 else "mismatch",
-            other_seat=str(holder.pop()) if len(holder) == 1 else "",
-            missing=" ".join(str(c) for c in sorted(self.deal[seat] - scanned)),
-            extra=" ".join(str(c) for c in sorted(scanned - self.deal[seat])),
-        )
+        self._deal_checked = True
+        verdict = check_board(self.deal, {s: list(self.scans[s]) for s in Seat},
+                              board=self.number, deals=self.all_deals)
+        for finding in verdict.findings:
+            code = FINDING_CODES.get(finding.kind)
+            if code is None or finding.kind in _SEAT_CHECKS:
+                continue
+            params: dict[str, Any] = {}
+            if finding.other_seat is not None:
+                params["other_seat"] = finding.other_seat.name
+            if finding.board is not None:
+                params["board"] = finding.board
+            if finding.count is not None:
+                params["count"] = finding.count
+            self.log.open(code, law=self._deal_law(code), seat=finding.seat,
+                          card=finding.card, detail=str(finding.kind), **params)
+
+    def _deal_law(self, code: Code) -> str:
+        if code is Code.CARDS_FROM_WRONG_BOARD:
+            return "17D" if self.rules is Rules.L2007 else "15A"
+        if code is Code.WRONG_BOARD:
+            return self._law_wrong_board()
+        return "13"
 
     def _any_scans(self) -> bool:
         return any(self.scans[s] for s in Seat)
@@ -331,6 +360,7 @@ class Board:
         self.phase = Phase.AUCTION
         if not self._any_scans():
             return
+        self._check_deal()
         counts = {s: len(self.scans[s]) for s in Seat}
         if any(c > 13 for c in counts.values()) and any(c < 13 for c in counts.values()):
             self.log.open(Code.INCORRECT_CARD_COUNT, law="13", detail="over_under",
@@ -426,6 +456,7 @@ class Table:
     played: list[int] = field(default_factory=list)
     feed: bool = True   # compute broadcast items (a replay that keeps no feed skips them)
     _next_id: int = 1
+    _index: DealIndex | None = None
     _fed: _Fed = field(default_factory=_Fed)
 
     # -- public ---------------------------------------------------------------------------
@@ -489,7 +520,8 @@ class Table:
         old_items = {i.id: i for i in board.log}
         rebuilt = Board(board.number, rules=board.rules,
                         log=IrregularityLog(first_id=board.log.first_id), info=board.info,
-                        played_before=board.played_before, scheduled=board.scheduled)
+                        played_before=board.played_before, scheduled=board.scheduled,
+                        all_deals=board.all_deals)
         for inp in history:
             rebuilt.apply(inp)
         rebuilt.log.drain()
@@ -514,6 +546,16 @@ class Table:
             notes=(note,) + update.notes,
         )
 
+    def flag(self, code: Code, **fields: Any) -> Update:
+        """Open an irregularity on the current board that something outside the table
+        found (a fouled board seen across tables); returns it as an update."""
+        board = self.board
+        if board is None:
+            return Update()
+        board.log.open(code, **fields)
+        self._next_id = max(self._next_id, board.log.next_id)
+        return Update(irregularities=tuple(board.log.drain()))
+
     def record(self) -> BoardRecord | None:
         board = self.board
         if board is None:
@@ -535,10 +577,17 @@ class Table:
                     return number
         return (max(self.played) + 1) if self.played else 1
 
+    def _deal_index(self) -> DealIndex:
+        if self._index is None:
+            self._index = DealIndex({n: i.deal for n, i in self.deals.items()
+                                     if i.deal is not None and i.deal.is_complete})
+        return self._index
+
     def _new_board(self, number: int, *, first_id: int) -> Board:
         return Board(number, rules=self.rules, log=IrregularityLog(first_id=first_id),
                      info=self.deals.get(number), played_before=number in self.played,
-                     scheduled=self.schedule is None or number in self.schedule)
+                     scheduled=self.schedule is None or number in self.schedule,
+                     all_deals=self._deal_index())
 
     def _board_tag(self, number: int) -> Update:
         board = self.board
