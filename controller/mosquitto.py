@@ -13,6 +13,7 @@ with its configuration, persistence file and log in ``workdir``.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -71,6 +72,10 @@ class Mosquitto:
             "set_tcp_nodelay true",
             "log_dest stderr",
         ]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            # started as root, mosquitto drops to user "mosquitto", which cannot write the
+            # persistence file in our work directory: the persistence would silently not work
+            lines.append("user root")
         self.conf.write_text("\n".join(lines) + "\n")
 
     def start(self, timeout: float = 10.0) -> None:

@@ -179,3 +179,27 @@ async def test_the_display_speaks_the_tables_language(mosquitto: Mosquitto,
     zh = [line for line in indicator["display"]["zh"] if line]
     assert zh and any(ord(ch) > 0x2E80 for line in zh for ch in line)
     assert any(ord(ch) > 0x2E80 for line in shown for ch in line)
+
+
+async def test_the_broker_restarts_mid_board_and_nothing_is_lost(tmp_path: Path) -> None:
+    """Tags move while the broker is down: the bridge spools them, the daemon's session
+    gets them after, the board ends as if nothing happened."""
+    plan = plan_board(load_board(), revoke_trick=6)
+    events = plan.events()
+    first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
+    cut = first_call + 30  # mid-play, before the revoke
+    with Mosquitto(tmp_path / "broker") as broker:
+        async with rig(broker, tmp_path) as r:
+            await r.play(events[:cut])
+            broker.stop()
+            # the hands go on: the table's readers still see the cards
+            for event in events[cut:cut + 12]:
+                report = await r.table.play([event], strict=True)
+                assert report.played == 1
+            await asyncio.sleep(0.5)
+            broker.start()
+            await r.play(events[cut + 12:])
+            result = (await r.watch.wait(kind_is("result"), timeout=60)).payload
+    assert (result["tricks_played"], result["tricks"], result["score_ns"]) == (9, 11, 650)
+    seqs = [m.payload["seq"] for m in r.watch.of("event", "1")]
+    assert len(set(seqs)) == len(events)  # every tag move, once, none lost
