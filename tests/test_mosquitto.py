@@ -1,0 +1,45 @@
+"""The private mosquitto launcher (controller.mosquitto, re-exported by tests/broker.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiomqtt
+import pytest
+from broker import Mosquitto, free_port
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def test_a_persistent_session_survives_a_broker_restart(tmp_path: Path) -> None:
+    with Mosquitto(tmp_path / "broker") as broker:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="keeper",
+                                  clean_session=False) as c:
+            await c.subscribe("t/#", qos=1)
+        broker.restart()
+        async with aiomqtt.Client("127.0.0.1", broker.port) as p:
+            for i in range(3):
+                await p.publish("t/x", str(i), qos=1)
+        broker.restart()  # the queued messages too are kept
+        got: list[bytes] = []
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="keeper",
+                                  clean_session=False) as c:
+            async with asyncio.timeout(5):
+                async for m in c.messages:
+                    got.append(bytes(m.payload))  # type: ignore[arg-type]
+                    if len(got) == 3:
+                        break
+        assert got == [b"0", b"1", b"2"]
+        assert "Error saving" not in broker.log.read_text()
+
+
+def test_restart_keeps_the_port_and_stop_is_idempotent(tmp_path: Path) -> None:
+    port = free_port()
+    broker = Mosquitto(tmp_path / "b", port=port, persistence=False)
+    with broker:
+        assert broker.url == f"mqtt://127.0.0.1:{port}" and broker.running
+        broker.restart()
+        assert broker.port == port and broker.running
+    assert not broker.running
+    broker.stop()
