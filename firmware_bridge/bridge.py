@@ -36,7 +36,7 @@ from firmware_bridge.errors import (
     IndicatorError,
 )
 from firmware_bridge.gpio import SeatLights, TableGpio
-from firmware_bridge.publisher import Publisher, Spool
+from firmware_bridge.publisher import Publisher, Spool, wait_event
 from firmware_bridge.readers.base import Reader, ReaderHealth, TagRead
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ REOPEN_MIN = 0.5
 REOPEN_MAX = 30.0
 #: on-change health messages are coalesced over this many seconds
 HEALTH_COALESCE = 0.2
+#: seconds the publisher gets to say "offline" and disconnect when the bridge stops
+PUBLISHER_GRACE = 5.0
 
 
 class TagLookup(Protocol):
@@ -171,7 +173,7 @@ class Bridge:
             return _NoTags()
         from firmware_bridge.tags import TagRegistry  # the tag registry (engineer A's module)
         try:
-            return TagRegistry.load(list(self.config.registry.files))  # type: ignore[no-any-return]
+            return TagRegistry.load(list(self.config.registry.files))
         except Exception as e:  # a broken tag file stops the start, with its reason
             raise BridgeError(f"tag registry: {e}") from e
 
@@ -201,9 +203,14 @@ class Bridge:
     # -- running -------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
-        """Run until ``stop`` is set (or forever); always leaves LEDs dark and the spool
-        closed."""
-        stop = stop if stop is not None else asyncio.Event()
+        """Run until ``stop`` is set (or forever, or until cancelled); always says
+        ``offline``, leaves the LEDs dark and closes the spool."""
+        outer = stop if stop is not None else asyncio.Event()
+        # Our own stop: set by the caller's, and on the way out whatever the reason. The
+        # publisher stops on it rather than by cancellation alone: on Python 3.11 a cancel can
+        # be lost inside aiomqtt (asyncio.wait_for returning a result that came in together
+        # with the cancel), and the task would then run on.
+        stop = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         if self._registry is None:
             self._registry = self._load_registry()
@@ -220,17 +227,18 @@ class Bridge:
             tasks.append(asyncio.create_task(self._health_loop(stop), name="health"))
             self.ready.set()
             self._publish_health()
-            await stop.wait()
+            await outer.wait()
+        finally:
+            stop.set()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            await publisher_task  # says "offline" and disconnects
-        finally:
-            # also when run() itself is cancelled: nothing may touch the spool once closed
-            pending = [t for t in [*tasks, publisher_task] if t is not None and not t.done()]
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+            if publisher_task is not None:
+                # it drains what it can, says "offline" and disconnects by itself
+                await asyncio.wait({publisher_task}, timeout=PUBLISHER_GRACE)
+                if not publisher_task.done():
+                    publisher_task.cancel()
+                    await asyncio.wait({publisher_task}, timeout=PUBLISHER_GRACE)
             if self._health_due is not None:
                 self._health_due.cancel()
             if self.gpio is not None:
@@ -261,8 +269,7 @@ class Bridge:
             finally:
                 state.open = state.connected = False
             self._health_changed()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
+            await wait_event(stop, delay)
             delay = min(REOPEN_MAX, delay * 2)
 
     def _anomaly(self, state: _ReaderState, kind: str) -> None:
@@ -438,9 +445,7 @@ class Bridge:
 
     async def _health_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.config.health.interval)
-            if not stop.is_set():
+            if not await wait_event(stop, self.config.health.interval):
                 self._publish_health()
 
 

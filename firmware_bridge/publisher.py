@@ -40,6 +40,21 @@ RECONNECT_MIN = 0.1
 RECONNECT_MAX = 5.0
 
 
+async def wait_event(event: asyncio.Event, timeout: float) -> bool:
+    """Wait until ``event`` is set or ``timeout`` seconds pass; True if it is set.
+
+    Not ``asyncio.wait_for(event.wait(), timeout)``: on Python 3.11 that can turn a
+    cancellation arriving together with the timeout into a TimeoutError, and a task that
+    swallows its own cancellation never stops.
+    """
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({waiter}, timeout=timeout)
+    finally:
+        waiter.cancel()
+    return event.is_set()
+
+
 def encode_json(obj: Mapping[str, Any]) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
@@ -265,8 +280,7 @@ class Publisher:
                         self._on_connection(False)
             if stop.is_set():
                 break
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
+            await wait_event(stop, delay)
             delay = min(self.reconnect_max, delay * 2)
 
     async def _connected_session(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
@@ -286,8 +300,7 @@ class Publisher:
                 await stop.wait()
                 # Leaving: give what is in flight a moment to be acknowledged (whatever is
                 # not stays in the spool for next time), then stop everything.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.drained.wait(), 2.0)
+                await wait_event(self.drained, 2.0)
                 sender.cancel()
                 receiver.cancel()
                 for task in self._send_tasks:

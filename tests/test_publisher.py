@@ -186,7 +186,13 @@ async def test_nothing_lost_across_a_broker_restart(tmp_path: Path, mosquitto: M
         await sub.wait_for(lambda: {p["seq"] for p in sub.payloads()} >= set(during + after))
         await asyncio.wait_for(publisher.drained.wait(), 15)
     seqs = [p["seq"] for p in sub.payloads()]
-    assert seqs == before + during + after  # each once, in order
+    first_seen = list(dict.fromkeys(seqs))
+    assert first_seen == before + during + after  # in order
+    # The bridge sent each once: what was spooled during the outage arrives exactly once.
+    # (mosquitto may deliver some of `before` twice to this persistent-session subscriber:
+    # the ones whose subscriber-side PUBACK it had not saved when it stopped. That is the
+    # broker's own QoS 1 leg, not the bridge's.)
+    assert all(seqs.count(s) == 1 for s in during + after)
     assert publisher.spool.depth() == 0 and publisher.connect_count >= 2
 
 
