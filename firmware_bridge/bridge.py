@@ -137,6 +137,7 @@ class BridgeHealth:
     bad_indicators: int = 0
     output_errors: int = 0
     last_duplicate: dict[str, Any] | None = None
+    last_unmapped: dict[str, Any] | None = None
     last_bad_indicator: str | None = None
 
 
@@ -296,7 +297,11 @@ class Bridge:
     def _on_tag(self, rc: ReaderConfig, read: TagRead) -> int | None:
         antenna = rc.antennas.get(read.antenna)
         if antenna is None:
+            # no zone, so no contract event; health carries the read so it is not lost unseen
             self.health.unmapped_antennas += 1
+            self.health.last_unmapped = {"reader": rc.name, "antenna": read.antenna,
+                                         "uid": read.uid.upper(), "action": read.action,
+                                         "ts": read.ts}
             if (rc.name, read.antenna) not in self._warned_antennas:
                 self._warned_antennas.add((rc.name, read.antenna))
                 log.warning("reader %s: antenna %r is not in the config; its tags are dropped",
@@ -428,6 +433,7 @@ class Bridge:
             "duplicate_sightings": h.duplicate_sightings,
             "last_duplicate": h.last_duplicate,
             "unmapped_antennas": h.unmapped_antennas,
+            "last_unmapped": h.last_unmapped,
             "bad_indicators": h.bad_indicators,
             "last_bad_indicator": h.last_bad_indicator,
             "output_errors": h.output_errors,

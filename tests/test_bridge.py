@@ -266,6 +266,8 @@ async def test_unmapped_antenna_and_reader_anomalies_go_to_health(tmp_path: Path
     assert [e["uid"] for e in sub.on("/event")] == ["04A2"]
     health = sub.on("/health")[-1]
     assert health["src"] == "pi-5" and health["readers"]["bidbox"]["kind"] == "inventory"
+    assert health["last_unmapped"] == {"reader": "bidbox", "antenna": "7", "uid": "04B2",
+                                       "action": "present", "ts": 1.7e9}
     assert not any(retained for t, _, retained in sub.messages if t.endswith("/health"))
 
 
