@@ -568,3 +568,28 @@ async def test_simulated_table_round_trip(tmp_path: Path, mosquitto: Mosquitto) 
     assert received == [{k: v for k, v in e.items() if k != "uid"} for e in played]
     registry = bridge._registry
     assert registry is not None and registry.lookup(uids[1]).card == "SA"  # type: ignore[union-attr]
+
+
+async def test_tags_read_while_the_broker_is_down_arrive_once_in_order(
+        tmp_path: Path, mosquitto: Mosquitto) -> None:
+    from test_publisher import collecting
+
+    readers = Readers()
+    bridge = Bridge(make_config(tmp_path, mosquitto), registry=Registry(), open_reader=readers,
+                    pin_factory=MockFactory(), display=NullDisplay())
+    async with collecting(mosquitto, "bridge/5/event", "bridge-restart") as sub, \
+            running(bridge):
+        await asyncio.wait_for(all_open(readers, {"north"}), 10)
+        mosquitto.stop()
+        uids = [f"0400{i:04X}" for i in range(25)]
+        for i, uid in enumerate(uids):
+            await handled(bridge, lambda uid=uid, i=i: readers.by_name["north"].see(
+                "0", uid, ts=2000.0 + i))
+        assert bridge.publisher is not None and bridge.publisher.spool.depth() == 25
+        mosquitto.start()
+        await sub.wait_for(lambda: len(sub.payloads()) >= 25)
+        await asyncio.wait_for(bridge.publisher.drained.wait(), 20)
+    events = sub.payloads()
+    assert [e["uid"] for e in events] == uids
+    assert [e["seq"] for e in events] == sorted({e["seq"] for e in events})
+    assert all(e["unknown"] is True and e["seat"] == "N" for e in events)
