@@ -593,3 +593,14 @@ async def test_tags_read_while_the_broker_is_down_arrive_once_in_order(
     assert [e["uid"] for e in events] == uids
     assert [e["seq"] for e in events] == sorted({e["seq"] for e in events})
     assert all(e["unknown"] is True and e["seat"] == "N" for e in events)
+
+
+def test_a_broken_tag_registry_stops_the_start_with_its_reason(
+        tmp_path: Path, mosquitto: Mosquitto, capsys: pytest.CaptureFixture[str]) -> None:
+    from firmware_bridge.bridge import main
+    (tmp_path / "tags.toml").write_text("version = 1\n[decks.1]\nSA = 12\n[[[broken\n")
+    path = write_toml(tmp_path, mosquitto)
+    path.write_text(path.read_text() + '[registry]\nfiles = ["tags.toml"]\n')
+    assert main(["--config", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "tag registry" in err and "tags.toml" in err
