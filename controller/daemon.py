@@ -185,7 +185,6 @@ class ControllerDaemon:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     _outbox: list[tuple[int, OutgoingLike]] = field(default_factory=list)
     _rebuilt: bool = False
-    _seen_tables: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.root = self.root.strip("/") or "bridge"
@@ -287,7 +286,6 @@ class ControllerDaemon:
         for item in plan:  # outputs in the order of the messages that caused them
             if isinstance(item, int):
                 topic, payload = accepted[item]
-                self._seen_tables.add(self._table_of(topic))
                 self._outbox.extend((ns[item], o) for o in self._apply(topic, payload))
             else:
                 self._outbox.append((0, item))
