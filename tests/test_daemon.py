@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 import pytest
 from boardevents import EventWriter, clean_board, t08_revoke
 from broker import Mosquitto
@@ -343,3 +344,68 @@ def test_deals_file_errors_are_clear(tmp_path: Path) -> None:
                  f'[Deal "{t08_revoke().deal}"]\n')
     deals = load_deals(f)
     assert deals[7].dealer.name == "S" and deals[7].deal is not None
+
+
+async def test_tls_and_password(tmp_path: Path) -> None:
+    """mqtts:// with a CA file and a user: what a club broker on the network asks for."""
+    import shutil
+    import socket
+    import ssl
+    import subprocess
+
+    from broker import free_port, mosquitto_binary
+
+    if shutil.which("openssl") is None or shutil.which("mosquitto_passwd") is None:
+        pytest.fail("openssl and mosquitto_passwd are needed (apt-get install openssl "
+                    "mosquitto)")
+    cert, key, pw = tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "passwd"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(["mosquitto_passwd", "-b", "-c", str(pw), "controller", "s3cret"],
+                   check=True, capture_output=True)
+    port = free_port()
+    conf = tmp_path / "mosquitto.conf"
+    conf.write_text(f"listener {port} 127.0.0.1\ncertfile {cert}\nkeyfile {key}\n"
+                    f"password_file {pw}\nallow_anonymous false\nuser root\n")
+    proc = subprocess.Popen([mosquitto_binary(), "-c", str(conf)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        wrong = ControllerDaemon(
+            broker=BrokerSettings.from_url(f"mqtts://127.0.0.1:{port}", username="controller",
+                                           password="wrong", ca_file=str(cert)),
+            engine=build_engine(), reconnect_min=0.1, reconnect_max=0.2)
+        stop_wrong = asyncio.Event()
+        task_wrong = asyncio.create_task(wrong.run(stop_wrong))
+        d = ControllerDaemon(
+            broker=BrokerSettings.from_url(f"mqtts://127.0.0.1:{port}", username="controller",
+                                           password="s3cret", ca_file=str(cert)),
+            engine=build_engine(), client_id="tls-controller")
+        stop = asyncio.Event()
+        task = asyncio.create_task(d.run(stop))
+        await asyncio.wait_for(d.ready.wait(), 20)
+        tls = ssl.create_default_context(cafile=str(cert))
+        async with aiomqtt.Client("127.0.0.1", port, username="controller", password="s3cret",
+                                  tls_context=tls) as c:
+            await c.subscribe("bridge/#", qos=1)
+            event = EventWriter("tls-pi").event(type="tag", zone="board", action="present",
+                                                uid="BD0001", board=1)
+            await c.publish("bridge/9/event", json.dumps(event), qos=1)
+            async with asyncio.timeout(20):
+                async for m in c.messages:
+                    if m.topic.value == "bridge/9/state":
+                        assert json.loads(m.payload)["last"]["src"] == "tls-pi"  # type: ignore[arg-type]
+                        break
+        assert wrong.counters.connects == 0 and not wrong.ready.is_set()
+        stop.set()
+        stop_wrong.set()
+        await asyncio.wait_for(asyncio.gather(task, task_wrong), 20)
+    finally:
+        proc.terminate()
+        proc.wait(10)
