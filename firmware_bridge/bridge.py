@@ -23,6 +23,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
@@ -165,6 +166,9 @@ class Bridge:
         self._sightings: dict[str, dict[tuple[str, str], tuple[float, bool]]] = {}
         self._warned_antennas: set[tuple[str, str]] = set()
         self._health_due: asyncio.TimerHandle | None = None
+        self._display_wanted: Indicator | None = None
+        self._display_wake = asyncio.Event()
+        self._display_task: asyncio.Task[None] | None = None
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -226,6 +230,8 @@ class Bridge:
             tasks = [asyncio.create_task(self._run_reader(r, stop), name=f"reader {r.name}")
                      for r in self.config.readers]
             tasks.append(asyncio.create_task(self._health_loop(stop), name="health"))
+            self._display_task = asyncio.create_task(self._display_loop(), name="display")
+            tasks.append(self._display_task)
             self.ready.set()
             self._publish_health()
             await outer.wait()
@@ -403,16 +409,42 @@ class Bridge:
         self.show(indicator)
 
     def show(self, indicator: Indicator) -> None:
+        """LEDs now; the display from its own thread (an HD44780 on I2C takes tens of ms for a
+        screenful, which must not hold up the events), the latest indicator winning."""
         self.indicator = indicator
         try:
             if self.gpio is not None:
                 self.gpio.show(indicator.seats)
+        except Exception as e:  # a GPIO hiccup must not stop the bridge
+            self._output_error("LEDs", e)
+        self._display_wanted = indicator
+        if self._display_task is not None and not self._display_task.done():
+            self._display_wake.set()
+        else:  # not running (a test, or before run()): draw here
+            self._draw(indicator)
+
+    def _draw(self, indicator: Indicator) -> None:
+        try:
             if self.display is not None:
                 self.display.show_indicator(indicator.display, self.config.table.language)
         except Exception as e:  # an I2C hiccup must not stop the bridge
-            log.error("cannot drive LEDs/display: %s", e)
-            self.health.output_errors += 1
-            self._health_changed()
+            self._output_error("display", e)
+
+    def _output_error(self, what: str, error: Exception) -> None:
+        log.error("cannot drive the %s: %s", what, error)
+        self.health.output_errors += 1
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._health_changed)
+
+    async def _display_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="display") as pool:
+            while True:
+                await self._display_wake.wait()
+                self._display_wake.clear()
+                indicator = self._display_wanted
+                if indicator is not None:
+                    await loop.run_in_executor(pool, self._draw, indicator)
 
     # -- health ----------------------------------------------------------------------------
 
