@@ -409,3 +409,25 @@ async def test_tls_and_password(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+async def test_a_directors_ruling_reaches_the_table_through_the_daemon(
+        mosquitto: Mosquitto, daemon: ControllerDaemon) -> None:
+    events = list(EventWriter("table-1-pi").board(t08_revoke()))
+    td = EventWriter("td-console")
+    async with Watch(mosquitto.url) as w:
+        await Publisher(mosquitto.url).events("1", events)
+        first = (await w.wait(kind_is_result(11))).payload
+        alert_id = first["irregularities"][0]["id"]
+        # Law 64C: the director rules the non-offenders were damaged by one trick less
+        ruling = td.event(ruling="adjust", alert=alert_id, tricks=10)
+        await Publisher(mosquitto.url).send([("bridge/1/ruling", ruling)])
+        adjusted = (await w.wait(kind_is_result(10))).payload
+    assert (adjusted["tricks"], adjusted["score_ns"]) == (10, 620)
+    assert adjusted["tricks_played"] == 9
+
+
+def kind_is_result(tricks: int) -> Any:
+    def pred(m: Seen) -> bool:
+        return m.kind == "result" and m.table == "1" and m.payload.get("tricks") == tricks
+    return pred
