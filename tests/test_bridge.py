@@ -604,3 +604,39 @@ def test_a_broken_tag_registry_stops_the_start_with_its_reason(
     assert main(["--config", str(path)]) == 1
     err = capsys.readouterr().err
     assert "tag registry" in err and "tags.toml" in err
+
+
+class StuckDisplay(NullDisplay):
+    """A display whose drawing hangs until released (an I2C bus in trouble)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+        self.release = threading.Event()
+        self.entered = threading.Event()
+
+    def show(self, lines: Any) -> None:
+        self.entered.set()
+        self.release.wait(30)
+        super().show(lines)
+
+
+async def test_a_slow_display_does_not_hold_up_events(tmp_path: Path,
+                                                      mosquitto: Mosquitto) -> None:
+    readers = Readers()
+    display = StuckDisplay()
+    bridge = Bridge(make_config(tmp_path, mosquitto), registry=Registry(), open_reader=readers,
+                    pin_factory=MockFactory(), display=display)
+    async with subscribed(mosquitto, "bridge/5/event") as sub, running(bridge):
+        await asyncio.wait_for(all_open(readers, {"north"}), 10)
+        bridge.show(parse_indicator(b'{"v":1,"display":{"en":["one"]}}', "5"))
+        bridge.show(parse_indicator(b'{"v":1,"display":{"en":["two"]}}', "5"))
+        while not display.entered.is_set():
+            await asyncio.sleep(0.01)
+        readers.by_name["north"].see("0", "04A1")
+        await sub.wait_for(lambda: len(sub.messages) >= 1)  # while the display hangs
+        assert display.lines == []
+        display.release.set()
+        while display.lines != ["two"]:
+            await asyncio.sleep(0.01)
+    assert sub.messages[0][1]["uid"] == "04A1"
