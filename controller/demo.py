@@ -35,6 +35,7 @@ from typing import IO, Any
 import aiomqtt
 
 from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
+from controller.engine import Engine
 from controller.journal import Journal
 from controller.laws.cards import Card, Seat, Suit
 from controller.laws.record import BoardRecord, DealInfo
@@ -618,15 +619,8 @@ def _print_end(view: TableView, engine: Any, lang: str, out: IO[str],
     out.flush()
 
 
-def _engine_record(engine: Any) -> BoardRecord | None:
-    getter = getattr(engine, "record", None)
-    if callable(getter):
-        rec = getter(TABLE)
-        return rec if isinstance(rec, BoardRecord) else None
-    tables = getattr(engine, "_tables", {})  # until the Engine exposes the record
-    ts = tables.get(TABLE)
-    rec = ts.table.record() if ts is not None else None
-    return rec if isinstance(rec, BoardRecord) else None
+def _engine_record(engine: Engine) -> BoardRecord | None:
+    return engine.record(TABLE)
 
 
 def parser() -> argparse.ArgumentParser:

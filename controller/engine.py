@@ -24,7 +24,7 @@ from .laws.dealcheck import FouledBoardDetector
 from .laws.events import MARKERS, Action, Button, ButtonEvent, TagEvent, Zone
 from .laws.irregularities import Code, Irregularity, Status
 from .laws.messages import alert_texts
-from .laws.record import DealInfo
+from .laws.record import BoardRecord, DealInfo
 from .laws.rulings import Ruling, RulingKind
 from .laws.table import FeedItem, Phase, Table, Update
 from .policy import IndicatorPolicy
@@ -136,6 +136,11 @@ class Engine:
         if ts.state is None:
             ts.state = self._state(table, ts)
         return ts.state
+
+    def record(self, table: str) -> BoardRecord | None:
+        """The current (or last) board of ``table`` as played, for PBN / LIN output."""
+        ts = self._tables.get(table)
+        return ts.table.record() if ts is not None else None
 
     def retained(self) -> list[Outgoing]:
         out: list[Outgoing] = []
