@@ -27,8 +27,8 @@ from .laws.cards import (
 )
 from .laws.record import AuctionEntry, BoardRecord, PlayedTrick
 
-__all__ = ["RandomBoard", "random_deal", "random_auction", "random_play", "random_board",
-           "trick_winner"]
+__all__ = ["RandomBoard", "random_deal", "random_auction", "random_play",
+           "random_play_with_revoke", "random_board", "contract_of", "trick_winner"]
 
 
 @dataclass(frozen=True)
@@ -122,29 +122,53 @@ def trick_winner(cards: list[tuple[Seat, Card]], trump: Suit | None) -> Seat:
 
 def random_play(rng: random.Random, deal: Deal, contract: Contract,
                 declarer: Seat) -> list[PlayedTrick]:
+    """Thirteen tricks of random legal play."""
+    tricks, _ = _play(rng, deal, contract, declarer, revoke_trick=None)
+    return tricks
+
+
+def random_play_with_revoke(rng: random.Random, deal: Deal, contract: Contract, declarer: Seat,
+                            revoke_trick: int) -> tuple[list[PlayedTrick], Seat, Suit] | None:
+    """Random play in which one player fails to follow suit once, on ``revoke_trick``
+    (the first player there who can follow and can also discard); the rest is legal.
+    None when nobody on that trick could revoke."""
+    tricks, offender = _play(rng, deal, contract, declarer, revoke_trick=revoke_trick)
+    if offender is None:
+        return None
+    return tricks, offender[0], offender[1]
+
+
+def _play(rng: random.Random, deal: Deal, contract: Contract, declarer: Seat, *,
+          revoke_trick: int | None) -> tuple[list[PlayedTrick], tuple[Seat, Suit] | None]:
     assert contract.bid is not None
     trump = contract.bid.denomination.trump
     hands = {s: set(deal[s]) for s in Seat}
     leader = declarer.lho
     tricks: list[PlayedTrick] = []
+    offender: tuple[Seat, Suit] | None = None
     for number in range(1, 14):
         cards: list[tuple[Seat, Card]] = []
         seat = leader
         for _ in range(4):
             hand = hands[seat]
             if cards:
-                follow = [c for c in hand if c.suit is cards[0][1].suit]
-                choices = sorted(follow or hand)
+                led = cards[0][1].suit
+                follow = sorted(c for c in hand if c.suit is led)
+                others = sorted(c for c in hand if c.suit is not led)
+                if number == revoke_trick and offender is None and follow and others:
+                    card = rng.choice(others)
+                    offender = (seat, led)
+                else:
+                    card = rng.choice(follow or sorted(hand))
             else:
-                choices = sorted(hand)
-            card = rng.choice(choices)
+                card = rng.choice(sorted(hand))
             hand.remove(card)
             cards.append((seat, card))
             seat = seat.lho
         winner = trick_winner(cards, trump)
         tricks.append(PlayedTrick(number, leader, tuple(cards), winner))
         leader = winner
-    return tricks
+    return tricks, offender
 
 
 def random_board(rng: random.Random, number: int) -> RandomBoard:

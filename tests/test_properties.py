@@ -20,15 +20,18 @@ from hypothesis import strategies as st
 
 from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
-from controller.generate import random_auction, random_board, random_deal, trick_winner
+from controller.generate import (
+    contract_of,
+    random_auction,
+    random_board,
+    random_deal,
+    random_play_with_revoke,
+)
 from controller.laws.cards import (
     PASS,
     Call,
-    Card,
     Contract,
-    Deal,
     Seat,
-    Suit,
     Vulnerability,
     board_dealer,
     board_vulnerability,
@@ -88,42 +91,6 @@ def test_random_legal_boards_raise_no_alert_and_score_right(seed: int, board: in
                                                record.vulnerability, rb.declarer_tricks)
 
 
-def play_with_revoke(rng: random.Random, deal: Deal, contract: Contract, declarer: Seat,
-                     revoke_trick: int) -> tuple[list[PlayedTrick], Seat, Suit] | None:
-    """Random play in which one player fails to follow suit once, on ``revoke_trick``."""
-    assert contract.bid is not None
-    trump = contract.bid.denomination.trump
-    hands = {s: set(deal[s]) for s in Seat}
-    leader = declarer.lho
-    tricks: list[PlayedTrick] = []
-    offender: tuple[Seat, Suit] | None = None
-    for number in range(1, 14):
-        cards: list[tuple[Seat, Card]] = []
-        seat = leader
-        for _ in range(4):
-            hand = hands[seat]
-            if cards:
-                led = cards[0][1].suit
-                follow = sorted(c for c in hand if c.suit is led)
-                others = sorted(c for c in hand if c.suit is not led)
-                if number == revoke_trick and offender is None and follow and others:
-                    card = rng.choice(others)
-                    offender = (seat, led)
-                else:
-                    card = rng.choice(follow or sorted(hand))
-            else:
-                card = rng.choice(sorted(hand))
-            hand.remove(card)
-            cards.append((seat, card))
-            seat = seat.lho
-        winner = trick_winner(cards, trump)
-        tricks.append(PlayedTrick(number, leader, tuple(cards), winner))
-        leader = winner
-    if offender is None:
-        return None
-    return tricks, offender[0], offender[1]
-
-
 def expected_transfer(tricks: list[PlayedTrick], offender: Seat, t: int) -> int:
     """Law 64A as laws.md 4.4 reads it, for one established revoke."""
     side = offender.side
@@ -146,11 +113,10 @@ def test_injected_revoke_is_flagged_established_and_adjusted(seed: int, revoke_t
         deal = random_deal(rng)
         dealer = board_dealer(number)
         calls = random_auction(rng, dealer, pass_weight=0.3)
-        from controller.generate import contract_of
         contract, declarer = contract_of(calls)
         if declarer is None:
             continue
-        played = play_with_revoke(rng, deal, contract, declarer, revoke_trick)
+        played = random_play_with_revoke(rng, deal, contract, declarer, revoke_trick)
         if played is not None:
             break
     else:
