@@ -142,3 +142,12 @@ def test_artificial_adjusted_scores() -> None:
     assert artificial_score("minus", 10) == 4
     with pytest.raises(ValueError):
         artificial_score("top", 8)
+
+
+def test_record_score_ns_is_zero_passed_out_and_none_while_unknown() -> None:
+    from controller.laws.scoring import record_score_ns
+    vul = Vulnerability.NONE
+    assert record_score_ns(Contract.parse("Pass"), None, vul, None) == 0
+    assert record_score_ns(Contract.parse("4S"), Seat.E, vul, None) is None
+    assert record_score_ns(None, None, vul, None) is None
+    assert record_score_ns(Contract.parse("4S"), Seat.E, vul, 10) == -420

@@ -45,7 +45,7 @@ from controller.laws.cards import (
     board_vulnerability,
 )
 from controller.laws.record import AuctionEntry, BoardRecord, PlayedTrick
-from controller.laws.scoring import score_ns
+from controller.laws.scoring import record_score_ns
 
 from .errors import BadRecord, FormatError
 from .pbn import _looks_like_path, auction_outcome, trick_winner
@@ -325,11 +325,7 @@ def _board_record(board: _Board, number_hint: int, event: list[str],
     tricks_result = claim
     if tricks_result is None and len(tricks) == 13:
         tricks_result = tricks_played
-    score: int | None = None
-    if contract is not None and contract.passed_out:
-        score = 0
-    elif contract is not None and declarer is not None and tricks_result is not None:
-        score = score_ns(contract, declarer, vul, tricks_result)
+    score = record_score_ns(contract, declarer, vul, tricks_result)
     tags: dict[str, str] = {}
     names = board.players
     if qx.lower().startswith("c") and len(names) >= 8:

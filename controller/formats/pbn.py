@@ -52,7 +52,7 @@ from controller.laws.cards import (
 )
 from controller.laws.irregularities import Code, Irregularity, IrregularityLog, Status
 from controller.laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
-from controller.laws.scoring import score_ns
+from controller.laws.scoring import record_score_ns
 
 from .errors import BadRecord, FormatError
 
@@ -738,12 +738,8 @@ def game_to_record(game: PbnGame) -> BoardRecord:
                                      line_of("Result", game.line))
     if tricks_result is None and len(tricks) == 13 and tricks_played is not None:
         tricks_result = tricks_played
-    score: int | None = None
-    if contract is not None and contract.passed_out:
-        score = 0
-    elif contract is not None and declarer is not None and tricks_result is not None:
-        score = score_ns(contract, declarer, vul, tricks_result)
-    elif "Score" in tags:
+    score = record_score_ns(contract, declarer, vul, tricks_result)
+    if score is None and "Score" in tags:
         score = _score_tag(tags["Score"])
     irregularities: tuple[Irregularity, ...]
     if game.irregularity_tags:

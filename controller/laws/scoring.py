@@ -11,7 +11,8 @@ from typing import Final
 from .cards import Contract, Denomination, Doubling, Seat, Vulnerability
 
 __all__ = [
-    "score", "score_ns", "imps", "IMP_TABLE", "matchpoints", "matchpoints_ew", "neuberg",
+    "score", "score_ns", "record_score_ns", "imps", "IMP_TABLE", "matchpoints",
+    "matchpoints_ew", "neuberg",
     "AVERAGE_PLUS", "AVERAGE", "AVERAGE_MINUS", "artificial_score",
 ]
 
@@ -154,3 +155,13 @@ def artificial_score(kind: str, top: float) -> float:
     except KeyError:
         raise ValueError(f"not an artificial adjusted score: {kind!r}") from None
     return top * percent / 100
+
+
+def record_score_ns(contract: Contract | None, declarer: Seat | None, vul: Vulnerability,
+                    tricks: int | None) -> int | None:
+    """A record's NS score: 0 when passed out, None while the result is unknown."""
+    if contract is not None and contract.passed_out:
+        return 0
+    if contract is not None and declarer is not None and tricks is not None:
+        return score_ns(contract, declarer, vul, tricks)
+    return None
