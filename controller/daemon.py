@@ -369,9 +369,7 @@ class ControllerDaemon:
                     await self._process(client, batch)
             finally:
                 self.ready.clear()
-                status_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                    await status_task
+                await cancel_until_done(status_task)
 
     async def _goodbye(self) -> None:
         """A clean stop says offline itself (the will is only for unclean ones)."""
@@ -398,9 +396,7 @@ class ControllerDaemon:
                                          return_when=asyncio.FIRST_COMPLETED)
             stopper.cancel()
             if session not in done:
-                session.cancel()
-                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                    await session
+                await cancel_until_done(session)
                 break
             exc = session.exception()
             if exc is None:
@@ -419,6 +415,21 @@ class ControllerDaemon:
                 await asyncio.wait_for(stop.wait(), delay)
             delay = min(delay * 2, self.reconnect_max)
         await self._goodbye()
+
+
+async def cancel_until_done(task: asyncio.Task[Any], interval: float = 0.1) -> None:
+    """Cancel ``task`` and wait for it to end, cancelling again until it does.
+
+    On Python 3.11 a cancellation that arrives while ``asyncio.wait_for`` (which aiomqtt uses
+    inside) is finishing can be swallowed, and the task runs on: one ``cancel()`` is not
+    enough to stop a session for sure.
+    """
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=interval)
+    if not task.cancelled():
+        with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+            task.result()
 
 
 # -- building from the command line --------------------------------------------------------
