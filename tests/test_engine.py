@@ -201,3 +201,23 @@ def test_a_board_seen_with_other_hands_at_another_table_is_a_fouled_board() -> N
     assert all(a["params"]["other_table"] == "1" for a in alerts)
     assert set(alerts[0]["params"]["cards"].split()) == {str(n[0]), str(e[0])}
     assert "table 1" in alerts[0]["text"]["en"]
+
+
+def test_feed_carries_each_call_and_card_once_in_order_and_corrections_whole() -> None:
+    h = Harness(3, DEAL)
+    h.board_tag(3)
+    h.run("C:S:1H C:W:P C:N:3H C:E:P C:S:P C:W:P")
+    h.run("W:S8 N:S4 E:S3 S:SA")
+    feed = [o.payload for o in h.out if o.topic.endswith("/feed")]
+    assert [f["kind"] for f in feed] == ["board"] + ["call"] * 6 + ["card"] * 4
+    assert [f["n"] for f in feed] == list(range(1, 12))
+    assert [f["card"] for f in feed if f["kind"] == "card"] == ["S8", "S4", "S3", "SA"]
+    assert all(f["trick"] == 1 for f in feed if f["kind"] == "card")
+    assert "hands" not in str(feed) and not any("deal" in f for f in feed)
+    h.rule("undo")  # the ace was a misread
+    feed = [o.payload for o in h.out if o.topic.endswith("/feed")][11:]
+    assert feed[0]["kind"] == "play"
+    assert feed[0]["cards"] == [["W", "S8"], ["N", "S4"], ["E", "S3"]]
+    h.run("S:S2")
+    feed = [o.payload for o in h.out if o.topic.endswith("/feed")][-1]
+    assert (feed["kind"], feed["card"]) == ("card", "S2")

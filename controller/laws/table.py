@@ -487,7 +487,7 @@ class Table:
                 return Update(notes=("no board on the table: event ignored",))
         before = self._result_key()
         board.apply(inp)
-        return self._collect(board, before)
+        return self._collect(board, before, zone=inp.zone if isinstance(inp, TagEvent) else None)
 
     def undo(self) -> Update:
         """Strike the last sensor event of the board (and the rulings after it)."""
@@ -631,12 +631,12 @@ class Table:
         return (board.number, str(board.contract), board.declarer, board.declarer_tricks())
 
     def _collect(self, board: Board, before: tuple[object, ...],
-                 started: Update | None = None) -> Update:
+                 started: Update | None = None, zone: Zone | None = None) -> Update:
         items = tuple(board.log.drain())
         self._next_id = max(self._next_id, board.log.next_id)
         feed = list(started.feed) if started else []
         if self.feed:
-            feed += self._feed(board)
+            feed += self._feed(board, zone)
         after = self._result_key()
         result_changed = bool(after) and after != before
         if result_changed and board.number not in self.played:
@@ -651,23 +651,27 @@ class Table:
             result_changed=result_changed, notes=notes,
         )
 
-    def _feed(self, board: Board) -> list[FeedItem]:
+    def _feed(self, board: Board, zone: Zone | None = None) -> list[FeedItem]:
         """Broadcast what changed in the standing calls and played cards.
 
-        Normal play only adds at the end, which is checked cheaply; anything else (a
-        cancelled call, a withdrawn card, a 62D correction, an undo) sends the standing
-        auction or play whole.
+        A bid tag can only change the calls and a tray tag only the cards (``zone``); a
+        ruling or an undo may change both. Normal play only adds at the end, which is
+        checked cheaply; anything else (a cancelled call, a withdrawn card, a 62D
+        correction, an undo) sends the standing auction or play whole.
         """
         out: list[FeedItem] = []
         fed = self._fed
-        calls = board.auction.calls
-        n = len(fed.calls)
-        if len(calls) != n or (n and calls[-1] != fed.calls[-1]):
-            if calls[:n] == fed.calls:
-                out += [FeedItem("call", seat=s, call=c) for s, c in calls[n:]]
-            else:
-                out.append(FeedItem("auction", calls=calls))
-            fed.calls = calls
+        if zone is not Zone.TRAY:
+            calls = board.auction.calls
+            n = len(fed.calls)
+            if len(calls) != n or (n and calls[-1] != fed.calls[-1]):
+                if calls[:n] == fed.calls:
+                    out += [FeedItem("call", seat=s, call=c) for s, c in calls[n:]]
+                else:
+                    out.append(FeedItem("auction", calls=calls))
+                fed.calls = calls
+        if zone is Zone.BID:
+            return out
         play = board.play
         if play is None:
             if fed.cards_n:
@@ -676,17 +680,20 @@ class Table:
             return out
         count = play.card_count()
         grown = count - fed.cards_n
-        if grown == 0 and (count == 0 or play.last_cards(1)[0][:2] == fed.last_card):
-            return out
-        tail = play.last_cards(grown + 1) if grown > 0 else []
-        if grown > 0 and (fed.cards_n == 0 or tail[0][:2] == fed.last_card):
-            new = tail[1:] if fed.cards_n else tail[-grown:]
-            out += [FeedItem("card", seat=s, card=c, trick=t) for s, c, t in new]
+        if grown < 0:
+            tail = []
         else:
-            cards = tuple((s, c) for t in play.tricks for s, c in t.cards)
-            out.append(FeedItem("play", cards=cards))
-        last = play.last_cards(1)
-        fed.cards_n, fed.last_card = count, (last[0][:2] if last else None)
+            tail = play.last_cards(grown + 1)
+            joins = fed.cards_n == 0 or (len(tail) > grown and tail[0][:2] == fed.last_card)
+            if joins:
+                new = tail[-grown:] if grown else []
+                out += [FeedItem("card", seat=s, card=c, trick=t) for s, c, t in new]
+                if tail:
+                    fed.cards_n, fed.last_card = count, tail[-1][:2]
+                return out
+        cards = tuple((s, c) for t in play.tricks for s, c in t.cards)
+        out.append(FeedItem("play", cards=cards))
+        fed.cards_n, fed.last_card = count, (cards[-1] if cards else None)
         return out
 
 
