@@ -219,15 +219,17 @@ class Board:
                     penalty_cards=self.auction.penalty_cards(),
                 )
                 self.phase = Phase.LEAD
-        if self.play is not None:
-            if not self._lead_faced and self.play.lead_faced:
+        play = self.play
+        if play is not None:
+            if not self._lead_faced and play.lead_faced:
                 self._lead_faced = True
                 self.auction.face_opening_lead()
-            if self.phase is Phase.LEAD and self.play.tricks:
-                self.phase = Phase.PLAY
-            if self.phase in (Phase.LEAD, Phase.PLAY) and self.play.complete:
-                self.phase = Phase.COMPLETE
-            if self.phase is Phase.COMPLETE and self.play.hands_returned:
+            phase = self.phase
+            if phase is Phase.LEAD and play.card_count():
+                self.phase = phase = Phase.PLAY
+            if (phase is Phase.PLAY or phase is Phase.LEAD) and play.complete:
+                self.phase = phase = Phase.COMPLETE
+            if phase is Phase.COMPLETE and play.hands_returned:
                 self.done = True
 
     def _tag(self, ev: TagEvent) -> None:
