@@ -39,7 +39,10 @@ typecheck: $(STAMP)
 	$(PY) -m mypy
 
 bench: deps-system $(STAMP)
-	$(PY) bench/run_all.py
+	$(PY) bench/bench_replay.py --write
+	$(PY) bench/bench_bridge_latency.py
+	$(PY) bench/bench_controller.py --write-docs
+	$(PY) bench/bench_verify.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache
