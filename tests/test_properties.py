@@ -28,9 +28,11 @@ from controller.generate import (
     random_play_with_revoke,
 )
 from controller.laws.cards import (
+    FULL_DECK,
     PASS,
     Call,
     Contract,
+    Deal,
     Seat,
     Vulnerability,
     board_dealer,
@@ -191,3 +193,74 @@ def test_injected_auction_and_lead_irregularities_are_flagged(seed: int, kind: s
                                    tricks=()), scans=True, return_hands=False)
     _, outs = run(record, known=True, events=events)
     assert expected in {a["code"] for a in payloads(outs, "alert")}
+
+
+# -- any sequence of well-formed events and rulings: never an internal error ----------------
+
+_CARDS = [str(c) for c in FULL_DECK]
+_CALLS = ["Pass", "X", "XX", "8C", "STOP"] + [f"{lv}{d}" for lv in range(1, 8)
+                                             for d in ("C", "D", "H", "S", "NT")]
+_SEATS = ["N", "E", "S", "W"]
+
+
+def _random_input(rng: random.Random, deal: Deal) -> tuple[str, dict[str, Any]]:
+    r = rng.random()
+    seat = rng.choice(_SEATS)
+    if r < 0.45:  # mostly cards from the seat's own hand, sometimes any card
+        own = [str(c) for c in deal[Seat[seat]]]
+        card = rng.choice(own if rng.random() < 0.85 else _CARDS)
+        action = "present" if rng.random() < 0.85 else "removed"
+        return "event", {"type": "tag", "zone": "tray", "seat": seat, "action": action,
+                         "uid": "C" + card, "card": card}
+    if r < 0.75:
+        call = rng.choice(_CALLS[:4] * 6 + _CALLS) if rng.random() < 0.5 else "Pass"
+        action = "present" if rng.random() < 0.9 else "removed"
+        return "event", {"type": "tag", "zone": "bid", "seat": seat, "action": action,
+                         "uid": "B" + call, "call": call}
+    if r < 0.80:
+        return "event", {"type": "tag", "zone": rng.choice(["tray", "bid"]), "seat": seat,
+                         "action": rng.choice(["present", "removed"]), "uid": "DEAD",
+                         "unknown": True}
+    if r < 0.83:
+        return "event", {"type": "tag", "zone": "board", "action": "present", "uid": "W",
+                         "board": rng.choice([1, 1, 1, 2])}
+    if r < 0.86:
+        return "event", {"type": "button", "button": rng.choice(["director", "claim", "undo",
+                                                                 "next"]), "seat": seat}
+    kind = rng.choice(["accept", "reject", "undo", "adjust", "comparable", "not_comparable",
+                       "lead", "option", "claim", "clear"])
+    ruling: dict[str, Any] = {"ruling": kind, "alert": rng.randint(1, 12)}
+    if kind in ("adjust", "claim"):
+        ruling["tricks"] = rng.randint(0, 13)
+    if kind == "option":
+        ruling["option"] = rng.choice(["highest", "lowest", "must_lead", "must_not_lead", "54A"])
+        ruling["suit"] = rng.choice("SHDC")
+    if rng.random() < 0.3:
+        ruling["seat"], ruling["card"] = seat, rng.choice(_CARDS)
+    return "ruling", ruling
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), known=st.booleans(),
+       rules=st.sampled_from(["2007", "2017"]))
+def test_random_event_streams_never_break_the_controller(seed: int, known: bool,
+                                                         rules: str) -> None:
+    from controller.laws.cards import Rules
+
+    rng = random.Random(seed)
+    deal = random_deal(rng)
+    deals = {1: DealInfo(1, board_dealer(1), board_vulnerability(1), deal if known else None)}
+    engine = Engine(deals=deals, rules=Rules.parse(rules))
+    engine.handle("bridge/1/event", {"v": 1, "src": "b", "seq": 0, "ts": 0.0, "type": "tag",
+                                     "zone": "board", "action": "present", "uid": "W",
+                                     "board": 1})
+    for seq in range(1, 400):
+        kind, body = _random_input(rng, deal)
+        outs = engine.handle(f"bridge/1/{kind}", {"v": 1, "src": kind, "seq": seq,
+                                                  "ts": float(seq), **body})
+        errors = [o.payload["error"] for o in outs if o.topic.endswith("/error")]
+        assert not any("internal error" in e for e in errors), (seq, kind, body, errors)
+        assert outs, (kind, body)  # every applied input answers with at least its state
+    assert engine.stats["internal_errors"] == 0
+    state = engine.snapshot("1")
+    assert state["phase"] in {"scanning", "auction", "lead", "play", "complete", "done"}

@@ -298,9 +298,14 @@ class Board:
             elif card in self.auction.exposed.get(seat, frozenset()):
                 self.auction.unexpose(seat, card)
             return
-        assert self.play is not None
         if self.phase is Phase.COMPLETE and not ev.present:
             self.hands_back[seat] += 1
+        if self.play is None:
+            # Passed out: the hands go back into the board (Law 22B); four hands back close
+            # the board. Anything else on a tray now is nobody's play.
+            if self.hands_back[seat] and all(self.hands_back[s] for s in Seat):
+                self.done = True
+            return
         if ev.present:
             self.play.put(seat, card)
         else:
