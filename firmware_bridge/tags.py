@@ -209,6 +209,13 @@ class RegistryFile:
                 fp.write(text)
                 fp.flush()
                 os.fsync(fp.fileno())
+            # mkstemp makes the file private (0600); a registry is read by the bridge's
+            # service user too, so keep the mode of the file it replaces, or 0644
+            try:
+                mode = self.path.stat().st_mode & 0o777
+            except FileNotFoundError:
+                mode = 0o644
+            os.chmod(tmp, mode)
             os.replace(tmp, self.path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

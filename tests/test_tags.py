@@ -255,3 +255,16 @@ async def test_enroll_boards_cli(tmp_path: Path) -> None:
     assert code == 0
     reg = TagRegistry.load([registry])
     assert [reg.uid_for_board(n) for n in (4, 5, 9)] == uids
+
+
+def test_written_registry_is_readable_by_others(tmp_path: Path) -> None:
+    import stat
+
+    from firmware_bridge.tags import RegistryFile
+
+    path = tmp_path / "tags.toml"
+    RegistryFile(path).write()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    path.chmod(0o640)
+    RegistryFile(path).write()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
