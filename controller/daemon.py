@@ -453,7 +453,8 @@ def load_deals(path: str | Path) -> dict[int, DealInfo]:
 
 def build_engine(*, root: str = "bridge",
                  deals: str | Path | Mapping[int, DealInfo] | None = None,
-                 rules: str = "2017", policy: str | Path | None = None) -> EngineLike:
+                 rules: str = "2017", policy: str | Path | None = None,
+                 schedule: str | Path | None = None) -> EngineLike:
     """The Engine for the command line's settings; ``deals`` a deals file or the boards."""
     from controller.engine import Engine
     from controller.laws.cards import ParseError, Rules
@@ -467,8 +468,15 @@ def build_engine(*, root: str = "bridge",
     except PolicyError as e:
         raise ControllerError(str(e)) from e
     boards = deals if isinstance(deals, Mapping) else (load_deals(deals) if deals else None)
+    tables = None
+    if schedule:
+        from controller.schedule import ScheduleError, load_schedule
+        try:
+            tables = load_schedule(schedule)
+        except ScheduleError as e:
+            raise ControllerError(str(e)) from e
     engine: EngineLike = Engine(root=root, deals=boards, rules=rules_value,
-                                policy=policy_value)
+                                policy=policy_value, schedule=tables)
     return engine
 
 
@@ -503,6 +511,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--root", default="bridge", help="topic root (default %(default)s)")
     ap.add_argument("--rules", default="2017", help="Laws edition: 2017 or 2007")
     ap.add_argument("--policy", help="indicator policy file (TOML); default: the contract's")
+    ap.add_argument("--schedule", help="the round's schedule (TOML): the boards each table "
+                    "plays; another board read at a table is WRONG_BOARD")
     ap.add_argument("--client-id", default="", help="MQTT client id (fixed: the broker keeps "
                                                     "the session under it)")
     ap.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD)
@@ -520,7 +530,7 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
     broker = BrokerSettings.from_url(args.broker, username=args.username,
                                      password=args.password, ca_file=args.ca_file)
     engine = build_engine(root=args.root, deals=args.deals, rules=args.rules,
-                          policy=args.policy)
+                          policy=args.policy, schedule=args.schedule)
     journal = None
     if not args.no_journal:
         path = Path(args.journal) if args.journal else default_journal_path()
