@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .cards import Call, Card, Seat
 
@@ -32,9 +32,11 @@ class Button(enum.StrEnum):
     NEXT = "next"
 
 
-@dataclass(frozen=True, slots=True)
-class TagEvent:
-    """A tag seen or lost by a reader. Exactly one of card / call / marker / board / unknown."""
+class TagEvent(NamedTuple):
+    """A tag seen or lost by a reader. Exactly one of card / call / marker / board / unknown.
+
+    (An immutable value; a NamedTuple because one is made for every sensor event.)
+    """
 
     zone: Zone
     action: Action
@@ -52,7 +54,6 @@ class TagEvent:
         return self.action is Action.PRESENT
 
 
-@dataclass(frozen=True, slots=True)
-class ButtonEvent:
+class ButtonEvent(NamedTuple):
     button: Button
     seat: Seat | None = None

@@ -197,9 +197,11 @@ class IrregularityLog:
             if i.status is Status.OPEN and (code is None or i.code is code)
         ]
 
-    def drain(self) -> list[Irregularity]:
+    def drain(self) -> tuple[Irregularity, ...]:
         """The irregularities opened or changed since the last drain, in order of change."""
-        out = [self._items[i] for i in self._changed]
+        if not self._changed:
+            return ()
+        out = tuple(self._items[i] for i in self._changed)
         self._changed.clear()
         return out
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from .auction import Auction
 from .cards import (
@@ -63,11 +63,11 @@ class Phase(enum.StrEnum):
     COMPLETE = "complete"    # 13 tricks played (or passed out); hands going back into the board
 
 
-@dataclass(frozen=True, slots=True)
-class FeedItem:
+class FeedItem(NamedTuple):
     """One broadcast item: ``board`` (a board starts), ``call``, ``card``, ``auction``
     (the standing auction was corrected: ``calls`` holds it whole), ``play`` (the played
-    cards were corrected), ``result``."""
+    cards were corrected), ``result``. (Immutable values; NamedTuples because one is made
+    for nearly every event, and they are the cheapest to make.)"""
 
     kind: str
     seat: Seat | None = None
@@ -78,13 +78,17 @@ class FeedItem:
     cards: tuple[tuple[Seat, Card], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Update:
+class Update(NamedTuple):
+    """What one input changed."""
+
     irregularities: tuple[Irregularity, ...] = ()
     feed: tuple[FeedItem, ...] = ()
     board_started: bool = False
     result_changed: bool = False
     notes: tuple[str, ...] = ()
+
+
+_NOTHING = Update()
 
 
 class Board:
@@ -469,6 +473,13 @@ class Table:
     # -- public ---------------------------------------------------------------------------
     def apply(self, inp: Input) -> Update:
         """Apply one sensor event or ruling; never raises for a player's irregularity."""
+        board = self.board
+        if type(inp) is TagEvent and inp.zone is not Zone.BOARD and board is not None \
+                and not board.done:
+            # the common case, first: a card or a call on the board in progress
+            before = self._result_key() if board.phase is Phase.COMPLETE else ()
+            board.apply(inp)
+            return self._collect(board, before, zone=inp.zone)
         if isinstance(inp, Ruling):
             if inp.kind is RulingKind.UNDO:
                 return self.undo()
@@ -639,24 +650,28 @@ class Table:
 
     def _collect(self, board: Board, before: tuple[object, ...],
                  started: Update | None = None, zone: Zone | None = None) -> Update:
-        items = tuple(board.log.drain())
-        self._next_id = max(self._next_id, board.log.next_id)
-        feed = list(started.feed) if started else []
-        if self.feed:
-            feed += self._feed(board, zone)
-        after = self._result_key()
-        result_changed = bool(after) and after != before
-        if result_changed and board.number not in self.played:
-            self.played.append(board.number)
-        if result_changed:
-            feed.append(FeedItem("result"))
-        notes = tuple(board.notes)
-        board.notes.clear()
-        return Update(
-            irregularities=(started.irregularities if started else ()) + items,
-            feed=tuple(feed), board_started=started is not None,
-            result_changed=result_changed, notes=notes,
-        )
+        items = board.log.drain()
+        if items:
+            self._next_id = max(self._next_id, board.log.next_id)
+        feed = self._feed(board, zone) if self.feed else []
+        if started is not None:
+            feed = list(started.feed) + feed
+            items = started.irregularities + items
+        result_changed = False
+        if board.phase is Phase.COMPLETE:
+            after = self._result_key()
+            result_changed = bool(after) and after != before
+            if result_changed:
+                if board.number not in self.played:
+                    self.played.append(board.number)
+                feed.append(FeedItem("result"))
+        notes: tuple[str, ...] = ()
+        if board.notes:
+            notes = tuple(board.notes)
+            board.notes.clear()
+        if not items and not feed and not notes and started is None and not result_changed:
+            return _NOTHING
+        return Update(items, tuple(feed), started is not None, result_changed, notes)
 
     def _feed(self, board: Board, zone: Zone | None = None) -> list[FeedItem]:
         """Broadcast what changed in the standing calls and played cards.
