@@ -15,7 +15,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("controller.demo:main", "a whole board on a simulated table, live in the terminal"),
     "tags": ("firmware_bridge.tags:main", "tag registry: enroll a deck, list, check"),
     "verify": ("controller.verify.cli:main", "check dealt boards against their deal file"),
-    "sim": ("firmware_bridge.sim.cli:main", "run the simulated table's readers on pseudo-terminals"),
+    "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
+    "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
 }
 
 
