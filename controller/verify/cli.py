@@ -411,15 +411,21 @@ def _report(station: Station, station_id: str, dealset: DealSet,
                         dict(station.notes) | {n: 1 for n in station.follower.notes})
 
 
-async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from firmware_bridge.readers import ReaderError, open_reader
+def _required_deals(args: argparse.Namespace, err: TextIO, missing: str) -> DealSet:
+    """The deal file the command needs; its problems reported, at least one sound deal."""
     if not args.deals:
-        raise VerifyError("--deals FILE is needed (or --simulate)")
+        raise VerifyError(missing)
     dealset = load_deals(args.deals)
     for problem in dealset.problems:
         print(f"deal file: {problem}", file=err)
     if not dealset.deals:
         raise VerifyError(f"{args.deals}: no usable deal in the file")
+    return dealset
+
+
+async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from firmware_bridge.readers import ReaderError, open_reader
+    dealset = _required_deals(args, err, "--deals FILE is needed (or --simulate)")
     path = Path(args.config)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -500,13 +506,7 @@ async def follow_events(url: str, topic: str, events: EventFollower, stop: async
 
 async def _events(args: argparse.Namespace, out: TextIO, err: TextIO,
                   ready: asyncio.Event | None = None) -> int:
-    if not args.deals:
-        raise VerifyError("--deals FILE is needed")
-    dealset = load_deals(args.deals)
-    for problem in dealset.problems:
-        print(f"deal file: {problem}", file=err)
-    if not dealset.deals:
-        raise VerifyError(f"{args.deals}: no usable deal in the file")
+    dealset = _required_deals(args, err, "--deals FILE is needed")
     station_id, root, layout, order = args.station, args.root, args.layout, None
     path = Path(args.config)
     if path.is_file():
