@@ -6,19 +6,31 @@ or byte position; the sound boards are still loaded.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from .laws.cards import board_dealer, board_vulnerability
 from .laws.record import DealInfo
 
-__all__ = ["DealsError", "load_deals"]
+__all__ = ["DealsError", "DealsRead", "read_deals", "load_deals"]
 
 
 class DealsError(Exception):
     """The deals file cannot be read at all (missing, unreadable, unknown format)."""
 
 
-def load_deals(path: str | Path) -> tuple[dict[int, DealInfo], list[str]]:
+@dataclass(frozen=True)
+class DealsRead:
+    """What a deals file gave: the sound boards, the problems met (with their line or byte
+    position), and the boards whose records were broken."""
+
+    deals: dict[int, DealInfo]
+    problems: list[str]
+    broken: frozenset[int] = frozenset()
+
+
+def read_deals(path: str | Path) -> DealsRead:
+    """A deals file by extension: ``.dup``, ``.bri``, ``.dge`` (a dealing machine's), else PBN."""
     p = Path(path)
     ext = p.suffix.lower()
     try:
@@ -32,11 +44,17 @@ def load_deals(path: str | Path) -> tuple[dict[int, DealInfo], list[str]]:
                 n: DealInfo(n, board_dealer(n), board_vulnerability(n), deal)
                 for n, deal in dealfile.deals.items()
             }
-            return deals, [str(problem) for problem in dealfile.problems]
+            return DealsRead(deals, [str(problem) for problem in dealfile.problems],
+                             frozenset(dealfile.broken_boards))
         from .formats.pbn import deals_by_board, read_pbn
         with open(p, encoding="utf-8", errors="replace") as fp:
             pbn = read_pbn(fp)
-        deals = dict(deals_by_board(pbn))
-        return deals, [str(error) for error in pbn.errors]
+        return DealsRead(dict(deals_by_board(pbn)), [str(error) for error in pbn.errors])
     except OSError as exc:
         raise DealsError(f"cannot read deals file {p}: {exc.strerror or exc}") from None
+
+
+def load_deals(path: str | Path) -> tuple[dict[int, DealInfo], list[str]]:
+    """The boards of a deals file and the problems met reading it."""
+    read = read_deals(path)
+    return read.deals, read.problems

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
+from controller.deals import DealsError, read_deals
 from controller.laws.cards import FULL_DECK, Deal, Seat
 from controller.laws.dealcheck import DuplicateBoardDetector
 
@@ -77,24 +78,15 @@ def load_deals(path: str | Path) -> DealSet:
     p = Path(path)
     if not p.is_file():
         raise VerifyError(f"{p}: no such deal file")
-    ext = p.suffix.lower()
-    problems: list[str] = []
-    deals: dict[int, Deal] = {}
-    broken: set[int] = set()
-    if ext in (".dup", ".bri", ".dge"):
-        from controller.formats.dup import read_deal_file
-        f = read_deal_file(p)
-        deals = dict(f.deals)
-        broken = set(f.broken_boards)
-        problems += [str(x) for x in f.problems]
-    elif ext == ".pbn":
-        from controller.formats.pbn import deals_by_board, read_pbn
-        pbn = read_pbn(p)
-        problems += [str(e) for e in pbn.errors]
-        deals = {n: info.deal for n, info in deals_by_board(pbn).items()
-                 if info.deal is not None}
-    else:
+    if p.suffix.lower() not in (".pbn", ".dup", ".bri", ".dge"):
         raise VerifyError(f"{p.name}: deal files are .pbn, .dup, .bri or .dge")
+    try:
+        read = read_deals(p)
+    except DealsError as e:
+        raise VerifyError(str(e)) from None
+    problems = list(read.problems)
+    deals = {n: info.deal for n, info in read.deals.items() if info.deal is not None}
+    broken = read.broken
     for n, d in sorted(deals.items()):
         if not d.is_complete:
             problems.append(f"board {n}: the deal is not four hands of 13 "
