@@ -30,7 +30,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .daemon import BrokerSettings
 
 __all__ = ["BroadcastPolicy", "BroadcastGate", "Held", "HeldStore", "run_relay", "main"]
 
@@ -178,7 +181,7 @@ class HeldStore:
         self.db.close()
 
 
-async def run_relay(host: str, port: int, gate: BroadcastGate, *, root: str = "bridge",
+async def run_relay(broker: BrokerSettings, gate: BroadcastGate, *, root: str = "bridge",
                     public: str = "public", store: HeldStore | None = None,
                     stop: asyncio.Event | None = None, client_id: str = "bridge-table-broadcast",
                     ready: asyncio.Event | None = None) -> None:
@@ -190,14 +193,16 @@ async def run_relay(host: str, port: int, gate: BroadcastGate, *, root: str = "b
         gate.restore(*store.load())
     while not stop.is_set():
         try:
-            async with aiomqtt.Client(host, port, identifier=client_id,
-                                      clean_session=False) as client:
+            async with aiomqtt.Client(
+                    broker.host, broker.port, identifier=client_id, clean_session=False,
+                    username=broker.username, password=broker.password,
+                    tls_context=broker.tls_context(), keepalive=broker.keepalive) as client:
                 await client.subscribe([(f"{root}/+/feed", 1), (f"{root}/+/result", 1)])
                 if ready is not None:
                     ready.set()
                 await _serve(client, gate, root, public, store, stop)
         except aiomqtt.MqttError as exc:
-            log.warning("broker %s:%d: %s; retrying", host, port, exc)
+            log.warning("broker %s: %s; retrying", broker.url, exc)
             try:
                 await asyncio.wait_for(stop.wait(), 1.0)
             except TimeoutError:
@@ -256,11 +261,13 @@ async def _serve(client: Any, gate: BroadcastGate, root: str, public: str,
 
 
 def main(argv: list[str]) -> int:
+    from .daemon import BrokerSettings, ControllerError
     from .schedule import ScheduleError, load_schedule
 
     ap = argparse.ArgumentParser(prog="bridge-table broadcast",
                                  description=__doc__.split("\n")[0])
-    ap.add_argument("--broker", default="mqtt://127.0.0.1:1883")
+    ap.add_argument("--broker", default="mqtt://127.0.0.1:1883",
+                    help="mqtt://[user:password@]HOST:PORT or mqtts://... (TLS)")
     ap.add_argument("--delay", type=float, default=0.0, help="seconds (default 0)")
     ap.add_argument("--release", choices=RELEASES, default="live")
     ap.add_argument("--schedule", help="the round's schedule (TOML), for --release round")
@@ -269,19 +276,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--store", default="var/broadcast.sqlite", help="held items (SQLite)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    url = args.broker.split("://", 1)[-1]
-    host, _, port = url.partition(":")
     try:
+        broker = BrokerSettings.from_url(args.broker)
         schedule = load_schedule(args.schedule) if args.schedule else {}
         policy = BroadcastPolicy(args.delay, args.release, schedule)
-    except (ScheduleError, ValueError) as exc:
+    except (ControllerError, ScheduleError, ValueError) as exc:
         print(f"bridge-table broadcast: {exc}", file=sys.stderr)
         return 2
     Path(args.store).parent.mkdir(parents=True, exist_ok=True)
     store = HeldStore(args.store)
     try:
-        asyncio.run(run_relay(host or "127.0.0.1", int(port or 1883), BroadcastGate(policy),
-                              root=args.root, public=args.public, store=store))
+        asyncio.run(run_relay(broker, BroadcastGate(policy), root=args.root,
+                              public=args.public, store=store))
     except KeyboardInterrupt:
         pass
     finally:

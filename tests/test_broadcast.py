@@ -10,6 +10,7 @@ import aiomqtt
 import pytest
 
 from controller.broadcast import BroadcastGate, BroadcastPolicy, HeldStore, run_relay
+from controller.daemon import BrokerSettings
 
 
 def card(board: int, n: int) -> dict[str, object]:
@@ -94,8 +95,8 @@ async def test_relay_over_a_real_broker(mosquitto: object, tmp_path: Path) -> No
     gate = BroadcastGate(BroadcastPolicy(release="board"))
     stop, ready = asyncio.Event(), asyncio.Event()
     store = HeldStore(tmp_path / "held.sqlite")
-    relay = asyncio.create_task(run_relay(broker.host, broker.port, gate,  # type: ignore[attr-defined]
-                                          store=store, stop=stop, ready=ready))
+    settings = BrokerSettings.from_url(broker.url)  # type: ignore[attr-defined]
+    relay = asyncio.create_task(run_relay(settings, gate, store=store, stop=stop, ready=ready))
     await asyncio.wait_for(ready.wait(), 10)
     seen: list[tuple[str, dict[str, object]]] = []
     async with aiomqtt.Client(broker.host, broker.port) as watcher:  # type: ignore[attr-defined]
@@ -121,3 +122,11 @@ async def test_relay_over_a_real_broker(mosquitto: object, tmp_path: Path) -> No
     await asyncio.wait_for(relay, 10)
     assert store.load()[0] == []
     store.close()
+
+
+def test_command_refuses_a_bad_broker_url_or_policy(capsys: pytest.CaptureFixture[str]) -> None:
+    from controller.broadcast import main
+
+    assert main(["--broker", "ftp://x"]) == 2
+    assert "mqtt://HOST:PORT" in capsys.readouterr().err
+    assert main(["--delay", "-3"]) == 2
