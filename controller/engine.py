@@ -338,6 +338,8 @@ class Engine:
         board_no = board.number if board else None
         if update.board_started:
             ts.alerts = {}
+        # the board as played, built once when its result changed (result, feed, fouled check)
+        record = table.record() if update.result_changed else None
         for item in update.irregularities:
             ts.alerts[item.id] = item
             if "alert" in kinds:
@@ -346,7 +348,7 @@ class Engine:
         for feed in update.feed:
             ts.feed_seq += 1
             if "feed" in kinds:
-                out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed),
+                out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed, record),
                                     False))
         ts.notes = update.notes
         if "state" in kinds:
@@ -362,16 +364,16 @@ class Engine:
         else:
             ts.indicator = None
         if update.result_changed and board is not None:
-            ts.result = self._result(name, ts)
+            ts.result = self._result(name, record)
             if "result" in kinds:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
-            out += self._compare_tables(name, ts)
+            out += self._compare_tables(name, ts, record)
         return out
 
-    def _compare_tables(self, name: str, ts: _TableState) -> list[Outgoing]:
+    def _compare_tables(self, name: str, ts: _TableState,
+                        record: BoardRecord | None) -> list[Outgoing]:
         """Law 87: the hands this table saw (scanned, or revealed by play) against every
         other table's hands for the same board; a difference is a fouled board."""
-        record = ts.table.record()
         if record is None or record.deal is None:
             return []
         out: list[Outgoing] = []
@@ -466,8 +468,7 @@ class Engine:
             "display": display_lines(board, shown),
         }
 
-    def _result(self, name: str, ts: _TableState) -> dict[str, Any]:
-        record = ts.table.record()
+    def _result(self, name: str, record: BoardRecord | None) -> dict[str, Any]:
         assert record is not None
         result: dict[str, Any] = {
             "v": WIRE_VERSION, "table": name, "board": record.board,
@@ -487,7 +488,8 @@ class Engine:
         )
         return result
 
-    def _feed(self, name: str, ts: _TableState, item: FeedItem) -> dict[str, Any]:
+    def _feed(self, name: str, ts: _TableState, item: FeedItem,
+              record: BoardRecord | None) -> dict[str, Any]:
         board = ts.table.board
         payload: dict[str, Any] = {
             "v": WIRE_VERSION, "table": name, "board": board.number if board else None,
@@ -507,7 +509,6 @@ class Engine:
         if item.kind == "play":
             payload["cards"] = [[str(s), str(c)] for s, c in item.cards]
         if item.kind == "result":
-            record = ts.table.record()
             if record is not None:
                 payload.update(
                     contract=str(record.contract) if record.contract else "Pass",
