@@ -251,22 +251,23 @@ class Board:
         # pocket tags belong to a verification station, not to a table
 
     def _unknown_tag(self, ev: TagEvent) -> None:
+        """One open UNKNOWN_TAG per tag lying there; resolved when the tag is taken away."""
+        known = self._unknown.get(ev.uid)
+        item = self.log.get(known) if known is not None else None
+        still_open = item is not None and item.is_open
         if ev.present:
-            if ev.uid not in self._unknown or not self.log.get(self._unknown[ev.uid]) \
-                    or not self.log.get(self._unknown[ev.uid]).is_open:  # type: ignore[union-attr]
-                item = self.log.open(Code.UNKNOWN_TAG, law="13F" if self.rules is Rules.L2007
-                                     else "13C", seat=ev.seat, uid=ev.uid, zone=str(ev.zone),
-                                     trick=self._trick_number())
-                self._unknown[ev.uid] = item.id
-        elif ev.uid in self._unknown:
-            item_id = self._unknown.pop(ev.uid)
-            if self.log.get(item_id) and self.log.get(item_id).is_open:  # type: ignore[union-attr]
-                self.log.update(item_id, status=Status.RESOLVED, detail="removed")
+            if not still_open:
+                opened = self.log.open(Code.UNKNOWN_TAG, law="13F" if self.rules is Rules.L2007
+                                       else "13C", seat=ev.seat, uid=ev.uid, zone=str(ev.zone),
+                                       trick=self._trick_number())
+                self._unknown[ev.uid] = opened.id
+        elif known is not None:
+            del self._unknown[ev.uid]
+            if still_open:
+                self.log.update(known, status=Status.RESOLVED, detail="removed")
 
     def _trick_number(self) -> int | None:
-        if self.play is None or not self.play.tricks:
-            return None
-        return len(self.play.tricks)
+        return (self.play.trick_number or None) if self.play is not None else None
 
     def _bid(self, ev: TagEvent) -> None:
         if ev.seat is None:
