@@ -147,12 +147,8 @@ class BrokerSettings:
 
 
 def _encode(payload: Mapping[str, Any]) -> bytes:
-    # the Engine's canonical JSON when it is there, so that the daemon and replay agree
-    try:
-        from controller.engine import encode
-    except ImportError:  # pragma: no cover - only while the Engine is not installed
-        import json
-        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    # the Engine's canonical JSON, so that the daemon and replay agree byte for byte
+    from controller.engine import encode
     return encode(payload)
 
 

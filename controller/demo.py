@@ -35,7 +35,7 @@ from typing import IO, Any
 import aiomqtt
 
 from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
-from controller.engine import Engine
+from controller.formats.pbn import record_to_pbn
 from controller.journal import Journal
 from controller.laws.cards import Card, Seat, Suit
 from controller.laws.record import BoardRecord, DealInfo
@@ -542,21 +542,17 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
                               lang: str) -> None:
     """The firmware bridge on ``hw_configs/sim.toml`` reading the simulated table
     (``firmware_bridge.sim.table.SimTable``); falls back to publishing the events directly
-    when they are not installed."""
+    when the repository's ``hw_configs/sim.toml`` is not there."""
+    import io
+
+    from gpiozero.pins.mock import MockFactory  # type: ignore[import-untyped]
+
+    from firmware_bridge.bridge import Bridge
+    from firmware_bridge.config import config_from_dict
+    from firmware_bridge.display import TerminalDisplay
+    from firmware_bridge.sim.table import SimTable
+
     sim_toml = REPO_ROOT / "hw_configs" / "sim.toml"
-    try:
-        import io
-
-        from gpiozero.pins.mock import MockFactory  # type: ignore[import-untyped]
-
-        from firmware_bridge.bridge import Bridge
-        from firmware_bridge.config import config_from_dict
-        from firmware_bridge.display import TerminalDisplay
-        from firmware_bridge.sim.table import SimTable
-    except ImportError as e:
-        view.note(f"firmware bridge not available ({e}): publishing the events directly")
-        await _play_direct(settings, events, speed)
-        return
     if not sim_toml.exists():
         view.note(f"{sim_toml} not found: publishing the events directly")
         await _play_direct(settings, events, speed)
@@ -605,22 +601,14 @@ def _print_end(view: TableView, engine: Any, lang: str, out: IO[str],
         return
     print(f"[result] {result_line(result, lang)}", file=out)
     print(f"[score] NS {int(result.get('score_ns') or 0):+d}", file=out)
-    record = _engine_record(engine)
+    record = engine.record(TABLE)
     if record is not None:
         # the event, site and players are the board file's; the rest is what was played
         tags = {**original.tags, **{k: v for k, v in record.tags.items() if v}}
         record = dataclasses.replace(record, tags=tags)
-        try:
-            from controller.formats.pbn import record_to_pbn
-            print("[pbn]", file=out)
-            print(record_to_pbn(record), file=out)
-        except ImportError:
-            pass
+        print("[pbn]", file=out)
+        print(record_to_pbn(record), file=out)
     out.flush()
-
-
-def _engine_record(engine: Engine) -> BoardRecord | None:
-    return engine.record(TABLE)
 
 
 def parser() -> argparse.ArgumentParser:
