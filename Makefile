@@ -9,12 +9,18 @@ PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck bench clean deps-system
+.PHONY: test demo lint typecheck bench clean deps-system deps-browser
 
 deps-system:
 	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || { \
 	  echo "installing mosquitto (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mosquitto; }
+
+# the browser the web tests drive (Playwright's own browser download is not used)
+deps-browser:
+	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || { \
+	  echo "installing chromium (apt-get)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
 	@$(PYTHON) -c 'import venv' 2>/dev/null || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
 
@@ -24,7 +30,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	@touch $(STAMP)
 
-test: deps-system $(STAMP)
+test: deps-system deps-browser $(STAMP)
 	$(PY) -m ruff check controller/laws
 	$(PY) -m mypy
 	$(PY) -m pytest -q

@@ -13,9 +13,9 @@ from controller.formats.errors import BadRecord
 from controller.formats.lin import read_lin, record_to_lin, vugraph_result, write_lin
 from controller.formats.pbn import auction_outcome, read_pbn
 from controller.laws.cards import Contract, Seat, Vulnerability
+from shared_data import real_dir
 
 DATA = Path(__file__).parent / "data"
-REAL = Path(__file__).resolve().parents[2] / "shared/data/real"
 
 # laws.md section 7, boards with a play LIN can express:
 # board -> (contract, declarer, tricks as played, after adjustment, NS score)
@@ -109,8 +109,9 @@ def test_claim_is_written_and_read_back() -> None:
 
 
 def test_real_lin_files_parse() -> None:
-    files = sorted(REAL.rglob("*.lin"))
-    assert files, f"no real files under {REAL}"
+    real = real_dir()
+    files = sorted(real.rglob("*.lin"))
+    assert files, f"no real files under {real}"
     complete_play = 0
     for path in files:
         lin = read_lin(path)
@@ -133,7 +134,7 @@ def test_real_lin_files_parse() -> None:
 
 def test_real_vugraph_results_agree_with_the_play() -> None:
     agree, disagree = 0, []
-    for path in sorted(REAL.rglob("*.lin")):
+    for path in sorted(real_dir().rglob("*.lin")):
         for record in read_lin(path).records:
             if "VugraphResult" not in record.tags or len(record.tricks) != 13:
                 continue

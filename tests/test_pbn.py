@@ -35,9 +35,9 @@ from controller.laws.cards import (
 from controller.laws.irregularities import Code, Irregularity, Status
 from controller.laws.record import AuctionEntry, BoardRecord, PlayedTrick
 from controller.laws.scoring import score_ns
+from shared_data import real_dir
 
 DATA = Path(__file__).parent / "data"
-REAL = Path(__file__).resolve().parents[2] / "shared/data/real"
 SCENARIOS = DATA / "laws_scenarios.pbn"
 
 # laws.md section 7: board -> (contract, declarer, tricks as played, after Law 64/67, NS score)
@@ -263,8 +263,9 @@ def test_write_pbn_to_a_file() -> None:
 
 
 def _real_files(pattern: str) -> list[Path]:
-    files = sorted(REAL.rglob(pattern))
-    assert files, f"no real files under {REAL}"
+    real = real_dir()
+    files = sorted(real.rglob(pattern))
+    assert files, f"no real files under {real}"
     return files
 
 

@@ -20,9 +20,9 @@ from controller.generate import trick_winner
 from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.scoring import score_ns
+from shared_data import real_dir, real_file, real_files
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "real"
-FILES = sorted(p for p in REAL.rglob("*") if p.suffix.lower() in (".pbn", ".lin"))
+FILES = real_files(".pbn", ".lin")
 
 
 def complete(record: BoardRecord) -> bool:
@@ -45,20 +45,23 @@ def records_of(path: Path) -> list[BoardRecord]:
 
 
 def test_the_real_files_are_there() -> None:
-    assert len(FILES) == 26, f"expected the 26 real files under {REAL}"
+    real = real_dir()
+    assert len(FILES) == 26, f"expected the 26 real files under {real}"
 
 
 def test_every_complete_board_is_found() -> None:
     # 322 boards with complete play and 3 complete passed-out boards (data/real/README.md)
-    assert sum(len([r for r in records_of(p) if complete(r)]) for p in FILES) == 325
+    real_dir()
+    assert sum(len([r for r in records_of(real_file(p))
+                    if complete(r)]) for p in FILES) == 325
 
 
 @pytest.mark.parametrize("known", [True, False], ids=["deals+scans", "no-deals-no-scans"])
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_real_boards_replay_to_the_recorded_result(path: Path, known: bool) -> None:
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name if p else "absent")
+def test_real_boards_replay_to_the_recorded_result(path: Path | None, known: bool) -> None:
     """With the deal known (deals file and hand scans), and with neither: the core then
     infers the hands from the cards played."""
-    boards = [r for r in records_of(path) if complete(r)]
+    boards = [r for r in records_of(real_file(path)) if complete(r)]
     for i, record in enumerate(boards):
         number = i + 1  # renumbered: the records' own numbers repeat across rooms
         assert record.deal is not None and record.contract is not None
