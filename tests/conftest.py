@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -23,3 +24,31 @@ def mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(scope="session")
+def chromium_browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (its own browser download is not used here).
+
+    Skipped with the reason where the binary or Playwright is truly absent; ``make test``
+    installs both, so CI has them.
+    """
+    import shutil
+
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        pytest.skip("Debian's chromium is not installed (make test installs it)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=executable,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
