@@ -26,9 +26,12 @@ def data_dir() -> Path:
     return DATA
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser() -> Iterator[Any]:
     """Debian's Chromium driven by Playwright (its own browser download is not used here).
+
+    Module scope: Playwright's sync API keeps its event loop marked running while open, so a
+    session-wide browser would break every asyncio test that runs after the first browser test.
 
     Skipped with the reason where the binary or Playwright is truly absent; ``make test``
     installs both, so CI has them.
