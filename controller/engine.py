@@ -338,6 +338,11 @@ class Engine:
         board_no = board.number if board else None
         if update.board_started:
             ts.alerts = {}
+        if "alert" in kinds:
+            # the alerts of a board replaced before it was finished keep its number
+            out += [Outgoing(self._topic(name, "alert"),
+                             self._alert(name, update.previous_board, item), retain=False)
+                    for item in update.previous]
         # the board as played, built once when its result changed (result, feed, fouled check)
         record = table.record() if update.result_changed else None
         for item in update.irregularities:

@@ -394,6 +394,12 @@ class Auction:
             self.log.update(irr, status=Status.RESOLVED)
         self._after_close.clear()
 
+    def declarer_spreads(self) -> None:
+        """Law 54A: after an opening lead out of turn declarer spread his hand; he becomes
+        dummy and his partner declarer (the contract, the side and the lead stand)."""
+        if self._declarer is not None:
+            self._declarer = self._declarer.partner
+
     def rule(self, ruling: Ruling) -> bool:
         """Apply a director's ruling on one of this auction's irregularities."""
         irr = ruling.alert

@@ -32,7 +32,8 @@ here because the Director's console and the tests rely on them):
   offender's trick-12 and trick-13 cards are swapped and both tricks recomputed.
 * ``declarer_tricks`` counts the declaring side's tricks (declarer's and dummy's).
 * ``adjust`` and ``claim`` rulings are taken whether or not they name an alert. A claim
-  establishes every revoke not yet corrected (63A3); Law 64 then counts the claimed tricks.
+  establishes every revoke not yet corrected (2017 63A4, 2007 63A3); Law 64 then counts the
+  claimed tricks.
 * A director's ``clear`` is read from the shared log as well (the Table may apply it
   itself): a cleared revoke is not rectified (64B4/64B5 are given this way), a cleared
   CARD_NOT_IN_HAND unfreezes.
@@ -486,9 +487,11 @@ class Play:
             return True
         if code is Code.OPENING_LEAD_OUT_OF_TURN and self._opening_lot is not None \
                 and self._opening_lot.item == ruling.alert:
-            if kind is RulingKind.ACCEPT:
-                self._accept_opening_lead(swap=ruling.option in ("swap", "54A"),
-                                          law="54A" if ruling.option in ("swap", "54A") else "54B")
+            # 54A: declarer spreads his hand, as ``option`` "54A" (the documented form) or
+            # as ``accept`` with that option
+            swap = ruling.option in ("swap", "54A")
+            if kind is RulingKind.ACCEPT or (kind is RulingKind.OPTION and swap):
+                self._accept_opening_lead(swap=swap, law="54A" if swap else "54B")
                 return True
             if kind is RulingKind.REJECT:
                 self._refuse_opening_lead()
@@ -901,9 +904,16 @@ class Play:
                     self._make_penalty(qseat, qcard, major=True, item=item)
                     self._log.update(item, status=Status.RESOLVED, detail="penalty_card")
 
-    def _establish(self, r: _Revoke) -> None:
+    def _establish(self, r: _Revoke, *, by_claim: bool = False) -> None:
+        """63A: established by a play to the next trick (63A1), or by a claim or concession
+        (2017 63A4, 2007 63A3)."""
         r.established = True
-        law = "62D" if r.trick == 12 else "63A1"
+        if r.trick == 12:
+            law = "62D"
+        elif by_claim:
+            law = "63A4" if self.rules is Rules.L2017 else "63A3"
+        else:
+            law = "63A1"
         if self.rules is Rules.L2017 and any(
                 o.trick == r.trick and o.seat.side is not r.seat.side and not o.established
                 and not self._is_cleared(o) and not o.defective for o in self._revokes):
@@ -1163,7 +1173,9 @@ class Play:
         assert lot is not None
         self._lot = None
         cur = self._cur
-        law = "56" if self._is_defender(lot.seat) else "55A"
+        # a defender's lead: 56; declarer's lead not accepted: 55B (55B1 at a defender's
+        # turn to lead, 55B2 from the wrong hand of his own side)
+        law = "56" if self._is_defender(lot.seat) else "55B"
         if cur.winner is not None:
             # trick 13 (2017: not accepted by a play): every card was forced, so the trick
             # is read again as led by the right hand
@@ -1307,10 +1319,11 @@ class Play:
         left = _LAST_TRICK - (self.first_trick - 1) - done
         if self._complete or tricks is None or not 0 <= tricks <= left:
             return False
-        # 63A3: a claim or concession establishes every revoke not yet corrected
+        # 2017 63A4 / 2007 63A3: a claim or concession establishes every revoke not yet
+        # corrected
         for r in self._revokes:
             if not (r.established or r.corrected or self._is_cleared(r)):
-                self._establish(r)
+                self._establish(r, by_claim=True)
         self._claim = (tricks, left - tricks)
         cur = self._cur
         if cur.winner is None:

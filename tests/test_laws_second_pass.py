@@ -1,0 +1,303 @@
+"""Issue #9, the Laws' second pass: each case written from the Laws text (2017 and, where
+it differs, 2007), through the core and through the wire contract.
+
+Deals are laws.md section 7's; the notation is the one ``tests/scenarios.py`` reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scenarios import Harness
+
+from controller.laws.cards import Card, Contract, Deal, Rules, Seat
+from controller.laws.irregularities import Code, IrregularityLog, Status
+from controller.laws.messages import LANGUAGES, alert_texts, ui_text
+from controller.laws.play import Play
+from controller.laws.rulings import Ruling, RulingKind
+
+D = Deal.from_pbn
+C = Card.parse
+T06 = D("N:KJ4.AQ3.KT85.J72 Q963.T85.A94.KQ5 AT72.KJ74.QJ3.A8 85.962.762.T9643")
+T08 = D("N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94")
+BOTH = [Rules.L2007, Rules.L2017]
+
+
+def feed(play: Play, events: str) -> None:
+    for token in events.split():
+        take = token.startswith("-")
+        seat, card = token.lstrip("+-").split(":")
+        (play.take if take else play.put)(Seat[seat], C(card))
+
+
+def only(log: IrregularityLog, code: Code) -> Any:
+    items = [i for i in log if i.code is code]
+    assert len(items) == 1, items
+    return items[0]
+
+
+def feed_items(h: Harness, kind: str) -> list[dict[str, Any]]:
+    return [o.payload for o in h.out if o.topic.endswith("/feed") and o.payload["kind"] == kind]
+
+
+# ------------------------------------------------------------------ point 6: citations
+@pytest.mark.parametrize("rules", BOTH)
+def test_declarer_lead_from_the_wrong_hand_refused_is_55b(rules: Rules) -> None:
+    """55B2 (both editions): declarer led from the wrong hand, a defender does not accept
+    it: he withdraws it and leads from the correct hand. Not 55A (the lead accepted)."""
+    log = IrregularityLog()
+    play = Play(Contract.parse("3NT"), Seat.N, log, rules=rules,
+                hands={s: T06[s] for s in Seat})
+    feed(play, "E:C5 S:CA W:C3 N:C2")          # dummy (S) wins trick 1
+    feed(play, "N:S4")                         # declarer leads from his own hand
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert play.rule(Ruling(RulingKind.REJECT, alert=lot.id))
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert lot.law == "55B" and lot.detail == "refused"
+    assert play.turn is Seat.S and play.penalty_cards == {}
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_declarer_lead_at_a_defenders_turn_refused_is_55b(rules: Rules) -> None:
+    """55B1: declarer leads when a defender is due; ruled a lead, then not accepted: the
+    card goes back to his hand without further rectification."""
+    log = IrregularityLog()
+    play = Play(Contract.parse("3NT"), Seat.N, log, rules=rules,
+                hands={s: T06[s] for s in Seat})
+    feed(play, "E:CK S:C8 W:C3 N:C2")          # E wins trick 1 and is due to lead
+    feed(play, "N:S4")                         # declarer "leads"
+    fifth = only(log, Code.FIFTH_CARD)
+    assert play.rule(Ruling(RulingKind.LEAD, alert=fifth.id))
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert play.rule(Ruling(RulingKind.REJECT, alert=lot.id))
+    lot = only(log, Code.LEAD_OUT_OF_TURN)
+    assert lot.law == "55B" and play.turn is Seat.E and play.penalty_cards == {}
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_revoke_established_by_a_claim_cites_the_claim_law(rules: Rules) -> None:
+    """2017 63A4 / 2007 63A3: a member of the offending side makes or agrees to a claim or
+    concession: the revoke is established (not 63A1, a play to the next trick)."""
+    log = IrregularityLog()
+    play = Play(Contract.parse("4H"), Seat.S, log, rules=rules,
+                hands={s: T08[s] for s in Seat})
+    feed(play, "W:CT N:C3 E:CA S:C7  E:CK S:CQ W:C4 N:C6  E:S3 S:S5 W:ST N:SQ"
+               " N:H5 E:H2 S:HA W:H3  S:HK W:D2 N:HT E:H6  S:D5 W:D3 N:DK E:H9")
+    assert only(log, Code.REVOKE).status is Status.OPEN
+    assert play.rule(Ruling(RulingKind.CLAIM, tricks=6))
+    revoke = only(log, Code.REVOKE)
+    assert revoke.status is Status.ESTABLISHED
+    assert revoke.law == ("63A4" if rules is Rules.L2017 else "63A3")
+    assert revoke.param("tricks_transferred") == 2
+
+
+def test_revoke_established_by_play_still_63a1() -> None:
+    log = IrregularityLog()
+    play = Play(Contract.parse("4H"), Seat.S, log, hands={s: T08[s] for s in Seat})
+    feed(play, "W:CT N:C3 E:CA S:C7  E:CK S:CQ W:C4 N:C6  E:S3 S:S5 W:ST N:SQ"
+               " N:H5 E:H2 S:HA W:H3  S:HK W:D2 N:HT E:H6  S:D5 W:D3 N:DK E:H9 E:C2")
+    assert only(log, Code.REVOKE).law == "63A1"
+
+
+# ------------------------------------------------------------------ point 3: Law 54A
+def t06_harness(rules: Rules = Rules.L2017) -> Harness:
+    h = Harness(5, T06, rules=rules)
+    h.board_tag(5)
+    h.scan()
+    h.run("C:N:1D C:E:P C:S:1H C:W:P C:N:1N C:E:P C:S:3N C:W:P C:N:P C:E:P")
+    return h
+
+
+@pytest.mark.parametrize("rules", BOTH)
+@pytest.mark.parametrize("ruling", ["option", "accept"])
+def test_54a_declarer_spreads_dummy_becomes_declarer_everywhere(rules: Rules,
+                                                                ruling: str) -> None:
+    """54A: after a faced opening lead out of turn declarer may spread his hand; he becomes
+    dummy and his partner declarer. The documented ``option`` ruling with ``option: "54A"``
+    does it; the state, result, feed, record and displays name the new declarer."""
+    h = t06_harness(rules)
+    assert h.state()["declarer"] == "N"
+    h.put("W", "CT")                     # W leads; E (declarer's LHO) was due
+    olot = h.alerts("OPENING_LEAD_OUT_OF_TURN")[-1]
+    h.rule(ruling, alert=olot["id"], option="54A")
+    final = h.final_alerts()[olot["id"]]
+    assert final["law"] == "54A" and final["status"] == "resolved"
+    state = h.state()
+    assert (state["declarer"], state["dummy"]) == ("S", "N")
+    # the lead now comes from the new declarer's LHO: N (the new dummy) plays next
+    assert state["turn"] == "N"
+    indicator = [o.payload for o in h.out if o.topic.endswith("/indicator")][-1]
+    for lang in LANGUAGES:
+        line = ui_text("contract", lang, short=True, contract=Contract.parse("3NT"),
+                       seat=Seat.S)
+        assert indicator["display"][lang][1].startswith(line)
+    h.run("N:C2 E:CQ S:CA")
+    h.auto()
+    result = h.result()
+    assert result is not None and result["declarer"] == "S"
+    assert feed_items(h, "result")[-1]["declarer"] == "S"
+    record = h.t.record()
+    assert record is not None and record.declarer is Seat.S
+    # the score is the same side's: NS declare either way
+    assert result["score_ns"] == h.t.board.score_ns()  # type: ignore[union-attr]
+
+
+def test_54a_option_on_the_core_swaps_roles() -> None:
+    log = IrregularityLog()
+    play = Play(Contract.parse("3NT"), Seat.N, log, hands={s: T06[s] for s in Seat})
+    feed(play, "W:CT")
+    olot = only(log, Code.OPENING_LEAD_OUT_OF_TURN)
+    assert play.rule(Ruling(RulingKind.OPTION, alert=olot.id, option="54A"))
+    assert (play.declarer, play.dummy) == (Seat.S, Seat.N)
+    # an option that is not 54A does not settle an opening lead out of turn
+    log = IrregularityLog()
+    play = Play(Contract.parse("3NT"), Seat.N, log, hands={s: T06[s] for s in Seat})
+    feed(play, "W:CT")
+    olot = only(log, Code.OPENING_LEAD_OUT_OF_TURN)
+    assert not play.rule(Ruling(RulingKind.OPTION, alert=olot.id, option="highest"))
+    assert play.declarer is Seat.N and only(log, Code.OPENING_LEAD_OUT_OF_TURN).is_open
+
+
+def test_54a_survives_an_undo_of_a_later_card() -> None:
+    h = t06_harness()
+    h.put("W", "CT")
+    olot = h.alerts("OPENING_LEAD_OUT_OF_TURN")[-1]
+    h.rule("option", alert=olot["id"], option="54A")
+    h.put("N", "C2")
+    h.send({"type": "button", "button": "undo"})
+    assert h.state()["declarer"] == "S"
+
+
+# ------------------------------------------------------------------ point 7: another pack
+def test_card_of_another_boards_pack_is_never_played() -> None:
+    """Laws 13/15 (2007 13/17D): a card that is not of this board's pack is not that seat's
+    card: flagged with what the director can do, not played, resolved when taken away."""
+    h = t06_harness()
+    h.tag("tray", "E", "present", card="C5", deck="9", uid="FOREIGN1")
+    item = h.alerts("CARD_FROM_OTHER_BOARD")[-1]
+    assert item["status"] == "open" and item["seat"] == "E" and item["card"] == "C5"
+    assert item["params"]["deck"] == "9" and item["law"] == "13C"
+    for lang in LANGUAGES:
+        assert item["text"][lang]
+    assert "not played" in item["text"]["en"] and "director" in item["text"]["en"]
+    assert h.state()["current"] == [] and h.state()["turn"] == "E"
+    assert h.state()["phase"] == "lead"
+    indicator = [o.payload for o in h.out if o.topic.endswith("/indicator")][-1]
+    assert item["id"] in indicator["alerts"] and indicator["seats"]["E"]["alert"]
+    h.tag("tray", "E", "removed", card="C5", deck="9", uid="FOREIGN1")
+    assert h.final_alerts()[item["id"]]["status"] == "resolved"
+    h.put("E", "C5")                     # his own club five: played
+    assert h.state()["current"] == [{"seat": "E", "card": "C5"}]
+
+
+def test_card_of_another_pack_in_the_hand_scan_and_the_auction() -> None:
+    h = Harness(5, T06)
+    h.board_tag(5)
+    h.tag("tray", "N", "present", card="SA", deck="B6", uid="F6SA")
+    assert h.alerts("CARD_FROM_OTHER_BOARD")
+    h.scan()
+    h.run("C:N:1D")
+    # not counted in N's scan: N holds 13 of his own cards, no count alert
+    assert "INCORRECT_CARD_COUNT" not in h.codes() and "HAND_COUNT" not in h.codes()
+    h.tag("tray", "E", "present", card="H2", deck="B6", uid="F6H2")
+    assert "CARD_EXPOSED_DURING_AUCTION" not in h.codes()
+    assert len(h.alerts("CARD_FROM_OTHER_BOARD")) == 2
+
+
+@pytest.mark.parametrize("deck", ["5", "B5", "05"])
+def test_the_boards_own_pack_is_never_flagged(deck: str) -> None:
+    h = Harness(5, T06)
+    h.board_tag(5)
+    h.tag("tray", "N", "present", card="SK", deck=deck, uid="OWN")
+    assert "CARD_FROM_OTHER_BOARD" not in h.codes()
+
+
+def test_pack_without_a_number_is_learnt_from_the_first_card() -> None:
+    h = Harness(5, T06)
+    h.board_tag(5)
+    h.tag("tray", "N", "present", card="SK", deck="red", uid="R1")
+    h.tag("tray", "N", "present", card="SJ", deck="red", uid="R2")
+    assert "CARD_FROM_OTHER_BOARD" not in h.codes()
+    h.tag("tray", "N", "present", card="S4", deck="blue", uid="B1")
+    assert h.alerts("CARD_FROM_OTHER_BOARD")[-1]["params"]["deck"] == "blue"
+
+
+def test_messages_for_the_new_code_in_every_language() -> None:
+    from controller.laws.irregularities import Irregularity
+    irr = Irregularity(id=1, code=Code.CARD_FROM_OTHER_BOARD, law="13C", seat=Seat.E,
+                       card=C("C5"), params=(("deck", "9"),))
+    for short in (False, True):
+        texts = alert_texts(irr, short=short)
+        assert set(texts) == set(LANGUAGES) and all(texts.values())
+    assert "13C" in alert_texts(irr)["en"]
+
+
+# ------------------------------------------------------------------ point 8: board life cycle
+def play_out(h: Harness) -> None:
+    h.run("E:C5")
+    h.auto()
+    for seat in Seat:
+        for card in sorted(h.deal[seat]):
+            h.take(seat.name, str(card))
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_wallet_of_the_board_just_finished_read_again_is_wrong_board(rules: Rules) -> None:
+    """15B (2007 15): a board already played at this table: the director is told; the next
+    hand is that board again, not an unnamed board."""
+    h = t06_harness(rules)
+    play_out(h)
+    assert h.state()["phase"] == "done"
+    h.board_tag(5)
+    wrong = h.alerts("WRONG_BOARD")
+    assert wrong and wrong[-1]["detail"] == "already_played" and wrong[-1]["board"] == 5
+    assert wrong[-1]["law"] == ("15" if rules is Rules.L2007 else "15B")
+    assert h.state()["board"] == 5 and h.state()["phase"] == "scanning"
+
+
+def test_wallet_read_again_once_play_is_complete_is_wrong_board() -> None:
+    h = t06_harness()
+    h.run("E:C5")
+    h.auto()
+    assert h.state()["phase"] == "complete"
+    h.board_tag(5)
+    assert h.alerts("WRONG_BOARD")[-1]["detail"] == "already_played"
+
+
+def test_wallet_read_again_during_its_board_changes_nothing() -> None:
+    h = t06_harness()
+    h.board_tag(5)
+    h.run("E:C5")
+    h.board_tag(5)
+    assert "WRONG_BOARD" not in h.codes()
+    assert h.state()["current"] == [{"seat": "E", "card": "C5"}]
+
+
+def test_board_ruling_keeps_the_replaced_boards_number_on_its_alerts() -> None:
+    h = Harness(5, T06)
+    h.board_tag(5)
+    h.scan()
+    h.run("C:N:1D C:S:1H")                      # S calls out of rotation: open
+    coor = h.alerts("CALL_OUT_OF_ROTATION")[-1]
+    assert coor["board"] == 5 and coor["status"] == "open"
+    h.rule("board", board=7)
+    closing = [a for a in h.alerts() if a["id"] == coor["id"]][-1]
+    assert closing["status"] == "resolved" and closing["detail"] == "board_replaced"
+    assert closing["board"] == 5
+    assert h.state()["board"] == 7
+    assert all(i["id"] != coor["id"] for i in h.state()["irregularities"])
+    # the new board's own alerts carry its number
+    h.scan()
+    h.run("C:E:1C")                                # S (dealer of 7) was due
+    assert h.alerts("CALL_OUT_OF_ROTATION")[-1]["board"] == 7
+
+
+def test_swapped_board_before_the_first_call_keeps_its_number_too() -> None:
+    h = Harness(8, T06, schedule=range(6, 9))
+    h.board_tag(15)
+    wrong = h.alerts("WRONG_BOARD")[-1]
+    assert wrong["board"] == 15
+    h.board_tag(8)
+    closing = [a for a in h.alerts() if a["id"] == wrong["id"]][-1]
+    assert closing["status"] == "resolved" and closing["board"] == 15
