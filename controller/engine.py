@@ -303,6 +303,9 @@ class Engine:
             suit = Suit.parse(data["suit"]) if isinstance(data.get("suit"), str) else None
         except ParseError as exc:
             raise BadMessage(str(exc)) from None
+        if kind is RulingKind.UNINTENDED and alert is None and (
+                call is None or _seat(data.get("seat")) is None):
+            raise BadMessage("ruling unintended needs alert, or seat and call")
         option = data.get("option")
         return src, seq, Ruling(kind, alert=alert, tricks=tricks, seat=_seat(data.get("seat")),
                                 card=card, call=call, suit=suit,

@@ -301,3 +301,200 @@ def test_swapped_board_before_the_first_call_keeps_its_number_too() -> None:
     h.board_tag(8)
     closing = [a for a in h.alerts() if a["id"] == wrong["id"]][-1]
     assert closing["status"] == "resolved" and closing["board"] == 15
+
+
+# ------------------------------------------------------------------ the auction: harness
+T02 = D("N:9.JT52.KQ4.AK652 AQ4.K.A853.J8743 KT52.Q963.T972.Q J8763.A874.J6.T9")
+
+
+def auction(rules: Rules, script: str = "") -> Harness:
+    h = Harness(1, T02, rules=rules)     # board 1: N deals
+    h.board_tag(1)
+    h.scan()
+    h.run(script)
+    return h
+
+
+def calls(h: Harness) -> list[list[str]]:
+    return h.state()["auction"]
+
+
+# ------------------------------------------------------------------ point 1: Law 28B
+@pytest.mark.parametrize("rules", BOTH)
+def test_partner_calling_at_his_turn_does_not_forfeit_rectification(rules: Rules) -> None:
+    """28B: a call by the player due cancels a call out of rotation without rectification
+    only when he is an opponent of the offender. W bids at his partner E's turn and E then
+    calls: 31B still applies (2007: E passes throughout; 2017: W's next call is judged
+    comparable or not)."""
+    h = auction(rules, "C:N:1C C:W:1S C:E:P")
+    coor = h.final_alerts()[h.alerts("CALL_OUT_OF_ROTATION")[0]["id"]]
+    assert coor["law"] == "31B" and coor["detail"] != "cancelled"
+    assert coor["params"]["partner_called"] is True
+    assert calls(h) == [["N", "1C"], ["E", "Pass"]]
+    if rules is Rules.L2007:
+        assert coor["status"] == "resolved"
+        assert h.state()["obligations"] == {"E": "pass_all"}
+    else:
+        assert h.state()["obligations"] == {}
+        h.run("C:S:1H C:W:2S")
+        coor = h.final_alerts()[coor["id"]]
+        assert coor["detail"] == "awaiting_comparable"
+        h.rule("not_comparable", alert=coor["id"])
+        assert h.state()["obligations"] == {"E": "pass_next"}
+
+
+def test_partner_calling_a_bid_under_2007_31b_is_a_call_he_must_not_make() -> None:
+    h = auction(Rules.L2007, "C:N:1C C:W:1S C:E:2H")
+    assert h.final_alerts()[h.alerts("CALL_OUT_OF_ROTATION")[0]["id"]]["law"] == "31B"
+    assert h.alerts("CALL_BY_PLAYER_REQUIRED_TO_PASS")[-1]["seat"] == "E"
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_pass_out_of_rotation_at_partners_turn_then_partner_calls(rules: Rules) -> None:
+    """2007 30B2: a pass at partner's turn after a bid: the offender passes throughout;
+    2017 30B: partner is free, the offender's next call is judged."""
+    h = auction(rules, "C:N:1C C:W:P C:E:1H")
+    coor = h.final_alerts()[h.alerts("CALL_OUT_OF_ROTATION")[0]["id"]]
+    assert coor["law"] == ("30B2" if rules is Rules.L2007 else "30B")
+    assert calls(h) == [["N", "1C"], ["E", "1H"]]
+    if rules is Rules.L2007:
+        assert h.state()["obligations"] == {"W": "pass_all"}
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_opponent_due_calling_still_cancels_without_rectification(rules: Rules) -> None:
+    """28B as written: S bids at his RHO's (E's) turn, E calls: no rectification."""
+    h = auction(rules, "C:N:1C C:S:1H C:E:P")
+    coor = h.final_alerts()[h.alerts("CALL_OUT_OF_ROTATION")[0]["id"]]
+    assert (coor["law"], coor["detail"], coor["status"]) == ("28B", "cancelled", "resolved")
+    assert h.state()["obligations"] == {}
+
+
+# ------------------------------------------------------------------ point 2: Law 36
+@pytest.mark.parametrize("rules", BOTH)
+def test_inadmissible_double_out_of_rotation_is_law_36(rules: Rules) -> None:
+    """An inadmissible double out of rotation may never be accepted (32): Law 36 (2017
+    36B; 2007 32B1 -> 36): cancelled, back to the player due, the offender makes any legal
+    call at his turn, his partner passes throughout; LHO's call does not accept it."""
+    h = auction(rules, "C:N:1C C:S:X")      # S doubles partner's bid at E's turn
+    item = h.alerts("INADMISSIBLE_DOUBLE")[-1]
+    assert item["law"] == "36B" and item["status"] == "resolved"
+    assert "CALL_OUT_OF_ROTATION" not in h.codes()
+    assert calls(h) == [["N", "1C"]] and h.state()["turn"] == "E"
+    assert h.state()["obligations"] == {"N": "pass_all"}
+    h.run("C:E:P C:S:1H C:W:P C:N:P C:E:P")
+    assert h.state()["contract"] == "1H" and h.state()["declarer"] == "S"
+    assert "CALL_BY_PLAYER_REQUIRED_TO_PASS" not in h.codes()
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_inadmissible_redouble_out_of_rotation_is_law_36(rules: Rules) -> None:
+    h = auction(rules, "C:N:1C C:E:X C:W:XX")   # W redoubles his partner's double at S's turn
+    item = h.alerts("INADMISSIBLE_REDOUBLE")[-1]
+    assert item["law"] == "36B" and item["seat"] == "W"
+    assert h.state()["obligations"] == {"E": "pass_all"} and h.state()["turn"] == "S"
+    h.run("C:S:P")                           # W's LHO (N) did not accept anything
+    assert calls(h) == [["N", "1C"], ["E", "X"], ["S", "Pass"]]
+
+
+def test_admissible_double_out_of_rotation_keeps_the_law_32_path() -> None:
+    h = auction(Rules.L2017, "C:N:1C C:W:X")     # W doubles N at E's (partner's) turn
+    assert h.alerts("CALL_OUT_OF_ROTATION")[-1]["status"] == "open"
+    assert "INADMISSIBLE_DOUBLE" not in h.codes()
+
+
+# ------------------------------------------------------------------ point 4: 2017 27B4
+def test_27b4_insufficient_bid_replaced_by_another_accepted_by_lho() -> None:
+    """2017 27B4: the insufficient bid replaced by another insufficient bid: LHO may accept
+    it; the auction goes on from it and later calls are judged against it."""
+    h = auction(Rules.L2017, "C:N:1S C:E:1H C:E:1D")
+    ib = h.final_alerts()[h.alerts("INSUFFICIENT_BID")[0]["id"]]
+    assert ib["status"] == "open" and ib["law"] == "27B4" and ib["call"] == "1D"
+    h.run("C:S:1H")                          # sufficient over 1D: S accepts it
+    ib = h.final_alerts()[ib["id"]]
+    assert (ib["status"], ib["detail"], ib["law"]) == ("resolved", "accepted", "27B4")
+    assert calls(h) == [["N", "1S"], ["E", "1D"], ["S", "1H"]]
+    assert len(h.alerts("INSUFFICIENT_BID")) == len([a for a in h.alerts("INSUFFICIENT_BID")
+                                                      if a["id"] == ib["id"]])
+    h.run("C:W:P C:N:P C:E:P")
+    assert h.state()["contract"] == "1H"
+
+
+def test_27b4_accepted_by_a_ruling_and_later_insufficient_bid_judged_against_it() -> None:
+    h = auction(Rules.L2017, "C:N:1S C:E:1H C:E:1D")
+    ib = h.alerts("INSUFFICIENT_BID")[0]
+    h.rule("accept", alert=ib["id"])
+    assert h.final_alerts()[ib["id"]]["law"] == "27B4"
+    h.run("C:S:1C")                          # insufficient over 1D: a new irregularity
+    assert h.alerts("INSUFFICIENT_BID")[-1]["id"] != ib["id"]
+    assert h.alerts("INSUFFICIENT_BID")[-1]["params"]["last_bid"] == "1D"
+
+
+def test_27b4_replacement_not_accepted_then_replaced_legally() -> None:
+    h = auction(Rules.L2017, "C:N:1S C:E:1H C:E:1D")
+    ib = h.alerts("INSUFFICIENT_BID")[0]
+    h.rule("reject", alert=ib["id"])
+    h.run("C:E:2H")                          # lowest sufficient in the original denomination
+    final = h.final_alerts()[ib["id"]]
+    assert final["law"] == "27B1a" and final["detail"] == "lowest_sufficient"
+    assert calls(h)[-1] == ["E", "2H"]
+
+
+def test_2007_has_no_27b4_second_insufficient_bid_is_struck() -> None:
+    h = auction(Rules.L2007, "C:N:1S C:E:1H C:E:1D")
+    ib = h.final_alerts()[h.alerts("INSUFFICIENT_BID")[0]["id"]]
+    assert ib["law"] == "27" and ib["params"]["invalid_replacement"] == "1D"
+    h.run("C:S:P")                           # S calls: the original 1H is accepted (27A1)
+    assert calls(h) == [["N", "1S"], ["E", "1H"], ["S", "Pass"]]
+
+
+# ------------------------------------------------------------------ point 5: Law 25A
+@pytest.mark.parametrize("rules", BOTH)
+def test_25a_unintended_call_corrected_after_lho_called(rules: Rules) -> None:
+    """25A1: until partner calls, an unintended call may be replaced by the intended one,
+    even after LHO has called; 25A4: LHO may then withdraw his call, no rectification."""
+    h = auction(rules, "C:N:1C C:E:1H C:N:1D")   # N meant 1D; E already called
+    coor = h.alerts("CALL_OUT_OF_ROTATION")[-1]
+    h.rule("unintended", alert=coor["id"])
+    assert calls(h) == [["N", "1D"], ["E", "1H"]] and h.state()["turn"] == "S"
+    change = h.alerts("CHANGE_OF_CALL")[-1]
+    assert (change["law"], change["detail"], change["status"]) == ("25A", "unintended",
+                                                                   "resolved")
+    assert change["params"]["original"] == "1C"
+    assert h.final_alerts()[coor["id"]]["status"] == "resolved"
+    h.run("C:E:2C")                          # E withdraws his 1H for 2C: no irregularity
+    assert calls(h) == [["N", "1D"], ["E", "2C"]]
+    assert {a["code"] for a in h.alerts()} == {"CALL_OUT_OF_ROTATION", "CHANGE_OF_CALL"}
+    h.run("C:S:P C:W:P C:N:P")
+    assert h.state()["contract"] == "2C"
+
+
+def test_25a_lho_call_no_longer_sufficient_is_withdrawn() -> None:
+    h = auction(Rules.L2017, "C:N:1C C:E:1D")
+    h.rule("unintended", seat="N", call="1H")     # the director rules from seat and call
+    assert calls(h) == [["N", "1H"]] and h.state()["turn"] == "E"
+    assert h.alerts("CHANGE_OF_CALL")[-1]["params"]["lho_withdrawn"] == "1D"
+    h.run("C:E:1S")
+    assert calls(h) == [["N", "1H"], ["E", "1S"]] and "INSUFFICIENT_BID" not in h.codes()
+
+
+def test_25a_lho_may_take_his_call_back() -> None:
+    h = auction(Rules.L2017, "C:N:1C C:E:1H")
+    h.rule("unintended", seat="N", call="1D")
+    h.tag("bid", "E", "removed", call="1H", uid="BIDE1H")
+    assert calls(h) == [["N", "1D"]] and h.state()["turn"] == "E"
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_25a_not_after_partner_has_called(rules: Rules) -> None:
+    """25A2: no substitution once partner has made a call."""
+    h = auction(rules, "C:N:1C C:E:1H C:S:P")
+    h.rule("unintended", seat="N", call="1D")
+    assert calls(h) == [["N", "1C"], ["E", "1H"], ["S", "Pass"]]
+    assert "CHANGE_OF_CALL" not in h.codes()
+
+
+def test_25a_ruling_needs_alert_or_seat_and_call() -> None:
+    h = auction(Rules.L2017, "C:N:1C")
+    outs = h.rule("unintended", seat="N")
+    assert outs and outs[0].topic.endswith("/error")
