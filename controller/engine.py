@@ -268,7 +268,8 @@ class Engine:
                 raise BadMessage(str(exc)) from None
             deck = data.get("deck")
             return src, seq, TagEvent(zone, action, seat, uid.upper(), card=card,
-                                      deck=None if deck is None else str(deck))
+                                      deck=None if deck is None else str(deck),
+                                      ts=float(data["ts"]))
         if call_text is not None:
             if not isinstance(call_text, str):
                 raise BadMessage("call must be a string like '1NT'")
@@ -609,7 +610,7 @@ def _fast_event(payload: bytes | str | Mapping[str, Any]
         if card is None or seat is None:
             return None
         deck = None if m.deck is None else str(m.deck)
-        return m.src, m.seq, TagEvent(zone, action, seat, uid, card=card, deck=deck)
+        return m.src, m.seq, TagEvent(zone, action, seat, uid, card=card, deck=deck, ts=m.ts)
     if m.call is not None and m.card is None and m.board is None:
         call = _CALLS.get(m.call)
         if call is None or seat is None:

@@ -35,6 +35,18 @@ Which reading the code follows where laws.md is terse or ambiguous:
 * A call by a third player while another irregular call is pending is recorded,
   cancelled and flagged ``CALL_OUT_OF_ROTATION`` with detail ``while_pending`` for the
   director; it does not disturb the pending call.
+* 28B cancels a call out of rotation without rectification only when the player due who
+  calls is an opponent of the offender; the offender's partner calling at his own turn
+  forfeits nothing: the call is cancelled (29B) and Laws 30-32 apply as on a ``reject``,
+  partner's call then judged under their obligations.
+* An inadmissible double or redouble out of rotation is Law 36 at once (2017 36B; 2007 via
+  32B1, 32A and 32B2 alike): never accepted, cancelled, the player due calls, the
+  offender's partner passes throughout.
+* 2017 27B4: an insufficient bid replaced by another insufficient bid makes that bid the
+  pending one, which LHO may accept (later calls are judged against it). 2007: struck.
+* The ``unintended`` ruling (25A, both editions): until partner calls, even after LHO
+  called; LHO's call over it is withdrawn if no longer legal, else he may still withdraw it
+  (25A4).
 * Law 24: every card exposed during the auction by a player who becomes a defender is a
   penalty card, including one taken back before the auction ended (the Law keeps it face
   up); a single low card is a minor penalty card, anything else major.

@@ -542,6 +542,11 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "rao giá đã kết thúc",
         "竞叫已结束",
     ),
+    "simultaneous": (
+        "made with the proper play: deemed subsequent to it, no penalty (58A)",
+        "đánh cùng lúc với lượt đánh đúng: coi như đánh sau, không phạt (58A)",
+        "与正当出牌同时：视为在其之后，不罚（58A）",
+    ),
     "unintended": (
         "an unintended call: the intended call stands (25A)",
         "giá không chủ định: giá chủ định có giá trị (25A)",

@@ -285,7 +285,7 @@ class Board:
         return deck != self._pack
 
     def _unknown_tag(self, ev: TagEvent, code: Code = Code.UNKNOWN_TAG,
-                     **params: object) -> None:
+                     card: Card | None = None, deck: str | None = None) -> None:
         """One open UNKNOWN_TAG (or CARD_FROM_OTHER_BOARD) per tag lying there, never a
         card of the hand, an exposed card or a played card; resolved when the tag is taken
         away."""
@@ -294,9 +294,10 @@ class Board:
         still_open = item is not None and item.is_open
         if ev.present:
             if not still_open:
+                extra: dict[str, Any] = {} if deck is None else {"deck": deck}
                 opened = self.log.open(code, law="13F" if self.rules is Rules.L2007
                                        else "13C", seat=ev.seat, uid=ev.uid, zone=str(ev.zone),
-                                       trick=self._trick_number(), **params)
+                                       trick=self._trick_number(), card=card, **extra)
                 self._unknown[ev.uid] = opened.id
         elif known is not None:
             del self._unknown[ev.uid]
@@ -349,7 +350,7 @@ class Board:
                 self.done = True
             return
         if ev.present:
-            self.play.put(seat, card)
+            self.play.put(seat, card, ts=ev.ts)
         else:
             self.play.take(seat, card)
 
@@ -647,13 +648,12 @@ class Table:
 
     def _board_tag(self, number: int) -> Update:
         board = self.board
-        finished = board is None or board.done or board.complete
-        if board is not None and board.number == number and not finished:
-            return Update()  # the same wallet read again during its board
-        if finished:
+        if board is None or board.done or board.complete:
             # the next board; the wallet of the board just finished read again is that
             # board played a second time: WRONG_BOARD ``already_played`` (15B / 15)
             return self._start_board(number)
+        if board.number == number:
+            return Update()  # the same wallet read again during its board
         if board.phase is Phase.SCANNING and not board.called:
             return self._start_board(number, replaced=True)
         before = self._result_key()
