@@ -628,3 +628,30 @@ def test_a_fast_table_is_not_simultaneous_play() -> None:
         assert board is not None and board.play is not None
     assert board.play.complete
     assert not {"EXTRA_CARD_SAME_TRICK", "PREMATURE_PLAY"} & h.codes()
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_25a_after_the_auction_ended_before_partners_turn(rules: Rules) -> None:
+    """The auction ends with W's unintended pass, before E (his partner) calls again. 2017
+    25A2: a substitution is possible until the end of the auction period (the opening lead
+    faced): the auction goes on. 2007 25A3: none after the end of the auction."""
+    h = auction(rules, "C:N:1S C:E:P C:S:P C:W:P")
+    assert h.state()["phase"] == "lead"
+    h.rule("unintended", seat="W", call="2H")
+    if rules is Rules.L2007:
+        assert h.state()["phase"] == "lead" and h.state()["contract"] == "1S"
+        assert "CHANGE_OF_CALL" not in h.codes()
+        return
+    state = h.state()
+    assert state["phase"] == "auction" and state["contract"] is None and state["turn"] == "N"
+    assert calls(h)[-1] == ["W", "2H"]
+    h.run("C:N:P C:E:P C:S:P")
+    assert h.state()["contract"] == "2H" and h.state()["declarer"] == "W"
+    assert h.state()["phase"] == "lead"
+
+
+def test_25a_not_once_the_opening_lead_is_on_the_table() -> None:
+    h = auction(Rules.L2017, "C:N:1S C:E:P C:S:P C:W:P")
+    h.put("E", "C7")                         # the opening lead (E is N's LHO)
+    h.rule("unintended", seat="W", call="2H")
+    assert h.state()["contract"] == "1S" and "CHANGE_OF_CALL" not in h.codes()

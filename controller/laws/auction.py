@@ -468,10 +468,15 @@ class Auction:
 
         ``alert`` names the intended call already put down (then flagged as a change of
         call or a call out of rotation); otherwise ``seat`` and ``call`` name it. Refused
-        (False) once partner has called (25A2) or the auction is over (25A3 / 2017 25A2:
-        the director, not the controller, deals with the Clarification Period).
+        (False) once partner has called (25A2). When the auction ended before it reached
+        partner: 2007 (25A3) no substitution after the end of the auction; 2017 (25A2)
+        none after the end of the auction period (the opening lead faced), so in the
+        Clarification Period the auction is opened again.
         """
-        if self._complete:
+        # 2007 25A3: no substitution after the end of the auction; 2017 25A2: none after
+        # the end of the auction period (17D: the opening lead faced)
+        reopen = self._complete
+        if reopen and (self._l2007 or self._lead_faced):
             return False
         self._sync_cleared()
         p = self._pending
@@ -497,6 +502,9 @@ class Auction:
         _, original, original_entry, oor = st[idx]
         if original == intended:
             return False
+        if reopen:
+            # the auction ended before it reached his partner: it is open again
+            self._complete, self._contract, self._declarer = False, None, None
         if p is not None:
             self._pending = None
             self.log.update(p.irr, status=Status.RESOLVED, detail="unintended", law="25A")

@@ -222,6 +222,12 @@ class Board:
 
     def _advance(self) -> None:
         """Move the phase on after an input: auction over, lead faced, play over."""
+        if (self.phase is Phase.LEAD or self.phase is Phase.COMPLETE) \
+                and not self.auction.complete:
+            # 2017 25A: an unintended call replaced in the Clarification Period: the
+            # auction goes on (no card has been led: see _ruling)
+            self.phase = Phase.AUCTION
+            self.play = None
         if self.phase is Phase.AUCTION and self.auction.complete:
             contract = self.auction.contract
             if contract is None or contract.passed_out:
@@ -461,6 +467,10 @@ class Board:
     # -- rulings --------------------------------------------------------------------------
     def _ruling(self, ruling: Ruling) -> None:
         kind = ruling.kind
+        if kind is RulingKind.UNINTENDED and (self.done or (
+                self.play is not None and self.play.card_count())):
+            self.notes.append("ruling unintended: the auction period is over (25A)")
+            return
         if kind is RulingKind.CLEAR and ruling.alert is not None:
             # Auction and Play may have to undo what a pending irregularity holds up.
             if self.auction.rule(ruling) or (self.play is not None and self.play.rule(ruling)):
