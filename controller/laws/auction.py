@@ -838,12 +838,11 @@ class Auction:
                 # 2017 27B4: replaced by another insufficient bid. LHO may accept it (27A1
                 # applies to it: it stands and later calls are judged against it);
                 # otherwise the offender replaces it under 27B
-                self._cancel(p.entry, p.irr)
-                p.first = p.first or p.call
-                p.call, p.entry, p.withdrawn, p.rejected = call, entry, False, False
-                self._record[entry] = replace(self._record[entry], irregularity=p.irr)
-                self.log.update(p.irr, call=call, law="27B4", detail="pending",
-                                replacement=str(call), original=str(p.first))
+                first = p.first or p.call
+                self._replace_pending(p, call, entry)
+                p.first, p.rejected = first, False
+                self.log.update(p.irr, law="27B4", detail="pending", replacement=str(call),
+                                original=str(first))
                 return
             # 2007: not a legal replacement: struck, the insufficient bid still awaits one
             self._cancel(entry, p.irr)

@@ -311,7 +311,7 @@ _SHORT: Final[dict[Code, tuple[str, str, str]]] = {
     Code.MISSING_CARD: ("Missing card", "Thiếu bài", "缺少牌张"),
     Code.INCORRECT_CARD_COUNT: ("Wrong card count", "Sai số bài", "牌数不正确"),
     Code.UNKNOWN_TAG: ("Unknown card", "Bài lạ", "非本副牌"),
-    Code.CARD_FROM_OTHER_BOARD: ("Card of other board", "Bài ván khác", "他副牌张"),
+    Code.CARD_FROM_OTHER_BOARD: ("Other board's card", "Cây của ván khác", "别副牌张"),
     Code.CALL_OUT_OF_ROTATION: ("Call out of turn", "Rao sai lượt", "越序叫牌"),
     Code.INSUFFICIENT_BID: ("Insufficient bid", "Giá không đủ", "不足叫牌"),
     Code.INADMISSIBLE_DOUBLE: ("Inadmissible X", "Cont'ra sai", "不合规加倍"),
