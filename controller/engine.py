@@ -268,7 +268,8 @@ class Engine:
                 raise BadMessage(str(exc)) from None
             deck = data.get("deck")
             return src, seq, TagEvent(zone, action, seat, uid.upper(), card=card,
-                                      deck=None if deck is None else str(deck))
+                                      deck=None if deck is None else str(deck),
+                                      ts=float(data["ts"]))
         if call_text is not None:
             if not isinstance(call_text, str):
                 raise BadMessage("call must be a string like '1NT'")
@@ -303,6 +304,9 @@ class Engine:
             suit = Suit.parse(data["suit"]) if isinstance(data.get("suit"), str) else None
         except ParseError as exc:
             raise BadMessage(str(exc)) from None
+        if kind is RulingKind.UNINTENDED and alert is None and (
+                call is None or _seat(data.get("seat")) is None):
+            raise BadMessage("ruling unintended needs alert, or seat and call")
         option = data.get("option")
         return src, seq, Ruling(kind, alert=alert, tricks=tricks, seat=_seat(data.get("seat")),
                                 card=card, call=call, suit=suit,
@@ -338,6 +342,11 @@ class Engine:
         board_no = board.number if board else None
         if update.board_started:
             ts.alerts = {}
+        if "alert" in kinds:
+            # the alerts of a board replaced before it was finished keep its number
+            out += [Outgoing(self._topic(name, "alert"),
+                             self._alert(name, update.previous_board, item), retain=False)
+                    for item in update.previous]
         # the board as played, built once when its result changed (result, feed, fouled check)
         record = table.record() if update.result_changed else None
         for item in update.irregularities:
@@ -601,7 +610,7 @@ def _fast_event(payload: bytes | str | Mapping[str, Any]
         if card is None or seat is None:
             return None
         deck = None if m.deck is None else str(m.deck)
-        return m.src, m.seq, TagEvent(zone, action, seat, uid, card=card, deck=deck)
+        return m.src, m.seq, TagEvent(zone, action, seat, uid, card=card, deck=deck, ts=m.ts)
     if m.call is not None and m.card is None and m.board is None:
         call = _CALLS.get(m.call)
         if call is None or seat is None:

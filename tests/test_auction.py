@@ -330,10 +330,12 @@ def test_bid_at_rhos_turn_rho_acts_2017_not_comparable() -> None:
 
 
 def test_double_at_rhos_turn_rho_acts_2007_partner_pass_all() -> None:
-    r = run(N, "N:1C S:X TD:reject@1 E:1H", L2007)     # S doubled at E's turn
+    # W doubles N's 1C at S's turn (an admissible double: an inadmissible one out of
+    # rotation is Law 36, tests/test_laws_second_pass.py)
+    r = run(N, "N:1C E:P W:X TD:reject@1 S:1H", L2007)
     coor = r.one(Code.CALL_OUT_OF_ROTATION)
     assert (coor.status, coor.law) == (Status.RESOLVED, "32B2")
-    assert r.auction.obligations == {N: "pass_all"}
+    assert r.auction.obligations == {E: "pass_all"}
 
 
 def test_barred_player_implied_pass_28a() -> None:
@@ -400,7 +402,8 @@ def test_insufficient_bid_rejected_lho_cannot_accept_any_more() -> None:
 
 
 def test_insufficient_replacement_is_struck_and_bid_still_pending() -> None:
-    r = run(N, "N:2S E:1H E:2H")
+    # 2007 (2017 27B4 lets LHO accept the second insufficient bid: test_laws_second_pass)
+    r = run(N, "N:2S E:1H E:2H", L2007)
     ib = r.one(Code.INSUFFICIENT_BID)
     assert ib.is_open and ib.param("invalid_replacement") == "2H"
     assert r.auction.pending == ib.id

@@ -556,7 +556,7 @@ def test_declarer_leads_from_the_wrong_hand_refused_and_accepted() -> None:
     assert (lot.seat, lot.status) == (Seat.N, Status.OPEN)
     assert play.rule(Ruling(RulingKind.REJECT, alert=lot.id))
     lot = only(log, Code.LEAD_OUT_OF_TURN)
-    assert lot.detail == "refused" and lot.law == "55A"
+    assert lot.detail == "refused" and lot.law == "55B"   # 55B2: from the wrong hand
     assert play.turn is Seat.S and play.penalty_cards == {}
     assert C("S4") in play.remaining(Seat.N)
     feed(play, "-N:S4 S:S2 W:S5 N:S4 E:S3")

@@ -35,6 +35,18 @@ Which reading the code follows where laws.md is terse or ambiguous:
 * A call by a third player while another irregular call is pending is recorded,
   cancelled and flagged ``CALL_OUT_OF_ROTATION`` with detail ``while_pending`` for the
   director; it does not disturb the pending call.
+* 28B cancels a call out of rotation without rectification only when the player due who
+  calls is an opponent of the offender; the offender's partner calling at his own turn
+  forfeits nothing: the call is cancelled (29B) and Laws 30-32 apply as on a ``reject``,
+  partner's call then judged under their obligations.
+* An inadmissible double or redouble out of rotation is Law 36 at once (2017 36B; 2007 via
+  32B1, 32A and 32B2 alike): never accepted, cancelled, the player due calls, the
+  offender's partner passes throughout.
+* 2017 27B4: an insufficient bid replaced by another insufficient bid makes that bid the
+  pending one, which LHO may accept (later calls are judged against it). 2007: struck.
+* The ``unintended`` ruling (25A, both editions): until partner calls, even after LHO
+  called; LHO's call over it is withdrawn if no longer legal, else he may still withdraw it
+  (25A4).
 * Law 24: every card exposed during the auction by a player who becomes a defender is a
   penalty card, including one taken back before the auction ended (the Law keeps it face
   up); a single low card is a minor penalty card, anything else major.
@@ -95,6 +107,7 @@ class _Pending:
     oor: int | None = None       # set when the call is an accepted call out of rotation
     rejected: bool = False       # insufficient bid: the director ruled it not accepted
     withdrawn: bool = False      # the call card was taken back (awaiting a replacement)
+    first: Call | None = None    # 2017 27B4: the insufficient bid the pending one replaced
 
 
 @dataclass(slots=True)
@@ -180,6 +193,8 @@ class Auction:
         # pass card they put down late is that pass, not a new call
         self._passed_for: set[Seat] = set()
         self._mine: dict[int, Code] = {}
+        # 25A4: the LHO whose call over an unintended call still stands and may be withdrawn
+        self._may_withdraw: Seat | None = None
 
     # ------------------------------------------------------------------ queries
     @property
@@ -322,6 +337,8 @@ class Auction:
             st = self._standing
             if st and st[-1][0] is seat and st[-1][1] == call:
                 return  # the same card put back (or read twice): nothing happened
+            if self._may_withdraw is seat and self._lho_withdraws(seat, call):
+                return
         elif p.seat is seat and p.call == call:
             p.withdrawn = False
             return
@@ -354,6 +371,9 @@ class Auction:
                 self._settle_change(p, accept=False, detail="cancelled", law="25B")
             else:
                 p.withdrawn = True
+        elif p is None and self._may_withdraw is seat and self._standing \
+                and self._standing[-1][1] == call:
+            self._lho_withdraws(seat, None)
         # A standing call taken back only matters if another call follows (Law 25).
 
     def expose(self, seat: Seat, card: Card) -> None:
@@ -394,8 +414,16 @@ class Auction:
             self.log.update(irr, status=Status.RESOLVED)
         self._after_close.clear()
 
+    def declarer_spreads(self) -> None:
+        """Law 54A: after an opening lead out of turn declarer spread his hand; he becomes
+        dummy and his partner declarer (the contract, the side and the lead stand)."""
+        if self._declarer is not None:
+            self._declarer = self._declarer.partner
+
     def rule(self, ruling: Ruling) -> bool:
         """Apply a director's ruling on one of this auction's irregularities."""
+        if ruling.kind is RulingKind.UNINTENDED:
+            return self._unintended(ruling)
         irr = ruling.alert
         if irr is None or irr not in self._mine:
             return False
@@ -429,6 +457,112 @@ class Auction:
             return True
         return True  # accept / reject on a settled irregularity: nothing left to do
 
+    # ------------------------------------------------------------------ Law 25A
+    def _unintended(self, ruling: Ruling) -> bool:
+        """25A1: until his partner calls, a player may replace an unintended call by the
+        intended one (2007: without pause for thought; 2017: however he became aware of
+        it). The intended call takes the unintended one's place; 25A4: his LHO may
+        withdraw a call made over it (no rectification; 16C): a call no longer legal after
+        the substitution is withdrawn at once and LHO calls again, a legal one stands
+        until LHO puts down another call or takes it back.
+
+        ``alert`` names the intended call already put down (then flagged as a change of
+        call or a call out of rotation); otherwise ``seat`` and ``call`` name it. Refused
+        (False) once partner has called (25A2). When the auction ended before it reached
+        partner: 2007 (25A3) no substitution after the end of the auction; 2017 (25A2)
+        none after the end of the auction period (the opening lead faced), so in the
+        Clarification Period the auction is opened again.
+        """
+        # 2007 25A3: no substitution after the end of the auction; 2017 25A2: none after
+        # the end of the auction period (17D: the opening lead faced)
+        reopen = self._complete
+        if reopen and (self._l2007 or self._lead_faced):
+            return False
+        self._sync_cleared()
+        p = self._pending
+        seat, intended, entry = ruling.seat, ruling.call, None
+        if p is not None:
+            mine = ruling.alert == p.irr or (
+                ruling.alert is None and seat is p.seat and intended in (None, p.call))
+            if not mine:
+                return False        # another irregular call awaits its settlement first
+            if p.kind is _Kind.CHANGE:
+                self._settle_change(p, accept=True, detail="unintended", law="25A")
+                self._check_end()
+                return True
+            seat, intended, entry = p.seat, p.call, p.entry
+        elif ruling.alert is not None:
+            return False
+        if seat is None or intended is None:
+            return False
+        st = self._standing
+        idx = next((i for i in range(len(st) - 1, -1, -1) if st[i][0] is seat), None)
+        if idx is None or any(s is seat.partner for s, _, _, _ in st[idx + 1:]):
+            return False            # no call of his to replace, or partner has called (25A2)
+        _, original, original_entry, oor = st[idx]
+        if original == intended:
+            return False
+        if reopen:
+            # the auction ended before it reached his partner: it is open again
+            self._complete, self._contract, self._declarer = False, None, None
+        if p is not None:
+            self._pending = None
+            self.log.update(p.irr, status=Status.RESOLVED, detail="unintended", law="25A")
+        if entry is None:
+            entry = self._put(seat, intended)
+        item = self.log.open(Code.CHANGE_OF_CALL, law="25A", seat=seat, call=intended,
+                             detail="unintended", status=Status.RESOLVED,
+                             original=str(original))
+        self._own(item, entry)
+        self._cancel(original_entry, item.id)
+        later = st[idx + 1:]
+        del st[idx:]
+        self._rebuild()
+        self._in_rotation(seat, intended, entry, oor=oor)
+        withdrawn: list[str] = []
+        for s, c, e, o in later:
+            # LHO's call over the unintended call: it stands if still legal (he may still
+            # withdraw it), otherwise it is withdrawn and he calls again
+            if self._pending is None and s is self._turn and self._legal_here(s, c):
+                self._apply(s, c, e, o)
+                self._may_withdraw = s
+            else:
+                self._cancel(e, item.id)
+                withdrawn.append(str(c))
+        if withdrawn:
+            self.log.update(item.id, lho_withdrawn=" ".join(withdrawn))
+        elif later:
+            self.log.update(item.id, lho_may_withdraw=later[0][0].name)
+        self._check_end()
+        return True
+
+    def _legal_here(self, seat: Seat, call: Call) -> bool:
+        """Whether ``call`` would be sufficient / admissible from ``seat`` now."""
+        if call.kind is _BID:
+            bid = call.bid
+            return bid is not None and (self._last_bid is None
+                                        or bid.rank > self._last_bid.rank)
+        if call.kind is _DOUBLE or call.kind is _REDOUBLE:
+            return self._admissible(seat, call.kind)
+        return True
+
+    def _lho_withdraws(self, seat: Seat, call: Call | None) -> bool:
+        """25A4: after a substitution the LHO takes back (``call`` None) or changes the
+        call he made over the unintended call: no rectification."""
+        st = self._standing
+        if self._may_withdraw is not seat or self._pending is not None or not st \
+                or st[-1][0] is not seat or (call is not None and st[-1][1] == call):
+            return False
+        self._may_withdraw = None
+        _, old, old_entry, _ = st.pop()
+        self._cancel(old_entry, None)
+        self._rebuild()
+        if call is not None:
+            entry = self._put(seat, call)
+            self._in_rotation(seat, call, entry)
+            self._check_end()
+        return True
+
     # ------------------------------------------------------------------ routing
     def _route(self, seat: Seat, call: Call, entry: int) -> None:
         """A call with nothing pending."""
@@ -446,12 +580,32 @@ class Auction:
             self._apply(turn, PASS, entry, None)
             self._passed_for.add(turn)
             self._in_rotation(seat, call, entry + 1)
+        elif (call.kind is _DOUBLE or call.kind is _REDOUBLE) \
+                and not self._admissible(seat, call.kind):
+            self._inadmissible_out_of_rotation(seat, call, entry, turn)
         else:
             item = self.log.open(Code.CALL_OUT_OF_ROTATION, law="28", seat=seat, call=call,
                                  detail="pending", due=turn.name,
                                  at=_relation(seat, turn))
             self._own(item, entry)
             self._pending = _Pending(_Kind.OUT_OF_ROTATION, item.id, seat, call, entry, turn)
+
+    def _inadmissible_out_of_rotation(self, seat: Seat, call: Call, entry: int,
+                                      due: Seat) -> None:
+        """An inadmissible double or redouble out of rotation: Law 36, never the
+        out-of-rotation path (32: "an inadmissible double or redouble may never be
+        accepted"). 2017 36B (36D: out of rotation, rectification as in B); 2007 via 32B1
+        ("unless the double or redouble is inadmissible, in which case Law 36 applies"),
+        and 32A / 32B2 give the same: cancelled, the auction goes back to the player due,
+        the offender makes any legal call at his turn, partner passes throughout, 26."""
+        code = Code.INADMISSIBLE_DOUBLE if call.kind is _DOUBLE else Code.INADMISSIBLE_REDOUBLE
+        item = self.log.open(code, law="36B", seat=seat, call=call, detail="cancelled,pass_all",
+                             status=Status.RESOLVED, due=due.name, out_of_rotation=True,
+                             at=_relation(seat, due))
+        self._own(item, entry)
+        self._cancel(entry, item.id)
+        self._oblige(seat.partner, PASS_ALL, item.id)
+        self._restrict(item.id, seat, call)
 
     def _in_rotation(self, seat: Seat, call: Call, entry: int, *, oor: int | None = None,
                      check_obligation: bool = True) -> None:
@@ -501,6 +655,14 @@ class Auction:
         if kind is _Kind.OUT_OF_ROTATION:
             if seat is p.seat:
                 self._replace_pending(p, call, entry)
+            elif seat is p.due and seat is p.seat.partner:
+                # 28B is about an opponent due to call: the offender's partner calling at
+                # his own turn forfeits nothing. The call out of rotation is cancelled (29B),
+                # Laws 30-32 apply with their obligations to pass, and partner's call is
+                # judged under them (a call he was then required not to make: 37)
+                self.log.update(p.irr, partner_called=True)
+                self._reject_out_of_rotation(p)
+                self._route(seat, call, entry)
             elif seat is p.due:
                 self._pending = None
                 self._cancel(p.entry, p.irr)
@@ -515,7 +677,7 @@ class Auction:
             if seat is p.seat:
                 self._replace_insufficient(p, call, entry)
             elif seat is lho and not p.rejected:
-                self._accept(p, "27A1")
+                self._accept(p, "27B4" if p.first is not None else "27A1")
                 self._dispatch(seat, call, entry)
             else:
                 self._while_pending(seat, call, entry)
@@ -573,7 +735,7 @@ class Auction:
                 self._reject_out_of_rotation(p)
         elif kind is _Kind.INSUFFICIENT:
             if rk is RulingKind.ACCEPT:
-                self._accept(p, "27A1")
+                self._accept(p, "27B4" if p.first is not None else "27A1")
             elif rk is RulingKind.REJECT and not p.rejected:
                 p.rejected = True
                 self.log.update(p.irr, detail="rejected", law="27B")
@@ -666,13 +828,23 @@ class Auction:
 
     def _replace_insufficient(self, p: _Pending, call: Call, entry: int) -> None:
         """27B: the offender replaces his insufficient bid (27C: an early one stands)."""
-        ib = p.call.bid
+        ib = (p.first or p.call).bid
         assert ib is not None
         last = self._last_bid
         assert last is not None
         bid = call.bid
         if bid is not None and bid.rank <= last.rank:
-            # not a legal replacement: struck, the insufficient bid still awaits one
+            if not self._l2007:
+                # 2017 27B4: replaced by another insufficient bid. LHO may accept it (27A1
+                # applies to it: it stands and later calls are judged against it);
+                # otherwise the offender replaces it under 27B
+                first = p.first or p.call
+                self._replace_pending(p, call, entry)
+                p.first, p.rejected = first, False
+                self.log.update(p.irr, law="27B4", detail="pending", replacement=str(call),
+                                original=str(first))
+                return
+            # 2007: not a legal replacement: struck, the insufficient bid still awaits one
             self._cancel(entry, p.irr)
             self.log.update(p.irr, invalid_replacement=str(call))
             return
@@ -959,6 +1131,8 @@ class Auction:
 
     def _apply(self, seat: Seat, call: Call, entry: int, oor: int | None) -> None:
         """A call now stands."""
+        if self._may_withdraw is not None:
+            self._may_withdraw = None     # 25A4: LHO's chance ends with the next call
         self._standing.append((seat, call, entry, oor))
         self._calls_list.append((seat, call))
         self._calls_cache = None

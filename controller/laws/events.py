@@ -48,6 +48,7 @@ class TagEvent(NamedTuple):
     marker: str | None = None
     board: int | None = None
     unknown: bool = False
+    ts: float | None = None   # when the hardware saw it (the event's ``ts``; Law 58 window)
 
     @property
     def present(self) -> bool:

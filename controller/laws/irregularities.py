@@ -27,6 +27,8 @@ class Code(enum.StrEnum):
     MISSING_CARD = "MISSING_CARD"
     INCORRECT_CARD_COUNT = "INCORRECT_CARD_COUNT"
     UNKNOWN_TAG = "UNKNOWN_TAG"
+    # project addition (wire contract 1.2): a card tag of another board's pack
+    CARD_FROM_OTHER_BOARD = "CARD_FROM_OTHER_BOARD"
     # auction
     CALL_OUT_OF_ROTATION = "CALL_OUT_OF_ROTATION"
     INSUFFICIENT_BID = "INSUFFICIENT_BID"
@@ -67,6 +69,7 @@ DEFAULT_LAW: dict[Code, str] = {
     Code.MISSING_CARD: "14",
     Code.INCORRECT_CARD_COUNT: "13",
     Code.UNKNOWN_TAG: "13F",
+    Code.CARD_FROM_OTHER_BOARD: "13C",
     Code.CALL_OUT_OF_ROTATION: "28",
     Code.INSUFFICIENT_BID: "27",
     Code.INADMISSIBLE_DOUBLE: "36",

@@ -189,6 +189,13 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
         "Cây bài không thuộc bộ bài này[ ở {seat}]: bỏ ra",
         "不属于本副牌的牌张[（{seat}）]：请拿走",
     ),
+    Code.CARD_FROM_OTHER_BOARD: (
+        "A card of another board's pack[ at {seat}][ ({card}, pack {deck})]: it is not "
+        "played; take it away, the director checks both boards",
+        "Cây bài của bộ bài ván khác[ ở {seat}][ ({card}, bộ {deck})]: không được tính "
+        "là đã đánh; bỏ ra, trọng tài kiểm tra cả hai ván",
+        "其他牌套的牌张[（{seat}）][（{card}，第{deck}副）]：不算打出；请拿走，由裁判检查两副牌",
+    ),
     Code.CALL_OUT_OF_ROTATION: (
         "Call out of rotation[ by {seat}][ ({call})]",
         "Rao giá sai lượt[ của {seat}][ ({call})]",
@@ -304,6 +311,7 @@ _SHORT: Final[dict[Code, tuple[str, str, str]]] = {
     Code.MISSING_CARD: ("Missing card", "Thiếu bài", "缺少牌张"),
     Code.INCORRECT_CARD_COUNT: ("Wrong card count", "Sai số bài", "牌数不正确"),
     Code.UNKNOWN_TAG: ("Unknown card", "Bài lạ", "非本副牌"),
+    Code.CARD_FROM_OTHER_BOARD: ("Other board's card", "Cây của ván khác", "别副牌张"),
     Code.CALL_OUT_OF_ROTATION: ("Call out of turn", "Rao sai lượt", "越序叫牌"),
     Code.INSUFFICIENT_BID: ("Insufficient bid", "Giá không đủ", "不足叫牌"),
     Code.INADMISSIBLE_DOUBLE: ("Inadmissible X", "Cont'ra sai", "不合规加倍"),
@@ -533,6 +541,11 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "the auction has ended",
         "rao giá đã kết thúc",
         "竞叫已结束",
+    ),
+    "simultaneous": (
+        "made with the proper play: deemed subsequent to it, no penalty (58A)",
+        "đánh cùng lúc với lượt đánh đúng: coi như đánh sau, không phạt (58A)",
+        "与正当出牌同时：视为在其之后，不罚（58A）",
     ),
     "unintended": (
         "an unintended call: the intended call stands (25A)",

@@ -32,7 +32,8 @@ here because the Director's console and the tests rely on them):
   offender's trick-12 and trick-13 cards are swapped and both tricks recomputed.
 * ``declarer_tricks`` counts the declaring side's tricks (declarer's and dummy's).
 * ``adjust`` and ``claim`` rulings are taken whether or not they name an alert. A claim
-  establishes every revoke not yet corrected (63A3); Law 64 then counts the claimed tricks.
+  establishes every revoke not yet corrected (2017 63A4, 2007 63A3); Law 64 then counts the
+  claimed tricks.
 * A director's ``clear`` is read from the shared log as well (the Table may apply it
   itself): a cleared revoke is not rectified (64B4/64B5 are given this way), a cleared
   CARD_NOT_IN_HAND unfreezes.
@@ -46,6 +47,12 @@ here because the Director's console and the tests rely on them):
 * DEFECTIVE_TRICK while pending (67A): the next card of the seat that missed the trick
   goes into that trick. Once a player of each side has played on, it is 67B1 and waits
   for the director's ruling naming the card (any ruling kind carrying ``card``).
+* Law 58 (with the events' timestamps): a defender's card read within
+  ``SIMULTANEOUS_WINDOW`` before the proper play of the player due is deemed subsequent to
+  it (58A), not premature; two cards from one hand within it are 58B (a defender's other
+  card a penalty card per 50B, without Law 57's options; declarer's goes back).
+* 54A: ``option`` (or ``accept``) with option ``54A`` swaps declarer and dummy; the Table
+  tells the Auction, so every output names the new declarer.
 * 2017 62C3/64B8: when both sides revoked on one trick and one revoke is established
   while the other is not, the established one is cited "62C3" and not rectified.
 """
@@ -63,6 +70,13 @@ from .rulings import Ruling, RulingKind
 __all__ = ["Play", "PlayError", "trick_winner"]
 
 _LAST_TRICK = 13
+
+#: Law 58: two cards whose sensor timestamps (the events' ``ts``) are this close were put
+#: down at the same time. A defender's card read first but within this window of the
+#: proper play of the player due is deemed subsequent to it (58A), not premature (57); a
+#: second card from one hand within it of the first is a simultaneous play (58B). Apart
+#: by more, the cards were put down one after the other.
+SIMULTANEOUS_WINDOW = 0.25   # seconds
 #: each seat, then the others clockwise (playing order from a leader)
 _ROTATION: dict[Seat, tuple[Seat, ...]] = {s: tuple(s.rotated(i) for i in range(4)) for s in Seat}
 
@@ -209,6 +223,7 @@ class Play:
         self._lot: _PendingLead | None = None
         self._fifth: _PendingLead | None = None          # a fifth card that may become a lead
         self._queued: tuple[int, Seat, Card, _Trick] | None = None  # 2017 57D
+        self._queued_ts: float | None = None
         self._pcnp: dict[int, tuple[Seat, Card, Card, _Trick]] = {}
         self._penalty_source: dict[int, Seat] = {}      # irregularity -> offender (for options)
         self._correcting: dict[Seat, _Revoke] = {}
@@ -217,6 +232,12 @@ class Play:
         self._complete = False
         self._claim: tuple[int, int] | None = None
         self._adjusted: int | None = None
+        # Law 58 (sensor timestamps): the event being applied, each seat's last card put,
+        # and a premature play that the next proper play may show was simultaneous
+        self._ts: float | None = None
+        self._last_put: dict[Seat, tuple[float, Card]] = {}
+        self._last_seat: Seat | None = None      # whose card was put last (counted or not)
+        self._simul: tuple[int, Seat, Card, float, Seat] | None = None
         self._corrected_winners: dict[int, Seat] = {}
         self._transfer = 0               # tricks to declarer's side (negative: taken away)
         for seat, cards in (penalty_cards or {}).items():
@@ -383,8 +404,21 @@ class Play:
         return frozenset(self._allowed(seat, cur))
 
     # ------------------------------------------------------------------ inputs
-    def put(self, seat: Seat, card: Card) -> None:
-        """A tag appears on ``seat``'s tray during play."""
+    def put(self, seat: Seat, card: Card, *, ts: float | None = None) -> None:
+        """A tag appears on ``seat``'s tray during play (``ts``: when the reader saw it)."""
+        simul = self._simul
+        if simul is not None:
+            self._simul = None
+            if ts is not None and seat is simul[4] and seat is self.turn \
+                    and abs(ts - simul[3]) <= SIMULTANEOUS_WINDOW:
+                self._put(seat, card, ts)
+                if self._trick_of(seat, card) is not None:   # the proper play counted
+                    self._deemed_subsequent(simul)
+                return
+        self._put(seat, card, ts)
+
+    def _put(self, seat: Seat, card: Card, ts: float | None) -> None:
+        self._ts = ts
         if self._complete:
             self._tray[seat].add(card)        # spread for a review or a claim: nothing to do
             return
@@ -415,12 +449,68 @@ class Play:
             self._tray[seat].add(card)
             self._frozen.add(item)
             return
+        if ts is not None and self._simultaneous_second(seat, card, ts):
+            return
         tray.add(card)
         if not self._hands_known:
             self._see(seat, card)
             if seat not in self._pending_correction:
                 self._detect_shown(seat, card)
         self._put_card(seat, card)
+        self._last_seat = seat
+        if ts is not None:
+            self._last_put[seat] = (ts, card)
+
+    # ------------------------------------------------------------------ Law 58
+    def _simultaneous_second(self, seat: Seat, card: Card, ts: float) -> bool:
+        """58B: a second card from the same hand within the window of its card just
+        played: the first read is the card played (the one he designates; a ruling may
+        say otherwise); a defender's other card is a penalty card, minor or major per 50B
+        (a single card below honour rank exposed inadvertently is minor), with none of
+        Law 57's options; declarer's or dummy's goes back to the hand."""
+        last = self._last_put.get(seat)
+        if last is None or abs(ts - last[0]) > SIMULTANEOUS_WINDOW \
+                or self._last_seat is not seat:
+            return False          # not his two cards in a row: other cards came between
+        trick = self._trick_of(seat, last[1])
+        if trick is None or trick.winner is seat:
+            return False          # his card was not played, or he won the trick and leads
+        self._tray[seat].add(card)
+        if not self._hands_known:
+            self._see(seat, card)
+        if self._is_defender(seat):
+            major = card.rank.is_honour or bool(self._penalty[seat])
+            penalty = "major" if major else "minor"
+            item = self._open(Code.EXTRA_CARD_SAME_TRICK, law="58B", seat=seat,
+                              trick=trick.number, card=card, status=Status.RESOLVED,
+                              detail=f"{penalty}_penalty_card", simultaneous=True,
+                              played=str(last[1]))
+            # a penalty card without declarer's Law 57 options (not in _penalty_source)
+            self._penalty[seat][card] = (major, None)
+        else:
+            item = self._open(Code.EXTRA_CARD_SAME_TRICK, law="58B", seat=seat,
+                              trick=trick.number, card=card, status=Status.RESOLVED,
+                              detail="returned", simultaneous=True, played=str(last[1]))
+            self._stray[seat][card] = item
+        return True
+
+    def _deemed_subsequent(self, simul: tuple[int, Seat, Card, float, Seat]) -> None:
+        """58A: the defender's card read just before the proper play of the player due
+        (within the window) was simultaneous with it: it is deemed subsequent to it, not a
+        premature play. The penalty card is lifted and the card is played in its place in
+        the order (it may be the next proper play, or out of turn as the Laws then say)."""
+        item, seat, card, ts, _ = simul
+        self._penalty[seat].pop(card, None)
+        self._penalty_source.pop(item, None)
+        for other, req in list(self._requirements.items()):
+            if req.item == item:
+                del self._requirements[other]
+        self._log.update(item, status=Status.RESOLVED, detail="simultaneous", law="58A")
+        if not self._complete and card in self._tray[seat]:
+            self._ts = ts
+            self._put_card(seat, card)
+            self._last_put[seat] = (ts, card)
+            self._last_seat = seat
 
     def _release_stray(self, seat: Seat, card: Card) -> bool:
         """A returned card (fifth card, extra card) still on the tray is played in turn."""
@@ -486,9 +576,11 @@ class Play:
             return True
         if code is Code.OPENING_LEAD_OUT_OF_TURN and self._opening_lot is not None \
                 and self._opening_lot.item == ruling.alert:
-            if kind is RulingKind.ACCEPT:
-                self._accept_opening_lead(swap=ruling.option in ("swap", "54A"),
-                                          law="54A" if ruling.option in ("swap", "54A") else "54B")
+            # 54A: declarer spreads his hand, as ``option`` "54A" (the documented form) or
+            # as ``accept`` with that option
+            swap = ruling.option in ("swap", "54A")
+            if kind is RulingKind.ACCEPT or (kind is RulingKind.OPTION and swap):
+                self._accept_opening_lead(swap=swap, law="54A" if swap else "54B")
                 return True
             if kind is RulingKind.REJECT:
                 self._refuse_opening_lead()
@@ -724,12 +816,15 @@ class Play:
             item = self._open(Code.PREMATURE_PLAY, law="57D", seat=seat, trick=cur.number,
                               card=card, detail="57D")
             self._queued = (item, seat, card, cur)
+            self._queued_ts = self._ts
             return
         major = True
         item = self._open(Code.PREMATURE_PLAY, law="57A" if self.rules is Rules.L2017 else "49",
                           seat=seat, trick=cur.number, card=card, detail="penalty_card",
                           status=Status.RESOLVED)
         self._make_penalty(seat, card, major=major, item=item)
+        if self._ts is not None:
+            self._simul = (item, seat, card, self._ts, due)
 
     def _premature(self, seat: Seat, card: Card, cur: _Trick, *, lead: bool = False) -> None:
         """A defender's card before his partner has played to ``cur``; ``lead``: it is a
@@ -744,6 +839,8 @@ class Play:
         item = self._open(Code.PREMATURE_PLAY, law="57A", seat=seat, trick=cur.number, card=card,
                           detail="penalty_card")
         self._make_penalty(seat, card, major=True, item=item)
+        if not lead and self._ts is not None:
+            self._simul = (item, seat, card, self._ts, self._due(cur))
 
     def _second_card(self, seat: Seat, card: Card, cur: _Trick) -> None:
         # the winner of a three-card trick leading: the trick is defective (67)
@@ -889,6 +986,15 @@ class Play:
             elif trick is qtrick and trick is self._cur and seat is qseat.rho \
                     and len(trick.cards) < 4 and self._due(trick) is qseat:
                 self._queued = None
+                qts = self._queued_ts
+                if qts is not None and self._ts is not None \
+                        and abs(self._ts - qts) <= SIMULTANEOUS_WINDOW:
+                    # 58A: put down with RHO's proper play: deemed subsequent to it, a play
+                    # in turn (a revoke if it does not follow suit), not a 57D play
+                    self._log.update(item, status=Status.RESOLVED, detail="simultaneous",
+                                     law="58A")
+                    self._play(qseat, qcard, trick)
+                    return
                 legal = True
                 if self._hands_known and trick.suit_led is not None \
                         and qcard.suit is not trick.suit_led \
@@ -901,9 +1007,16 @@ class Play:
                     self._make_penalty(qseat, qcard, major=True, item=item)
                     self._log.update(item, status=Status.RESOLVED, detail="penalty_card")
 
-    def _establish(self, r: _Revoke) -> None:
+    def _establish(self, r: _Revoke, *, by_claim: bool = False) -> None:
+        """63A: established by a play to the next trick (63A1), or by a claim or concession
+        (2017 63A4, 2007 63A3)."""
         r.established = True
-        law = "62D" if r.trick == 12 else "63A1"
+        if r.trick == 12:
+            law = "62D"
+        elif by_claim:
+            law = "63A4" if self.rules is Rules.L2017 else "63A3"
+        else:
+            law = "63A1"
         if self.rules is Rules.L2017 and any(
                 o.trick == r.trick and o.seat.side is not r.seat.side and not o.established
                 and not self._is_cleared(o) and not o.defective for o in self._revokes):
@@ -1163,7 +1276,9 @@ class Play:
         assert lot is not None
         self._lot = None
         cur = self._cur
-        law = "56" if self._is_defender(lot.seat) else "55A"
+        # a defender's lead: 56; declarer's lead not accepted: 55B (55B1 at a defender's
+        # turn to lead, 55B2 from the wrong hand of his own side)
+        law = "56" if self._is_defender(lot.seat) else "55B"
         if cur.winner is not None:
             # trick 13 (2017: not accepted by a play): every card was forced, so the trick
             # is read again as led by the right hand
@@ -1307,10 +1422,11 @@ class Play:
         left = _LAST_TRICK - (self.first_trick - 1) - done
         if self._complete or tricks is None or not 0 <= tricks <= left:
             return False
-        # 63A3: a claim or concession establishes every revoke not yet corrected
+        # 2017 63A4 / 2007 63A3: a claim or concession establishes every revoke not yet
+        # corrected
         for r in self._revokes:
             if not (r.established or r.corrected or self._is_cleared(r)):
-                self._establish(r)
+                self._establish(r, by_claim=True)
         self._claim = (tricks, left - tricks)
         cur = self._cur
         if cur.winner is None:

@@ -24,6 +24,9 @@ class RulingKind(enum.StrEnum):
     BOARD = "board"      # the director sets the board number (``board``)
     CLAIM = "claim"      # a claim agreed: ``tricks`` for declarer out of the remaining ones
     CLEAR = "clear"      # the director closes an alert with no further action (status resolved)
+    # 1.2: Law 25A, an unintended call replaced by the intended one until partner calls
+    # (``seat`` and ``call``, or ``alert``: the intended call already put down)
+    UNINTENDED = "unintended"
 
 
 @dataclass(frozen=True, slots=True)

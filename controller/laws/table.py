@@ -12,6 +12,7 @@ from its history without the struck event: the result is exactly as if it never 
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -44,8 +45,11 @@ Input = TagEvent | ButtonEvent | Ruling
 #: Irregularities the table itself owns (the rest belong to Auction or Play).
 TABLE_CODES: frozenset[Code] = frozenset({
     Code.WRONG_BOARD, Code.CARDS_FROM_WRONG_BOARD, Code.HAND_COUNT, Code.MISSING_CARD,
-    Code.INCORRECT_CARD_COUNT, Code.UNKNOWN_TAG,
+    Code.INCORRECT_CARD_COUNT, Code.UNKNOWN_TAG, Code.CARD_FROM_OTHER_BOARD,
 })
+
+#: A deck named by a board number: ``"5"``, ``"B5"``, ``"board-05"``.
+_DECK_NUMBER = re.compile(r"\D*0*(\d+)")
 
 
 #: Deal-check findings each seat's own scan check reports (Law 7B count, 14A missing card,
@@ -86,6 +90,9 @@ class Update(NamedTuple):
     board_started: bool = False
     result_changed: bool = False
     notes: tuple[str, ...] = ()
+    # a board replaced before it was finished: its alerts' last changes, under its number
+    previous: tuple[Irregularity, ...] = ()
+    previous_board: int | None = None
 
 
 _NOTHING = Update()
@@ -104,8 +111,12 @@ class Board:
         played_before: bool = False,
         scheduled: bool = True,
         all_deals: Mapping[int, Deal] | None = None,
+        number_known: bool = True,
     ) -> None:
         self.number = number
+        # read from the wallet or set by the director (not guessed for a board nobody read)
+        self.number_known = number_known
+        self._pack: str | None = None     # the deck of the first card seen (see _other_pack)
         self.rules = rules
         self.log = log
         self.info = info
@@ -211,6 +222,12 @@ class Board:
 
     def _advance(self) -> None:
         """Move the phase on after an input: auction over, lead faced, play over."""
+        if (self.phase is Phase.LEAD or self.phase is Phase.COMPLETE) \
+                and not self.auction.complete:
+            # 2017 25A: an unintended call replaced in the Clarification Period: the
+            # auction goes on (no card has been led: see _ruling)
+            self.phase = Phase.AUCTION
+            self.play = None
         if self.phase is Phase.AUCTION and self.auction.complete:
             contract = self.auction.contract
             if contract is None or contract.passed_out:
@@ -225,6 +242,8 @@ class Board:
                 self.phase = Phase.LEAD
         play = self.play
         if play is not None:
+            if play.declarer is not self.auction.declarer:
+                self.auction.declarer_spreads()   # 54A: roles swapped
             if not self._lead_faced and play.lead_faced:
                 self._lead_faced = True
                 self.auction.face_opening_lead()
@@ -240,6 +259,10 @@ class Board:
         if ev.unknown:
             self._unknown_tag(ev)
             return
+        if ev.deck is not None and ev.card is not None and ev.zone is Zone.TRAY \
+                and self._other_pack(ev.deck):
+            self._unknown_tag(ev, Code.CARD_FROM_OTHER_BOARD, card=ev.card, deck=ev.deck)
+            return
         if ev.zone is Zone.BID:
             self._bid(ev)
         elif ev.zone is Zone.TRAY:
@@ -250,16 +273,37 @@ class Board:
                           detail="other_board_read", other_board=ev.board)
         # pocket tags belong to a verification station, not to a table
 
-    def _unknown_tag(self, ev: TagEvent) -> None:
-        """One open UNKNOWN_TAG per tag lying there; resolved when the tag is taken away."""
+    def _other_pack(self, deck: str) -> bool:
+        """Whether a card's ``deck`` is not the pack of this board (Laws 13, 15, 17D).
+
+        A deck named by a board number (``"5"``, ``"B5"``: the registry's ``[decks."5"]``,
+        the cards of board 5's wallet) is this board's pack when the number is this board's
+        (a board read from its wallet or set by the director). A deck with no number, or
+        any deck on a board nobody read, is compared with the deck of the first card seen
+        on this board.
+        """
+        m = _DECK_NUMBER.fullmatch(deck)
+        if m is not None and self.number_known:
+            return int(m.group(1)) != self.number
+        if self._pack is None:
+            self._pack = deck
+            return False
+        return deck != self._pack
+
+    def _unknown_tag(self, ev: TagEvent, code: Code = Code.UNKNOWN_TAG,
+                     card: Card | None = None, deck: str | None = None) -> None:
+        """One open UNKNOWN_TAG (or CARD_FROM_OTHER_BOARD) per tag lying there, never a
+        card of the hand, an exposed card or a played card; resolved when the tag is taken
+        away."""
         known = self._unknown.get(ev.uid)
         item = self.log.get(known) if known is not None else None
         still_open = item is not None and item.is_open
         if ev.present:
             if not still_open:
-                opened = self.log.open(Code.UNKNOWN_TAG, law="13F" if self.rules is Rules.L2007
+                extra: dict[str, Any] = {} if deck is None else {"deck": deck}
+                opened = self.log.open(code, law="13F" if self.rules is Rules.L2007
                                        else "13C", seat=ev.seat, uid=ev.uid, zone=str(ev.zone),
-                                       trick=self._trick_number())
+                                       trick=self._trick_number(), card=card, **extra)
                 self._unknown[ev.uid] = opened.id
         elif known is not None:
             del self._unknown[ev.uid]
@@ -312,7 +356,7 @@ class Board:
                 self.done = True
             return
         if ev.present:
-            self.play.put(seat, card)
+            self.play.put(seat, card, ts=ev.ts)
         else:
             self.play.take(seat, card)
 
@@ -423,6 +467,10 @@ class Board:
     # -- rulings --------------------------------------------------------------------------
     def _ruling(self, ruling: Ruling) -> None:
         kind = ruling.kind
+        if kind is RulingKind.UNINTENDED and (self.done or (
+                self.play is not None and self.play.card_count())):
+            self.notes.append("ruling unintended: the auction period is over (25A)")
+            return
         if kind is RulingKind.CLEAR and ruling.alert is not None:
             # Auction and Play may have to undo what a pending irregularity holds up.
             if self.auction.rule(ruling) or (self.play is not None and self.play.rule(ruling)):
@@ -496,7 +544,7 @@ class Table:
         if board is None or board.done:
             if isinstance(inp, TagEvent) and inp.zone in (Zone.BID, Zone.TRAY) and inp.present:
                 # No board was read: the next board of the deals file, or the next number.
-                started = self._start_board(self._implicit_board())
+                started = self._start_board(self._implicit_board(), number_known=False)
                 board = self.board
                 assert board is not None
                 before = self._result_key()
@@ -540,7 +588,7 @@ class Table:
         rebuilt = Board(board.number, rules=board.rules,
                         log=IrregularityLog(first_id=board.log.first_id), info=board.info,
                         played_before=board.played_before, scheduled=board.scheduled,
-                        all_deals=board.all_deals)
+                        all_deals=board.all_deals, number_known=board.number_known)
         for inp in history:
             rebuilt.apply(inp)
         rebuilt.log.drain()
@@ -602,45 +650,49 @@ class Table:
                                      if i.deal is not None and i.deal.is_complete})
         return self._index
 
-    def _new_board(self, number: int, *, first_id: int) -> Board:
+    def _new_board(self, number: int, *, first_id: int, number_known: bool = True) -> Board:
         return Board(number, rules=self.rules, log=IrregularityLog(first_id=first_id),
                      info=self.deals.get(number), played_before=number in self.played,
                      scheduled=self.schedule is None or number in self.schedule,
-                     all_deals=self._deal_index())
+                     all_deals=self._deal_index(), number_known=number_known)
 
     def _board_tag(self, number: int) -> Update:
         board = self.board
-        if board is not None and board.number == number:
-            return Update()  # the same wallet read again
         if board is None or board.done or board.complete:
+            # the next board; the wallet of the board just finished read again is that
+            # board played a second time: WRONG_BOARD ``already_played`` (15B / 15)
             return self._start_board(number)
+        if board.number == number:
+            return Update()  # the same wallet read again during its board
         if board.phase is Phase.SCANNING and not board.called:
             return self._start_board(number, replaced=True)
         before = self._result_key()
         board.apply(TagEvent(Zone.BOARD, Action.PRESENT, None, "", board=number))
         return self._collect(board, before)
 
-    def _start_board(self, number: int, *, replaced: bool = False) -> Update:
+    def _start_board(self, number: int, *, replaced: bool = False,
+                     number_known: bool = True) -> Update:
         if number < 1:
             return Update(notes=(f"board number {number} ignored",))
         closing: list[Irregularity] = []
         old = self.board
+        if old is not None and old.complete and old.number not in self.played:
+            self.played.append(old.number)
         if old is not None:
             if replaced:
                 for item in old.log.open_items():
                     closing.append(old.log.update(item.id, status=Status.RESOLVED,
                                                   detail="board_replaced"))
                 old.log.drain()
-            if old.complete and old.number not in self.played:
-                self.played.append(old.number)
             self._next_id = max(self._next_id, old.log.next_id)
-        board = self._new_board(number, first_id=self._next_id)
+        board = self._new_board(number, first_id=self._next_id, number_known=number_known)
         self.board = board
         self._fed = _Fed()
         opened = board.log.drain()
         self._next_id = board.log.next_id
-        return Update(irregularities=tuple(closing) + tuple(opened),
-                      feed=(FeedItem("board"),), board_started=True)
+        return Update(irregularities=tuple(opened), feed=(FeedItem("board"),),
+                      board_started=True, previous=tuple(closing),
+                      previous_board=old.number if closing and old is not None else None)
 
     # -- collecting an update -------------------------------------------------------------
     def _result_key(self) -> tuple[object, ...]:
