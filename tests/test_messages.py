@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from controller.display_text import columns
 from controller.laws.cards import Call, Card, Contract, Seat, Suit, Vulnerability
 from controller.laws.irregularities import DEFAULT_LAW, Code, Irregularity, Status
 from controller.laws.messages import (
@@ -23,6 +24,7 @@ from controller.laws.messages import (
     seat_name,
     suit_name,
     ui_text,
+    ui_variants,
     vulnerability_name,
 )
 
@@ -150,9 +152,12 @@ def test_every_display_key_in_every_language(key: str) -> None:
         short = ui_text(key, lang, short=True, **VALUES)
         for text in (long, short):
             assert text.strip() and not _PLACEHOLDER.search(text), (key, lang, text)
+        forms = ui_variants(key, lang, **VALUES)
+        assert forms[0] == short
+        # the shortest form fits a 20-column row (the display takes the first that fits)
+        assert columns(forms[-1]) <= 20, (key, lang, forms)
         if lang == "en":
-            assert len(short) <= 20, (key, short)    # one line of the 20x4 LCD
-            assert short.isascii(), short
+            assert all(form.isascii() for form in forms), forms
 
 
 def test_display_values_are_localised() -> None:
@@ -190,7 +195,7 @@ def test_tricks_transferred_counts_read_naturally() -> None:
                             params=(("tricks_transferred", moved),))
     assert "1 trick transferred" in alert_text(revoke(1), "en")
     assert "2 tricks transferred" in alert_text(revoke(2), "en")
-    assert "1墩转给非违例方" in alert_text(revoke(1), "zh")
+    assert "1墩转给非违规方" in alert_text(revoke(1), "zh")
 
 
 def test_a_detail_reads_differently_while_open() -> None:
