@@ -37,7 +37,8 @@ def columns(text: str) -> int:
                2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
-def _first_fit(forms: Iterable[str]) -> str:
+def first_fit(forms: Iterable[str]) -> str:
+    """The first form that fits a row (the last one cut if none does)."""
     last = ""
     for form in forms:
         if columns(form) <= WIDTH:
@@ -51,7 +52,7 @@ def _first_fit(forms: Iterable[str]) -> str:
 
 @lru_cache(maxsize=8192)
 def _ui_cached(key: str, lang: str, values: tuple[tuple[str, object], ...]) -> str:
-    return _first_fit(ui_variants(key, lang, **dict(values)))
+    return first_fit(ui_variants(key, lang, **dict(values)))
 
 
 def _ui(key: str, lang: str, **values: object) -> str:
@@ -83,8 +84,8 @@ def alert_rows(irr: Irregularity, lang: str) -> list[str]:
                          [parts.name, join(cite, parts.seat, status)]):
                 if all(columns(r) <= WIDTH for r in rows):
                     return rows
-    return [_first_fit([parts.name]),
-            _first_fit([join(parts.cites[-1], parts.seat, parts.statuses[-1])])]
+    return [first_fit([parts.name]),
+            first_fit([join(parts.cites[-1], parts.seat, parts.statuses[-1])])]
 
 
 @lru_cache(maxsize=4096)
@@ -108,10 +109,12 @@ def _lines(board: Board | None, shown: Sequence[Irregularity], lang: str) -> lis
         rows = [_ui("waiting_board", lang), "", "", ""]
     else:
         rows = _board_lines(board, lang)
-    if shown:
-        alert = _alert_lines(shown[0], lang)
-        rows[ROWS - len(alert):] = alert
-    return rows
+    return with_alert(rows, _alert_lines(shown[0], lang)) if shown else rows
+
+
+def with_alert(rows: Sequence[str], alert: Sequence[str]) -> list[str]:
+    """The board's rows with the alert's rows (one or two) in place of the last ones."""
+    return [*rows[:ROWS - len(alert)], *alert]
 
 
 def _board_lines(board: Board, lang: str) -> list[str]:
