@@ -15,7 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from boardevents import t08_revoke
 from luma.core.device import dummy
+from scenarios import Harness
+from test_display import RecordingLCD
 
 from controller.display_text import (
     WIDTH,
@@ -37,9 +40,6 @@ from firmware_bridge.display import (
     text_width,
     to_ascii,
 )
-from tests.boardevents import t08_revoke
-from tests.scenarios import Harness
-from tests.test_display import RecordingLCD
 
 #: Laws an alert may cite: its default and the longest the core sets.
 LONG_LAWS = ("27B1a", "64A1", "57C3")

@@ -26,7 +26,7 @@ __all__ = [
     "LANGUAGES", "alert_texts", "alert_text", "ui_text", "UI_KEYS", "seat_name", "suit_name",
     "denomination_name", "card_text", "call_text", "contract_text", "vulnerability_name",
     "phase_name", "law_citation", "DETAILS", "MessageError", "AlertParts", "alert_parts",
-    "ui_variants",
+    "ui_variants", "status_name",
 ]
 
 LANGUAGES: Final = ("en", "vi", "zh")
@@ -70,16 +70,22 @@ _VUL: Final[dict[str, dict[Vulnerability, str]]] = {
     "zh": {Vulnerability.NONE: "双无", Vulnerability.NS: "南北有局",
            Vulnerability.EW: "东西有局", Vulnerability.ALL: "双有"},
 }
+# The table's phases (controller/laws/table.py Phase, and older names). The 1997 Chinese
+# Laws have no clarification period: the time between the auction and the opening lead is
+# said as "waiting for the opening lead".
 _PHASES: Final[dict[str, dict[str, str]]] = {
     "en": {"idle": "waiting for a board", "board": "board in", "scan": "hand scan",
            "auction": "auction", "clarification": "clarification period", "play": "play",
-           "review": "end of play", "complete": "board complete", "passed_out": "passed out"},
+           "review": "end of play", "complete": "board complete", "passed_out": "passed out",
+           "waiting": "waiting for a board", "scanning": "hand scan", "lead": "opening lead"},
     "vi": {"idle": "chờ hộp bài", "board": "đã có hộp", "scan": "quét bài",
            "auction": "rao giá", "clarification": "giai đoạn giải thích", "play": "đánh bài",
-           "review": "kết thúc đánh bài", "complete": "ván đã xong", "passed_out": "bốn nín"},
+           "review": "kết thúc đánh bài", "complete": "ván đã xong", "passed_out": "bốn nín",
+           "waiting": "chờ hộp bài", "scanning": "quét bài", "lead": "chờ cây cái đầu tiên"},
     "zh": {"idle": "等待牌套", "board": "牌套就位", "scan": "扫描手牌",
            "auction": "竞叫", "clarification": "等待首引", "play": "打牌",
-           "review": "打牌结束", "complete": "本副牌结束", "passed_out": "四家不叫"},
+           "review": "打牌结束", "complete": "本副牌结束", "passed_out": "四家不叫",
+           "waiting": "等待牌套", "scanning": "扫描手牌", "lead": "等待首引"},
 }
 
 
@@ -294,7 +300,7 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
 _BASE_BY_STATUS: Final[dict[tuple[Code, Status], tuple[str, str, str]]] = {
     (Code.REVOKE, Status.ESTABLISHED): (
         "Established revoke[ by {seat}][, trick {trick}]",
-        "Lỗi đánh sai được xác định[ của {seat}][, nước {trick}]",
+        "Lỗi đánh sai[ của {seat}] được xác định[, nước {trick}]",
         "[{seat}]藏牌成立[，第{trick}墩]",
     ),
 }
@@ -338,6 +344,15 @@ _STATUS: Final[dict[Status, tuple[str, str, str]]] = {
     Status.CORRECTED: ("corrected", "đã sửa", "已纠正"),
     Status.RESOLVED: ("resolved", "đã giải quyết", "已解决"),
 }
+_OPEN_NAME: Final = ("open", "chưa xử lý", "待处理")
+
+
+def status_name(status: Status, lang: str) -> str:
+    """An alert's status as a word: ``open``, ``established`` ..."""
+    i = _index(lang)
+    return _OPEN_NAME[i] if status is Status.OPEN else _STATUS[status][i]
+
+
 # Shorter ways to say the status on a display row, longest first; the display takes the
 # first that fits.
 _STATUS_SHORT: Final[dict[Status, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {
