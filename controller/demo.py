@@ -192,7 +192,7 @@ _LABELS: dict[str, dict[str, str]] = {
            "none": "none", "result": "Result", "score": "Score", "turn": "turn",
            "alert": "alert", "by": "by", "played": "as played", "waiting": "waiting",
            "title": "bridge-table demo", "board_n": "Board {n}", "trick_n": "Trick {n}",
-           "board_line": "Board {n}, dealer {dealer}, vul {vul}",
+           "board_line": "Board {n}, dealer {dealer}, {vul}",
            "result_line": "Board {board}: {contract} by {declarer}, {tricks} tricks "
                           "(as played {played}), Score NS {score}",
            "plan": "board {board}: {contract} by {declarer}; {revoke}",

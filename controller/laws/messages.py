@@ -300,7 +300,7 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
 _BASE_BY_STATUS: Final[dict[tuple[Code, Status], tuple[str, str, str]]] = {
     (Code.REVOKE, Status.ESTABLISHED): (
         "Established revoke[ by {seat}][, trick {trick}]",
-        "Lỗi đánh sai[ của {seat}] được xác định[, nước {trick}]",
+        "Lỗi đánh sai được xác định[ của {seat}][, nước {trick}]",
         "[{seat}]藏牌成立[，第{trick}墩]",
     ),
 }
