@@ -35,6 +35,7 @@ from typing import IO, Any
 import aiomqtt
 
 from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
+from controller.display_text import columns
 from controller.formats.pbn import record_to_pbn
 from controller.journal import Journal
 from controller.laws.cards import Card, Seat, Suit
@@ -257,12 +258,6 @@ def _seat_name(seat: str, lang: str) -> str:
         return seat
 
 
-def _width(text: str) -> int:
-    """Terminal columns: CJK characters take two."""
-    import unicodedata
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
 def _call_name(call: str, lang: str) -> str:
     from controller.laws.cards import Call
     from controller.laws.messages import call_text
@@ -476,9 +471,9 @@ class TableView:
         out.append("")
         display = self._display_lines()
         out.append(f"{t['display']}:")
-        width = max([20] + [_width(x) for x in display])
+        width = max([20] + [columns(x) for x in display])
         out.append("  +" + "-" * width + "+")
-        out += [f"  |{x}{' ' * (width - _width(x))}|" for x in display] or \
+        out += [f"  |{x}{' ' * (width - columns(x))}|" for x in display] or \
             [f"  |{' ' * width}|"]
         out.append("  +" + "-" * width + "+")
         out.append(f"{t['alerts']}:" + ("" if self.alerts else f" {t['none']}"))

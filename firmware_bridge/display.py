@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.display_text import columns
 from firmware_bridge.config import DisplayConfig
 from firmware_bridge.errors import DisplayError
 
@@ -61,9 +62,9 @@ def to_ascii(text: str) -> str:
 
 
 def text_width(text: str) -> int:
-    """Columns the text takes on a terminal: CJK (wide, fullwidth) characters take two."""
-    return sum(0 if unicodedata.combining(ch) else
-               2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+    """Columns the text takes on a terminal: CJK (wide, fullwidth) characters take two (the
+    measure the controller fits its rows to, controller/display_text.py)."""
+    return columns(text)
 
 
 def _split_to_fit(word: str, width: float, measure: Callable[[str], float]) -> tuple[str, str]:

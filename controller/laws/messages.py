@@ -242,7 +242,7 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
     Code.CARD_EXPOSED_DURING_AUCTION: (
         "Card exposed during the auction[ by {seat}][: {card}]",
         "Cây bài[ của {seat}] bị lộ trong rao giá[: {card}]",
-        "[{seat}]在竞叫中暴露牌张[：{card}]",
+        "[{seat}]在竞叫中暴露的牌张[：{card}]",
     ),
     Code.OPENING_LEAD_OUT_OF_TURN: (
         "Opening lead out of turn[ by {seat}][ ({card})]",
