@@ -15,9 +15,11 @@ from controller.laws.cards import Call, Card, Contract, Seat, Suit, Vulnerabilit
 from controller.laws.irregularities import DEFAULT_LAW, Code, Irregularity, Status
 from controller.laws.messages import (
     DETAILS,
+    DETAILS_OPEN,
     LANGUAGES,
     UI_KEYS,
     MessageError,
+    alert_parts,
     alert_text,
     alert_texts,
     call_text,
@@ -117,6 +119,16 @@ def test_variants_follow_status_detail_and_params() -> None:
     en = alert_text(honour, "en")
     assert "West must pass" in en and "♥J" in en
     assert "西下一轮必须不叫" in alert_text(honour, "zh")
+
+
+@pytest.mark.parametrize("detail", sorted(DETAILS_OPEN))
+def test_every_open_detail_renders_in_every_language(detail: str) -> None:
+    irr = _full(Code.DEFECTIVE_TRICK, Status.OPEN, detail)
+    texts = alert_texts(irr)
+    for lang, text in texts.items():
+        assert DETAILS_OPEN[detail][LANGUAGES.index(lang)].split("(")[0].strip() in text
+        assert not _PLACEHOLDER.search(text), text
+    assert "can still be put right" in texts["en"] or "must be corrected" in texts["en"]
 
 
 def test_unknown_detail_is_ignored_not_fatal() -> None:
@@ -310,3 +322,11 @@ def test_seat_letters_are_NESW_on_every_display_and_names_in_sentences() -> None
 
 def test_the_open_status_and_the_others_have_names() -> None:
     assert [status_name(s, "zh") for s in Status] == ["待处理", "已成立", "已纠正", "已解决"]
+
+
+def test_a_code_without_a_display_name_shows_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.laws import messages
+    monkeypatch.delitem(messages._SHORT, Code.FIFTH_CARD)
+    irr = Irregularity(id=1, code=Code.FIFTH_CARD, law="45E", seat=Seat.N)
+    assert alert_parts(irr, "en").name == "Fifth card in a trick"
+    assert alert_parts(irr, "zh").name == "一墩中的第五张牌"

@@ -819,6 +819,14 @@ class AlertParts:
     statuses: tuple[str, ...]   # "được xác định", "đã xác định", "xác định" ("" when open)
 
 
+def _short_name(code: Code, i: int) -> str:
+    """The display name; a code with none yet shows its text without the optional parts."""
+    if code in _SHORT:
+        return _SHORT[code][i]
+    text = _fill(_BASE[code][i], {})
+    return text[:1].upper() + text[1:]
+
+
 def alert_parts(irr: Irregularity, lang: str) -> AlertParts:
     """The display's pieces of an alert: the Law, the short name, the seat letter and the
     status, for controller/display_text.py to lay out on the rows it has."""
@@ -826,7 +834,7 @@ def alert_parts(irr: Irregularity, lang: str) -> AlertParts:
     cites = (law_citation(irr.law, lang), law_citation(irr.law, lang, short=True), irr.law)
     return AlertParts(
         cites=tuple(dict.fromkeys(cites)),
-        name=_SHORT[irr.code][i],
+        name=_short_name(irr.code, i),
         seat=seat_name(irr.seat, lang, short=True) if irr.seat is not None else "",
         statuses=_STATUS_SHORT[irr.status][i],
     )
