@@ -76,7 +76,8 @@ def alert_rows(irr: Irregularity, lang: str) -> list[str]:
     def join(*pieces: str) -> str:
         return " ".join(p for p in pieces if p)
 
-    # the fullest citation first, then the fullest status; one row before two
+    # the fullest citation first ("Điều 27" before "27"), then the fullest status; one row
+    # before two
     for cite in parts.cites:
         for status in parts.statuses:
             for rows in ([join(cite, parts.name, parts.seat, status)],

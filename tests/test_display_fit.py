@@ -191,7 +191,7 @@ def test_an_alert_takes_one_row_when_it_fits_else_two() -> None:
     assert alert_rows(established, "en") == ["Revoke E", "Law 64A1 established"]
     assert alert_rows(established, "zh") == ["藏牌 E", "第64A1条 已成立"]
     rows = with_alert(BOARD_ROWS[0]["vi"], alert_rows(established, "vi"))
-    assert rows[2:] == ["Lỗi đánh sai E", "Điều 64A1 xác định"]
+    assert rows[2:] == ["Lỗi đánh sai E", "64A1 được xác định"]
     assert rows[1] == "1C 1H nín"   # the auction stays in view
 
 

@@ -305,9 +305,10 @@ _BASE_BY_STATUS: Final[dict[tuple[Code, Status], tuple[str, str, str]]] = {
     ),
 }
 
-# Names for the display, each at most 20 columns (a CJK character takes two): the display
-# gives an alert a row of its own for the name, the citation, the seat and the status
-# another (controller/display_text.py).
+# Names for the display, each at most 20 columns (a CJK character takes two; 18 leaves room
+# for the seat): the display gives an alert a row of its own for the name and the seat, the
+# citation and the status another (controller/display_text.py). "trái lệ" (improper) is the
+# Vietnamese Laws' word (25).
 _SHORT: Final[dict[Code, tuple[str, str, str]]] = {
     Code.WRONG_BOARD: ("Wrong board", "Sai hộp", "错误的牌套"),
     Code.CARDS_FROM_WRONG_BOARD: ("Cards: other board", "Bài của hộp khác", "其他牌套的牌"),
@@ -318,23 +319,22 @@ _SHORT: Final[dict[Code, tuple[str, str, str]]] = {
     Code.UNKNOWN_TAG: ("Card not of the pack", "Bài không thuộc bộ", "非本副牌的牌张"),
     Code.CALL_OUT_OF_ROTATION: ("Call out of rotation", "Rao giá sai lượt", "越序叫牌"),
     Code.INSUFFICIENT_BID: ("Insufficient bid", "GCN không đủ", "不足叫牌"),
-    Code.INADMISSIBLE_DOUBLE: ("Inadmissible double", "Cont'ra không hợp lệ", "不合规定的加倍"),
-    Code.INADMISSIBLE_REDOUBLE: ("Inadmissible XX", "Recont'ra sai luật", "不合规定的再加倍"),
+    Code.INADMISSIBLE_DOUBLE: ("Inadmissible double", "Cont'ra trái lệ", "不合规定的加倍"),
+    Code.INADMISSIBLE_REDOUBLE: ("Inadmissible XX", "Recont'ra trái lệ", "不合规定的再加倍"),
     Code.CALL_BY_PLAYER_REQUIRED_TO_PASS: ("Called, must pass", "Buộc phải nín", "必须不叫却叫牌"),
     Code.BID_ABOVE_SEVEN: ("Bid above seven", "GCN trên bậc bảy", "叫牌超过七阶"),
-    Code.CALL_AFTER_AUCTION_CLOSED: ("Call after auction", "Rao giá sau kết thúc",
-                                     "竞叫结束后叫牌"),
+    Code.CALL_AFTER_AUCTION_CLOSED: ("Call after auction", "Rao sau kết thúc", "竞叫结束后叫牌"),
     Code.CHANGE_OF_CALL: ("Change of call", "Thay đổi giá", "更改叫牌"),
     Code.CARD_EXPOSED_DURING_AUCTION: ("Card exposed", "Cây bài bị lộ", "暴露的牌张"),
     Code.OPENING_LEAD_OUT_OF_TURN: ("Lead out of turn", "Đánh cái sai lượt", "越序首引"),
     Code.LEAD_OUT_OF_TURN: ("Lead out of turn", "Đánh cái sai lượt", "越序引牌"),
-    Code.PREMATURE_PLAY: ("Premature play", "Đánh bài trước lượt", "过早出牌"),
-    Code.PENALTY_CARD_NOT_PLAYED: ("Penalty card", "Không đánh cây phạt", "未打出罚张"),
+    Code.PREMATURE_PLAY: ("Premature play", "Đánh trước lượt", "过早出牌"),
+    Code.PENALTY_CARD_NOT_PLAYED: ("Penalty card", "Chưa đánh cây phạt", "未打出罚张"),
     Code.REVOKE: ("Revoke", "Lỗi đánh sai", "藏牌"),
     Code.FIFTH_CARD: ("Fifth card", "Cây bài thứ năm", "第五张牌"),
     Code.EXTRA_CARD_SAME_TRICK: ("Second card to trick", "Đánh cây thứ hai", "同墩出第二张牌"),
     Code.DEFECTIVE_TRICK: ("Defective trick", "Nước bài bị lỗi", "有缺陷的牌墩"),
-    Code.CARD_NOT_IN_HAND: ("Card not in hand", "Cây không thuộc tay", "非手中的牌"),
+    Code.CARD_NOT_IN_HAND: ("Card not in hand", "Cây không trên tay", "非手中的牌"),
     Code.CARD_WITHDRAWN: ("Card withdrawn", "Rút lại cây bài", "收回已出的牌"),
 }
 
@@ -353,15 +353,13 @@ def status_name(status: Status, lang: str) -> str:
     return _OPEN_NAME[i] if status is Status.OPEN else _STATUS[status][i]
 
 
-# Shorter ways to say the status on a display row, longest first; the display takes the
-# first that fits.
+# Ways to say the status on a display row, longest first; the display takes the first that
+# fits (with the fullest citation of the Law that leaves room for one).
 _STATUS_SHORT: Final[dict[Status, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {
     Status.OPEN: (("",), ("",), ("",)),
-    Status.ESTABLISHED: (("established", "est."), ("được xác định", "đã xác định", "xác định"),
-                         ("已成立", "成立")),
-    Status.CORRECTED: (("corrected", "corr."), ("đã sửa",), ("已纠正", "纠正")),
-    Status.RESOLVED: (("resolved", "done"), ("đã giải quyết", "giải quyết", "xong"),
-                      ("已解决", "解决")),
+    Status.ESTABLISHED: (("established",), ("được xác định", "đã xác định"), ("已成立",)),
+    Status.CORRECTED: (("corrected",), ("đã sửa",), ("已纠正",)),
+    Status.RESOLVED: (("resolved",), ("đã giải quyết", "đã xong"), ("已解决",)),
 }
 
 #: Outcome phrases by ``Irregularity.detail``. The auction and play modules set ``detail``
@@ -816,7 +814,7 @@ class AlertParts:
     cites: tuple[str, ...]      # "Điều 27", then shorter: "L27" in English, the bare "27"
     name: str                   # "GCN không đủ": at most 20 columns
     seat: str                   # "E" ("" when the irregularity names no seat)
-    statuses: tuple[str, ...]   # "được xác định", "đã xác định", "xác định" ("" when open)
+    statuses: tuple[str, ...]   # "được xác định", then "đã xác định" ("" when open)
 
 
 def _short_name(code: Code, i: int) -> str:
