@@ -220,7 +220,7 @@ _LABELS: dict[str, dict[str, str]] = {
            "no_readers": "cầu nối chưa mở hết các đầu đọc mô phỏng",
            "skipped": "bàn mô phỏng bỏ qua {what}",
            "not_reported": "cầu nối không báo {what}"},
-    "zh": {"board": "牌套", "dealer": "发牌人", "vul": "局况", "auction": "叫牌",
+    "zh": {"board": "牌套", "dealer": "发牌人", "vul": "局况", "auction": "竞叫",
            "trick": "墩", "tricks": "墩数", "display": "桌面显示", "alerts": "违规",
            "none": "无", "result": "结果", "score": "得分", "turn": "轮到",
            "alert": "违规", "by": "庄家", "played": "实打", "waiting": "等待",
@@ -454,8 +454,10 @@ class TableView:
             return f"{self._leds(s)} {_seat_name(s, self.lang)} ({self.names.get(s, '')})"
         pad = " " * 24
         out += [pad + seat_line("N"), pad + self._hand("N"), ""]
-        out += [f"{seat_line('W'):<48}{seat_line('E')}",
-                f"{self._hand('W'):<48}{self._hand('E')}", ""]
+        def left(text: str) -> str:  # padded to 48 columns (a CJK seat name takes two)
+            return text + " " * max(0, 48 - columns(text))
+        out += [left(seat_line("W")) + seat_line("E"),
+                left(self._hand("W")) + self._hand("E"), ""]
         out += [pad + seat_line("S"), pad + self._hand("S"), ""]
         auction = st.get("auction") or []
         out.append(f"{t['auction']}: " + " ".join(f"{s}:{_call_name(str(c), self.lang)}"
