@@ -223,3 +223,22 @@ def test_missing_language_falls_back_to_english() -> None:
     assert display.lines == ["North to call"]
     display.show_indicator({}, "vi")
     assert display.lines == []
+
+
+def test_ssd1306_draws_a_wide_row_smaller_instead_of_wrapping_it() -> None:
+    display = SSD1306Display(DisplayConfig(type="ssd1306"),
+                             device=dummy(width=128, height=64, mode="1"))
+    wide, narrow = "WWW MMM WWW MMM", "N to play"
+    assert display.measure(wide) > 128    # too wide at 12 px
+    display.show([wide, narrow, "", "Law 63A Revoke W"])
+    assert display.lines == [wide, narrow, "", "Law 63A Revoke W"]
+    sizes = [font.size for font in display.line_fonts]
+    assert sizes[1] == 12 and SSD1306Display.MIN_FONT <= sizes[0] < 12
+    assert display.measure(wide, display.line_fonts[0]) <= 128
+
+
+def test_hd44780_measures_by_its_charmap() -> None:
+    display = HD44780Display(hd_config(), lcd=recording_lcd())
+    assert display.measure("Luot S rao gia") == 14
+    # what the ROM cannot show still takes its one cell (RPLCD writes a space for it)
+    assert display.measure("第7副") == 3
