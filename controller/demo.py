@@ -27,7 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -38,7 +38,18 @@ from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
 from controller.display_text import columns
 from controller.formats.pbn import record_to_pbn
 from controller.journal import Journal
-from controller.laws.cards import Card, Seat, Suit
+from controller.laws.cards import Call, Card, Contract, Seat, Suit, Vulnerability
+from controller.laws.irregularities import Status
+from controller.laws.messages import (
+    call_text,
+    card_text,
+    contract_text,
+    phase_name,
+    seat_name,
+    status_name,
+    suit_name,
+    vulnerability_name,
+)
 from controller.laws.record import BoardRecord, DealInfo
 from controller.mosquitto import Mosquitto, MosquittoError
 
@@ -250,52 +261,39 @@ def _tag(tag: str, lang: str) -> str:
     return _TAGS.get(lang, {}).get(tag, tag)
 
 
-def _seat_name(seat: str, lang: str) -> str:
-    from controller.laws.messages import seat_name
+def _local(text: object, lang: str, parse: Callable[[str], Any],
+           render: Callable[[Any, str], str]) -> str:
+    """A value as the wire writes it (``E``, ``HT``, ``Pass``), said in the language; shown
+    as given when it is not what it should be."""
     try:
-        return seat_name(Seat.parse(seat), lang)
+        return render(parse(str(text)), lang)
     except ValueError:
-        return seat
+        return str(text)
 
 
-def _call_name(call: str, lang: str) -> str:
-    from controller.laws.cards import Call
-    from controller.laws.messages import call_text
-    try:
-        return call_text(Call.parse(call), lang, short=True)
-    except ValueError:
-        return call
+def _seat_name(seat: object, lang: str) -> str:
+    return _local(seat, lang, Seat.parse, seat_name)
 
 
-def _card_name(card: str, lang: str) -> str:
-    from controller.laws.messages import card_text
-    try:
-        return card_text(Card.parse(card), lang)
-    except ValueError:
-        return card
+def _call_name(call: object, lang: str) -> str:
+    return _local(call, lang, Call.parse, lambda c, lg: call_text(c, lg, short=True))
+
+
+def _card_name(card: object, lang: str) -> str:
+    return _local(card, lang, Card.parse, card_text)
 
 
 def _contract_name(contract: object, lang: str) -> str:
-    """A contract as the wire writes it (``4H``, ``Pass``), passed out said in words."""
-    from controller.laws.cards import Contract
-    from controller.laws.messages import contract_text
-    try:
-        return contract_text(Contract.parse(str(contract)), lang, short=True)
-    except ValueError:
-        return str(contract)
+    """``4H``; a passed-out board said in words."""
+    return _local(contract, lang, Contract.parse,
+                  lambda c, lg: contract_text(c, lg, short=True))
 
 
 def _vul_name(vul: object, lang: str) -> str:
-    from controller.laws.cards import Vulnerability
-    from controller.laws.messages import vulnerability_name
-    try:
-        return vulnerability_name(Vulnerability.parse(str(vul)), lang)
-    except ValueError:
-        return str(vul)
+    return _local(vul, lang, Vulnerability.parse, vulnerability_name)
 
 
 def _phase_name(phase: object, lang: str) -> str:
-    from controller.laws.messages import phase_name
     return phase_name(str(phase), lang)
 
 
@@ -391,8 +389,6 @@ class TableView:
             return (f"#{a.get('id')} {a.get('code')} (Law {a.get('law')}){seat}{where}: "
                     f"{a.get('status')} - {msg}")
         # the code is the wire's English name: the text says what it is, with the Law
-        from controller.laws.irregularities import Status
-        from controller.laws.messages import status_name
         try:
             status = status_name(Status(str(a.get("status"))), self.lang)
         except ValueError:
@@ -578,7 +574,6 @@ def _mark_scans(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _plan_text(plan: DemoPlan, lang: str) -> str:
     """What the simulated players will do, said in the language."""
-    from controller.laws.messages import suit_name
     t = _LABELS.get(lang, _LABELS["en"])
     rec = plan.record
     if plan.revoke:
