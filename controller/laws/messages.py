@@ -344,19 +344,15 @@ _STATUS: Final[dict[Status, tuple[str, str, str]]] = {
     Status.CORRECTED: ("corrected", "đã sửa", "已纠正"),
     Status.RESOLVED: ("resolved", "đã giải quyết", "已解决"),
 }
-_OPEN_NAME: Final = ("open", "chưa xử lý", "待处理")
-
-
 def status_name(status: Status, lang: str) -> str:
     """An alert's status as a word: ``open``, ``established`` ..."""
-    i = _index(lang)
-    return _OPEN_NAME[i] if status is Status.OPEN else _STATUS[status][i]
+    return _STATUS_SHORT[status][_index(lang)][0]
 
 
 # Ways to say the status on a display row, longest first; the display takes the first that
 # fits (with the fullest citation of the Law that leaves room for one).
 _STATUS_SHORT: Final[dict[Status, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {
-    Status.OPEN: (("",), ("",), ("",)),
+    Status.OPEN: (("open",), ("chưa xử lý",), ("待处理",)),
     Status.ESTABLISHED: (("established",), ("được xác định", "đã xác định"), ("已成立",)),
     Status.CORRECTED: (("corrected",), ("đã sửa",), ("已纠正",)),
     Status.RESOLVED: (("resolved",), ("đã giải quyết", "đã xong"), ("已解决",)),
@@ -814,7 +810,7 @@ class AlertParts:
     cites: tuple[str, ...]      # "Điều 27", then shorter: "L27" in English, the bare "27"
     name: str                   # "GCN không đủ": at most 20 columns
     seat: str                   # "E" ("" when the irregularity names no seat)
-    statuses: tuple[str, ...]   # "được xác định", then "đã xác định" ("" when open)
+    statuses: tuple[str, ...]   # "được xác định", then "đã xác định"
 
 
 def _short_name(code: Code, i: int) -> str:
