@@ -15,6 +15,9 @@ deps-system:
 	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || { \
 	  echo "installing mosquitto (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mosquitto; }
+	@[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || { \
+	  echo "installing a CJK font, the OLED's Chinese (apt-get)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-wqy-microhei; }
 
 # the browser the web tests drive (Playwright's own browser download is not used)
 deps-browser:

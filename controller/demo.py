@@ -27,7 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -35,9 +35,21 @@ from typing import IO, Any
 import aiomqtt
 
 from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
+from controller.display_text import columns
 from controller.formats.pbn import record_to_pbn
 from controller.journal import Journal
-from controller.laws.cards import Card, Seat, Suit
+from controller.laws.cards import Call, Card, Contract, Seat, Suit, Vulnerability
+from controller.laws.irregularities import Status
+from controller.laws.messages import (
+    call_text,
+    card_text,
+    contract_text,
+    phase_name,
+    seat_name,
+    status_name,
+    suit_name,
+    vulnerability_name,
+)
 from controller.laws.record import BoardRecord, DealInfo
 from controller.mosquitto import Mosquitto, MosquittoError
 
@@ -183,44 +195,106 @@ def plan_board(record: BoardRecord, *, revoke_trick: int | None = 6) -> DemoPlan
 
 
 # -- what the terminal shows -----------------------------------------------------------------
+# Every word the demo prints, in each language: with --lang vi or zh no English is left but
+# card and call symbols, the seat letters N E S W and the PBN record at the end (a file
+# format, its tag names fixed). Seats in sentences are named in full (laws/messages.py).
 _LABELS: dict[str, dict[str, str]] = {
     "en": {"board": "Board", "dealer": "dealer", "vul": "vul", "auction": "Auction",
            "trick": "Trick", "tricks": "Tricks", "display": "Table display", "alerts": "Alerts",
            "none": "none", "result": "Result", "score": "Score", "turn": "turn",
-           "alert": "alert", "by": "by", "played": "as played", "waiting": "waiting"},
+           "alert": "alert", "by": "by", "played": "as played", "waiting": "waiting",
+           "title": "bridge-table demo", "board_n": "Board {n}", "trick_n": "Trick {n}",
+           "board_line": "Board {n}, dealer {dealer}, {vul}",
+           "result_line": "Board {board}: {contract} by {declarer}, {tricks} tricks "
+                          "(as played {played}), Score NS {score}",
+           "plan": "board {board}: {contract} by {declarer}; {revoke}",
+           "revoke": "{seat} will revoke on trick {trick} ({card} on a {suit} lead)",
+           "no_revoke": "no revoke", "passed_out": "passed out", "no_result": "no result",
+           "not_found": "{path} not found: publishing the events directly",
+           "no_readers": "the bridge did not open every simulated reader",
+           "skipped": "the simulated table skipped {what}",
+           "not_reported": "the bridge did not report {what}"},
     "vi": {"board": "Ván", "dealer": "người chia bài", "vul": "tình trạng",
            "auction": "Rao giá", "trick": "Nước", "tricks": "Số nước",
            "display": "Màn hình bàn", "alerts": "Báo lỗi", "none": "không có",
            "result": "Kết quả", "score": "Điểm", "turn": "lượt", "alert": "báo lỗi",
-           "by": "do", "played": "khi chơi", "waiting": "đang chờ"},
-    "zh": {"board": "牌套", "dealer": "发牌人", "vul": "局况", "auction": "叫牌",
-           "trick": "墩", "tricks": "墩数", "display": "桌面显示", "alerts": "违例",
+           "by": "của", "played": "khi chơi", "waiting": "đang chờ",
+           "title": "bridge-table: trình diễn", "board_n": "Ván {n}", "trick_n": "Nước {n}",
+           "board_line": "Ván {n}, người chia bài {dealer}, {vul}",
+           "result_line": "Ván {board}: {contract} của {declarer}, {tricks} nước "
+                          "(khi chơi {played}), điểm NS {score}",
+           "plan": "ván {board}: {contract} của {declarer}; {revoke}",
+           "revoke": "{seat} sẽ đánh sai ở nước {trick} ({card} khi cái {suit})",
+           "no_revoke": "không có lỗi đánh sai", "passed_out": "bốn nín",
+           "no_result": "không có kết quả",
+           "not_found": "không thấy {path}: gửi thẳng các sự kiện",
+           "no_readers": "cầu nối chưa mở hết các đầu đọc mô phỏng",
+           "skipped": "bàn mô phỏng bỏ qua {what}",
+           "not_reported": "cầu nối không báo {what}"},
+    "zh": {"board": "牌套", "dealer": "发牌人", "vul": "局况", "auction": "竞叫",
+           "trick": "墩", "tricks": "墩数", "display": "桌面显示", "alerts": "违规",
            "none": "无", "result": "结果", "score": "得分", "turn": "轮到",
-           "alert": "违例", "by": "由", "played": "实打", "waiting": "等待"},
+           "alert": "违规", "by": "庄家", "played": "实打", "waiting": "等待",
+           "title": "bridge-table 演示", "board_n": "第{n}副", "trick_n": "第{n}墩",
+           "board_line": "第{n}副，发牌人{dealer}，局况{vul}",
+           "result_line": "第{board}副：{contract} 庄家{declarer}，{tricks}墩（实打{played}墩），"
+                          "得分 NS {score}",
+           "plan": "第{board}副：{contract} 庄家{declarer}；{revoke}",
+           "revoke": "{seat}将在第{trick}墩藏牌（{suit}引牌时出{card}）",
+           "no_revoke": "无藏牌", "passed_out": "四家不叫", "no_result": "没有结果",
+           "not_found": "找不到{path}：直接发布事件",
+           "no_readers": "桥接程序未能打开所有模拟读卡器",
+           "skipped": "模拟牌桌跳过了{what}",
+           "not_reported": "桥接程序未报告{what}"},
+}
+# The tags of the plain lines ("[alert] ..."); [pbn] is the format's name.
+_TAGS: dict[str, dict[str, str]] = {
+    "en": {},
+    "vi": {"demo": "trình diễn", "board": "ván", "call": "giá", "card": "bài", "table": "bàn",
+           "alert": "báo lỗi", "error": "lỗi", "result": "kết quả", "score": "điểm"},
+    "zh": {"demo": "演示", "board": "牌套", "call": "叫牌", "card": "出牌", "table": "牌桌",
+           "alert": "违规", "error": "错误", "result": "结果", "score": "得分"},
 }
 
 
-def _seat_name(seat: str, lang: str) -> str:
+def _tag(tag: str, lang: str) -> str:
+    return _TAGS.get(lang, {}).get(tag, tag)
+
+
+def _local(text: object, lang: str, parse: Callable[[str], Any],
+           render: Callable[[Any, str], str]) -> str:
+    """A value as the wire writes it (``E``, ``HT``, ``Pass``), said in the language; shown
+    as given when it is not what it should be."""
     try:
-        from controller.laws.messages import seat_name
-        return seat_name(Seat[seat], lang)
-    except (ImportError, KeyError):
-        return seat
+        return render(parse(str(text)), lang)
+    except ValueError:
+        return str(text)
 
 
-def _width(text: str) -> int:
-    """Terminal columns: CJK characters take two."""
-    import unicodedata
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+def _seat_name(seat: object, lang: str) -> str:
+    return _local(seat, lang, Seat.parse, seat_name)
 
 
-def _call_name(call: str, lang: str) -> str:
-    try:
-        from controller.laws.cards import Call
-        from controller.laws.messages import call_text
-        return call_text(Call.parse(call), lang, short=True)
-    except (ImportError, ValueError):
-        return call
+def _call_name(call: object, lang: str) -> str:
+    return _local(call, lang, Call.parse, lambda c, lg: call_text(c, lg, short=True))
+
+
+def _card_name(card: object, lang: str) -> str:
+    return _local(card, lang, Card.parse, card_text)
+
+
+def _contract_name(contract: object, lang: str) -> str:
+    """``4H``; a passed-out board said in words."""
+    return _local(contract, lang, Contract.parse,
+                  lambda c, lg: contract_text(c, lg, short=True))
+
+
+def _vul_name(vul: object, lang: str) -> str:
+    return _local(vul, lang, Vulnerability.parse, vulnerability_name)
+
+
+def _phase_name(phase: object, lang: str) -> str:
+    return phase_name(str(phase), lang)
 
 
 @dataclass
@@ -287,14 +361,15 @@ class TableView:
                 self.tricks.append([])
             self.tricks[number - 1].append((seat, card))
             if not self.live:
-                self._line("card", f"{self.t['trick']} {number}: {_seat_name(seat, self.lang)} "
-                                   f"{card}")
+                self._line("card", f"{self.t['trick_n'].format(n=number)}: "
+                                   f"{_seat_name(seat, self.lang)} {_card_name(card, self.lang)}")
         elif p.get("kind") == "call" and not self.live:
             self._line("call", f"{_seat_name(str(p.get('seat')), self.lang)} "
                                f"{_call_name(str(p.get('call')), self.lang)}")
         elif p.get("kind") == "board" and not self.live:
-            self._line("board", f"{self.t['board']} {p.get('board')}, {self.t['dealer']} "
-                                f"{p.get('dealer')}, {self.t['vul']} {p.get('vul')}")
+            self._line("board", self.t["board_line"].format(
+                n=p.get("board"), dealer=_seat_name(str(p.get("dealer")), self.lang),
+                vul=_vul_name(p.get("vul"), self.lang)))
 
     def note(self, text: str) -> None:
         if not self.live:
@@ -303,15 +378,22 @@ class TableView:
             log.warning("%s", text)
 
     def _line(self, tag: str, text: str) -> None:
-        print(f"[{tag}] {text}", file=self.out, flush=True)
+        print(f"[{_tag(tag, self.lang)}] {text}", file=self.out, flush=True)
 
     def _alert_text(self, a: dict[str, Any]) -> str:
         text = a.get("text") or {}
         msg = text.get(self.lang) or text.get("en") or ""
-        where = f" {self.t['trick']} {a['trick']}" if a.get("trick") else ""
-        seat = f" {_seat_name(a['seat'], self.lang)}" if a.get("seat") else ""
-        return (f"#{a.get('id')} {a.get('code')} (Law {a.get('law')}){seat}{where}: "
-                f"{a.get('status')} - {msg}")
+        if self.lang == "en":
+            where = f" {self.t['trick']} {a['trick']}" if a.get("trick") else ""
+            seat = f" {_seat_name(a['seat'], self.lang)}" if a.get("seat") else ""
+            return (f"#{a.get('id')} {a.get('code')} (Law {a.get('law')}){seat}{where}: "
+                    f"{a.get('status')} - {msg}")
+        # the code is the wire's English name: the text says what it is, with the Law
+        try:
+            status = status_name(Status(str(a.get("status"))), self.lang)
+        except ValueError:
+            status = str(a.get("status"))
+        return f"#{a.get('id')} {status}{'：' if self.lang == 'zh' else ': '}{msg}"
 
     def _indicator_summary(self, ind: dict[str, Any]) -> str:
         seats = ind.get("seats") or {}
@@ -357,32 +439,39 @@ class TableView:
 
     def lines(self) -> list[str]:
         t, st = self.t, self.state
-        head = (f"bridge-table demo · {t['board']} {st.get('board') or '-'} · {t['dealer']} "
-                f"{st.get('dealer') or '-'} · {t['vul']} {st.get('vul') or '-'} · "
-                f"{st.get('phase') or t['waiting']}")
+        dealer = _seat_name(str(st["dealer"]), self.lang) if st.get("dealer") else "-"
+        vul = _vul_name(st["vul"], self.lang) if st.get("vul") else "-"
+        phase = _phase_name(st["phase"], self.lang) if st.get("phase") else t["waiting"]
+        head = (f"{t['title']} · {t['board_n'].format(n=st.get('board') or '-')} · {t['dealer']} "
+                f"{dealer} · {t['vul']} {vul} · {phase}")
         out = [head, ""]
 
         def seat_line(s: str) -> str:
             return f"{self._leds(s)} {_seat_name(s, self.lang)} ({self.names.get(s, '')})"
         pad = " " * 24
         out += [pad + seat_line("N"), pad + self._hand("N"), ""]
-        out += [f"{seat_line('W'):<48}{seat_line('E')}",
-                f"{self._hand('W'):<48}{self._hand('E')}", ""]
+        def left(text: str) -> str:  # padded to 48 columns (a CJK seat name takes two)
+            return text + " " * max(0, 48 - columns(text))
+        out += [left(seat_line("W")) + seat_line("E"),
+                left(self._hand("W")) + self._hand("E"), ""]
         out += [pad + seat_line("S"), pad + self._hand("S"), ""]
         auction = st.get("auction") or []
-        out.append(f"{t['auction']}: " + " ".join(f"{s}:{c}" for s, c in auction))
+        out.append(f"{t['auction']}: " + " ".join(f"{s}:{_call_name(str(c), self.lang)}"
+                                                  for s, c in auction))
         if st.get("contract"):
-            out.append(f"  {st.get('contract')} {t['by']} {st.get('declarer')}")
+            out.append(f"  {_contract_name(st.get('contract'), self.lang)} {t['by']} "
+                       f"{_seat_name(str(st.get('declarer')), self.lang)}")
         tricks = st.get("tricks") or {}
         out.append(f"{t['tricks']}: NS {tricks.get('NS', 0)}  EW {tricks.get('EW', 0)}")
         for i, trick in enumerate(self.tricks[-3:], start=max(1, len(self.tricks) - 2)):
-            out.append(f"  {t['trick']} {i}: " + " ".join(f"{s}:{c}" for s, c in trick))
+            out.append(f"  {t['trick_n'].format(n=i)}: "
+                       + " ".join(f"{s}:{_card_name(c, self.lang)}" for s, c in trick))
         out.append("")
         display = self._display_lines()
         out.append(f"{t['display']}:")
-        width = max([20] + [_width(x) for x in display])
+        width = max([20] + [columns(x) for x in display])
         out.append("  +" + "-" * width + "+")
-        out += [f"  |{x}{' ' * (width - _width(x))}|" for x in display] or \
+        out += [f"  |{x}{' ' * (width - columns(x))}|" for x in display] or \
             [f"  |{' ' * width}|"]
         out.append("  +" + "-" * width + "+")
         out.append(f"{t['alerts']}:" + ("" if self.alerts else f" {t['none']}"))
@@ -406,11 +495,14 @@ class TableView:
 def result_line(result: dict[str, Any], lang: str = "en") -> str:
     t = _LABELS.get(lang, _LABELS["en"])
     if result.get("contract") in (None, "Pass"):
-        return f"{t['board']} {result.get('board')}: passed out, NS 0"
+        return f"{t['board_n'].format(n=result.get('board'))}: {t['passed_out']}, NS 0"
     score = int(result.get("score_ns") or 0)
-    return (f"{t['board']} {result.get('board')}: {result.get('contract')} {t['by']} "
-            f"{result.get('declarer')}, {result.get('tricks')} {t['tricks'].lower()} "
-            f"({t['played']} {result.get('tricks_played')}), {t['score']} NS {score:+d}")
+    # English keeps the declarer's letter ("4H by S"); the other languages name the seat
+    declarer = str(result.get("declarer")) if lang == "en" else \
+        _seat_name(str(result.get("declarer")), lang)
+    return t["result_line"].format(board=result.get("board"), contract=result.get("contract"),
+                                   declarer=declarer, tricks=result.get("tricks"),
+                                   played=result.get("tricks_played"), score=f"{score:+d}")
 
 
 # -- the simulated table -----------------------------------------------------------------------
@@ -480,6 +572,23 @@ def _mark_scans(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [dict(e, _scan=True) if i < first_call else e for i, e in enumerate(events)]
 
 
+def _plan_text(plan: DemoPlan, lang: str) -> str:
+    """What the simulated players will do, said in the language."""
+    t = _LABELS.get(lang, _LABELS["en"])
+    rec = plan.record
+    if plan.revoke:
+        trick, seat, card, suit = plan.revoke
+        revoke = t["revoke"].format(
+            seat=str(seat) if lang == "en" else _seat_name(str(seat), lang), trick=trick,
+            card=str(card) if lang == "en" else _card_name(str(card), lang),
+            suit=suit.name if lang == "en" else suit_name(suit, lang))
+    else:
+        revoke = t["no_revoke"]
+    declarer = str(rec.declarer) if lang == "en" else _seat_name(str(rec.declarer), lang)
+    return t["plan"].format(board=rec.board, contract=rec.contract, declarer=declarer,
+                            revoke=revoke)
+
+
 async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.stdout,
                    live: bool | None = None, board_file: Path | None = None,
                    revoke_trick: int | None = 6, timeout: float = 300.0) -> int:
@@ -493,10 +602,7 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
     view = TableView(lang=lang, hands={str(s): sorted(record.deal[s]) for s in Seat},
                      names=names, out=out, live=live)
     if not live:
-        print(f"[demo] board {record.board}: {record.contract} by {record.declarer}; "
-              + (f"{plan.revoke[1]} will revoke on trick {plan.revoke[0]} "
-                 f"({plan.revoke[2]} on a {plan.revoke[3].name} lead)"
-                 if plan.revoke else "no revoke"), file=out, flush=True)
+        print(f"[{_tag('demo', lang)}] {_plan_text(plan, lang)}", file=out, flush=True)
     workdir = Path(tempfile.mkdtemp(prefix="bridge-table-demo-"))
     try:
         with Mosquitto(workdir / "broker", persistence=False) as broker:
@@ -554,7 +660,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
 
     sim_toml = REPO_ROOT / "hw_configs" / "sim.toml"
     if not sim_toml.exists():
-        view.note(f"{sim_toml} not found: publishing the events directly")
+        view.note(view.t["not_found"].format(path=sim_toml))
         await _play_direct(settings, events, speed)
         return
     async with SimTable.from_config(sim_toml, link_dir=workdir / "readers") as table:
@@ -569,7 +675,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
         running = asyncio.create_task(bridge.run(stop), name="bridge")
         try:
             if not await table.wait_hosts(20):
-                view.note("the bridge did not open every simulated reader")
+                view.note(view.t["no_readers"])
             view.hardware = (factory, config.gpio, display)
             for event in events:
                 await asyncio.sleep(_delay(event, speed))
@@ -577,7 +683,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
                 report = await table.play([{k: v for k, v in event.items()
                                             if not k.startswith("_")}])
                 for problem in report.skipped:
-                    view.note(f"the simulated table skipped {problem}")
+                    view.note(view.t["skipped"].format(what=problem))
                 # one tag at a time, as hands do: the next waits until the bridge said this one
                 deadline = time.monotonic() + 10
                 while view.events_seen <= seen and time.monotonic() < deadline:
@@ -585,7 +691,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(view.event_arrived.wait(), 1.0)
                 if view.events_seen <= seen:
-                    view.note(f"the bridge did not report {event}")
+                    view.note(view.t["not_reported"].format(what=event))
             await asyncio.Event().wait()  # keep the bridge (LEDs, display) until the end
         finally:
             stop.set()
@@ -597,10 +703,10 @@ def _print_end(view: TableView, engine: Any, lang: str, out: IO[str],
                original: BoardRecord) -> None:
     result = view.result
     if result is None:
-        print("[demo] no result", file=out)
+        print(f"[{_tag('demo', lang)}] {view.t['no_result']}", file=out)
         return
-    print(f"[result] {result_line(result, lang)}", file=out)
-    print(f"[score] NS {int(result.get('score_ns') or 0):+d}", file=out)
+    print(f"[{_tag('result', lang)}] {result_line(result, lang)}", file=out)
+    print(f"[{_tag('score', lang)}] NS {int(result.get('score_ns') or 0):+d}", file=out)
     record = engine.record(TABLE)
     if record is not None:
         # the event, site and players are the board file's; the rest is what was played

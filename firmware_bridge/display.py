@@ -6,9 +6,11 @@ then the first ``rows`` rows). What a display cannot draw falls back:
 
 - an HD44780's character ROM has no Vietnamese letters and no Chinese: Vietnamese is
   transliterated to ASCII (``Lượt của Bắc`` -> ``Luot cua Bac``) and a Chinese table
-  shows the English lines;
+  shows the English lines (seats are N E S W in every language, so ``Đ`` never reads
+  as a ``D`` of diamonds);
 - an SSD1306 draws with a TrueType font: Chinese needs a CJK font (``[display] font``
-  or one found at the usual Raspberry Pi OS places), else it shows English too;
+  or one found at the usual Raspberry Pi OS places, e.g. Debian's fonts-wqy-microhei),
+  else it shows English too; a line too wide is drawn in a smaller font;
 - the terminal shows everything.
 """
 
@@ -22,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.display_text import columns
 from firmware_bridge.config import DisplayConfig
 from firmware_bridge.errors import DisplayError
 
@@ -59,9 +62,9 @@ def to_ascii(text: str) -> str:
 
 
 def text_width(text: str) -> int:
-    """Columns the text takes on a terminal: CJK (wide, fullwidth) characters take two."""
-    return sum(0 if unicodedata.combining(ch) else
-               2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+    """Columns the text takes on a terminal: CJK (wide, fullwidth) characters take two (the
+    measure the controller fits its rows to, controller/display_text.py)."""
+    return columns(text)
 
 
 def _split_to_fit(word: str, width: float, measure: Callable[[str], float]) -> tuple[str, str]:
@@ -98,16 +101,24 @@ def wrap_line(line: str, width: float, measure: Callable[[str], float] = text_wi
     return rows
 
 
+def cut_to_fit(line: str, width: float, measure: Callable[[str], float] = text_width) -> str:
+    """The longest prefix of ``line`` that fits ``width``."""
+    line = line.rstrip()
+    while line and measure(line) > width:
+        line = line[:-1].rstrip()
+    return line
+
+
 def fit_lines(lines: Sequence[str], width: float, rows: int,
               measure: Callable[[str], float] = text_width) -> list[str]:
-    """Wrap every line, keep the first ``rows`` rows (the controller puts the most
-    important line first)."""
-    out: list[str] = []
-    for line in lines:
-        out.extend(wrap_line(line, width, measure))
-        if len(out) >= rows:
-            break
-    return out[:rows]
+    """Fit the lines to ``rows`` rows of ``width``: wrapped when the wrapped rows all fit,
+    else one row a line, cut (a wrapped line must not push the next off the display: the
+    controller's last rows are the alert, controller/display_text.py fits every row to 20
+    columns, so cutting only happens on a display narrower than that)."""
+    wrapped = [row for line in lines for row in wrap_line(line, width, measure)]
+    if len(wrapped) <= rows:
+        return wrapped
+    return [cut_to_fit(line, width, measure) for line in lines[:rows]]
 
 
 class Display(abc.ABC):
@@ -177,14 +188,22 @@ class TerminalDisplay(Display):
 
 
 class HD44780Display(Display):
-    """A 16x2 / 20x4 character LCD behind an I2C backpack, driven by RPLCD."""
+    """A 16x2 / 20x4 character LCD behind an I2C backpack, driven by RPLCD.
+
+    Its character ROM (A00, Japanese; A02, Western European) has no Vietnamese letters and
+    no Chinese: Vietnamese is written without its diacritics (``to_ascii``), a Chinese table
+    sees the English lines. A row is measured by the bytes RPLCD's codec for the ROM sends.
+    """
 
     cjk = False
     ascii_only = True
 
     def __init__(self, config: DisplayConfig, *, lcd: Any | None = None) -> None:
+        from RPLCD.codecs import A00Codec, A02Codec
+
         self.cols = config.cols
         self.rows = config.rows
+        self.codec = A00Codec() if config.charmap == "A00" else A02Codec()
         if lcd is None:
             try:
                 from RPLCD.i2c import CharLCD
@@ -199,8 +218,13 @@ class HD44780Display(Display):
         self.lcd = lcd
         self.lines: list[str] | None = None
 
+    def measure(self, text: str) -> int:
+        """Characters the LCD shows for ``text``: the bytes its charmap encodes it to."""
+        return len(self.codec.encode(text))
+
     def show(self, lines: Sequence[str]) -> None:
-        fitted = fit_lines([to_ascii(line) for line in lines], self.cols, self.rows)
+        fitted = fit_lines([to_ascii(line) for line in lines], self.cols, self.rows,
+                           self.measure)
         fitted += [""] * (self.rows - len(fitted))
         if fitted == self.lines:
             return
@@ -220,7 +244,14 @@ def _first_existing(paths: Sequence[Path]) -> Path | None:
 
 
 class SSD1306Display(Display):
-    """A 128x64 (or 128x32) OLED through luma.oled; lines drawn with a TrueType font."""
+    """A 128x64 (or 128x32) OLED through luma.oled; lines drawn with a TrueType font.
+
+    A line wider than the screen at ``font_size`` is drawn smaller, down to ``MIN_FONT``
+    pixels, so that every row of the controller's 20 columns shows whole.
+    """
+
+    #: the smallest font a line is drawn in before it is cut
+    MIN_FONT = 8
 
     def __init__(self, config: DisplayConfig, *, device: Any | None = None,
                  font_size: int = 12) -> None:
@@ -239,31 +270,47 @@ class SSD1306Display(Display):
         cjk_font = config.font or _first_existing(CJK_FONTS)
         font_path = cjk_font or _first_existing(LATIN_FONTS)
         self.cjk = cjk_font is not None
+        self.fonts: list[Any]  # font_size first, then smaller
         if font_path is not None:
-            self.font: Any = ImageFont.truetype(str(font_path), font_size)
+            self.fonts = [ImageFont.truetype(str(font_path), size)
+                          for size in range(font_size, min(font_size, self.MIN_FONT) - 1, -1)]
         else:
-            self.font = ImageFont.load_default()
+            self.fonts = [ImageFont.load_default()]
             self.ascii_only = True  # PIL's built-in font: ASCII only
+        self.font: Any = self.fonts[0]
         self.line_height = font_size + 1
         self.width = device.width
         self.rows = max(1, device.height // self.line_height)
         self.lines: list[str] | None = None
+        #: the font each shown line is drawn in
+        self.line_fonts: list[Any] = []
 
-    def measure(self, text: str) -> float:
-        return float(self.font.getlength(text))
+    def measure(self, text: str, font: Any | None = None) -> float:
+        return float((font or self.font).getlength(text))
+
+    def font_for(self, line: str) -> Any:
+        """The largest font the line fits the screen's width in (the smallest if none)."""
+        return next((f for f in self.fonts if self.measure(line, f) <= self.width),
+                    self.fonts[-1])
 
     def show(self, lines: Sequence[str]) -> None:
         from luma.core.render import canvas
 
         if self.ascii_only:
             lines = [to_ascii(line) for line in lines]
-        fitted = fit_lines(lines, self.width, self.rows, self.measure)
+        smallest = self.fonts[-1]
+        fitted = fit_lines(lines, self.width, self.rows,
+                           lambda text: self.measure(text, smallest))
         if fitted == self.lines:
             return
         self.lines = fitted
+        self.line_fonts = [self.font_for(text) for text in fitted]
         with canvas(self.device) as draw:
-            for row, text in enumerate(fitted):
-                draw.text((0, row * self.line_height), text, font=self.font, fill="white")
+            for row, (text, font) in enumerate(zip(fitted, self.line_fonts, strict=True)):
+                # bottom-aligned in the row, so that a smaller font keeps the baseline
+                top = row * self.line_height + (self.line_height - 1 - font.size
+                                                if hasattr(font, "size") else 0)
+                draw.text((0, top), text, font=font, fill="white")
 
     def close(self) -> None:
         self.device.clear()

@@ -47,9 +47,9 @@ def test_demo_without_a_terminal_prints_plain_lines_and_the_result() -> None:
 def test_demo_speaks_the_chosen_language() -> None:
     proc = run_demo("--speed", "60", "--lang", "vi")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    alerts = [line for line in proc.stdout.splitlines() if line.startswith("[alert]")]
+    alerts = [line for line in proc.stdout.splitlines() if line.startswith("[báo lỗi]")]
     assert alerts and all("Điều" in a for a in alerts)
-    assert any(line.startswith("[board] Ván 10") for line in proc.stdout.splitlines())
+    assert any(line.startswith("[ván] Ván 10") for line in proc.stdout.splitlines())
 
 
 def test_the_demo_board_is_the_t08_revoke() -> None:

@@ -99,11 +99,13 @@ def test_cjk_wraps_by_width() -> None:
     assert wrap_line("警告：东叫牌不足", 8) == ["警告：东", "叫牌不足"]
 
 
-def test_fit_keeps_the_first_rows() -> None:
-    # a line too long is re-flowed (its double spaces collapse) before it is cut
-    assert fit_lines(INDICATOR["en"], 16, 2) == ["Board 7 Dealer N", "North to call"]
+def test_fit_wraps_only_when_every_row_still_shows() -> None:
     assert fit_lines(INDICATOR["en"], 20, 4) == ["Board 7  Dealer N", "North to call",
                                                  "Alert: insufficient", "bid by East"]
+    # wrapping would push the last line (the alert) off: one row a line, cut instead
+    assert fit_lines(INDICATOR["en"], 20, 3) == ["Board 7  Dealer N", "North to call",
+                                                 "Alert: insufficient"]
+    assert fit_lines(INDICATOR["en"], 16, 2) == ["Board 7  Dealer", "North to call"]
     assert all(len(row) <= 16 for row in fit_lines(INDICATOR["en"] * 3, 16, 10))
 
 
@@ -121,7 +123,7 @@ def test_hd44780_16x2_truncates() -> None:
     lcd = recording_lcd(16, 2)
     display = HD44780Display(hd_config(16, 2), lcd=lcd)
     display.show(["North to call", "Alert: insufficient bid by East"])
-    assert lcd.screen() == ["North to call   ", "Alert:          "]
+    assert lcd.screen() == ["North to call   ", "Alert: insuffici"]
 
 
 def test_hd44780_shows_vietnamese_without_diacritics() -> None:
@@ -221,3 +223,22 @@ def test_missing_language_falls_back_to_english() -> None:
     assert display.lines == ["North to call"]
     display.show_indicator({}, "vi")
     assert display.lines == []
+
+
+def test_ssd1306_draws_a_wide_row_smaller_instead_of_wrapping_it() -> None:
+    display = SSD1306Display(DisplayConfig(type="ssd1306"),
+                             device=dummy(width=128, height=64, mode="1"))
+    wide, narrow = "WWW MMM WWW MMM", "N to play"
+    assert display.measure(wide) > 128    # too wide at 12 px
+    display.show([wide, narrow, "", "Law 63A Revoke W"])
+    assert display.lines == [wide, narrow, "", "Law 63A Revoke W"]
+    sizes = [font.size for font in display.line_fonts]
+    assert sizes[1] == 12 and SSD1306Display.MIN_FONT <= sizes[0] < 12
+    assert display.measure(wide, display.line_fonts[0]) <= 128
+
+
+def test_hd44780_measures_by_its_charmap() -> None:
+    display = HD44780Display(hd_config(), lcd=recording_lcd())
+    assert display.measure("Luot S rao gia") == 14
+    # what the ROM cannot show still takes its one cell (RPLCD writes a space for it)
+    assert display.measure("第7副") == 3

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
+from pathlib import Path
 
 import pytest
+from shared_data import _absent, shared_root
 
+from controller.display_text import columns
 from controller.laws.cards import Call, Card, Contract, Seat, Suit, Vulnerability
 from controller.laws.irregularities import DEFAULT_LAW, Code, Irregularity, Status
 from controller.laws.messages import (
     DETAILS,
+    DETAILS_OPEN,
     LANGUAGES,
     UI_KEYS,
     MessageError,
+    alert_parts,
     alert_text,
     alert_texts,
     call_text,
@@ -21,8 +27,10 @@ from controller.laws.messages import (
     contract_text,
     law_citation,
     seat_name,
+    status_name,
     suit_name,
     ui_text,
+    ui_variants,
     vulnerability_name,
 )
 
@@ -113,6 +121,16 @@ def test_variants_follow_status_detail_and_params() -> None:
     assert "西下一轮必须不叫" in alert_text(honour, "zh")
 
 
+@pytest.mark.parametrize("detail", sorted(DETAILS_OPEN))
+def test_every_open_detail_renders_in_every_language(detail: str) -> None:
+    irr = _full(Code.DEFECTIVE_TRICK, Status.OPEN, detail)
+    texts = alert_texts(irr)
+    for lang, text in texts.items():
+        assert DETAILS_OPEN[detail][LANGUAGES.index(lang)].split("(")[0].strip() in text
+        assert not _PLACEHOLDER.search(text), text
+    assert "can still be put right" in texts["en"] or "must be corrected" in texts["en"]
+
+
 def test_unknown_detail_is_ignored_not_fatal() -> None:
     irr = _full(Code.FIFTH_CARD, Status.RESOLVED, "something-new")
     assert alert_text(irr, "en").startswith("Law 45E: ")
@@ -150,9 +168,12 @@ def test_every_display_key_in_every_language(key: str) -> None:
         short = ui_text(key, lang, short=True, **VALUES)
         for text in (long, short):
             assert text.strip() and not _PLACEHOLDER.search(text), (key, lang, text)
+        forms = ui_variants(key, lang, **VALUES)
+        assert forms[0] == short
+        # the shortest form fits a 20-column row (the display takes the first that fits)
+        assert columns(forms[-1]) <= 20, (key, lang, forms)
         if lang == "en":
-            assert len(short) <= 20, (key, short)    # one line of the 20x4 LCD
-            assert short.isascii(), short
+            assert all(form.isascii() for form in forms), forms
 
 
 def test_display_values_are_localised() -> None:
@@ -190,7 +211,7 @@ def test_tricks_transferred_counts_read_naturally() -> None:
                             params=(("tricks_transferred", moved),))
     assert "1 trick transferred" in alert_text(revoke(1), "en")
     assert "2 tricks transferred" in alert_text(revoke(2), "en")
-    assert "1墩转给非违例方" in alert_text(revoke(1), "zh")
+    assert "1墩转给非违规方" in alert_text(revoke(1), "zh")
 
 
 def test_a_detail_reads_differently_while_open() -> None:
@@ -199,3 +220,113 @@ def test_a_detail_reads_differently_while_open() -> None:
     done = dataclasses.replace(pending, status=Status.CORRECTED)
     assert "can still be put right" in alert_text(pending, "en")
     assert "corrected before both sides" in alert_text(done, "en")
+
+
+# -- the Laws' own words (issue 16) ------------------------------------------------------
+
+TERMS_FILE = Path(__file__).parent / "data" / "glossary-terms.tsv"
+
+
+def _terms() -> list[tuple[str, str, str]]:
+    rows = [line.split("\t") for line in TERMS_FILE.read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith("#")]
+    return [(row[0], row[1], row[2]) for row in rows]
+
+
+@functools.cache
+def _all_texts(lang: str) -> list[str]:
+    """Every text of the language: alerts of every code and status with every detail,
+    and every display string, rendered."""
+    out: list[str] = []
+    for code in Code:
+        for status in Status:
+            out.append(alert_text(_full(code, status), lang))
+            out.append(alert_text(_full(code, status), lang, short=True))
+            for detail in DETAILS:
+                out.append(alert_text(_full(code, status, detail), lang))
+    for key in UI_KEYS:
+        out.append(ui_text(key, lang, **VALUES))
+        out += ui_variants(key, lang, **VALUES)
+    return out
+
+
+def test_the_copied_terms_are_the_glossarys() -> None:
+    glossary = shared_root() / "spec" / "glossary.md"
+    if not glossary.is_file():
+        _absent(f"the glossary is not here: {glossary} is absent")
+    rows = {line.split("|")[1].strip(): line for line in
+            glossary.read_text(encoding="utf-8").splitlines() if line.startswith("| ")}
+    for english, lang, term in _terms():
+        assert english in rows, english
+        assert term in rows[english], (english, lang, term)
+
+
+@pytest.mark.parametrize(("english", "lang", "term"), _terms())
+def test_the_messages_use_the_glossarys_term(english: str, lang: str, term: str) -> None:
+    assert any(term.lower() in text.lower() for text in _all_texts(lang)), (english, term)
+
+
+def test_words_the_seeds_do_not_use_are_gone() -> None:
+    vi = "\n".join(_all_texts("vi"))
+    zh = "\n".join(_all_texts("zh"))
+    for gone in ("cây phạt lớn", "cây phạt nhỏ", "(chất)", "Giá không đủ", "Sai ván",
+                 "Bài không có", "x.định", "ván khác", "vào ván", "Tình trạng không ai",
+                 " là ĐTPN", "không chấp nhận"):
+        assert gone not in vi, gone
+    for gone in ("违例", "提前首引", "提前出牌", "无意的叫牌", "请叫裁判", "已叫裁判", "澄清期",
+                 "应叫者", "他副牌张", "同一花色最低", "错误的牌套7", "牌套错乱7"):
+        assert gone not in zh, gone
+
+
+def test_grammar_and_sense() -> None:
+    def render(code: Code, lang: str, **kw: object) -> str:
+        irr = Irregularity(id=1, code=code, law=DEFAULT_LAW[code], seat=Seat.S,
+                           params=tuple(kw.items()))
+        return alert_text(irr, lang)
+
+    assert "Ván 7 bị xáo trộn" in render(Code.FOULED_BOARD, "vi", board=7)
+    assert "第7副牌套错乱" in render(Code.FOULED_BOARD, "zh", board=7)
+    assert "（第7副）" in render(Code.WRONG_BOARD, "zh", board=7)
+    exposed = Irregularity(id=1, code=Code.CARD_EXPOSED_DURING_AUCTION, law="24",
+                           seat=Seat.S, card=Card.parse("SK"))
+    assert "Cây bài của Nam bị lộ trong rao giá" in alert_text(exposed, "vi")
+    assert "trở thành ĐTPN" in alert_text(
+        dataclasses.replace(exposed, detail="honour", status=Status.RESOLVED), "vi")
+    rejected = _full(Code.CHANGE_OF_CALL, Status.RESOLVED, "rejected")
+    assert "không được chấp nhận" in alert_text(rejected, "vi")
+    lowest = _full(Code.INSUFFICIENT_BID, Status.RESOLVED, "lowest_sufficient")
+    assert "同一定约名目的最低的足够叫牌" in alert_text(lowest, "zh")
+    assert "không chủ" in alert_text(lowest, "vi")
+    schedule = _full(Code.WRONG_BOARD, Status.OPEN, "not_scheduled")
+    assert "ở vòng đấu này" in alert_text(schedule, "vi")
+    # vulnerability has a word for vulnerable; a board's number is the board's
+    for vul in Vulnerability:
+        assert "vùng" in vulnerability_name(vul, "vi")
+        assert "vùng" in ui_text("board_info", "vi", n=7, dealer=Seat.S, vul=vul)
+    assert ui_text("board_info", "vi", n=7, dealer=Seat.S, vul=Vulnerability.NONE) == \
+        "Ván 7: Nam chia bài, không bên nào trong vùng"
+    # a passed-out board's short contract is said in the language
+    passed = Contract.parse("Pass")
+    assert [contract_text(passed, lang, short=True) for lang in LANGUAGES] == \
+        ["Pass", "bốn nín", "四家不叫"]
+
+
+def test_seat_letters_are_NESW_on_every_display_and_names_in_sentences() -> None:
+    for lang in LANGUAGES:
+        assert [seat_name(s, lang, short=True) for s in Seat] == ["N", "E", "S", "W"]
+    assert ui_text("turn", "vi", short=True, seat=Seat.S) == "Lượt S đánh bài"
+    assert ui_text("turn", "vi", seat=Seat.S) == "Lượt Nam đánh bài"
+    assert ui_text("contract_tricks", "zh", short=True, contract=Contract.parse("4H"),
+                   seat=Seat.E, ns=3, ew=2) == "4H E 南北3 东西2"
+
+
+def test_the_open_status_and_the_others_have_names() -> None:
+    assert [status_name(s, "zh") for s in Status] == ["待处理", "已成立", "已纠正", "已解决"]
+
+
+def test_a_code_without_a_display_name_shows_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.laws import messages
+    monkeypatch.delitem(messages._SHORT, Code.FIFTH_CARD)
+    irr = Irregularity(id=1, code=Code.FIFTH_CARD, law="45E", seat=Seat.N)
+    assert alert_parts(irr, "en").name == "Fifth card in a trick"
+    assert alert_parts(irr, "zh").name == "一墩中的第五张牌"

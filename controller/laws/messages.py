@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final
 
 from .cards import Call, CallKind, Card, Contract, Denomination, Rank, Seat, Suit, Vulnerability
@@ -24,7 +25,8 @@ from .irregularities import Code, Irregularity, Status
 __all__ = [
     "LANGUAGES", "alert_texts", "alert_text", "ui_text", "UI_KEYS", "seat_name", "suit_name",
     "denomination_name", "card_text", "call_text", "contract_text", "vulnerability_name",
-    "phase_name", "law_citation", "DETAILS", "MessageError",
+    "phase_name", "law_citation", "DETAILS", "MessageError", "AlertParts", "alert_parts",
+    "ui_variants", "status_name",
 ]
 
 LANGUAGES: Final = ("en", "vi", "zh")
@@ -41,10 +43,12 @@ _SEATS: Final[dict[str, tuple[str, str, str, str]]] = {
     "vi": ("Bắc", "Đông", "Nam", "Tây"),
     "zh": ("北", "东", "南", "西"),
 }
+# One-letter seats on a display are N E S W in every language, as cards, PBN and LIN write
+# them (the glossary: Vietnamese initials clash, N is Nam; an HD44780 shows Đ as D).
 _SEATS_SHORT: Final[dict[str, tuple[str, str, str, str]]] = {
     "en": ("N", "E", "S", "W"),
-    "vi": ("B", "Đ", "N", "T"),
-    "zh": ("北", "东", "南", "西"),
+    "vi": ("N", "E", "S", "W"),
+    "zh": ("N", "E", "S", "W"),
 }
 # indexed by Suit (C D H S)
 _SUITS: Final[dict[str, tuple[str, str, str, str]]] = {
@@ -59,23 +63,29 @@ _DOUBLE: Final[dict[str, str]] = {"en": "Double", "vi": "cont'ra", "zh": "加倍
 _REDOUBLE: Final[dict[str, str]] = {"en": "Redouble", "vi": "recont'ra", "zh": "再加倍"}
 _PASSED_OUT: Final[dict[str, str]] = {"en": "passed out", "vi": "bốn nín", "zh": "四家不叫"}
 _VUL: Final[dict[str, dict[Vulnerability, str]]] = {
-    "en": {Vulnerability.NONE: "None vul", Vulnerability.NS: "NS vul",
-           Vulnerability.EW: "EW vul", Vulnerability.ALL: "All vul"},
-    "vi": {Vulnerability.NONE: "không ai", Vulnerability.NS: "Bắc-Nam",
-           Vulnerability.EW: "Đông-Tây", Vulnerability.ALL: "cả hai"},
+    "en": {Vulnerability.NONE: "None vulnerable", Vulnerability.NS: "NS vulnerable",
+           Vulnerability.EW: "EW vulnerable", Vulnerability.ALL: "Both vulnerable"},
+    "vi": {Vulnerability.NONE: "không bên nào trong vùng", Vulnerability.NS: "Bắc-Nam trong vùng",
+           Vulnerability.EW: "Đông-Tây trong vùng", Vulnerability.ALL: "cả hai bên trong vùng"},
     "zh": {Vulnerability.NONE: "双无", Vulnerability.NS: "南北有局",
            Vulnerability.EW: "东西有局", Vulnerability.ALL: "双有"},
 }
+# The table's phases (controller/laws/table.py Phase, and older names). The 1997 Chinese
+# Laws have no clarification period: the time between the auction and the opening lead is
+# said as "waiting for the opening lead".
 _PHASES: Final[dict[str, dict[str, str]]] = {
     "en": {"idle": "waiting for a board", "board": "board in", "scan": "hand scan",
            "auction": "auction", "clarification": "clarification period", "play": "play",
-           "review": "end of play", "complete": "board complete", "passed_out": "passed out"},
-    "vi": {"idle": "chờ ván bài", "board": "đã có ván", "scan": "quét bài",
+           "review": "end of play", "complete": "board complete", "passed_out": "passed out",
+           "waiting": "waiting for a board", "scanning": "hand scan", "lead": "opening lead"},
+    "vi": {"idle": "chờ hộp bài", "board": "đã có hộp", "scan": "quét bài",
            "auction": "rao giá", "clarification": "giai đoạn giải thích", "play": "đánh bài",
-           "review": "kết thúc đánh bài", "complete": "ván đã xong", "passed_out": "bốn nín"},
+           "review": "kết thúc đánh bài", "complete": "ván đã xong", "passed_out": "bốn nín",
+           "waiting": "chờ hộp bài", "scanning": "quét bài", "lead": "chờ cây cái đầu tiên"},
     "zh": {"idle": "等待牌套", "board": "牌套就位", "scan": "扫描手牌",
-           "auction": "竞叫", "clarification": "澄清期", "play": "打牌",
-           "review": "打牌结束", "complete": "本副牌结束", "passed_out": "四家不叫"},
+           "auction": "竞叫", "clarification": "等待首引", "play": "打牌",
+           "review": "打牌结束", "complete": "本副牌结束", "passed_out": "四家不叫",
+           "waiting": "等待牌套", "scanning": "扫描手牌", "lead": "等待首引"},
 }
 
 
@@ -127,7 +137,7 @@ def call_text(call: Call, lang: str, *, short: bool = False) -> str:
 def contract_text(contract: Contract, lang: str, *, short: bool = False) -> str:
     lang = _lang(lang)
     if contract.bid is None:
-        return _PASSED_OUT[lang] if not short else "Pass"
+        return _PASSED_OUT[lang] if not short or lang != "en" else "Pass"
     return call_text(Call.make_bid(contract.bid.level, contract.bid.denomination), lang,
                      short=short) + contract.doubling.suffix
 
@@ -156,17 +166,17 @@ def law_citation(law: str, lang: str, *, short: bool = False) -> str:
 _BASE: Final[dict[Code, tuple[str, str, str]]] = {
     Code.WRONG_BOARD: (
         "Wrong board[ {board}]",
-        "Sai ván[ {board}]",
-        "错误的牌套[{board}]",
+        "Sai hộp[ (ván {board})]",
+        "错误的牌套[（第{board}副）]",
     ),
     Code.FOULED_BOARD: (
         "Fouled board[ {board}]: [{seat}'s ]hand differs[ at table {other_table}][ ({cards})]",
-        "Ván bài bị xáo trộn[ {board}]: [tay {seat} ]khác[ ở bàn {other_table}][ ({cards})]",
-        "牌套错乱[{board}]：[{seat}的]手牌[与第{other_table}桌]不同[（{cards}）]",
+        "Ván[ {board}] bị xáo trộn: [tay {seat} ]khác[ ở bàn {other_table}][ ({cards})]",
+        "[第{board}副]牌套错乱：[{seat}的]手牌[与第{other_table}桌]不同[（{cards}）]",
     ),
     Code.CARDS_FROM_WRONG_BOARD: (
         "[{seat} ]holds cards from another board",
-        "[{seat} ]cầm bài của ván khác",
+        "[{seat} ]cầm bài của hộp khác",
         "[{seat}]拿了其他牌套的牌",
     ),
     Code.HAND_COUNT: (
@@ -203,7 +213,7 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
     ),
     Code.INSUFFICIENT_BID: (
         "Insufficient bid[ by {seat}][ ({call})]",
-        "Giá không đủ[ của {seat}][ ({call})]",
+        "GCN không đủ[ của {seat}][ ({call})]",
         "[{seat}]不足叫牌[（{call}）]",
     ),
     Code.INADMISSIBLE_DOUBLE: (
@@ -238,7 +248,7 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
     ),
     Code.CARD_EXPOSED_DURING_AUCTION: (
         "Card exposed during the auction[ by {seat}][: {card}]",
-        "Cây bài bị lộ trong rao giá[ của {seat}][: {card}]",
+        "Cây bài[ của {seat}] bị lộ trong rao giá[: {card}]",
         "[{seat}]在竞叫中暴露的牌张[：{card}]",
     ),
     Code.OPENING_LEAD_OUT_OF_TURN: (
@@ -254,7 +264,7 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
     Code.PREMATURE_PLAY: (
         "Premature play[ by {seat}][ ({card})][, trick {trick}]",
         "Đánh bài trước lượt[ của {seat}][ ({card})][, nước {trick}]",
-        "[{seat}]提前出牌[（{card}）][，第{trick}墩]",
+        "[{seat}]过早出牌[（{card}）][，第{trick}墩]",
     ),
     Code.PENALTY_CARD_NOT_PLAYED: (
         "[{seat} ]did not play the penalty card[ {card}]",
@@ -263,7 +273,7 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
     ),
     Code.REVOKE: (
         "Revoke[ by {seat}][, trick {trick}]",
-        "Lỗi đánh sai (chất)[ của {seat}][, nước {trick}]",
+        "Lỗi đánh sai[ của {seat}][, nước {trick}]",
         "[{seat}]藏牌[，第{trick}墩]",
     ),
     Code.FIFTH_CARD: (
@@ -302,35 +312,38 @@ _BASE_BY_STATUS: Final[dict[tuple[Code, Status], tuple[str, str, str]]] = {
     ),
 }
 
-# Short names for the display (20x4 LCD: a line is 20 characters).
+# Names for the display, each at most 20 columns (a CJK character takes two; 18 leaves room
+# for the seat): the display gives an alert a row of its own for the name and the seat, the
+# citation and the status another (controller/display_text.py). "trái lệ" (improper) is the
+# Vietnamese Laws' word (25).
 _SHORT: Final[dict[Code, tuple[str, str, str]]] = {
-    Code.WRONG_BOARD: ("Wrong board", "Sai ván", "错误牌套"),
-    Code.CARDS_FROM_WRONG_BOARD: ("Cards wrong board", "Bài ván khác", "他副牌张"),
+    Code.WRONG_BOARD: ("Wrong board", "Sai hộp", "错误的牌套"),
+    Code.CARDS_FROM_WRONG_BOARD: ("Cards: other board", "Bài của hộp khác", "其他牌套的牌"),
     Code.FOULED_BOARD: ("Fouled board", "Ván bị xáo trộn", "牌套错乱"),
-    Code.HAND_COUNT: ("Count your cards", "Đếm lại bài", "清点手牌"),
-    Code.MISSING_CARD: ("Missing card", "Thiếu bài", "缺少牌张"),
-    Code.INCORRECT_CARD_COUNT: ("Wrong card count", "Sai số bài", "牌数不正确"),
-    Code.UNKNOWN_TAG: ("Unknown card", "Bài lạ", "非本副牌"),
-    Code.CARD_FROM_OTHER_BOARD: ("Other board's card", "Cây của ván khác", "别副牌张"),
-    Code.CALL_OUT_OF_ROTATION: ("Call out of turn", "Rao sai lượt", "越序叫牌"),
-    Code.INSUFFICIENT_BID: ("Insufficient bid", "Giá không đủ", "不足叫牌"),
-    Code.INADMISSIBLE_DOUBLE: ("Inadmissible X", "Cont'ra sai", "不合规加倍"),
-    Code.INADMISSIBLE_REDOUBLE: ("Inadmissible XX", "Recont'ra sai", "不合规再加倍"),
-    Code.CALL_BY_PLAYER_REQUIRED_TO_PASS: ("Must pass", "Phải nín", "必须不叫"),
-    Code.BID_ABOVE_SEVEN: ("Bid above 7", "Giá trên 7", "超过七阶"),
-    Code.CALL_AFTER_AUCTION_CLOSED: ("Call after auction", "Rao sau kết thúc", "竞叫后叫牌"),
+    Code.HAND_COUNT: ("Count your cards", "Đếm lại bài", "请清点手牌"),
+    Code.MISSING_CARD: ("Missing card", "Thiếu cây bài", "缺少牌张"),
+    Code.INCORRECT_CARD_COUNT: ("Wrong card count", "Sai số cây bài", "牌张数目不正确"),
+    Code.UNKNOWN_TAG: ("Card not of the pack", "Bài không thuộc bộ", "非本副牌的牌张"),
+    Code.CARD_FROM_OTHER_BOARD: ("Other board's card", "Cây của hộp khác", "别副牌套的牌"),
+    Code.CALL_OUT_OF_ROTATION: ("Call out of rotation", "Rao giá sai lượt", "越序叫牌"),
+    Code.INSUFFICIENT_BID: ("Insufficient bid", "GCN không đủ", "不足叫牌"),
+    Code.INADMISSIBLE_DOUBLE: ("Inadmissible double", "Cont'ra trái lệ", "不合规定的加倍"),
+    Code.INADMISSIBLE_REDOUBLE: ("Inadmissible XX", "Recont'ra trái lệ", "不合规定的再加倍"),
+    Code.CALL_BY_PLAYER_REQUIRED_TO_PASS: ("Called, must pass", "Buộc phải nín", "必须不叫却叫牌"),
+    Code.BID_ABOVE_SEVEN: ("Bid above seven", "GCN trên bậc bảy", "叫牌超过七阶"),
+    Code.CALL_AFTER_AUCTION_CLOSED: ("Call after auction", "Rao sau kết thúc", "竞叫结束后叫牌"),
     Code.CHANGE_OF_CALL: ("Change of call", "Thay đổi giá", "更改叫牌"),
-    Code.CARD_EXPOSED_DURING_AUCTION: ("Card exposed", "Bài bị lộ", "暴露牌张"),
-    Code.OPENING_LEAD_OUT_OF_TURN: ("Lead out of turn", "Cái sai lượt", "越序首引"),
-    Code.LEAD_OUT_OF_TURN: ("Lead out of turn", "Cái sai lượt", "越序引牌"),
-    Code.PREMATURE_PLAY: ("Premature play", "Đánh trước lượt", "提前出牌"),
-    Code.PENALTY_CARD_NOT_PLAYED: ("Penalty card", "Cây phạt", "罚张"),
-    Code.REVOKE: ("Revoke", "Đánh sai chất", "藏牌"),
-    Code.FIFTH_CARD: ("Fifth card", "Cây thứ năm", "第五张牌"),
-    Code.EXTRA_CARD_SAME_TRICK: ("Second card", "Cây thứ hai", "第二张牌"),
-    Code.DEFECTIVE_TRICK: ("Defective trick", "Nước bị lỗi", "缺陷牌墩"),
-    Code.CARD_NOT_IN_HAND: ("Card not in hand", "Bài không có", "非手中牌"),
-    Code.CARD_WITHDRAWN: ("Card withdrawn", "Rút lại bài", "收回牌张"),
+    Code.CARD_EXPOSED_DURING_AUCTION: ("Card exposed", "Cây bài bị lộ", "暴露的牌张"),
+    Code.OPENING_LEAD_OUT_OF_TURN: ("Lead out of turn", "Đánh cái sai lượt", "越序首引"),
+    Code.LEAD_OUT_OF_TURN: ("Lead out of turn", "Đánh cái sai lượt", "越序引牌"),
+    Code.PREMATURE_PLAY: ("Premature play", "Đánh trước lượt", "过早出牌"),
+    Code.PENALTY_CARD_NOT_PLAYED: ("Penalty card", "Chưa đánh cây phạt", "未打出罚张"),
+    Code.REVOKE: ("Revoke", "Lỗi đánh sai", "藏牌"),
+    Code.FIFTH_CARD: ("Fifth card", "Cây bài thứ năm", "第五张牌"),
+    Code.EXTRA_CARD_SAME_TRICK: ("Second card to trick", "Đánh cây thứ hai", "同墩出第二张牌"),
+    Code.DEFECTIVE_TRICK: ("Defective trick", "Nước bài bị lỗi", "有缺陷的牌墩"),
+    Code.CARD_NOT_IN_HAND: ("Card not in hand", "Cây không trên tay", "非手中的牌"),
+    Code.CARD_WITHDRAWN: ("Card withdrawn", "Rút lại cây bài", "收回已出的牌"),
 }
 
 _STATUS: Final[dict[Status, tuple[str, str, str]]] = {
@@ -339,11 +352,18 @@ _STATUS: Final[dict[Status, tuple[str, str, str]]] = {
     Status.CORRECTED: ("corrected", "đã sửa", "已纠正"),
     Status.RESOLVED: ("resolved", "đã giải quyết", "已解决"),
 }
-_STATUS_SHORT: Final[dict[Status, tuple[str, str, str]]] = {
-    Status.OPEN: ("", "", ""),
-    Status.ESTABLISHED: ("est.", "x.định", "成立"),
-    Status.CORRECTED: ("corr.", "đã sửa", "已纠正"),
-    Status.RESOLVED: ("done", "xong", "解决"),
+def status_name(status: Status, lang: str) -> str:
+    """An alert's status as a word: ``open``, ``established`` ..."""
+    return _STATUS_SHORT[status][_index(lang)][0]
+
+
+# Ways to say the status on a display row, longest first; the display takes the first that
+# fits (with the fullest citation of the Law that leaves room for one).
+_STATUS_SHORT: Final[dict[Status, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {
+    Status.OPEN: (("open",), ("chưa xử lý",), ("待处理",)),
+    Status.ESTABLISHED: (("established",), ("được xác định", "đã xác định"), ("已成立",)),
+    Status.CORRECTED: (("corrected",), ("đã sửa",), ("已纠正",)),
+    Status.RESOLVED: (("resolved",), ("đã giải quyết", "đã xong"), ("已解决",)),
 }
 
 #: Outcome phrases by ``Irregularity.detail``. The auction and play modules set ``detail``
@@ -356,14 +376,14 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     ),
     "rejected": (
         "not accepted: the rectification applies",
-        "không chấp nhận: áp dụng biện pháp khắc phục",
+        "không được chấp nhận: áp dụng biện pháp khắc phục",
         "不接受：按规定纠正",
     ),
     "cancelled": ("cancelled", "bị hủy", "已取消"),
     "cancelled_later": (
         "cancelled with every later call; the turn goes back to the player due",
         "bị hủy cùng mọi giá sau đó; lượt trở lại người chơi đúng lượt",
-        "该叫牌及其后所有叫牌取消，轮到应叫者叫牌",
+        "该叫牌及其后所有叫牌取消，轮回到依序该叫牌的赛员",
     ),
     "repeated": (
         "the call is repeated: no further rectification",
@@ -372,8 +392,9 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     ),
     "lowest_sufficient": (
         "replaced by the lowest sufficient bid in the same denomination: no rectification",
-        "thay bằng GCN đủ thấp nhất cùng chất: không có biện pháp khắc phục",
-        "以同一花色最低的足够叫替代：不予纠正",
+        "thay bằng GCN đủ thấp nhất cùng chất (hoặc cùng không chủ): không có biện pháp "
+        "khắc phục",
+        "更正为同一定约名目的最低的足够叫牌：不予纠正",
     ),
     "comparable": (
         "comparable call: no further rectification",
@@ -398,23 +419,24 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     "substituted_pass": (
         "a pass is substituted; both players of the side must pass for the rest of the auction",
         "thay bằng giá nín; cả hai người chơi bên vi phạm buộc phải nín đến hết rao giá",
-        "以不叫替代；违例方两人在其余竞叫中必须不叫",
+        "以不叫替代；违规方两人在其余竞叫中必须不叫",
     ),
     "honour": (
         "an honour[: {partner} must pass at the next turn][; a penalty card if {seat} defends]",
         "cây nhân tố[: {partner} buộc phải nín ở lượt rao giá gần nhất][; thành cây phạt "
-        "nếu {seat} là ĐTPN]",
+        "nếu {seat} trở thành ĐTPN]",
         "大牌[：{partner}下一轮必须不叫][；若{seat}成为防家则为罚张]",
     ),
     "low": (
         "a single card below an honour: no rectification[ unless {seat} defends]",
-        "một cây không phải nhân tố: không có biện pháp khắc phục[ trừ khi {seat} là ĐTPN]",
+        "một cây không phải nhân tố: không có biện pháp khắc phục[ trừ khi {seat} trở thành "
+        "ĐTPN]",
         "单张小牌：[除非{seat}成为防家，否则]不予纠正",
     ),
     "premature_lead": (
         "a premature lead[: {partner} must pass at the next turn]",
-        "cây cái đánh sớm[: {partner} buộc phải nín ở lượt rao giá gần nhất]",
-        "提前首引[：{partner}下一轮必须不叫]",
+        "cây dùng để đánh cái sớm[: {partner} buộc phải nín ở lượt rao giá gần nhất]",
+        "过早引牌[：{partner}下一轮必须不叫]",
     ),
     "two_or_more": (
         "two or more cards[: {partner} must pass at the next turn]",
@@ -433,12 +455,12 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     ),
     "major_penalty_card": (
         "[{card} ]is a major penalty card",
-        "[{card} ]là cây phạt lớn",
+        "[{card} ]là cây phạt nặng",
         "[{card}]成为大罚张",
     ),
     "minor_penalty_card": (
         "[{card} ]is a minor penalty card",
-        "[{card} ]là cây phạt nhỏ",
+        "[{card} ]là cây phạt nhẹ",
         "[{card}]成为小罚张",
     ),
     "lead_restriction": (
@@ -454,12 +476,12 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     "64A1": (
         "[{tricks_transferred_n} ]transferred to the non-offending side (64A1)",
         "[{tricks_transferred_n} ]chuyển cho bên không vi phạm (64A1)",
-        "[{tricks_transferred_n}]转给非违例方（64A1）",
+        "[{tricks_transferred_n}]转给非违规方（64A1）",
     ),
     "64A2": (
         "[{tricks_transferred_n} ]transferred to the non-offending side (64A2)",
         "[{tricks_transferred_n} ]chuyển cho bên không vi phạm (64A2)",
-        "[{tricks_transferred_n}]转给非违例方（64A2）",
+        "[{tricks_transferred_n}]转给非违规方（64A2）",
     ),
     "no_transfer": (
         "no trick transferred[ ({rule})]; the director may adjust (64C)",
@@ -469,7 +491,7 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     "62D": (
         "revoke on trick 12: it must be corrected before the hands go back into the board; "
         "no trick transferred",
-        "lỗi đánh sai ở nước thứ mười hai: phải sửa trước khi bài trở lại ván; không chuyển nước",
+        "lỗi đánh sai ở nước thứ mười hai: phải sửa trước khi bài trở lại hộp; không chuyển nước",
         "第12墩藏牌：须在牌放回牌套前纠正；不转移赢墩",
     ),
     "67B1": (
@@ -485,7 +507,7 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     ),
     "found": ("the card is found", "đã tìm thấy cây bài", "已找到该牌"),
     "cleared": ("cleared by the director", "trọng tài đã xử lý xong", "裁判已处理"),
-    "swapped": ("boards swapped", "đã đổi ván", "已换牌套"),
+    "swapped": ("boards swapped", "đã đổi hộp", "已换牌套"),
     "adjusted": (
         "the director adjusts[: declarer {tricks} tricks]",
         "trọng tài điều chỉnh[: ĐTTC {tricks} nước]",
@@ -494,7 +516,7 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     "freeze": (
         "play stops: call the director",
         "dừng đánh bài: gọi trọng tài",
-        "停止打牌：请叫裁判",
+        "停止打牌：召请裁判",
     ),
     # the keys below are the ones controller/laws/auction.py, play.py and table.py set
     "pending": (
@@ -505,7 +527,7 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     "while_pending": (
         "made while another irregularity was still open",
         "xảy ra khi một vi phạm khác chưa được giải quyết",
-        "发生在另一违例尚未处理之时",
+        "发生在另一违规尚未处理之时",
     ),
     "replaced": (
         "replaced[ by {replacement}]",
@@ -524,13 +546,13 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     ),
     "same_denomination": (
         "the offender bid the same denomination again",
-        "người vi phạm rao lại cùng chất",
-        "违例者再次叫出同一花色",
+        "người vi phạm rao lại cùng chất (hoặc cùng không chủ)",
+        "违规者再次叫出同一定约名目",
     ),
     "other_call": (
         "the offender made a different call",
         "người vi phạm rao một giá khác",
-        "违例者作出了不同的叫牌",
+        "违规者作出了不同的叫牌",
     ),
     "reverted": (
         "the auction goes back[ to {reverted_to}]",
@@ -550,7 +572,7 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     "unintended": (
         "an unintended call: the intended call stands (25A)",
         "giá không chủ định: giá chủ định có giá trị (25A)",
-        "无意的叫牌：以本意叫牌为准（25A）",
+        "疏忽的叫牌：后一叫牌成立（25A）",
     ),
     "declaring_side": (
         "a card of the declaring side: no penalty card",
@@ -591,12 +613,12 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     "corrected": ("corrected", "đã sửa", "已纠正"),
     "refused": (
         "not accepted: the rectification applies",
-        "không chấp nhận: áp dụng biện pháp khắc phục",
+        "không được chấp nhận: áp dụng biện pháp khắc phục",
         "不接受：按规定纠正",
     ),
     "not_scheduled": (
         "not scheduled at this table for the round",
-        "không thuộc lịch của bàn này ở vòng đấu",
+        "không thuộc lịch của bàn này ở vòng đấu này",
         "不在本桌本轮的安排中",
     ),
     "already_played": (
@@ -606,7 +628,7 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     ),
     "other_board_read": (
         "[board {other_board} ]read on the board reader",
-        "[ván {other_board} ]được đọc trên đầu đọc ván",
+        "[hộp {other_board} ]được đọc trên đầu đọc hộp",
         "[牌套{other_board}]被读入",
     ),
     "removed": ("the card was taken away", "cây bài đã được bỏ ra", "该牌已拿走"),
@@ -617,7 +639,7 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     ),
     "rotated": (
         "the hands are in the wrong seats (board turned)",
-        "các tay bài bị đặt sai hướng (ván bị xoay)",
+        "các tay bài bị đặt sai hướng (hộp bị xoay)",
         "各手牌位置错误（牌套方向放错）",
     ),
     "mismatch": (
@@ -640,7 +662,7 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "chỗ ngồi bị khóa cho đến khi đủ 13 cây",
         "该座位锁定，直到持有13张牌",
     ),
-    "board_replaced": ("the board was replaced", "ván bài đã được thay", "牌套已更换"),
+    "board_replaced": ("the board was replaced", "hộp bài đã được thay", "牌套已更换"),
     "undone": ("struck from the record (undo)", "đã xóa khỏi biên bản (hủy)", "已从记录中撤销"),
 }
 
@@ -649,13 +671,13 @@ DETAILS_OPEN: Final[dict[str, tuple[str, str, str]]] = {
     "67A": (
         "it can still be put right: the offender adds a card (67A)",
         "vẫn có thể sửa: người vi phạm đánh bù một cây (67A)",
-        "仍可纠正：违例者补出一张牌（67A）",
+        "仍可纠正：违规者补出一张牌（67A）",
     ),
     "corrected": ("it must be corrected", "phải sửa lại", "必须纠正"),
 }
 
 # Said of an open irregularity that has no outcome yet.
-_DIRECTOR: Final = ("call the director", "gọi trọng tài", "请叫裁判")
+_DIRECTOR: Final = ("call the director", "gọi trọng tài", "召请裁判")
 
 _SEGMENT: Final = re.compile(r"\[([^\[\]]*)\]")
 _FIELD: Final = re.compile(r"\{(\w+)\}")
@@ -772,15 +794,11 @@ def alert_text(irr: Irregularity, lang: str, *, short: bool = False) -> str:
     for key in re.split(r"[,+ ]", irr.detail):
         if key.startswith("64B"):
             values.setdefault("rule", key)
-    cite = law_citation(irr.law, lang, short=short)
     if short:
-        parts = [cite, _SHORT[irr.code][i]]
-        if irr.seat is not None:
-            parts.append(values["seat"])
-        status = _STATUS_SHORT[irr.status][i]
-        if status:
-            parts.append(status)
-        return " ".join(parts)
+        parts = alert_parts(irr, lang)
+        return " ".join(p for p in (parts.cites[0], parts.name, parts.seat, parts.statuses[0])
+                        if p)
+    cite = law_citation(irr.law, lang)
     base_template = _BASE_BY_STATUS.get((irr.code, irr.status), _BASE[irr.code])[i]
     text = _fill(base_template, values)
     text = text[:1].upper() + text[1:]
@@ -798,6 +816,37 @@ def alert_text(irr: Irregularity, lang: str, *, short: bool = False) -> str:
     return cite + sep + body + end
 
 
+@dataclass(frozen=True)
+class AlertParts:
+    """An alert's pieces for a display, each with its shorter forms (longest first)."""
+
+    cites: tuple[str, ...]      # "Điều 27", then shorter: "L27" in English, the bare "27"
+    name: str                   # "GCN không đủ": at most 20 columns
+    seat: str                   # "E" ("" when the irregularity names no seat)
+    statuses: tuple[str, ...]   # "được xác định", then "đã xác định"
+
+
+def _short_name(code: Code, i: int) -> str:
+    """The display name; a code with none yet shows its text without the optional parts."""
+    if code in _SHORT:
+        return _SHORT[code][i]
+    text = _fill(_BASE[code][i], {})
+    return text[:1].upper() + text[1:]
+
+
+def alert_parts(irr: Irregularity, lang: str) -> AlertParts:
+    """The display's pieces of an alert: the Law, the short name, the seat letter and the
+    status, for controller/display_text.py to lay out on the rows it has."""
+    i = _index(lang)
+    cites = (law_citation(irr.law, lang), law_citation(irr.law, lang, short=True), irr.law)
+    return AlertParts(
+        cites=tuple(dict.fromkeys(cites)),
+        name=_short_name(irr.code, i),
+        seat=seat_name(irr.seat, lang, short=True) if irr.seat is not None else "",
+        statuses=_STATUS_SHORT[irr.status][i],
+    )
+
+
 def alert_texts(irr: Irregularity, *, short: bool = False) -> dict[str, str]:
     """The contract's alert ``text`` object: ``{"en": ..., "vi": ..., "zh": ...}``."""
     return {lang: alert_text(irr, lang, short=short) for lang in LANGUAGES}
@@ -805,91 +854,145 @@ def alert_texts(irr: Irregularity, *, short: bool = False) -> dict[str, str]:
 
 # --- display strings ---------------------------------------------------------------------
 
-# key -> (en, vi, zh), and a short form for a 20-character line where the long one is longer.
+# key -> (en, vi, zh): sentences, with full seat names.
 _UI: Final[dict[str, tuple[str, str, str]]] = {
     "your_turn": ("Your turn", "Đến lượt bạn", "轮到你"),
-    "turn": ("{seat} to play", "Lượt {seat}", "轮到{seat}"),
+    "turn": ("{seat} to play", "Lượt {seat} đánh bài", "轮到{seat}出牌"),
     "call_turn": ("{seat} to call", "Lượt {seat} rao giá", "轮到{seat}叫牌"),
     "auction": ("Auction", "Rao giá", "竞叫"),
     "play": ("Play", "Đánh bài", "打牌"),
     "board": ("Board {n}", "Ván {n}", "第{n}副"),
-    "board_info": ("Board {n} {dealer} deals {vul}", "Ván {n} {dealer} chia {vul}",
+    "board_info": ("Board {n}: {dealer} deals, {vul}", "Ván {n}: {dealer} chia bài, {vul}",
                    "第{n}副 {dealer}发牌 {vul}"),
     "dealer": ("Dealer {seat}", "Người chia bài {seat}", "发牌人{seat}"),
-    "vulnerability": ("Vul {vul}", "Tình trạng {vul}", "局况{vul}"),
+    "vulnerability": ("{vul}", "Tình trạng: {vul}", "局况：{vul}"),
     "contract": ("Contract {contract} by {seat}", "Hiệp ước {contract} của {seat}",
                  "定约{contract} 庄家{seat}"),
+    "contract_tricks": ("{contract} by {seat}: NS {ns}, EW {ew}",
+                        "{contract} của {seat}: Bắc-Nam {ns}, Đông-Tây {ew}",
+                        "{contract} 庄家{seat} 南北{ns} 东西{ew}"),
     "passed_out": ("Passed out", "Bốn nín", "四家不叫"),
     "lead": ("Opening lead: {seat}", "Cây cái đầu tiên: {seat}", "首引：{seat}"),
     "lead_face_down": ("{seat}: lead face down", "{seat}: đánh cái úp", "{seat}：首引牌面朝下"),
     "dummy": ("Dummy {seat}", "Mor {seat}", "明手{seat}"),
     "declarer": ("Declarer {seat}", "ĐTTC {seat}", "庄家{seat}"),
     "trick": ("Trick {n}", "Nước {n}", "第{n}墩"),
-    "tricks": ("NS {ns} EW {ew}", "BN {ns} ĐT {ew}", "南北{ns} 东西{ew}"),
-    "result": ("{contract} {seat} {tricks} tricks", "{contract} {seat} {tricks} nước",
-               "{contract} {seat} {tricks}墩"),
-    "score": ("NS {score}", "BN {score}", "南北{score}"),
+    "tricks": ("NS {ns} EW {ew}", "Bắc-Nam {ns} Đông-Tây {ew}", "南北{ns} 东西{ew}"),
+    "result": ("{contract} by {seat}, {tricks} tricks", "{contract} của {seat}, {tricks} nước",
+               "{contract} 庄家{seat} {tricks}墩"),
+    "score": ("NS {score}", "Bắc-Nam {score}", "南北{score}"),
     "board_complete": ("Board {n} complete", "Ván {n} đã xong", "第{n}副结束"),
-    "return_cards": ("Cards back in board", "Đưa bài vào ván", "请将牌放回牌套"),
+    "return_cards": ("Cards back in the board", "Đưa bài trở lại hộp", "请将牌放回牌套"),
     "scan_hand": ("{seat}: scan your hand", "{seat}: quét bài", "{seat}：请扫描手牌"),
     "count_cards": ("Count your cards", "Đếm lại bài", "请清点手牌"),
-    "waiting_board": ("Insert the board", "Đặt ván bài vào", "请放入牌套"),
-    "wrong_board": ("Wrong board", "Sai ván", "错误的牌套"),
-    "director_called": ("Director called", "Đã gọi trọng tài", "已叫裁判"),
-    "call_director": ("Call the director", "Gọi trọng tài", "请叫裁判"),
-    "wait_director": ("Wait for director", "Chờ trọng tài", "请等待裁判"),
-    "must_pass": ("{seat} must pass", "{seat} phải nín", "{seat}必须不叫"),
+    "waiting_board": ("Insert the board", "Đặt hộp bài vào", "请放入牌套"),
+    "wrong_board": ("Wrong board", "Sai hộp", "错误的牌套"),
+    "director_called": ("Director called", "Đã gọi trọng tài", "已召请裁判"),
+    "call_director": ("Call the director", "Gọi trọng tài", "召请裁判"),
+    "wait_director": ("Wait for the director", "Chờ trọng tài", "请等待裁判"),
+    "must_pass": ("{seat} must pass", "{seat} buộc phải nín", "{seat}必须不叫"),
     "penalty_card": ("Penalty card {card}", "Cây phạt {card}", "罚张{card}"),
     "claim": ("Claim", "Yêu sách", "摊牌"),
     "undo": ("Undo", "Hủy thao tác", "撤销"),
     "next_board": ("Next board", "Ván tiếp theo", "下一副"),
     "phase": ("{phase}", "{phase}", "{phase}"),
 }
-_UI_SHORT: Final[dict[str, tuple[str, str, str]]] = {
-    "board_info": ("Bd {n} {dealer} {vul}", "Ván {n} {dealer} {vul}", "{n} {dealer} {vul}"),
-    "contract": ("{contract} {seat}", "{contract} {seat}", "{contract} {seat}"),
-    "lead": ("Lead: {seat}", "Cái: {seat}", "首引{seat}"),
-    "lead_face_down": ("{seat} lead face dn", "{seat} cái úp", "{seat}首引扣牌"),
-    "result": ("{contract} {seat} {tricks}", "{contract} {seat} {tricks}",
-               "{contract} {seat} {tricks}"),
-    "board_complete": ("Board {n} done", "Ván {n} xong", "第{n}副结束"),
-    "return_cards": ("Cards to board", "Bài vào ván", "牌放回牌套"),
-    "scan_hand": ("{seat}: scan hand", "{seat}: quét bài", "{seat}扫描手牌"),
-    "wait_director": ("Wait: director", "Chờ trọng tài", "等待裁判"),
-    "vulnerability": ("{vul}", "{vul}", "{vul}"),
-    "dealer": ("Dlr {seat}", "Chia {seat}", "发牌{seat}"),
-    "declarer": ("Decl {seat}", "ĐTTC {seat}", "庄家{seat}"),
+
+# Display forms, one row each: seats as N E S W, cards and calls as PBN writes them. Each
+# language lists its forms longest first; controller/display_text.py takes the first that
+# fits the row (20 columns, a CJK character taking two). A key not here shows its _UI text.
+_UI_SHORT: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {
+    "turn": (("{seat} to play",), ("Lượt {seat} đánh bài", "Lượt {seat} đánh"),
+             ("轮到{seat}出牌",)),
+    "board_info": (
+        ("Board {n} Dlr {dealer} {vul}", "Bd {n} Dlr {dealer} {vul}",
+         "Bd {n} {dealer} {vul_min}"),
+        ("Ván {n} {dealer} chia, {vul}", "Ván {n} {dealer} chia {vul_min}",
+         "#{n} {dealer} chia {vul_min}", "#{n} {dealer} {vul_min}"),
+        ("第{n}副 {dealer}发牌 {vul}", "{n}副 {dealer}发牌 {vul}", "第{n}副 {dealer} {vul_min}",
+         "{n} {dealer} {vul_min}"),
+    ),
+    "vulnerability": (("{vul}",), ("{vul}", "{vul_min}"), ("局况{vul}", "{vul}")),
+    "contract": (("{contract} {seat}",), ("{contract} {seat}",), ("{contract} {seat}",)),
+    "contract_tricks": (
+        ("{contract} {seat} NS {ns} EW {ew}", "{contract} {seat} NS{ns} EW{ew}"),
+        ("{contract} {seat} NS {ns} EW {ew}", "{contract} {seat} NS{ns} EW{ew}"),
+        ("{contract} {seat} 南北{ns} 东西{ew}", "{contract} {seat} NS{ns} EW{ew}"),
+    ),
+    "lead": (("Opening lead: {seat}", "Lead: {seat}"),
+             ("Cây cái đầu tiên: {seat}", "Cái đầu: {seat}"), ("首引：{seat}",)),
+    "lead_face_down": (("{seat} lead face down", "{seat} lead face dn"),
+                       ("{seat}: đánh cái úp",), ("{seat}：首引牌面朝下", "{seat}首引扣牌")),
+    "tricks": (("NS {ns} EW {ew}",), ("NS {ns} EW {ew}",), ("南北{ns} 东西{ew}",)),
+    "result": (("{contract} {seat} {tricks} tricks", "{contract} {seat} {tricks}"),
+               ("{contract} {seat} {tricks} nước",), ("{contract} {seat} {tricks}墩",)),
+    "score": (("NS {score}",), ("NS {score}",), ("南北{score}",)),
+    "board_complete": (("Board {n} complete", "Bd {n} done"), ("Ván {n} đã xong",),
+                       ("第{n}副结束",)),
+    "return_cards": (("Cards back in board", "Cards to the board"),
+                     ("Đưa bài trở lại hộp", "Bài vào hộp"), ("请将牌放回牌套",)),
+    "scan_hand": (("{seat}: scan your hand", "{seat}: scan hand"), ("{seat}: quét bài",),
+                  ("{seat}：请扫描手牌",)),
+    "wait_director": (("Wait for director",), ("Chờ trọng tài",), ("请等待裁判",)),
+    "dealer": (("Dealer {seat}",), ("Người chia bài {seat}",), ("发牌人{seat}",)),
+    "declarer": (("Declarer {seat}",), ("ĐTTC {seat}",), ("庄家{seat}",)),
 }
+# Vulnerability on a display row: ``vul``, and ``vul_min`` where even that is too long.
 _VUL_SHORT: Final[dict[str, dict[Vulnerability, str]]] = {
+    "en": {Vulnerability.NONE: "None vul", Vulnerability.NS: "NS vul",
+           Vulnerability.EW: "EW vul", Vulnerability.ALL: "All vul"},
+    "vi": {Vulnerability.NONE: "không ai trong vùng", Vulnerability.NS: "NS trong vùng",
+           Vulnerability.EW: "EW trong vùng", Vulnerability.ALL: "cả hai trong vùng"},
+    "zh": _VUL["zh"],
+}
+_VUL_MIN: Final[dict[str, dict[Vulnerability, str]]] = {
     "en": {Vulnerability.NONE: "None", Vulnerability.NS: "NS", Vulnerability.EW: "EW",
            Vulnerability.ALL: "All"},
-    "vi": {Vulnerability.NONE: "Không", Vulnerability.NS: "BN", Vulnerability.EW: "ĐT",
-           Vulnerability.ALL: "Cả hai"},
-    "zh": _VUL["zh"],
+    "vi": {Vulnerability.NONE: "không vùng", Vulnerability.NS: "NS vùng",
+           Vulnerability.EW: "EW vùng", Vulnerability.ALL: "cả 2 vùng"},
+    "zh": {Vulnerability.NONE: "双无", Vulnerability.NS: "NS有局", Vulnerability.EW: "EW有局",
+           Vulnerability.ALL: "双有"},
 }
 
 #: Every display key ``ui_text`` knows.
 UI_KEYS: Final = frozenset(_UI)
 
 
-def ui_text(key: str, lang: str, *, short: bool = False, **values: object) -> str:
-    """A display string: ``ui_text("contract", "en", contract=c, seat=Seat.S)``.
-
-    Values may be core values (Seat, Card, Call, Contract, Vulnerability) and are named in
-    the language. ``short=True`` gives a form meant for one 20-character LCD line (plain
-    ASCII in English: suits as letters).
-    """
-    i = _index(lang)
-    try:
-        template = (_UI_SHORT.get(key) if short else None) or _UI[key]
-    except KeyError:
-        raise MessageError(f"no display text {key!r}") from None
+def _ui_values(lang: str, short: bool, values: Mapping[str, object]) -> dict[str, str]:
     rendered: dict[str, str] = {}
     for name, value in values.items():
         if name == "phase" and isinstance(value, str):
             rendered[name] = phase_name(value, lang)
         elif short and isinstance(value, Vulnerability):
             rendered[name] = _VUL_SHORT[lang][value]
+            rendered[f"{name}_min"] = _VUL_MIN[lang][value]
         else:
             rendered[name] = _localise(value, lang, short)
-    return _fill(template[i], rendered)
+    return rendered
+
+
+def ui_variants(key: str, lang: str, **values: object) -> list[str]:
+    """A display row's forms, longest first (``ui_text(..., short=True)`` is the first)."""
+    i = _index(lang)
+    if key not in _UI:
+        raise MessageError(f"no display text {key!r}")
+    templates = _UI_SHORT[key][i] if key in _UI_SHORT else (_UI[key][i],)
+    rendered = _ui_values(lang, True, values)
+    return [_fill(t, rendered) for t in templates]
+
+
+def ui_text(key: str, lang: str, *, short: bool = False, **values: object) -> str:
+    """A display string: ``ui_text("contract", "en", contract=c, seat=Seat.S)``.
+
+    Values may be core values (Seat, Card, Call, Contract, Vulnerability) and are named in
+    the language. ``short=True`` gives the form meant for one display row: seats as N E S W,
+    cards and calls in PBN letters (plain ASCII in English).
+    """
+    if short:
+        return ui_variants(key, lang, **values)[0]
+    i = _index(lang)
+    try:
+        template = _UI[key][i]
+    except KeyError:
+        raise MessageError(f"no display text {key!r}") from None
+    return _fill(template, _ui_values(lang, False, values))
