@@ -202,8 +202,8 @@ _BASE: Final[dict[Code, tuple[str, str, str]]] = {
     Code.CARD_FROM_OTHER_BOARD: (
         "A card of another board's pack[ at {seat}][ ({card}, pack {deck})]: it is not "
         "played; take it away, the director checks both boards",
-        "Cây bài của bộ bài ván khác[ ở {seat}][ ({card}, bộ {deck})]: không được tính "
-        "là đã đánh; bỏ ra, trọng tài kiểm tra cả hai ván",
+        "Cây bài của hộp khác[ ở {seat}][ ({card}, bộ {deck})]: không được tính "
+        "là đã đánh; bỏ ra, trọng tài kiểm tra cả hai hộp",
         "其他牌套的牌张[（{seat}）][（{card}，第{deck}副）]：不算打出；请拿走，由裁判检查两副牌",
     ),
     Code.CALL_OUT_OF_ROTATION: (
