@@ -5,6 +5,11 @@ simulated table ``TABLE`` (created with the default layout if the process has no
 through the real serial path: pyserial on the pty's slave side, via a stable symlink so that a
 simulated unplug/replug behaves like a USB reader coming back under its by-id name.
 Options are the serial backend's; ``debounce`` defaults to 0 (virtual tags do not flicker).
+
+When this process has no simulated table ``TABLE`` and ``bridge-table sim run`` (or ``sim
+play``) serves it in another process, the reader opens that process's reader instead, by the
+symlink it announces (``firmware_bridge/sim/shared.py``): ``sim run`` and ``bridge --config
+hw_configs/sim.toml`` then talk to each other.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ class SimReader(SerialReader):
         super().__init__(name, "", **options)
         self.table_id = table_id
         self.sim_reader = reader
+        #: the reader is another process's (``bridge-table sim run``), opened by its symlink
+        self.external = False
 
     @classmethod
     def from_url(cls, name: str, url: str, *, kind: str | None = None,
@@ -50,8 +57,19 @@ class SimReader(SerialReader):
         return cls(name, table_id, reader, **merged)
 
     async def _start(self) -> None:
-        from firmware_bridge.sim.table import get_sim_table
+        from firmware_bridge.sim.shared import running_readers
+        from firmware_bridge.sim.table import get_sim_table, sim_tables
 
+        if self.table_id not in sim_tables():
+            # no simulated table in this process: the one ``bridge-table sim run`` (or
+            # ``sim play``) serves in another process, through its announced symlink
+            link = running_readers(self.table_id).get(self.sim_reader)
+            if link is not None:
+                self.external = True
+                self.port = str(link)
+                await super()._start()
+                return
+        self.external = False
         table = get_sim_table(self.table_id)
         firmware = await table.start_reader(self.sim_reader)
         spec = table.layout.get(self.sim_reader)
@@ -67,6 +85,8 @@ class SimReader(SerialReader):
 
     async def _stop(self) -> None:
         await super()._stop()
+        if self.external:
+            return
         from firmware_bridge.sim.table import sim_tables
 
         table = sim_tables().get(self.table_id)

@@ -30,7 +30,7 @@ from firmware_bridge.tags import TagRegistry, sim_registry
 
 __all__ = [
     "SimTable", "SimReaderSpec", "SimError", "PlayReport", "Fault", "get_sim_table",
-    "DEFAULT_LAYOUT", "read_events", "sim_tables",
+    "DEFAULT_LAYOUT", "read_events", "parse_event_line", "sim_tables",
 ]
 
 Fault = Literal["garbage", "bad_crc", "drop", "reset", "reset_mid_line", "unplug", "replug"]
@@ -435,20 +435,30 @@ def read_events(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
     problems: list[str] = []
     with open(path, encoding="utf-8", errors="replace") as fp:
         for number, line in enumerate(fp, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as error:
-                problems.append(f"{path}:{number}: not JSON: {error.msg}")
-                continue
-            if isinstance(obj, dict) and isinstance(obj.get("payload"), dict):
-                topic = str(obj.get("topic", ""))
-                if topic and not topic.endswith("/event"):
-                    continue  # another topic's message in a recorded stream
-                obj = obj["payload"]
-            if not isinstance(obj, dict):
-                problems.append(f"{path}:{number}: not a JSON object")
-                continue
-            events.append(obj)
+            event, problem = parse_event_line(line, f"{path}:{number}")
+            if problem is not None:
+                problems.append(problem)
+            elif event is not None:
+                events.append(event)
     return events, problems
+
+
+def parse_event_line(line: str, where: str) -> tuple[dict[str, Any] | None, str | None]:
+    """One JSONL line: (the event, None), (None, the problem), or (None, None) for a blank
+    line or another topic's message in a recorded stream."""
+    if not line.strip():
+        return None, None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as error:
+        return None, f"{where}: not JSON: {error.msg}"
+    except RecursionError:
+        return None, f"{where}: JSON nested too deeply"
+    if isinstance(obj, dict) and isinstance(obj.get("payload"), dict):
+        topic = str(obj.get("topic", ""))
+        if topic and not topic.endswith("/event"):
+            return None, None
+        obj = obj["payload"]
+    if not isinstance(obj, dict):
+        return None, f"{where}: not a JSON object"
+    return obj, None
