@@ -130,31 +130,34 @@ class SimTable:
                 data = tomllib.load(fp)
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
             raise SimError(f"{path}: cannot read the table config: {error}") from None
-        table_id = str(data.get("table", {}).get("id", "1"))
-        layout: list[SimReaderSpec] = []
-        for entry in data.get("readers", []):
-            url = str(entry.get("url", ""))
-            if not url.startswith("sim://"):
-                continue
-            url_table, _, name = url[len("sim://"):].partition("/")
-            if url_table != table_id or not name:
-                raise SimError(f"{path}: reader URL {url!r} is not sim://{table_id}/NAME")
-            antennas: dict[int, tuple[str, str | None]] = {}
-            for key, value in dict(entry.get("antennas", {})).items():
-                try:
-                    antennas[int(key)] = (str(value["zone"]), value.get("seat"))
-                except (KeyError, ValueError, TypeError):
-                    raise SimError(f"{path}: reader {name}: bad antenna {key!r}") from None
-            kind = str(entry.get("kind", "inventory"))
-            layout.append(SimReaderSpec(name, antennas or {0: ("tray", None)}, kind))
-        if registry is None:
-            files = data.get("registry", {}).get("files", [])
-            if files:
-                from firmware_bridge.tags import RegistryError
-                try:
-                    registry = TagRegistry.load([path.parent / f for f in files])
-                except RegistryError as error:
-                    raise SimError(str(error)) from error
+        try:
+            table_id = str(data.get("table", {}).get("id", "1"))
+            layout: list[SimReaderSpec] = []
+            for entry in data.get("readers", []):
+                url = str(entry.get("url", ""))
+                if not url.startswith("sim://"):
+                    continue
+                url_table, _, name = url[len("sim://"):].partition("/")
+                if url_table != table_id or not name:
+                    raise SimError(f"{path}: reader URL {url!r} is not sim://{table_id}/NAME")
+                antennas: dict[int, tuple[str, str | None]] = {}
+                for key, value in dict(entry.get("antennas", {})).items():
+                    try:
+                        antennas[int(key)] = (str(value["zone"]), value.get("seat"))
+                    except (KeyError, ValueError, TypeError, AttributeError):
+                        raise SimError(f"{path}: reader {name}: bad antenna {key!r}") from None
+                kind = str(entry.get("kind", "inventory"))
+                layout.append(SimReaderSpec(name, antennas or {0: ("tray", None)}, kind))
+            files = [path.parent / str(f) for f in data.get("registry", {}).get("files", [])]
+        except (AttributeError, TypeError) as error:  # a section or a key of the wrong type
+            raise SimError(f"{path}: not a table config ({error}); docs/config.md has "
+                           "every key") from None
+        if registry is None and files:
+            from firmware_bridge.tags import RegistryError
+            try:
+                registry = TagRegistry.load(files)
+            except RegistryError as error:
+                raise SimError(str(error)) from error
         return cls(table_id, layout, registry=registry, link_dir=link_dir)
 
     @property
