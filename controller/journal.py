@@ -154,6 +154,11 @@ class Journal:
                     f"{where.parent} (give that user write access, or another --journal)"
         return f"cannot write the journal {self.path}: {cause}; the journal is kept as it is"
 
+    def _write_failure(self, error: sqlite3.Error) -> str:
+        if _is_readonly(error):  # e.g. the SD card remounted read-only under a running daemon
+            return self._unwritable(self.path, error)
+        return f"cannot write to journal {self.path}: {error}"
+
     def _unlock(self) -> None:
         if self._lock_file is not None:
             fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
@@ -182,7 +187,7 @@ class Journal:
                     ns.append(int(cur.lastrowid or 0))
                 return ns
         except sqlite3.Error as e:
-            raise JournalError(f"cannot write to journal {self.path}: {e}") from e
+            raise JournalError(self._write_failure(e)) from e
 
     def record_published(self, through: int,
                          published: Iterable[tuple[int, str, bytes, bool, int]],
@@ -203,7 +208,7 @@ class Journal:
                                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                                (str(through),))
         except sqlite3.Error as e:
-            raise JournalError(f"cannot write to journal {self.path}: {e}") from e
+            raise JournalError(self._write_failure(e)) from e
 
     class _Txn:
         def __init__(self, db: sqlite3.Connection, mutex: threading.RLock, sync: str) -> None:

@@ -161,3 +161,4 @@ def test_the_export_function_reports_to_the_stream_given(tmp_path: Path) -> None
         assert j.export_jsonl(out, errors=errors) == 1
     assert json.loads(out.getvalue())["payload"].startswith('{"v":1')
     assert "nested too deeply" in errors.getvalue()
+
