@@ -6,11 +6,11 @@ error (``DupFormatError``, ``DealsError``, ``ScheduleError``, ``PolicyError``,
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz_settings, mutated, reads_or_refuses
+from hypothesis import given
 from hypothesis import strategies as st
 
 from controller.deals import DealsError, read_deals
@@ -28,36 +28,7 @@ from firmware_bridge.tags import RegistryError, RegistryFile
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
-SETTINGS = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.function_scoped_fixture])
-
-
-@st.composite
-def mutated(draw: st.DrawFn, data: bytes) -> bytes:
-    """``data`` with a few random edits: bytes replaced, slices deleted, duplicated or moved,
-    random bytes inserted, truncated."""
-    out = bytearray(data)
-    for _ in range(draw(st.integers(1, 6))):
-        if not out:
-            break
-        at = draw(st.integers(0, len(out) - 1))
-        size = draw(st.integers(1, 64))
-        op = draw(st.sampled_from(["replace", "delete", "duplicate", "insert", "truncate",
-                                   "byte"]))
-        if op == "replace":
-            out[at:at + size] = draw(st.binary(min_size=1, max_size=size))
-        elif op == "delete":
-            del out[at:at + size]
-        elif op == "duplicate":
-            out[at:at] = out[at:at + size]
-        elif op == "insert":
-            out[at:at] = draw(st.binary(max_size=size))
-        elif op == "truncate":
-            del out[at:]
-        else:
-            out[at] = draw(st.integers(0, 255))
-    return bytes(out)
+SETTINGS = fuzz_settings(100)
 
 
 def sample(name: str) -> bytes:
@@ -110,14 +81,8 @@ def test_dup_bri_dge(data: bytes, reader: object) -> None:
 @given(one_of_files("four-boards.dup", "four-boards.bri", "laws_scenarios.pbn"),
        st.sampled_from([".dup", ".bri", ".dge", ".pbn", ".txt"]))
 def test_deals_file_by_extension(tmp_path: Path, data: bytes, ext: str) -> None:
-    path = tmp_path / f"deals{ext}"
-    path.write_bytes(data)
-    try:
-        read = read_deals(path)
-    except DealsError as e:
-        assert str(e)
-        return
-    assert all(isinstance(p, str) for p in read.problems)
+    read = reads_or_refuses(tmp_path / f"deals{ext}", data, read_deals, DealsError)
+    assert read is None or all(isinstance(p, str) for p in read.problems)
 
 
 # -- events ---------------------------------------------------------------------------------
@@ -150,23 +115,13 @@ POLICY = (b'[indicator]\ndefault = "table"\n[indicator.codes]\nREVOKE = "table"\
 @SETTINGS
 @given(st.sampled_from([SCHEDULE]).flatmap(mutated) | st.binary(max_size=500))
 def test_schedule_toml(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "round.toml"
-    path.write_bytes(data)
-    try:
-        load_schedule(path)
-    except ScheduleError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "round.toml", data, load_schedule, ScheduleError)
 
 
 @SETTINGS
 @given(st.sampled_from([POLICY]).flatmap(mutated) | st.binary(max_size=500))
 def test_policy_toml(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "policy.toml"
-    path.write_bytes(data)
-    try:
-        IndicatorPolicy.load(path)
-    except PolicyError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "policy.toml", data, IndicatorPolicy.load, PolicyError)
 
 
 @SETTINGS
@@ -174,24 +129,14 @@ def test_policy_toml(tmp_path: Path, data: bytes) -> None:
                         for n in ("sim.toml", "table-4reader.toml")]).flatmap(mutated)
        | st.binary(max_size=500))
 def test_bridge_config_toml(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "table.toml"
-    path.write_bytes(data)
-    try:
-        load_config(path)
-    except ConfigError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "table.toml", data, load_config, ConfigError)
 
 
 @SETTINGS
 @given(st.sampled_from([(REPO / "hw_configs" / "tags-sim.toml").read_bytes()[:6000]])
        .flatmap(mutated) | st.binary(max_size=500))
 def test_tag_registry_toml(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "tags.toml"
-    path.write_bytes(data)
-    try:
-        RegistryFile.read(path)
-    except RegistryError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "tags.toml", data, RegistryFile.read, RegistryError)
 
 
 def test_the_samples_are_valid() -> None:
@@ -213,9 +158,4 @@ def test_the_samples_are_valid() -> None:
 def test_simulator_table_config(tmp_path: Path, data: bytes) -> None:
     from firmware_bridge.sim.table import SimError, SimTable
 
-    path = tmp_path / "sim.toml"
-    path.write_bytes(data)
-    try:
-        SimTable.from_config(path)
-    except SimError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "sim.toml", data, SimTable.from_config, SimError)

@@ -6,9 +6,8 @@ stays a set of well-formed UIDs per antenna."""
 
 from __future__ import annotations
 
-import os
-
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz_settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from firmware_bridge.protocol import (
@@ -30,8 +29,7 @@ from firmware_bridge.protocol import (
     parse_line,
 )
 
-SETTINGS = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = fuzz_settings(200)
 
 TOKENS = [b"N1", b"E1", b"-", b"0", b"1", b"15", b"99", b"+", b"-", b"INV", b"HB", b"BOOT",
           b"ERR", b"PONG", b"ID", b"ACK", b"RATE", b"04A1B2C3D4E5F6", b"DEADBEEF", b"@123",

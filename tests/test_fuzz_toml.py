@@ -7,11 +7,11 @@ never another exception. (Random bytes and mutated files: tests/test_fuzz_files.
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz_settings, reads_or_refuses
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.policy import IndicatorPolicy, PolicyError
@@ -21,9 +21,7 @@ from firmware_bridge.errors import ConfigError
 from firmware_bridge.sim.table import SimError, SimTable
 from firmware_bridge.tags import RegistryError, RegistryFile
 
-SETTINGS = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "200")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.function_scoped_fixture])
+SETTINGS = fuzz_settings(60)
 REPO = Path(__file__).resolve().parent.parent
 
 WORDS = ["1", "N", "E", "S", "W", "tray", "bid", "board", "pocket", "inventory", "tap",
@@ -82,58 +80,33 @@ CONFIG_KEYS = ["id", "src", "language", "url", "root", "keepalive", "files", "pa
 @SETTINGS
 @given(document(CONFIG_SECTIONS, CONFIG_KEYS))
 def test_bridge_config(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "table.toml"
-    path.write_bytes(data)
-    try:
-        load_config(path)
-    except ConfigError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "table.toml", data, load_config, ConfigError)
 
 
 @SETTINGS
 @given(document(CONFIG_SECTIONS, CONFIG_KEYS))
 def test_simulator_view_of_the_config(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "sim.toml"
-    path.write_bytes(data)
-    try:
-        SimTable.from_config(path)
-    except SimError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "sim.toml", data, SimTable.from_config, SimError)
 
 
 @SETTINGS
 @given(document(["tables"], ["1", "2", "7", "A12"]))
 def test_schedule(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "round.toml"
-    path.write_bytes(data)
-    try:
-        load_schedule(path)
-    except ScheduleError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "round.toml", data, load_schedule, ScheduleError)
 
 
 @SETTINGS
 @given(document(["indicator", "indicator.codes"], ["default", "codes", "REVOKE",
                                                    "UNKNOWN_TAG", "DEFECTIVE_TRICK"]))
 def test_policy(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "policy.toml"
-    path.write_bytes(data)
-    try:
-        IndicatorPolicy.load(path)
-    except PolicyError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "policy.toml", data, IndicatorPolicy.load, PolicyError)
 
 
 @SETTINGS
 @given(document(["boards", "decks.1", "decks.x", "bidboxes.N", "bidboxes", "decks"],
                 ["version", "1", "SA", "1NT", "Pass", "STOP", "N"]))
 def test_tag_registry(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "tags.toml"
-    path.write_bytes(data)
-    try:
-        RegistryFile.read(path)
-    except RegistryError as e:
-        assert str(e)
+    reads_or_refuses(tmp_path / "tags.toml", data, RegistryFile.read, RegistryError)
 
 
 def test_the_generator_makes_valid_toml_with_content() -> None:

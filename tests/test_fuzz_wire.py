@@ -6,18 +6,17 @@ events in any order is applied without an internal error (a defect of the Laws c
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz_settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from controller.engine import TABLE_ID, Engine, Outgoing, table_id_problem
 from controller.laws.cards import FULL_DECK, Deal, board_dealer, board_vulnerability
 from controller.laws.record import DealInfo
 
-SETTINGS = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = fuzz_settings(200)
 KINDS = {"state", "alert", "indicator", "result", "feed", "error"}
 DEAL = Deal.from_pbn("N:KJ4.AQ3.KT85.J72 Q963.T85.A94.KQ5 AT72.KJ74.QJ3.A8 85.962.762.T9643")
 
