@@ -113,3 +113,15 @@ def test_the_controller_command_line_sets_the_limits() -> None:
     assert isinstance(default, Engine) and default.max_tables == MAX_TABLES
     with pytest.raises(SystemExit):
         parser().parse_args(["--max-tables", "0"])
+
+
+@pytest.mark.parametrize("table, where", [("7", "7"), ("..", "controller"),
+                                          ("x" * 60_000, "controller")])
+def test_the_daemon_reports_an_oversize_payload_under_a_valid_table_id(table: str,
+                                                                       where: str) -> None:
+    from controller.daemon import BrokerSettings, ControllerDaemon
+
+    daemon = ControllerDaemon(broker=BrokerSettings.from_url("mqtt://127.0.0.1:9"),
+                              engine=Engine(), journal=None)
+    out = daemon._too_large(f"bridge/{table}/event", 10**6)  # noqa: SLF001
+    assert out.topic == f"bridge/{where}/error"
