@@ -184,7 +184,7 @@ class Engine:
             self.stats["ignored_topics"] += 1
             return []
         table, kind = parts[1], parts[2]
-        problem = table_id_problem(table)
+        problem = None if table in self._tables else table_id_problem(table)  # known: valid
         if problem is not None:
             self.stats["refused"] += 1
             # the error cannot go under an id that is not one: it goes to {root}/controller
