@@ -613,7 +613,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
                         and not finished.is_set():
                     view.event_arrived.clear()
                     await _wait_event(view.event_arrived, 1.0)
-                if view.events_seen <= seen:
+                if view.events_seen <= seen and not finished.is_set():
                     view.note(f"the bridge did not report {event}")
             await finished.wait()  # keep the bridge (LEDs, display) until the end
         finally:
