@@ -209,8 +209,13 @@ class ControllerDaemon:
         return [(f"{self.root}/{t}/{kind}", 1) for t in tables for kind in ("event", "ruling")]
 
     def _table_of(self, topic: str) -> str:
+        """The topic's table id, for an error about it; ``controller`` when it is not a
+        valid id (docs/wire-contract.md 1.2: never an error topic under ``..`` or 60 KB)."""
+        from controller.engine import table_id_problem
+
         rest = topic[len(self.root) + 1:] if topic.startswith(self.root + "/") else topic
-        return rest.rsplit("/", 1)[0]
+        table = rest.rsplit("/", 1)[0]
+        return table if table_id_problem(table) is None else "controller"
 
     # -- rebuild --------------------------------------------------------------------------
     def rebuild(self) -> int:
@@ -441,8 +446,6 @@ def load_deals(path: str | Path) -> dict[int, DealInfo]:
         raise ControllerError(str(e)) from e
     for problem in problems:
         log.warning("%s: %s", path, problem)
-    if not deals:
-        raise ControllerError(f"{path}: no usable board in the deals file")
     log.info("%s: %d board(s)", path, len(deals))
     return deals
 
@@ -450,9 +453,10 @@ def load_deals(path: str | Path) -> dict[int, DealInfo]:
 def build_engine(*, root: str = "bridge",
                  deals: str | Path | Mapping[int, DealInfo] | None = None,
                  rules: str = "2017", policy: str | Path | None = None,
-                 schedule: str | Path | None = None) -> EngineLike:
+                 schedule: str | Path | None = None, max_tables: int | None = None,
+                 max_sources: int | None = None) -> EngineLike:
     """The Engine for the command line's settings; ``deals`` a deals file or the boards."""
-    from controller.engine import Engine
+    from controller.engine import MAX_SOURCES, MAX_TABLES, Engine
     from controller.laws.cards import ParseError, Rules
 
     try:
@@ -472,7 +476,9 @@ def build_engine(*, root: str = "bridge",
         except ScheduleError as e:
             raise ControllerError(str(e)) from e
     engine: EngineLike = Engine(root=root, deals=boards, rules=rules_value,
-                                policy=policy_value, schedule=tables)
+                                policy=policy_value, schedule=tables,
+                                max_tables=max_tables or MAX_TABLES,
+                                max_sources=max_sources or MAX_SOURCES)
     return engine
 
 
@@ -512,9 +518,24 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--client-id", default="", help="MQTT client id (fixed: the broker keeps "
                                                     "the session under it)")
     ap.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD)
+    ap.add_argument("--max-tables", type=_positive, default=None,
+                    help="tables followed at most; an event for one more is refused with an "
+                         "error (default 1000)")
+    ap.add_argument("--max-sources", type=_positive, default=None,
+                    help="sources (src) per table at most (default 64)")
     ap.add_argument("--status-interval", type=float, default=30.0)
     ap.add_argument("--log-level", default=os.environ.get("BRIDGE_TABLE_LOG_LEVEL", "INFO"))
     return ap
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def configure_logging(level: str) -> None:
@@ -526,7 +547,8 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
     broker = BrokerSettings.from_url(args.broker, username=args.username,
                                      password=args.password, ca_file=args.ca_file)
     engine = build_engine(root=args.root, deals=args.deals, rules=args.rules,
-                          policy=args.policy, schedule=args.schedule)
+                          policy=args.policy, schedule=args.schedule,
+                          max_tables=args.max_tables, max_sources=args.max_sources)
     journal = None
     if not args.no_journal:
         path = Path(args.journal) if args.journal else default_journal_path()

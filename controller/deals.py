@@ -55,6 +55,12 @@ def read_deals(path: str | Path) -> DealsRead:
 
 
 def load_deals(path: str | Path) -> tuple[dict[int, DealInfo], list[str]]:
-    """The boards of a deals file and the problems met reading it."""
+    """The boards of a session's deals file and the problems met reading it.
+
+    A file with no usable board is refused (``DealsError``): the controller and ``replay``
+    would otherwise check every hand scan against nothing, silently."""
     read = read_deals(path)
+    if not read.deals:
+        detail = f" ({'; '.join(read.problems[:3])})" if read.problems else ""
+        raise DealsError(f"{path}: no usable board in the deals file{detail}")
     return read.deals, read.problems

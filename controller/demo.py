@@ -22,6 +22,7 @@ import dataclasses
 import importlib.resources
 import json
 import logging
+import math
 import os
 import shutil
 import sys
@@ -34,7 +35,7 @@ from typing import IO, Any
 
 import aiomqtt
 
-from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
+from controller.daemon import BrokerSettings, ControllerDaemon, build_engine, cancel_until_done
 from controller.display_text import columns
 from controller.formats.pbn import record_to_pbn
 from controller.journal import Journal
@@ -117,10 +118,16 @@ def load_board(path: Path | None = None) -> BoardRecord:
             text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise DemoError(f"cannot read board file {path}: {e.strerror}") from e
+    except UnicodeDecodeError as e:
+        raise DemoError(f"{path} is not a PBN file (not UTF-8 text: byte {e.start} is "
+                        f"0x{e.object[e.start]:02x})") from None
     pbn = read_pbn(text)
     if not pbn.games:
         raise DemoError(f"no board in {path or 'demo.pbn'}: {pbn.errors}")
-    record = game_to_record(pbn.games[0])
+    try:
+        record = game_to_record(pbn.games[0])
+    except ValueError as e:  # ParseError and the record's own checks
+        raise DemoError(f"{path or 'demo.pbn'}: the first board cannot be read: {e}") from None
     if record.deal is None or record.declarer is None or record.contract is None:
         raise DemoError("the demo board needs a deal, a contract and a declarer")
     return record
@@ -622,17 +629,15 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
                 await asyncio.wait_for(daemon.ready.wait(), 20)
                 await asyncio.wait_for(watching.wait(), 20)
                 player = asyncio.create_task(
-                    _play_through_table(settings, workdir, events, speed, view, lang))
+                    _play_through_table(settings, workdir, events, speed, view, lang,
+                                        finished=stop))
                 tasks.append(player)
                 await asyncio.wait_for(done.wait(), timeout)
                 await asyncio.sleep(0.3)  # the last state and indicator
             finally:
                 stop.set()
-                for task in tasks[1:]:
-                    task.cancel()
-                for task in tasks:
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await task
+                # the controller and the player end on ``stop``; the watcher is cancelled
+                await _end_tasks([tasks[1]], [tasks[0], *tasks[2:]])
                 if daemon.journal is not None:
                     daemon.journal.close()
             if live:
@@ -643,9 +648,30 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
     return 0
 
 
+async def _end_tasks(cancel: Sequence[asyncio.Task[Any]], stopping: Sequence[asyncio.Task[Any]],
+                     grace: float = 15.0) -> None:
+    """End the demo's tasks for sure: ``cancel`` cancelled; ``stopping`` (the controller and
+    the player, told by the stop event) given ``grace`` seconds, then cancelled too.
+
+    A single ``cancel()`` is not enough on Python 3.11: a cancellation that arrives while
+    ``asyncio.wait_for`` is finishing (the player's wait for the bridge's report, aiomqtt's
+    disconnect) is swallowed, the task runs on and awaiting it never returns: the demo hung
+    after the result about one run in six. The parts that can stop by themselves are told
+    to (no cancel to lose); the rest are cancelled until done (``cancel_until_done``).
+    """
+    for task in cancel:
+        with contextlib.suppress(Exception):
+            await cancel_until_done(task)
+    if stopping:
+        await asyncio.wait(stopping, timeout=grace)  # asyncio.wait never swallows a cancel
+    for task in stopping:
+        with contextlib.suppress(Exception):
+            await cancel_until_done(task)
+
+
 async def _play_through_table(settings: BrokerSettings, workdir: Path,
                               events: list[dict[str, Any]], speed: float, view: TableView,
-                              lang: str) -> None:
+                              lang: str, finished: asyncio.Event | None = None) -> None:
     """The firmware bridge on ``hw_configs/sim.toml`` reading the simulated table
     (``firmware_bridge.sim.table.SimTable``); falls back to publishing the events directly
     when the repository's ``hw_configs/sim.toml`` is not there."""
@@ -677,7 +703,10 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
             if not await table.wait_hosts(20):
                 view.note(view.t["no_readers"])
             view.hardware = (factory, config.gpio, display)
+            finished = finished or asyncio.Event()
             for event in events:
+                if finished.is_set():
+                    break
                 await asyncio.sleep(_delay(event, speed))
                 seen = view.events_seen
                 report = await table.play([{k: v for k, v in event.items()
@@ -686,17 +715,28 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
                     view.note(view.t["skipped"].format(what=problem))
                 # one tag at a time, as hands do: the next waits until the bridge said this one
                 deadline = time.monotonic() + 10
-                while view.events_seen <= seen and time.monotonic() < deadline:
+                while view.events_seen <= seen and time.monotonic() < deadline \
+                        and not finished.is_set():
                     view.event_arrived.clear()
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(view.event_arrived.wait(), 1.0)
-                if view.events_seen <= seen:
+                    await _wait_event(view.event_arrived, 1.0)
+                if view.events_seen <= seen and not finished.is_set():
                     view.note(view.t["not_reported"].format(what=event))
-            await asyncio.Event().wait()  # keep the bridge (LEDs, display) until the end
+            await finished.wait()  # keep the bridge (LEDs, display) until the end
         finally:
             stop.set()
+            await asyncio.wait({running}, timeout=10)  # asyncio.wait never swallows a cancel
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(running), 10)
+                await cancel_until_done(running)
+
+
+async def _wait_event(event: asyncio.Event, timeout: float) -> None:
+    """``event.wait()`` for at most ``timeout`` seconds, through ``asyncio.wait`` (which,
+    unlike 3.11's ``wait_for``, never swallows a cancellation)."""
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({waiter}, timeout=timeout)
+    finally:
+        waiter.cancel()
 
 
 def _print_end(view: TableView, engine: Any, lang: str, out: IO[str],
@@ -717,10 +757,21 @@ def _print_end(view: TableView, engine: Any, lang: str, out: IO[str],
     out.flush()
 
 
+def _speed(text: str) -> float:
+    """A play speed: a finite number above 0 (0 would never play a card)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="bridge-table demo", description=__doc__.split("\n")[0])
     ap.add_argument("--lang", choices=LANGS, default=os.environ.get("BRIDGE_TABLE_LANG", "en"))
-    ap.add_argument("--speed", type=float, default=1.0,
+    ap.add_argument("--speed", type=_speed, default=1.0,
                     help="play speed (2 = twice as fast; the board takes ~40 s at 1)")
     ap.add_argument("--board", type=Path, help="another PBN board with full play")
     ap.add_argument("--no-revoke", action="store_true", help="play the board as recorded")

@@ -11,6 +11,7 @@ every table from its journal.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,10 +30,23 @@ from .laws.rulings import Ruling, RulingKind
 from .laws.table import FeedItem, Phase, Table, Update
 from .policy import IndicatorPolicy
 
-__all__ = ["Outgoing", "Engine", "BadMessage", "encode", "MAX_PAYLOAD"]
+__all__ = ["Outgoing", "Engine", "BadMessage", "encode", "MAX_PAYLOAD", "MAX_TABLES",
+           "MAX_SOURCES", "TABLE_ID", "RESERVED_TABLE_IDS", "table_id_problem"]
 
 #: Larger payloads are refused unread (a sensor event is ~200 bytes).
 MAX_PAYLOAD = 64 * 1024
+
+#: A table id (docs/wire-contract.md, "Table ids and limits"): 1-32 characters, letters,
+#: digits, ``_ . -``, starting with a letter or a digit (so never ``.``, ``..`` or empty).
+TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+#: Names under the topic root that are not tables (the daemon's status lives under them).
+RESERVED_TABLE_IDS = frozenset({"controller"})
+#: Every table and every source costs memory kept for the session: bounded by default
+#: (``bridge-table controller --max-tables/--max-sources``).
+MAX_TABLES = 1000
+MAX_SOURCES = 64
+#: The longest ``src`` (a bridge's is ``table-{id}-pi``).
+MAX_SRC = 128
 
 #: Statuses of an irregularity still to be dealt with (shown, listed in ``state``).
 _ACTIVE = frozenset({Status.OPEN, Status.ESTABLISHED})
@@ -107,9 +121,17 @@ class Engine:
         policy: IndicatorPolicy | None = None,
         schedule: Mapping[str, frozenset[int]] | None = None,
         kinds: frozenset[str] | None = None,
+        max_tables: int = MAX_TABLES,
+        max_sources: int = MAX_SOURCES,
     ) -> None:
         """``kinds`` limits the outputs built (``replay --topics``): every input is still
-        applied, and ``snapshot``/``retained`` still give the full current state."""
+        applied, and ``snapshot``/``retained`` still give the full current state.
+        ``max_tables`` bounds the tables, ``max_sources`` the sources (``src``) per table:
+        an input past either is refused with an ``error``."""
+        if max_tables < 1 or max_sources < 1:
+            raise ValueError("max_tables and max_sources must be at least 1")
+        self.max_tables = max_tables
+        self.max_sources = max_sources
         self.root = root
         self.deals: Mapping[int, DealInfo] = deals or {}
         self.rules = rules
@@ -121,7 +143,7 @@ class Engine:
         self._tables: dict[str, _TableState] = {}
         self.stats: dict[str, int] = {
             "events": 0, "rulings": 0, "duplicates": 0, "malformed": 0,
-            "ignored_topics": 0, "internal_errors": 0,
+            "ignored_topics": 0, "internal_errors": 0, "refused": 0,
         }
 
     # -- public ---------------------------------------------------------------------------
@@ -162,6 +184,12 @@ class Engine:
             self.stats["ignored_topics"] += 1
             return []
         table, kind = parts[1], parts[2]
+        problem = None if table in self._tables else table_id_problem(table)  # known: valid
+        if problem is not None:
+            self.stats["refused"] += 1
+            # the error cannot go under an id that is not one: it goes to {root}/controller
+            return [self._error("controller", kind, problem, payload, shown=table[:64])] \
+                if "error" in self.kinds else []
         try:
             fast = _fast_event(payload) if kind == "event" else None
             if fast is not None:
@@ -176,8 +204,21 @@ class Engine:
             self.stats["malformed"] += 1
             return [self._error(table, kind, str(exc), payload)] if "error" in self.kinds \
                 else []
+        if table not in self._tables and len(self._tables) >= self.max_tables:
+            self.stats["refused"] += 1
+            return [self._error(table, kind, f"refused: the controller already follows "
+                                f"{self.max_tables} tables (--max-tables)", payload)] \
+                if "error" in self.kinds else []
         ts = self._table(table)
-        tracker = ts.seqs.setdefault(src, _SeqTracker())
+        tracker = ts.seqs.get(src)
+        if tracker is None:
+            if len(ts.seqs) >= self.max_sources:
+                self.stats["refused"] += 1
+                return [self._error(table, kind, f"refused: table {table} already has "
+                                    f"{self.max_sources} sources (--max-sources); src "
+                                    f"{src[:64]!r} is one too many", payload)] \
+                    if "error" in self.kinds else []
+            tracker = ts.seqs[src] = _SeqTracker()
         if tracker.seen(seq) or tracker.too_old(seq):
             self.stats["duplicates"] += 1
             return []
@@ -208,6 +249,8 @@ class Engine:
             data = _decoder.decode(payload)
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise BadMessage(f"not JSON: {exc}") from None
+        except RecursionError:  # msgspec recurses per level: ~1,000 levels of [[[...]]]
+            raise BadMessage("JSON nested too deeply") from None
         if not isinstance(data, dict):
             raise BadMessage("payload is not a JSON object")
         return data
@@ -218,8 +261,8 @@ class Engine:
             raise BadMessage(f"unsupported contract version v={v!r} (this controller speaks "
                              f"v={WIRE_VERSION})")
         src, seq, ts = data.get("src"), data.get("seq"), data.get("ts")
-        if not isinstance(src, str) or not src:
-            raise BadMessage("src must be a non-empty string")
+        if not isinstance(src, str) or not src or len(src) > MAX_SRC:
+            raise BadMessage(f"src must be a non-empty string of at most {MAX_SRC} characters")
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
             raise BadMessage("seq must be a non-negative integer")
         if not isinstance(ts, int | float) or isinstance(ts, bool) or not math.isfinite(ts):
@@ -267,6 +310,8 @@ class Engine:
             except ParseError as exc:
                 raise BadMessage(str(exc)) from None
             deck = data.get("deck")
+            if deck is not None and (not isinstance(deck, str | int) or isinstance(deck, bool)):
+                raise BadMessage("deck must be a string or an integer")
             return src, seq, TagEvent(zone, action, seat, uid.upper(), card=card,
                                       deck=None if deck is None else str(deck),
                                       ts=float(data["ts"]))
@@ -326,12 +371,15 @@ class Engine:
         return ts
 
     def _error(self, table: str, kind: str, message: str,
-               payload: bytes | str | Mapping[str, Any]) -> Outgoing:
+               payload: bytes | str | Mapping[str, Any], *, shown: str | None = None
+               ) -> Outgoing:
+        """An ``error`` on ``{root}/{table}/error``; ``shown`` the table id the payload
+        names, when it is not ``table`` (a refused id, reported under ``controller``)."""
         raw = payload if isinstance(payload, str) else (
-            payload.decode("utf-8", "replace") if isinstance(payload, bytes) else repr(payload))
+            payload.decode("utf-8", "replace") if isinstance(payload, bytes) else _repr(payload))
         return Outgoing(self._topic(table, "error"), {
-            "v": WIRE_VERSION, "table": table, "input": kind, "error": message,
-            "excerpt": raw[:200],
+            "v": WIRE_VERSION, "table": table if shown is None else shown, "input": kind,
+            "error": message, "excerpt": raw[:200],
         }, retain=False)
 
     def _publish(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
@@ -526,6 +574,24 @@ class Engine:
         return payload
 
 
+def table_id_problem(table: str) -> str | None:
+    """Why ``table`` is not a table id (None when it is one)."""
+    if TABLE_ID.fullmatch(table) is None:
+        return (f"refused: table id {table[:64]!r}{'...' if len(table) > 64 else ''} is not "
+                "1-32 letters, digits, '_', '.', '-' starting with a letter or a digit")
+    if table in RESERVED_TABLE_IDS:
+        return f"refused: table id {table!r} is reserved"
+    return None
+
+
+def _repr(payload: Any) -> str:
+    """A mapping payload as text for an excerpt, even one nested too deeply to repr."""
+    try:
+        return repr(payload)
+    except RecursionError:
+        return "<nested too deeply>"
+
+
 def _seat(value: Any) -> Seat | None:
     if value is None:
         return None
@@ -594,9 +660,9 @@ def _fast_event(payload: bytes | str | Mapping[str, Any]
         return None
     try:
         m = _event_decoder.decode(payload)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
-    if m.v != WIRE_VERSION or not m.src or m.seq < 0 or m.type != "tag" \
+    if m.v != WIRE_VERSION or not m.src or len(m.src) > MAX_SRC or m.seq < 0 or m.type != "tag" \
             or not math.isfinite(m.ts) or m.unknown:
         return None
     zone = _ZONES.get(m.zone)  # type: ignore[arg-type]

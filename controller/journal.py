@@ -21,6 +21,7 @@ released by the kernel however the process ends).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -88,7 +89,10 @@ class Journal:
 
     def __init__(self, path: str | Path, *, sync: Literal["full", "normal"] = "full") -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise JournalError(self._unwritable(self.path.parent, e)) from None
         self._lock_file: IO[bytes] | None = None
         # the daemon writes from a worker thread (asyncio.to_thread); one statement at a time
         self._mutex = threading.RLock()
@@ -109,6 +113,8 @@ class Journal:
             self._check_tables()
         except sqlite3.DatabaseError as e:
             self._unlock()
+            if _is_readonly(e):  # the journal is sound: say why it cannot be written
+                raise JournalError(self._unwritable(self.path, e)) from None
             # never "repair" by starting afresh: the file may be the only record of a session
             raise JournalError(f"{self.path} is not a usable journal ({e}); move it away to "
                                "start a new one") from e
@@ -119,7 +125,10 @@ class Journal:
     # -- locking --------------------------------------------------------------------------
     def _lock(self) -> None:
         lock_path = self.path.with_name(self.path.name + ".lock")
-        f = open(lock_path, "ab")  # noqa: SIM115 - held for the journal's lifetime
+        try:
+            f = open(lock_path, "ab")  # noqa: SIM115 - held for the journal's lifetime
+        except OSError as e:
+            raise JournalError(self._unwritable(lock_path, e)) from None
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -127,6 +136,28 @@ class Journal:
             raise JournalError(f"{self.path} is in use by another process "
                                "(is another controller running?)") from None
         self._lock_file = f
+
+    def _unwritable(self, where: Path, error: BaseException) -> str:
+        """The cause of a journal that cannot be written, for the operator: a read-only file
+        system or a permission, never "not a journal" (the file is sound and must be kept)."""
+        probe = where if where.exists() else where.parent
+        try:
+            readonly_fs = bool(os.statvfs(probe).f_flag & os.ST_RDONLY)
+        except OSError:
+            readonly_fs = False
+        if readonly_fs or getattr(error, "errno", None) == errno.EROFS:
+            cause = f"{probe} is on a read-only file system (remount it read-write, or give " \
+                    "--journal a path on a writable one)"
+        else:
+            user = _user_name()
+            cause = f"permission denied: user {user} cannot write {where} or its directory " \
+                    f"{where.parent} (give that user write access, or another --journal)"
+        return f"cannot write the journal {self.path}: {cause}; the journal is kept as it is"
+
+    def _write_failure(self, error: sqlite3.Error) -> str:
+        if _is_readonly(error):  # e.g. the SD card remounted read-only under a running daemon
+            return self._unwritable(self.path, error)
+        return f"cannot write to journal {self.path}: {error}"
 
     def _unlock(self) -> None:
         if self._lock_file is not None:
@@ -156,7 +187,7 @@ class Journal:
                     ns.append(int(cur.lastrowid or 0))
                 return ns
         except sqlite3.Error as e:
-            raise JournalError(f"cannot write to journal {self.path}: {e}") from e
+            raise JournalError(self._write_failure(e)) from e
 
     def record_published(self, through: int,
                          published: Iterable[tuple[int, str, bytes, bool, int]],
@@ -177,7 +208,7 @@ class Journal:
                                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                                (str(through),))
         except sqlite3.Error as e:
-            raise JournalError(f"cannot write to journal {self.path}: {e}") from e
+            raise JournalError(self._write_failure(e)) from e
 
     class _Txn:
         def __init__(self, db: sqlite3.Connection, mutex: threading.RLock, sync: str) -> None:
@@ -261,18 +292,31 @@ class Journal:
                 "published_through": self._published_through(self._db),
             }
 
-    def export_jsonl(self, out: IO[str]) -> int:
+    def export_jsonl(self, out: IO[str], errors: IO[str] | None = None) -> int:
         """Write the incoming messages as ``bridge-table replay`` reads them
-        (``{"topic": .., "payload": ..}`` a line); return how many."""
+        (``{"topic": .., "payload": ..}`` a line); return how many.
+
+        A payload that is not JSON, or JSON nested too deeply to rebuild, is written as text
+        (replay then reports it as the daemon did) and named on ``errors``: one bad row
+        never stops the export."""
         count = 0
         for entry in self.incoming():
             payload: Any
+            problem = None
             try:
                 payload = json.loads(entry.payload)
+                line = json.dumps({"topic": entry.topic, "payload": payload}, ensure_ascii=False)
             except ValueError:  # kept as text so that replay reports it as the daemon did
-                payload = entry.payload.decode("utf-8", "replace")
-            out.write(json.dumps({"topic": entry.topic, "payload": payload},
-                                 ensure_ascii=False) + "\n")
+                problem = "not JSON"
+            except RecursionError:
+                problem = "JSON nested too deeply"
+            if problem is not None:
+                text = entry.payload.decode("utf-8", "replace")
+                line = json.dumps({"topic": entry.topic, "payload": text}, ensure_ascii=False)
+                if errors is not None:
+                    print(f"{self.path}: incoming row {entry.n}: {problem}, exported as text",
+                          file=errors)
+            out.write(line + "\n")
             count += 1
         return count
 
@@ -290,6 +334,20 @@ class Journal:
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def _is_readonly(error: sqlite3.DatabaseError) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) == sqlite3.SQLITE_READONLY \
+        or "readonly database" in str(error)
+
+
+def _user_name() -> str:
+    try:
+        import pwd
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):
+        return str(os.geteuid())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -310,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with Journal(args.journal) as j:
             if args.cmd == "export":
-                j.export_jsonl(sys.stdout)
+                j.export_jsonl(sys.stdout, errors=sys.stderr)
             else:
                 print(json.dumps(j.counts()))
     except JournalError as e:

@@ -124,6 +124,9 @@ class IndicatorPolicy:
             raise PolicyError(f"cannot read policy file {path}: {e.strerror}") from e
         except tomllib.TOMLDecodeError as e:
             raise PolicyError(f"policy file {path} is not valid TOML: {e}") from e
+        except UnicodeDecodeError as e:  # tomllib decodes the bytes itself: a binary file
+            raise PolicyError(f"policy file {path} is not valid TOML (not UTF-8 text at byte "
+                              f"{e.start})") from None
         return cls.from_mapping(data)
 
     def to_mapping(self) -> dict[str, Any]:

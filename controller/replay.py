@@ -60,6 +60,9 @@ def replay_lines(engine: Engine, lines: Iterable[bytes | str], *, table: str = "
             continue
         try:
             head = _line_decoder.decode(line)
+        except RecursionError:  # msgspec recurses per level of nesting
+            _report(errors, source, lineno, "JSON nested too deeply")
+            continue
         except msgspec.ValidationError:
             _report(errors, source, lineno, "not a JSON object")
             continue

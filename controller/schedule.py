@@ -67,4 +67,6 @@ def load_schedule(path: str | Path) -> dict[str, frozenset[int]]:
         raise ScheduleError(f"{p}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ScheduleError(f"{p}: not TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # tomllib decodes the bytes itself: a binary file
+        raise ScheduleError(f"{p}: not TOML (not UTF-8 text at byte {exc.start})") from None
     return parse_schedule(data, str(p))

@@ -5,10 +5,16 @@ simulated table ``TABLE`` (created with the default layout if the process has no
 through the real serial path: pyserial on the pty's slave side, via a stable symlink so that a
 simulated unplug/replug behaves like a USB reader coming back under its by-id name.
 Options are the serial backend's; ``debounce`` defaults to 0 (virtual tags do not flicker).
+
+When this process has no simulated table ``TABLE`` and ``bridge-table sim run`` (or ``sim
+play``) serves it in another process, the reader opens that process's reader instead, by the
+symlink it announces (``firmware_bridge/sim/shared.py``): ``sim run`` and ``bridge --config
+hw_configs/sim.toml`` then talk to each other.
 """
 
 from __future__ import annotations
 
+import logging
 import urllib.parse
 from typing import Any
 
@@ -16,6 +22,8 @@ from firmware_bridge.readers.base import ReaderError
 from firmware_bridge.readers.serial import SerialReader, _options_from_query
 
 __all__ = ["SimReader", "parse_sim_url"]
+
+log = logging.getLogger("bridge_table.readers.sim")
 
 
 def parse_sim_url(url: str) -> tuple[str, str, dict[str, str]]:
@@ -39,6 +47,9 @@ class SimReader(SerialReader):
         super().__init__(name, "", **options)
         self.table_id = table_id
         self.sim_reader = reader
+        #: the reader is another process's (``bridge-table sim run``), opened by its symlink
+        self.external = False
+        self._idle_warned = False
 
     @classmethod
     def from_url(cls, name: str, url: str, *, kind: str | None = None,
@@ -50,8 +61,28 @@ class SimReader(SerialReader):
         return cls(name, table_id, reader, **merged)
 
     async def _start(self) -> None:
-        from firmware_bridge.sim.table import get_sim_table
+        from firmware_bridge.sim.shared import running_readers, table_dir
+        from firmware_bridge.sim.table import get_sim_table, sim_tables
 
+        if self.external:  # reopened after a loss: the same simulator's link, once it is back
+            await super()._start()
+            return
+        if self.table_id not in sim_tables():
+            # no simulated table in this process: the one ``bridge-table sim run`` (or
+            # ``sim play``) serves in another process, through its announced symlink
+            link = running_readers(self.table_id).get(self.sim_reader)
+            if link is not None:
+                self.external = True
+                self.port = str(link)
+                await super()._start()
+                return
+            if not self._idle_warned:
+                self._idle_warned = True
+                log.warning("reader %s: no `bridge-table sim run` serves table %s (nothing "
+                            "announced in %s): an idle simulated reader of this process; start "
+                            "the simulator before the bridge", self.name, self.table_id,
+                            table_dir(self.table_id))
+        self.external = False
         table = get_sim_table(self.table_id)
         firmware = await table.start_reader(self.sim_reader)
         spec = table.layout.get(self.sim_reader)
@@ -67,6 +98,8 @@ class SimReader(SerialReader):
 
     async def _stop(self) -> None:
         await super()._stop()
+        if self.external:
+            return
         from firmware_bridge.sim.table import sim_tables
 
         table = sim_tables().get(self.table_id)

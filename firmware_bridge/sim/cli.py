@@ -1,12 +1,17 @@
 """``bridge-table sim``: run a simulated table's readers on pseudo-terminals, and play events.
 
-    bridge-table sim run  --config hw_configs/sim.toml [--link-dir var/sim]
+    bridge-table sim run  --config hw_configs/sim.toml [--link-dir var/sim] [--stdin]
     bridge-table sim play EVENTS.jsonl --config hw_configs/sim.toml [--rate 5 | --speed 10]
 
 Both print each reader's pty path, stable symlink and kind (``reader NAME PTY LINK KIND``),
 so that a bridge in another process can open them as ``serial://LINK``. ``play`` waits for a
 host to open every reader (``--wait``), plays the file, prints a summary, and keeps the readers
-up until Ctrl-C unless ``--exit`` is given.
+up until Ctrl-C unless ``--exit`` is given. ``run --stdin`` plays the event lines of standard
+input as they come (type them, or pipe them in).
+
+Without ``--link-dir`` both announce their readers in a well-known directory per table
+(``firmware_bridge/sim/shared.py``), where ``bridge-table bridge --config hw_configs/sim.toml``
+in another process finds them: the ``sim://`` readers of its config open them.
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from firmware_bridge.sim.table import SimError, SimTable, read_events
+from firmware_bridge.sim.shared import remove_state, running_pid, table_dir, write_state
+from firmware_bridge.sim.table import SimError, SimTable, parse_event_line, read_events
 
 __all__ = ["main"]
 
@@ -42,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
             s.add_argument("--wait", type=float, default=60.0,
                            help="seconds to wait for a host on every reader (0: do not wait)")
             s.add_argument("--exit", action="store_true", help="stop once the file is played")
+        else:
+            s.add_argument("--stdin", action="store_true",
+                           help="play the events read from standard input (one JSON object a "
+                                "line, as in a `sim play` file) as they come")
         s.add_argument("--config", type=Path, default=Path("hw_configs/sim.toml"))
         s.add_argument("--link-dir", type=Path, default=None,
                        help="directory for the readers' stable symlinks (default: a temp dir)")
@@ -65,29 +76,116 @@ async def _main(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    table = SimTable.from_config(args.config, link_dir=args.link_dir)
+    link_dir = args.link_dir
+    shared = link_dir is None
+    if shared:  # the well-known directory a bridge in another process looks in
+        table_id = SimTable.from_config(args.config).table_id
+        pid = running_pid(table_id)
+        if pid is not None and pid != os.getpid():
+            print(f"bridge-table sim: simulated table {table_id} already runs (pid {pid}, "
+                  f"{table_dir(table_id)}); stop it first, or give --link-dir",
+                  file=sys.stderr)
+            return 1
+        link_dir = table_dir(table_id)
+    table = SimTable.from_config(args.config, link_dir=link_dir)
     async with table:
+        if shared:  # announced before the paths are printed: a reader of them may act at once
+            write_state(table.table_id, {
+                name: {"pty": pty, "link": str(link), "kind": table.layout[name].kind}
+                for name, (pty, link) in table.paths().items()})
         _print_paths(table, args.json)
-        if args.cmd == "play":
-            events, problems = read_events(args.events)
-            for problem in problems:
-                print(f"skipped: {problem}", file=sys.stderr)
-            if args.wait > 0 and not await table.wait_hosts(args.wait):
-                missing = [n for n, fw in table.firmwares.items() if not fw.host_seen.is_set()]
-                print(f"no host opened {', '.join(missing)} within {args.wait:g} s",
-                      file=sys.stderr)
-                return 1
-            report = await table.play(events, rate=args.rate, speed=args.speed,
-                                      hardware_time=args.hardware_time)
-            for line in report.skipped:
-                print(f"skipped: {line}", file=sys.stderr)
-            print(f"played {report.played} of {len(events)} events", flush=True)
-            if args.exit:
-                # Let the last lines reach the host before the ptys go away.
-                await asyncio.sleep(0.5)
-                return 0
-        await stop.wait()
+        try:
+            return await _serve(args, table, stop)
+        finally:
+            if shared:
+                remove_state(table.table_id)
+
+
+async def _serve(args: argparse.Namespace, table: SimTable, stop: asyncio.Event) -> int:
+    if args.cmd == "play":
+        events, problems = read_events(args.events)
+        for problem in problems:
+            print(f"skipped: {problem}", file=sys.stderr)
+        if args.wait > 0 and not await table.wait_hosts(args.wait):
+            missing = [n for n, fw in table.firmwares.items() if not fw.host_seen.is_set()]
+            print(f"no host opened {', '.join(missing)} within {args.wait:g} s",
+                  file=sys.stderr)
+            return 1
+        report = await table.play(events, rate=args.rate, speed=args.speed,
+                                  hardware_time=args.hardware_time)
+        for line in report.skipped:
+            print(f"skipped: {line}", file=sys.stderr)
+        print(f"played {report.played} of {len(events)} events", flush=True)
+        if args.exit:
+            # Let the last lines reach the host before the ptys go away.
+            await asyncio.sleep(0.5)
+            return 0
+    else:
+        hosts = asyncio.create_task(_say_when_hosts(table))
+        try:
+            if args.stdin:
+                await _play_stdin(table, stop)
+            await stop.wait()
+        finally:
+            hosts.cancel()
+        return 0
+    await stop.wait()
     return 0
+
+
+async def _say_when_hosts(table: SimTable) -> None:
+    """``hosts ready``, once a host (a bridge) has opened every reader: events played from
+    then on reach it."""
+    while not await table.wait_hosts(3600):
+        pass
+    print("hosts ready", flush=True)
+
+
+async def _play_stdin(table: SimTable, stop: asyncio.Event) -> None:
+    """Play each event line of standard input as it arrives, until end of file or ``stop``.
+    Read through the event loop (``add_reader``), not a thread: Ctrl-C never waits on a
+    blocked read."""
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[bytes] = asyncio.Queue()
+    fd = sys.stdin.fileno()
+    buffer = bytearray()
+
+    def readable() -> None:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            loop.remove_reader(fd)
+            lines.put_nowait(b"")
+            return
+        buffer.extend(chunk)
+        while b"\n" in buffer:
+            line, _, rest = bytes(buffer).partition(b"\n")
+            buffer[:] = rest
+            lines.put_nowait(line + b"\n")
+
+    loop.add_reader(fd, readable)
+    number = 0
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        while not stop.is_set():
+            getting = asyncio.ensure_future(lines.get())
+            await asyncio.wait({getting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if not getting.done():
+                getting.cancel()
+                return
+            line = getting.result()
+            if not line:
+                return
+            number += 1
+            event, problem = parse_event_line(line.decode("utf-8", "replace"),
+                                              f"stdin:{number}")
+            if event is not None:
+                report = await table.play([event])
+                problem = "; ".join(report.skipped) or None
+            if problem is not None:
+                print(f"skipped: {problem}", file=sys.stderr, flush=True)
+    finally:
+        stopped.cancel()
+        loop.remove_reader(fd)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -30,7 +30,7 @@ from firmware_bridge.tags import TagRegistry, sim_registry
 
 __all__ = [
     "SimTable", "SimReaderSpec", "SimError", "PlayReport", "Fault", "get_sim_table",
-    "DEFAULT_LAYOUT", "read_events", "sim_tables",
+    "DEFAULT_LAYOUT", "read_events", "parse_event_line", "sim_tables",
 ]
 
 Fault = Literal["garbage", "bad_crc", "drop", "reset", "reset_mid_line", "unplug", "replug"]
@@ -130,31 +130,34 @@ class SimTable:
                 data = tomllib.load(fp)
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
             raise SimError(f"{path}: cannot read the table config: {error}") from None
-        table_id = str(data.get("table", {}).get("id", "1"))
-        layout: list[SimReaderSpec] = []
-        for entry in data.get("readers", []):
-            url = str(entry.get("url", ""))
-            if not url.startswith("sim://"):
-                continue
-            url_table, _, name = url[len("sim://"):].partition("/")
-            if url_table != table_id or not name:
-                raise SimError(f"{path}: reader URL {url!r} is not sim://{table_id}/NAME")
-            antennas: dict[int, tuple[str, str | None]] = {}
-            for key, value in dict(entry.get("antennas", {})).items():
-                try:
-                    antennas[int(key)] = (str(value["zone"]), value.get("seat"))
-                except (KeyError, ValueError, TypeError):
-                    raise SimError(f"{path}: reader {name}: bad antenna {key!r}") from None
-            kind = str(entry.get("kind", "inventory"))
-            layout.append(SimReaderSpec(name, antennas or {0: ("tray", None)}, kind))
-        if registry is None:
-            files = data.get("registry", {}).get("files", [])
-            if files:
-                from firmware_bridge.tags import RegistryError
-                try:
-                    registry = TagRegistry.load([path.parent / f for f in files])
-                except RegistryError as error:
-                    raise SimError(str(error)) from error
+        try:
+            table_id = str(data.get("table", {}).get("id", "1"))
+            layout: list[SimReaderSpec] = []
+            for entry in data.get("readers", []):
+                url = str(entry.get("url", ""))
+                if not url.startswith("sim://"):
+                    continue
+                url_table, _, name = url[len("sim://"):].partition("/")
+                if url_table != table_id or not name:
+                    raise SimError(f"{path}: reader URL {url!r} is not sim://{table_id}/NAME")
+                antennas: dict[int, tuple[str, str | None]] = {}
+                for key, value in dict(entry.get("antennas", {})).items():
+                    try:
+                        antennas[int(key)] = (str(value["zone"]), value.get("seat"))
+                    except (KeyError, ValueError, TypeError, AttributeError):
+                        raise SimError(f"{path}: reader {name}: bad antenna {key!r}") from None
+                kind = str(entry.get("kind", "inventory"))
+                layout.append(SimReaderSpec(name, antennas or {0: ("tray", None)}, kind))
+            files = [path.parent / str(f) for f in data.get("registry", {}).get("files", [])]
+        except (AttributeError, TypeError) as error:  # a section or a key of the wrong type
+            raise SimError(f"{path}: not a table config ({error}); docs/config.md has "
+                           "every key") from None
+        if registry is None and files:
+            from firmware_bridge.tags import RegistryError
+            try:
+                registry = TagRegistry.load(files)
+            except RegistryError as error:
+                raise SimError(str(error)) from error
         return cls(table_id, layout, registry=registry, link_dir=link_dir)
 
     @property
@@ -435,20 +438,30 @@ def read_events(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
     problems: list[str] = []
     with open(path, encoding="utf-8", errors="replace") as fp:
         for number, line in enumerate(fp, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as error:
-                problems.append(f"{path}:{number}: not JSON: {error.msg}")
-                continue
-            if isinstance(obj, dict) and isinstance(obj.get("payload"), dict):
-                topic = str(obj.get("topic", ""))
-                if topic and not topic.endswith("/event"):
-                    continue  # another topic's message in a recorded stream
-                obj = obj["payload"]
-            if not isinstance(obj, dict):
-                problems.append(f"{path}:{number}: not a JSON object")
-                continue
-            events.append(obj)
+            event, problem = parse_event_line(line, f"{path}:{number}")
+            if problem is not None:
+                problems.append(problem)
+            elif event is not None:
+                events.append(event)
     return events, problems
+
+
+def parse_event_line(line: str, where: str) -> tuple[dict[str, Any] | None, str | None]:
+    """One JSONL line: (the event, None), (None, the problem), or (None, None) for a blank
+    line or another topic's message in a recorded stream."""
+    if not line.strip():
+        return None, None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as error:
+        return None, f"{where}: not JSON: {error.msg}"
+    except RecursionError:
+        return None, f"{where}: JSON nested too deeply"
+    if isinstance(obj, dict) and isinstance(obj.get("payload"), dict):
+        topic = str(obj.get("topic", ""))
+        if topic and not topic.endswith("/event"):
+            return None, None
+        obj = obj["payload"]
+    if not isinstance(obj, dict):
+        return None, f"{where}: not a JSON object"
+    return obj, None
