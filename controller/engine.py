@@ -87,13 +87,18 @@ class _SeqTracker:
 
     strict: bool = False
     high: int = -1
+    #: the first seq seen of this boot (a controller may meet a boot after its start)
+    low: int = -1
     recent: set[int] = field(default_factory=set)
 
     def verdict(self, seq: int) -> str:
-        """``new``, ``duplicate``, ``gap`` (strict: out of order) or ``too_old`` (legacy)."""
+        """``new``, ``duplicate``, ``gap`` (strict: out of order), ``before_start`` (strict:
+        below the first seq this controller saw of the boot) or ``too_old`` (legacy)."""
         if self.high < 0 or seq == self.high + 1:
             return "new"
         if self.strict:
+            if seq < self.low:
+                return "before_start"
             return "duplicate" if seq <= self.high else "gap"
         if seq > self.high:
             return "new"
@@ -102,6 +107,8 @@ class _SeqTracker:
         return "too_old" if seq <= self.high - 2048 else "new"
 
     def add(self, seq: int) -> None:
+        if self.low < 0:
+            self.low = seq
         if seq > self.high:
             self.high = seq
         if self.strict:
@@ -272,6 +279,10 @@ class Engine:
             self.stats["out_of_order"] += 1
             why = (f"seq {seq} of src {src!r} boot {boot!r} is out of order (expected "
                    f"{expected}): not applied; the bridge sends the missing events again")
+        elif verdict == "before_start":
+            self.stats["refused"] += 1
+            why = (f"seq {seq} of src {src!r} boot {boot!r} is below {tracker and tracker.low}, "
+                   f"the first this controller applied of that boot: refused, not applied")
         elif verdict == "retired":
             self.stats["refused"] += 1
             why = (f"src {src!r}: boot {boot!r} was replaced by a newer boot: event seq {seq} "

@@ -319,6 +319,8 @@ class Publisher:
         #: the last ack of this boot (seq), and counters for health
         self.acked_seq: int | None = None
         self.resends = 0
+        #: events the broker has acknowledged (PUBACK), resends included
+        self.sent = 0
         self._ack_progress = time.monotonic()
         self._resend_now = False
         self._controllers_online: set[str] = set()
@@ -577,6 +579,7 @@ class Publisher:
         try:
             await client.publish(message.topic, message.payload, qos=message.qos,
                                  retain=message.retain, timeout=math.inf)
+            self.sent += 1
             if not self.end_to_end:
                 self.spool.delete(message.id)
         finally:

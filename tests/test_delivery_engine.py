@@ -91,6 +91,14 @@ def test_out_of_order_is_held_back_visibly_until_the_gap_is_resent() -> None:
     assert auction(engine) == [["N", "1C"], ["E", "Pass"]]
 
 
+def test_below_the_first_seq_seen_of_a_boot_is_refused_visibly() -> None:
+    engine = Engine()
+    # this controller met the boot at seq 5 (a fresh journal, the bridge running on)
+    assert "state" in send(engine, board(5, boot="a1"))
+    assert send(engine, call(3, "1C", "N", boot="a1")) == ["error"]
+    assert "below 5" in engine.refusals["7/pi-7"]
+
+
 def test_a_legacy_source_going_back_is_refused_visibly() -> None:
     engine = Engine()
     send(engine, board(10_000))
