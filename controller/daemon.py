@@ -55,10 +55,10 @@ import signal
 import socket
 import ssl
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import aiomqtt
@@ -73,6 +73,8 @@ __all__ = ["BrokerSettings", "ControllerDaemon", "ControllerError", "EngineLike"
            "OutgoingLike", "build_engine", "load_deals", "main"]
 
 log = logging.getLogger("bridge_table.controller")
+
+T = TypeVar("T")
 
 DEFAULT_MAX_PAYLOAD = 64 * 1024
 #: seconds to wait for the PUBACKs of what the daemon publishes (a board's outputs at once)
@@ -317,9 +319,9 @@ class ControllerDaemon:
         that a bridge never drops an event the daemon could still lose."""
         if not acks:
             return
-        await asyncio.gather(*(client.publish(a.topic, _encode(a.payload), qos=a.qos,
-                                              retain=a.retain, timeout=PUBLISH_TIMEOUT)
-                               for a in acks))
+        await until_disconnected(client, asyncio.gather(
+            *(client.publish(a.topic, _encode(a.payload), qos=a.qos, retain=a.retain,
+                             timeout=PUBLISH_TIMEOUT) for a in acks)))
         self.counters.acks += len(acks)
 
     async def _flush(self, client: aiomqtt.Client, through: int = 0) -> None:
@@ -332,9 +334,9 @@ class ControllerDaemon:
         pending = list(self._outbox)
         encoded = [(n, o, _encode(o.payload)) for n, o in pending]
         # started in order, so paho writes them in order; PUBACKs are awaited together
-        await asyncio.gather(*(client.publish(o.topic, data, qos=o.qos, retain=o.retain,
-                                              timeout=PUBLISH_TIMEOUT)
-                               for _, o, data in encoded))
+        await until_disconnected(client, asyncio.gather(
+            *(client.publish(o.topic, data, qos=o.qos, retain=o.retain,
+                             timeout=PUBLISH_TIMEOUT) for _, o, data in encoded)))
         del self._outbox[:len(pending)]
         self.counters.published += len(pending)
         if self.journal is not None:
@@ -454,7 +456,27 @@ class ControllerDaemon:
         await self._goodbye()
 
 
-async def cancel_until_done(task: asyncio.Task[Any], interval: float = 0.1) -> None:
+async def until_disconnected(client: aiomqtt.Client, awaitable: Awaitable[T]) -> T:
+    """Await ``awaitable`` (PUBACKs), but raise MqttError as soon as the connection is lost.
+
+    aiomqtt 2.5 leaves a publish waiting for its PUBACK when the connection drops, until its
+    timeout: a broker restarted while the daemon waited for a board's PUBACKs stalled it for
+    the whole timeout (10 s by default) before it reconnected.
+    """
+    task = asyncio.ensure_future(awaitable)
+    lost: asyncio.Future[Any] = client._disconnected  # noqa: SLF001 - aiomqtt has no public one
+    try:
+        await asyncio.wait({task, lost}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        await cancel_until_done(task)
+        raise
+    if task.done():
+        return task.result()
+    await cancel_until_done(task)
+    raise aiomqtt.MqttError("connection lost while waiting for PUBACKs")
+
+
+async def cancel_until_done(task: asyncio.Future[Any], interval: float = 0.1) -> None:
     """Cancel ``task`` and wait for it to end, cancelling again until it does.
 
     On Python 3.11 a cancellation that arrives while ``asyncio.wait_for`` (which aiomqtt uses

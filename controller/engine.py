@@ -15,7 +15,7 @@ import re
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -73,6 +73,14 @@ class BadMessage(ValueError):
     """A payload that does not follow the wire contract."""
 
 
+class _Boot(NamedTuple):
+    """An event's ``boot`` and ``acked`` (1.2), both absent from a version-1 bridge."""
+
+    id: str | None
+    #: the bridge's word that every seq of this boot up to ``acked`` was acknowledged
+    acked: int | None = None
+
+
 @dataclass
 class _SeqTracker:
     """Per (``src``, ``boot``): which seqs were applied.
@@ -105,6 +113,17 @@ class _SeqTracker:
         if seq in self.recent:
             return "duplicate"
         return "too_old" if seq <= self.high - 2048 else "new"
+
+    def fast_forward(self, acked: int) -> bool:
+        """The bridge says a controller acknowledged every seq up to ``acked`` (this one,
+        with another journal, or before this one first heard of the boot): go on after it.
+        True if that moved ``high``."""
+        if not self.strict or acked <= self.high:
+            return False
+        self.high = acked
+        if self.low < 0 or self.low > acked + 1:
+            self.low = acked + 1
+        return True
 
     def add(self, seq: int) -> None:
         if self.low < 0:
@@ -214,19 +233,22 @@ class Engine:
         try:
             fast = _fast_event(payload) if kind == "event" else None
             if fast is not None:
-                src, boot, seq, inp = fast
+                src, origin, seq, inp = fast
             else:
                 data = self._decode(payload)
                 if kind == "event":
-                    src, boot, seq, inp = self._parse_event(data)
+                    src, origin, seq, inp = self._parse_event(data)
                 else:
-                    src, boot, seq, inp = self._parse_ruling(data)
+                    src, origin, seq, inp = self._parse_ruling(data)
         except BadMessage as exc:
             self.stats["malformed"] += 1
             return [self._error(table, kind, str(exc), payload)] if "error" in self.kinds \
                 else []
         ts = self._table(table)
+        boot, acked = origin
         tracker = self._tracker(ts, src, boot)
+        if tracker is not None and acked is not None:
+            tracker.fast_forward(acked)
         verdict = "retired" if tracker is None else tracker.verdict(seq)
         if verdict == "duplicate":
             self.stats["duplicates"] += 1
@@ -342,7 +364,7 @@ class Engine:
         return data
 
     def _common(self, data: Mapping[str, Any], known: frozenset[str]
-                ) -> tuple[str, str | None, int]:
+                ) -> tuple[str, _Boot, int]:
         v = data.get("v")
         if v != WIRE_VERSION or isinstance(v, bool):
             raise BadMessage(f"unsupported contract version v={v!r} (this controller speaks "
@@ -358,17 +380,23 @@ class Engine:
         boot = data.get("boot")
         if boot is not None and (not isinstance(boot, str) or not _BOOT.fullmatch(boot)):
             raise BadMessage("boot must be 1-64 letters, digits, '_', '.', ':' or '-'")
+        acked = data.get("acked")
+        if acked is not None and (boot is None or not isinstance(acked, int)
+                                  or isinstance(acked, bool) or not 0 <= acked < seq):
+            raise BadMessage("acked must be an integer from 0 to seq - 1, with a boot")
         if not isinstance(ts, int | float) or isinstance(ts, bool) or not math.isfinite(ts):
             raise BadMessage("ts must be a number of seconds since the epoch")
-        return src, boot, seq  # unknown fields are ignored: a newer bridge may add some
+        # unknown fields are ignored: a newer bridge may add some
+        return src, _Boot(boot, acked), seq
 
-    _EVENT_FIELDS = frozenset({"v", "src", "seq", "boot", "ts", "type", "zone", "seat", "action",
-                               "uid", "card", "deck", "call", "board", "unknown", "button"})
+    _EVENT_FIELDS = frozenset({"v", "src", "seq", "boot", "acked", "ts", "type", "zone", "seat",
+                               "action", "uid", "card", "deck", "call", "board", "unknown",
+                               "button"})
     _RULING_FIELDS = frozenset({"v", "src", "seq", "boot", "ts", "ruling", "alert", "tricks",
                                 "seat", "card", "call", "suit", "option", "board", "note"})
 
     def _parse_event(self, data: Mapping[str, Any]
-                     ) -> tuple[str, str | None, int, TagEvent | ButtonEvent]:
+                     ) -> tuple[str, _Boot, int, TagEvent | ButtonEvent]:
         src, boot, seq = self._common(data, self._EVENT_FIELDS)
         kind = data.get("type")
         seat = _seat(data.get("seat"))
@@ -421,7 +449,7 @@ class Engine:
             raise BadMessage("board must be a positive integer")
         return src, boot, seq, TagEvent(zone, action, seat, uid.upper(), board=board)
 
-    def _parse_ruling(self, data: Mapping[str, Any]) -> tuple[str, str | None, int, Ruling]:
+    def _parse_ruling(self, data: Mapping[str, Any]) -> tuple[str, _Boot, int, Ruling]:
         src, boot, seq = self._common(data, self._RULING_FIELDS)
         try:
             kind = RulingKind(data.get("ruling"))
@@ -690,6 +718,7 @@ class _EventMsg(msgspec.Struct):
     ts: float
     type: str
     boot: str | None = None
+    acked: int | None = None
     zone: str | None = None
     seat: str | None = None
     action: str | None = None
@@ -713,7 +742,7 @@ _CALLS = {str(c): c for c in (
 
 
 def _fast_event(payload: bytes | str | Mapping[str, Any]
-                ) -> tuple[str, str | None, int, TagEvent | ButtonEvent] | None:
+                ) -> tuple[str, _Boot, int, TagEvent | ButtonEvent] | None:
     """The common case of a well-formed tag event, without the general parser.
 
     Anything unusual (a button, a marker, a bad field, a mapping) returns None and takes
@@ -727,7 +756,8 @@ def _fast_event(payload: bytes | str | Mapping[str, Any]
         return None
     if m.v != WIRE_VERSION or not m.src or m.seq < 0 or m.seq > MAX_SEQ or m.type != "tag" \
             or not math.isfinite(m.ts) or m.unknown \
-            or (m.boot is not None and not _BOOT.fullmatch(m.boot)):
+            or (m.boot is not None and not _BOOT.fullmatch(m.boot)) \
+            or (m.acked is not None and (m.boot is None or not 0 <= m.acked < m.seq)):
         return None
     zone = _ZONES.get(m.zone)  # type: ignore[arg-type]
     action = _ACTIONS.get(m.action)  # type: ignore[arg-type]
@@ -740,14 +770,16 @@ def _fast_event(payload: bytes | str | Mapping[str, Any]
         if card is None or seat is None:
             return None
         deck = None if m.deck is None else str(m.deck)
-        return m.src, m.boot, m.seq, TagEvent(zone, action, seat, uid, card=card, deck=deck)
+        return m.src, _Boot(m.boot, m.acked), m.seq, TagEvent(zone, action, seat, uid, card=card,
+                                                              deck=deck)
     if m.call is not None and m.card is None and m.board is None:
         call = _CALLS.get(m.call)
         if call is None or seat is None:
             return None
-        return m.src, m.boot, m.seq, TagEvent(zone, action, seat, uid, call=call)
+        return m.src, _Boot(m.boot, m.acked), m.seq, TagEvent(zone, action, seat, uid, call=call)
     if m.board is not None and m.card is None and m.call is None and m.board >= 1:
         if zone in (Zone.TRAY, Zone.BID) and seat is None:
             return None
-        return m.src, m.boot, m.seq, TagEvent(zone, action, seat, uid, board=m.board)
+        return m.src, _Boot(m.boot, m.acked), m.seq, TagEvent(zone, action, seat, uid,
+                                                              board=m.board)
     return None

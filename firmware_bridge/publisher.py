@@ -36,7 +36,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,19 @@ class SpooledMessage:
     qos: int
     retain: bool
     seq: int | None
+    boot: str | None = None
+
+
+def with_acked(payload: bytes, acked: int) -> bytes:
+    """The event with ``acked`` (1.2) set, right after its ``boot``."""
+    data = json.loads(payload)
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key != "acked":
+            out[key] = value
+        if key == "boot":
+            out["acked"] = acked
+    return encode_json(out)
 
 
 def new_boot() -> str:
@@ -264,10 +277,19 @@ class Spool:
     def pending(self, after_id: int = 0, limit: int = SEND_WINDOW) -> list[SpooledMessage]:
         """Messages not yet acknowledged, oldest first, with id > after_id."""
         rows = self._db.execute(
-            "SELECT id, topic, payload, qos, retain, seq FROM outbox WHERE id > ?"
+            "SELECT id, topic, payload, qos, retain, seq, boot FROM outbox WHERE id > ?"
             " ORDER BY id LIMIT ?", (after_id, limit)).fetchall()
         return [SpooledMessage(int(r[0]), str(r[1]), bytes(r[2]), int(r[3]), bool(r[4]),
-                               None if r[5] is None else int(r[5])) for r in rows]
+                               None if r[5] is None else int(r[5]),
+                               None if r[6] is None else str(r[6])) for r in rows]
+
+    def acked_through(self, boot: str) -> int:
+        """Every seq of ``boot`` up to this one has left the spool, i.e. was acknowledged
+        (with ``acknowledge = "controller"``): the ``acked`` the events carry (1.2)."""
+        row = self._db.execute("SELECT min(seq) FROM outbox WHERE boot = ?", (boot,)).fetchone()
+        if row is not None and row[0] is not None:
+            return int(row[0]) - 1
+        return self._next_seq() - 1 if self._boot() == boot else 0
 
     def delete(self, message_id: int) -> None:
         try:
@@ -370,7 +392,7 @@ class Publisher:
         b = self.config.broker
         tls = aiomqtt.TLSParameters(ca_certs=str(b.ca_file) if b.ca_file else None) \
             if b.tls else None
-        return aiomqtt.Client(
+        client = aiomqtt.Client(
             b.host, b.port, username=b.username, password=b.password,
             identifier=b.client_id, keepalive=b.keepalive, tls_params=tls,
             clean_session=True, timeout=CONNECT_TIMEOUT,
@@ -378,6 +400,9 @@ class Publisher:
                               retain=True),
             max_inflight_messages=SEND_WINDOW,
         )
+        # a full send window plus health and status: not a "concerning number" of calls
+        client.pending_calls_threshold = 2 * SEND_WINDOW
+        return client
 
     async def run(self, stop: asyncio.Event) -> None:
         """Connect, drain, reconnect on failure, until ``stop`` is set; then go offline."""
@@ -564,7 +589,12 @@ class Publisher:
                 else:
                     await self._wake.wait()
                 continue
+            acked = self.spool.acked_through(self.boot) if self.end_to_end else None
             for message in batch:
+                if acked is not None and message.boot == self.boot and message.seq is not None:
+                    # where the controller may start if it has never heard of this boot (a
+                    # new journal): everything up to ``acked`` was applied by a controller
+                    message = replace(message, payload=with_acked(message.payload, acked))
                 await window.acquire()
                 in_flight.add(message.id)
                 # Tasks start in creation order and client.publish hands the message to

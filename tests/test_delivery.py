@@ -263,3 +263,27 @@ async def test_health_reports_the_spool_and_the_acks(tmp_path: Path,
                                         "seq": 60}).encode())
     health = bridge.health_payload()
     assert (health["spool_depth"], health["acked_seq"]) == (40, 60)
+
+
+async def test_a_publish_waiting_for_its_puback_ends_when_the_connection_is_lost(
+        tmp_path: Path) -> None:
+    """The daemon waits for the PUBACKs of a board's outputs; a broker that dies then must
+    not keep it waiting for the publish timeout (it stalled ~10 s before reconnecting)."""
+    import math
+    import signal
+
+    import aiomqtt
+
+    from controller.daemon import until_disconnected
+
+    with Mosquitto(tmp_path / "broker") as broker:
+        async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+            assert broker.proc is not None
+            broker.proc.send_signal(signal.SIGSTOP)  # alive, but no PUBACK will come
+            waiting = asyncio.ensure_future(until_disconnected(
+                client, client.publish("t/x", b"1", qos=1, timeout=math.inf)))
+            await asyncio.sleep(0.2)
+            assert not waiting.done()
+            broker.kill()
+            with pytest.raises(aiomqtt.MqttError, match="connection lost"):
+                await asyncio.wait_for(waiting, 30)

@@ -10,16 +10,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from controller.engine import MAX_SEQ, Engine
 
 
-def call(seq: int, bid: str, seat: str, *, src: str = "pi-7", boot: str | None = None
-         ) -> dict[str, Any]:
+def call(seq: int, bid: str, seat: str, *, src: str = "pi-7", boot: str | None = None,
+         acked: int | None = None) -> dict[str, Any]:
     payload: dict[str, Any] = {"v": 1, "src": src, "seq": seq, "ts": 1.0 + seq, "type": "tag",
                                "zone": "bid", "seat": seat, "action": "present",
                                "uid": f"U{seq}", "call": bid}
     if boot is not None:
         payload["boot"] = boot
+    if acked is not None:
+        payload["acked"] = acked
     return payload
 
 
@@ -97,6 +101,32 @@ def test_below_the_first_seq_seen_of_a_boot_is_refused_visibly() -> None:
     assert "state" in send(engine, board(5, boot="a1"))
     assert send(engine, call(3, "1C", "N", boot="a1")) == ["error"]
     assert "below 5" in engine.refusals["7/pi-7"]
+
+
+def test_acked_lets_a_new_controller_start_where_the_old_one_stopped() -> None:
+    """A new journal while the bridge runs on: its spool starts after what the previous
+    controller acknowledged, and says so in ``acked``."""
+    engine = Engine()
+    send(engine, board(1, boot="x"))  # another table: the controller is running
+    assert "state" in send(engine, call(41, "1C", "N", boot="a1", src="pi-8", acked=40))
+    assert "state" in send(engine, call(42, "Pass", "E", boot="a1", src="pi-8", acked=40))
+
+
+def test_acked_keeps_the_order_when_a_controller_meets_a_boot_late() -> None:
+    """Events 1-3 sent before the controller subscribed (the broker dropped them), then 4
+    arrived first: with ``acked`` = 0 it waits for 1-3, which the bridge sends again."""
+    engine = Engine()
+    send(engine, board(1))
+    assert send(engine, call(4, "Pass", "W", boot="a1", acked=0)) == ["error"]
+    for seq, bid, seat in ((1, "1C", "N"), (2, "Pass", "E"), (3, "Pass", "S"), (4, "Pass", "W")):
+        assert "state" in send(engine, call(seq, bid, seat, boot="a1", acked=0))
+    assert auction(engine) == [["N", "1C"], ["E", "Pass"], ["S", "Pass"], ["W", "Pass"]]
+
+
+@pytest.mark.parametrize("acked", [5, -1, True, "3"])
+def test_a_bad_acked_is_an_error(acked: Any) -> None:
+    engine = Engine()
+    assert send(engine, call(5, "1C", "N", boot="a1", acked=acked)) == ["error"]
 
 
 def test_a_legacy_source_going_back_is_refused_visibly() -> None:
