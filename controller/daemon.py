@@ -465,6 +465,9 @@ async def until_disconnected(client: aiomqtt.Client, awaitable: Awaitable[T]) ->
     """
     task = asyncio.ensure_future(awaitable)
     lost: asyncio.Future[Any] = client._disconnected  # noqa: SLF001 - aiomqtt has no public one
+    # whatever happens below, their errors are seen here (not "never retrieved" at exit)
+    task.add_done_callback(_retrieve)
+    lost.add_done_callback(_retrieve)
     try:
         await asyncio.wait({task, lost}, return_when=asyncio.FIRST_COMPLETED)
     except BaseException:
@@ -474,6 +477,11 @@ async def until_disconnected(client: aiomqtt.Client, awaitable: Awaitable[T]) ->
         return task.result()
     await cancel_until_done(task)
     raise aiomqtt.MqttError("connection lost while waiting for PUBACKs")
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def cancel_until_done(task: asyncio.Future[Any], interval: float = 0.1) -> None:

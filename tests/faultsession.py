@@ -67,7 +67,7 @@ async def bridge_main(args: argparse.Namespace) -> int:
     config = config_from_dict({
         "table": {"id": args.table, "src": src(args.table)},
         "broker": {"url": args.broker, "keepalive": 5},
-        "spool": {"path": args.spool, "ack_timeout": 2.0},
+        "spool": {"path": args.spool, "ack_timeout": 2.0, "acknowledge": args.acknowledge},
         "gpio": {"factory": "mock"},
         "display": {"type": "none"},
     }, Path(args.spool).parent / "table.toml")
@@ -137,7 +137,7 @@ class Figures:
 
 class Session:
     def __init__(self, workdir: Path, *, tables: int = 3, rounds: int = 2, seed: int = 1,
-                 rate: float = 60.0) -> None:
+                 rate: float = 25.0, acknowledge: str = "controller") -> None:
         from controller.mosquitto import Mosquitto
 
         self.workdir = workdir
@@ -145,6 +145,7 @@ class Session:
         self.rounds = rounds
         self.random = random.Random(seed)
         self.rate = rate
+        self.acknowledge = acknowledge
         self.broker = Mosquitto(workdir / "broker", persistence=True)
         self.journal = workdir / "journal.sqlite"
         self.controller: subprocess.Popen[bytes] | None = None
@@ -163,7 +164,7 @@ class Session:
             self.controller = subprocess.Popen(
                 [sys.executable, "-m", "controller.daemon", "--broker", self.broker.url,
                  "--journal", str(self.journal), "--status-interval", "1",
-                 "--log-level", "WARNING"],
+                 "--log-level", "INFO"],
                 stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=self._env(), cwd=ROOT)
         finally:
             log.close()
@@ -185,7 +186,8 @@ class Session:
             self.bridges[table] = subprocess.Popen(
                 [sys.executable, str(Path(__file__).resolve()), "bridge", "--broker",
                  self.broker.url, "--table", table, "--spool",
-                 str(self.workdir / f"spool-{table}.sqlite"), "--rate", str(self.rate)],
+                 str(self.workdir / f"spool-{table}.sqlite"), "--rate", str(self.rate),
+                 "--acknowledge", self.acknowledge],
                 stdout=log, stderr=log, stdin=subprocess.DEVNULL,
                 env=self._env(), cwd=ROOT)
         finally:
@@ -196,6 +198,30 @@ class Session:
             if proc.poll() is not None:
                 raise RuntimeError(f"bridge {table} exited {proc.returncode}: see "
                                    f"{self.workdir}/bridge-{table}.log")
+
+    async def _flowing(self, fault: Fault, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not self._done():
+            if self._journaled_since(fault):
+                return
+            await asyncio.sleep(0.05)
+
+    def _journaled_since(self, fault: Fault) -> bool:
+        if not self.journal.exists():
+            return False
+        try:
+            db = sqlite3.connect(f"file:{self.journal}?mode=ro", uri=True, timeout=1.0)
+            try:
+                query = "SELECT 1 FROM incoming WHERE received >= ?"
+                args: tuple[Any, ...] = (fault.back,)
+                if fault.table is not None:
+                    query += " AND topic = ?"
+                    args += (f"bridge/{fault.table}/event",)
+                return db.execute(query + " LIMIT 1", args).fetchone() is not None
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return False
 
     def _done(self) -> bool:
         for table in self.tables:
@@ -241,6 +267,9 @@ class Session:
                 await asyncio.sleep(self.random.uniform(0.2, 0.8))
                 self._reap()
                 await self._inject(kind)
+                # one fault at a time: the next once events flow again (or 10 s), so that
+                # each recovery time is that fault's own
+                await self._flowing(self.faults[-1], 10.0)
             while not self._done():
                 if time.monotonic() - started > timeout:
                     raise TimeoutError(f"tables {sorted(set(self.tables) - set(self.finished))}"
@@ -332,15 +361,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--broker", required=True)
     b.add_argument("--table", required=True)
     b.add_argument("--spool", required=True)
-    b.add_argument("--rate", type=float, default=60.0, help="events a second")
+    b.add_argument("--rate", type=float, default=25.0, help="events a second")
+    b.add_argument("--acknowledge", default="controller", choices=("controller", "broker"))
     r = sub.add_parser("run", help="the whole session under faults; prints the figures")
     r.add_argument("--tables", type=int, default=3)
     r.add_argument("--rounds", type=int, default=2, help="times each kind of fault")
     r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--rate", type=float, default=60.0, help="events a second per table")
+    r.add_argument("--rate", type=float, default=25.0, help="events a second per table")
     r.add_argument("--workdir", help="keep logs, journal and spools here")
+    r.add_argument("--acknowledge", default="controller", choices=("controller", "broker"),
+                   help="broker: the spool empties on the PUBACK, as before contract 1.2")
     args = ap.parse_args(argv)
     if args.command == "bridge":
+        import logging
+
+        logging.basicConfig(level=logging.INFO,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.getLogger("mqtt").setLevel(logging.ERROR)  # aiomqtt's pending-call notes
         return asyncio.run(bridge_main(args))
     import tempfile
 
@@ -349,10 +386,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="faults-")))
         workdir.mkdir(parents=True, exist_ok=True)
         session = Session(workdir, tables=args.tables, rounds=args.rounds, seed=args.seed,
-                          rate=args.rate)
+                          rate=args.rate, acknowledge=args.acknowledge)
         figures = asyncio.run(session.run())
         print(f"python tests/faultsession.py run --tables {args.tables} --rounds "
-              f"{args.rounds} --seed {args.seed} --rate {args.rate:g}")
+              f"{args.rounds} --seed {args.seed} --rate {args.rate:g} --acknowledge "
+              f"{args.acknowledge}")
         print_figures(figures)
         ok = figures.ok
     return 0 if ok else 1
