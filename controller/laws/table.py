@@ -119,8 +119,6 @@ class Board:
         self.auction = Auction(self.dealer, log, rules=rules)
         self.play: Play | None = None
         self.hands_back: dict[Seat, int] = {s: 0 for s in Seat}
-        #: the cards lying on each seat's tray now (read present, not yet removed)
-        self.lying: dict[Seat, set[Card]] = {s: set() for s in Seat}
         self.done = False
         self.history: list[Input] = []
         self.notes: list[str] = []
@@ -202,19 +200,6 @@ class Board:
 
     # -- inputs ---------------------------------------------------------------------------
     def apply(self, inp: Input) -> None:
-        if type(inp) is TagEvent and inp.zone is Zone.TRAY and inp.card is not None \
-                and inp.seat is not None:
-            lying = self.lying[inp.seat]
-            if inp.present:
-                if inp.card in lying:
-                    # Read again, never taken away: a restarted reader or bridge reporting
-                    # what lies there. Nothing happened at the table.
-                    self.notes.append(f"{inp.card} already lies on {inp.seat}'s tray: "
-                                      f"no event")
-                    return
-                lying.add(inp.card)
-            else:
-                lying.discard(inp.card)
         self.history.append(inp)
         if isinstance(inp, TagEvent):
             self._tag(inp)
