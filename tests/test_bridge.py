@@ -232,6 +232,7 @@ async def test_tags_become_contract_events_in_order(tmp_path: Path, mosquitto: M
     assert seqs == sorted(seqs) and len(set(seqs)) == 6
     assert bridge.publisher is not None
     assert {e.pop("boot") for e in events} == {bridge.publisher.boot}  # contract 1.2
+    assert all(0 <= e.pop("acked") < seq for e, seq in zip(events, seqs, strict=True))
     assert events == [
         {"v": 1, "src": "pi-5", "ts": 1.0, "type": "tag", "zone": "board", "action": "present",
          "uid": "04D7", "board": 7},
@@ -566,6 +567,7 @@ async def test_simulated_table_round_trip(tmp_path: Path, mosquitto: Mosquitto) 
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert all(e.pop("src") == config.table.src and e.pop("v") == 1 for e in received)
     assert len({e.pop("boot") for e in received}) == 1  # contract 1.2: one boot, seq from 1
+    assert all(0 <= e.pop("acked") < seq for e, seq in zip(received, seqs, strict=True))
     uids = [e.pop("uid") for e in received]
     assert uids[-1] == "0499887766554433" and received[-1].pop("unknown") is True
     assert received == [{k: v for k, v in e.items() if k != "uid"} for e in played]
