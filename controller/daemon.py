@@ -18,8 +18,18 @@ Nothing accepted is lost, nothing is applied twice:
 - the journal (``controller.journal``) is written (committed, synced) before a message is
   applied and acknowledged; a restart rebuilds every table by re-feeding it to a fresh
   Engine, publishes what was computed but not yet published, then the retained messages;
-- duplicates (a redelivery, a bridge that resent from its spool: same ``src`` + ``seq``)
-  are dropped by the Engine and counted in ``engine.stats["duplicates"]``.
+- duplicates (a redelivery, a bridge that resent from its spool: same ``src``, ``boot``
+  and ``seq``) are dropped by the Engine and counted in ``engine.stats["duplicates"]``;
+- **end-to-end acknowledgements** (contract 1.2): once a batch is journaled and applied the
+  daemon publishes, retained, ``{root}/{t}/ack/{src}`` with the last ``seq`` applied of that
+  source's ``boot`` (``Engine.acks_due``), and every source's after each (re)connect. A
+  bridge keeps each event in its spool until that ack covers it, and sends the rest again
+  after a reconnect or a timeout: an event the broker lost (a crash without persistence, a
+  full queue) is sent again, never lost;
+- reconnects start at ``reconnect_min`` (0.1 s), double up to ``reconnect_max`` (1 s), and
+  start small again after every connection that got through; the MQTT connect itself gives
+  up after ``connect_timeout`` (2 s: a broker shutting down may accept the TCP connection and
+  never answer it).
 
 The journal grows by about 140 KB per board played (incoming events and the published
 state); a restart re-feeds all of it (about 7000 events/s). Start each session with a new
@@ -45,10 +55,10 @@ import signal
 import socket
 import ssl
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import aiomqtt
@@ -64,7 +74,11 @@ __all__ = ["BrokerSettings", "ControllerDaemon", "ControllerError", "EngineLike"
 
 log = logging.getLogger("bridge_table.controller")
 
+T = TypeVar("T")
+
 DEFAULT_MAX_PAYLOAD = 64 * 1024
+#: seconds to wait for the PUBACKs of what the daemon publishes (a board's outputs at once)
+PUBLISH_TIMEOUT = 30.0
 NODELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 MAX_BATCH = 256
 
@@ -161,6 +175,7 @@ class _Counters:
     published: int = 0
     connects: int = 0
     rebuilt: int = 0
+    acks: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -177,8 +192,9 @@ class ControllerDaemon:
     client_id: str = ""
     max_payload: int = DEFAULT_MAX_PAYLOAD
     status_interval: float = 30.0
-    reconnect_min: float = 0.25
-    reconnect_max: float = 5.0
+    reconnect_min: float = 0.1
+    reconnect_max: float = 1.0
+    connect_timeout: float = 2.0
     info: Mapping[str, Any] = field(default_factory=dict)  # extra fields for the status
     #: serve only these tables (``bridge-table run``: one Pi, one table); empty: every table
     only_tables: Sequence[str] = ()
@@ -297,6 +313,21 @@ class ControllerDaemon:
             else:
                 self._outbox.append((0, item))
         await self._flush(client, through=ns[-1] if ns else 0)
+        await self._acknowledge(client, self._acks_due())
+
+    def _acks_due(self) -> list[OutgoingLike]:
+        due: Callable[[], Sequence[OutgoingLike]] | None = getattr(self.engine, "acks_due", None)
+        return list(due()) if due is not None else []
+
+    async def _acknowledge(self, client: aiomqtt.Client, acks: Sequence[OutgoingLike]) -> None:
+        """Publish acknowledgements; only after their events are journaled and applied, so
+        that a bridge never drops an event the daemon could still lose."""
+        if not acks:
+            return
+        await until_disconnected(client, asyncio.gather(
+            *(client.publish(a.topic, _encode(a.payload), qos=a.qos, retain=a.retain,
+                             timeout=PUBLISH_TIMEOUT) for a in acks)))
+        self.counters.acks += len(acks)
 
     async def _flush(self, client: aiomqtt.Client, through: int = 0) -> None:
         """Publish the outbox in order, then record it; kept for the next connection if
@@ -308,8 +339,9 @@ class ControllerDaemon:
         pending = list(self._outbox)
         encoded = [(n, o, _encode(o.payload)) for n, o in pending]
         # started in order, so paho writes them in order; PUBACKs are awaited together
-        await asyncio.gather(*(client.publish(o.topic, data, qos=o.qos, retain=o.retain)
-                               for _, o, data in encoded))
+        await until_disconnected(client, asyncio.gather(
+            *(client.publish(o.topic, data, qos=o.qos, retain=o.retain,
+                             timeout=PUBLISH_TIMEOUT) for _, o, data in encoded)))
         del self._outbox[:len(pending)]
         self.counters.published += len(pending)
         if self.journal is not None:
@@ -324,12 +356,17 @@ class ControllerDaemon:
             payload.update(ts=round(time.time(), 3), tables=sorted(self.engine.tables),
                            counters=self.counters.as_dict(), engine=dict(self.engine.stats),
                            **self.info)
+            refusals: Mapping[str, str] | None = getattr(self.engine, "refusals", None)
+            if refusals:
+                # sources whose events the Engine refused (seq, boot): the operator sees them
+                payload["refused_sources"] = dict(refusals)
         return payload
 
     async def _status_loop(self, client: aiomqtt.Client) -> None:
         while True:
             await asyncio.sleep(self.status_interval)
-            await client.publish(self.status_topic, _encode(self.status()), qos=1, retain=True)
+            await client.publish(self.status_topic, _encode(self.status()), qos=1, retain=True,
+                                 timeout=PUBLISH_TIMEOUT)
 
     # -- connection -----------------------------------------------------------------------
     def _client(self) -> aiomqtt.Client:
@@ -342,6 +379,7 @@ class ControllerDaemon:
                               retain=True),
             # small messages, answered at once: Nagle + delayed ACK would add ~40 ms to each
             socket_options=[NODELAY],
+            timeout=self.connect_timeout,
         )
         client._client.manual_ack_set(True)  # noqa: SLF001 - see the module docstring
         # a board's worth of outputs goes out at once: not a "concerning number"
@@ -351,12 +389,17 @@ class ControllerDaemon:
     async def _session(self) -> None:
         async with self._client() as client:
             self.counters.connects += 1
-            await client.subscribe(self.subscriptions)
+            await client.subscribe(self.subscriptions, timeout=PUBLISH_TIMEOUT)
             # retained messages after every connect: a broker restarted without persistence
             # has lost them; after a restart of ours, the outbox holds what was not published
             self._outbox.extend((0, o) for o in self.engine.retained())
             await self._flush(client)
-            await client.publish(self.status_topic, _encode(self.status()), qos=1, retain=True)
+            all_acks: Callable[[], Sequence[OutgoingLike]] | None = getattr(
+                self.engine, "acks", None)
+            self._acks_due()  # every ack goes out below, these included
+            await self._acknowledge(client, list(all_acks()) if all_acks is not None else [])
+            await client.publish(self.status_topic, _encode(self.status()), qos=1, retain=True,
+                                 timeout=PUBLISH_TIMEOUT)
             log.info("connected to %s as %s; %d table(s)", self.broker.url, self.client_id,
                      len(self.engine.tables))
             self.ready.set()
@@ -392,7 +435,7 @@ class ControllerDaemon:
         while not stop.is_set():
             session = asyncio.create_task(self._session())
             stopper = asyncio.create_task(stop.wait())
-            started = time.monotonic()
+            connects = self.counters.connects
             done, _ = await asyncio.wait({session, stopper},
                                          return_when=asyncio.FIRST_COMPLETED)
             stopper.cancel()
@@ -402,9 +445,9 @@ class ControllerDaemon:
             exc = session.exception()
             if exc is None:
                 continue
+            if self.counters.connects != connects:
+                delay = self.reconnect_min  # it was a working connection: retry soon
             if isinstance(exc, aiomqtt.MqttError | OSError):
-                if time.monotonic() - started > 10:
-                    delay = self.reconnect_min  # it was a working connection: retry soon
                 log.warning("broker %s: %s; reconnecting in %.1f s", self.broker.url, exc,
                             delay)
             elif isinstance(exc, JournalError):
@@ -418,7 +461,35 @@ class ControllerDaemon:
         await self._goodbye()
 
 
-async def cancel_until_done(task: asyncio.Task[Any], interval: float = 0.1) -> None:
+async def until_disconnected(client: aiomqtt.Client, awaitable: Awaitable[T]) -> T:
+    """Await ``awaitable`` (PUBACKs), but raise MqttError as soon as the connection is lost.
+
+    aiomqtt 2.5 leaves a publish waiting for its PUBACK when the connection drops, until its
+    timeout: a broker restarted while the daemon waited for a board's PUBACKs stalled it for
+    the whole timeout (10 s by default) before it reconnected.
+    """
+    task = asyncio.ensure_future(awaitable)
+    lost: asyncio.Future[Any] = client._disconnected  # noqa: SLF001 - aiomqtt has no public one
+    # whatever happens below, their errors are seen here (not "never retrieved" at exit)
+    task.add_done_callback(_retrieve)
+    lost.add_done_callback(_retrieve)
+    try:
+        await asyncio.wait({task, lost}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        await cancel_until_done(task)
+        raise
+    if task.done():
+        return task.result()
+    await cancel_until_done(task)
+    raise aiomqtt.MqttError("connection lost while waiting for PUBACKs")
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+async def cancel_until_done(task: asyncio.Future[Any], interval: float = 0.1) -> None:
     """Cancel ``task`` and wait for it to end, cancelling again until it does.
 
     On Python 3.11 a cancellation that arrives while ``asyncio.wait_for`` (which aiomqtt uses

@@ -2,8 +2,9 @@
 
 ``Engine.handle(topic, payload)`` is the one path every consumer uses: the live daemon
 (``controller/daemon.py``), ``bridge-table replay`` and the benchmarks. It validates the
-payload, drops duplicates (same ``src`` and ``seq``, as QoS 1 redelivers), applies the event
-or ruling to the table's ``Table`` and returns what must be published. It does no I/O and
+payload, drops duplicates (same ``src``, ``boot`` and ``seq``, as QoS 1 redelivers and
+bridges resend), applies the event or ruling to the table's ``Table`` and returns what must
+be published; ``acks_due`` gives the acknowledgements to publish after. It does no I/O and
 reads no clock: the same inputs give the same outputs, which is what lets the daemon rebuild
 every table from its journal.
 """
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -30,7 +32,7 @@ from .laws.rulings import Ruling, RulingKind
 from .laws.table import FeedItem, Phase, Table, Update
 from .policy import IndicatorPolicy
 
-__all__ = ["Outgoing", "Engine", "BadMessage", "encode", "MAX_PAYLOAD", "MAX_TABLES",
+__all__ = ["Outgoing", "Engine", "BadMessage", "encode", "MAX_PAYLOAD", "MAX_SEQ", "MAX_TABLES",
            "MAX_SOURCES", "TABLE_ID", "RESERVED_TABLE_IDS", "table_id_problem"]
 
 #: Larger payloads are refused unread (a sensor event is ~200 bytes).
@@ -47,6 +49,18 @@ MAX_TABLES = 1000
 MAX_SOURCES = 64
 #: The longest ``src`` (a bridge's is ``table-{id}-pi``).
 MAX_SRC = 128
+#: Largest ``seq`` accepted (1.2): 2^53 - 1, the largest integer every JSON reader keeps
+#: exact. A larger one is refused with an ``error``; it can no longer silence its source.
+MAX_SEQ = 2**53 - 1
+#: ``boot`` (1.2): the bridge's epoch id, chosen when its spool starts a sequence
+_BOOT = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+#: a ``src`` that may go into a topic (``{root}/{t}/ack/{src}``)
+_TOPIC_SAFE_SRC = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+#: boots remembered per source; events of an older (retired) boot are refused, visibly
+_BOOTS_PER_SRC = 4
+_RETIRED_BOOTS = 64
+#: sources whose last refusal is kept for the daemon's status
+_REFUSALS_KEPT = 32
 
 #: Statuses of an irregularity still to be dealt with (shown, listed in ``state``).
 _ACTIVE = frozenset({Status.OPEN, Status.ESTABLISHED})
@@ -72,34 +86,83 @@ class BadMessage(ValueError):
     """A payload that does not follow the wire contract."""
 
 
+class _Boot(NamedTuple):
+    """An event's ``boot`` and ``acked`` (1.2), both absent from a version-1 bridge."""
+
+    id: str | None
+    #: the bridge's word that every seq of this boot up to ``acked`` was acknowledged
+    acked: int | None = None
+
+
 @dataclass
 class _SeqTracker:
-    """Per ``src``: applied once by (src, seq); late (lower) seqs still applied once."""
+    """Per (``src``, ``boot``): which seqs were applied.
 
+    With a ``boot`` (1.2) the bridge numbers its events 1, 2, 3... and resends whatever the
+    controller has not acknowledged, so events are applied strictly in order: ``high`` is
+    the last applied, a lower seq is a duplicate, a higher one than ``high + 1`` is out of
+    order (not applied: the bridge sends the missing ones again, then this one).
+    Without a boot (version 1 bridges) the old rule holds: applied once by (src, seq), late
+    (lower) seqs still applied once inside a window of 2048.
+    """
+
+    strict: bool = False
     high: int = -1
+    #: the first seq seen of this boot (a controller may meet a boot after its start)
+    low: int = -1
     recent: set[int] = field(default_factory=set)
 
-    def seen(self, seq: int) -> bool:
+    def verdict(self, seq: int) -> str:
+        """``new``, ``duplicate``, ``gap`` (strict: out of order), ``before_start`` (strict:
+        below the first seq this controller saw of the boot) or ``too_old`` (legacy)."""
+        if self.high < 0 or seq == self.high + 1:
+            return "new"
+        if self.strict:
+            if seq < self.low:
+                return "before_start"
+            return "duplicate" if seq <= self.high else "gap"
         if seq > self.high:
+            return "new"
+        if seq in self.recent:
+            return "duplicate"
+        return "too_old" if seq <= self.high - 2048 else "new"
+
+    def fast_forward(self, acked: int) -> bool:
+        """The bridge says a controller acknowledged every seq up to ``acked`` (this one,
+        with another journal, or before this one first heard of the boot): go on after it.
+        True if that moved ``high``."""
+        if not self.strict or acked <= self.high:
             return False
-        return seq in self.recent
+        self.high = acked
+        if self.low < 0 or self.low > acked + 1:
+            self.low = acked + 1
+        return True
 
     def add(self, seq: int) -> None:
-        self.recent.add(seq)
+        if self.low < 0:
+            self.low = seq
         if seq > self.high:
             self.high = seq
+        if self.strict:
+            return
+        self.recent.add(seq)
         if len(self.recent) > 4096:  # keep the window bounded; seqs only grow
             floor = self.high - 2048
             self.recent = {s for s in self.recent if s > floor}
 
-    def too_old(self, seq: int) -> bool:
-        return seq <= self.high - 2048
+
+@dataclass
+class _Source:
+    """One ``src`` at one table: its boots (newest last), and those retired."""
+
+    boots: OrderedDict[str | None, _SeqTracker] = field(default_factory=OrderedDict)
+    retired: deque[str] = field(default_factory=lambda: deque(maxlen=_RETIRED_BOOTS))
 
 
 @dataclass
 class _TableState:
     table: Table
-    seqs: dict[str, _SeqTracker] = field(default_factory=dict)
+    seqs: dict[str, _Source] = field(default_factory=dict)
     last: dict[str, Any] | None = None
     feed_seq: int = 0
     indicator: dict[str, Any] | None = None
@@ -143,8 +206,12 @@ class Engine:
         self._tables: dict[str, _TableState] = {}
         self.stats: dict[str, int] = {
             "events": 0, "rulings": 0, "duplicates": 0, "malformed": 0,
-            "ignored_topics": 0, "internal_errors": 0, "refused": 0,
+            "ignored_topics": 0, "internal_errors": 0, "out_of_order": 0, "refused": 0,
         }
+        #: the last refusal per source (``"{table}/{src}"`` -> why), for the daemon's status
+        self.refusals: OrderedDict[str, str] = OrderedDict()
+        #: (table, src) whose acknowledgement changed since ``acks_due`` was last called
+        self._acks_dirty: set[tuple[str, str]] = set()
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -193,13 +260,13 @@ class Engine:
         try:
             fast = _fast_event(payload) if kind == "event" else None
             if fast is not None:
-                src, seq, inp = fast
+                src, origin, seq, inp = fast
             else:
                 data = self._decode(payload)
                 if kind == "event":
-                    src, seq, inp = self._parse_event(data)
+                    src, origin, seq, inp = self._parse_event(data)
                 else:
-                    src, seq, inp = self._parse_ruling(data)
+                    src, origin, seq, inp = self._parse_ruling(data)
         except BadMessage as exc:
             self.stats["malformed"] += 1
             return [self._error(table, kind, str(exc), payload)] if "error" in self.kinds \
@@ -210,19 +277,25 @@ class Engine:
                                 f"{self.max_tables} tables (--max-tables)", payload)] \
                 if "error" in self.kinds else []
         ts = self._table(table)
-        tracker = ts.seqs.get(src)
-        if tracker is None:
-            if len(ts.seqs) >= self.max_sources:
-                self.stats["refused"] += 1
-                return [self._error(table, kind, f"refused: table {table} already has "
-                                    f"{self.max_sources} sources (--max-sources); src "
-                                    f"{src[:64]!r} is one too many", payload)] \
-                    if "error" in self.kinds else []
-            tracker = ts.seqs[src] = _SeqTracker()
-        if tracker.seen(seq) or tracker.too_old(seq):
+        boot, acked = origin
+        if src not in ts.seqs and len(ts.seqs) >= self.max_sources:
+            self.stats["refused"] += 1
+            return [self._error(table, kind, f"refused: table {table} already has "
+                                f"{self.max_sources} sources (--max-sources); src "
+                                f"{src[:64]!r} is one too many", payload)] \
+                if "error" in self.kinds else []
+        tracker = self._tracker(ts, src, boot)
+        if tracker is not None and acked is not None:
+            tracker.fast_forward(acked)
+        verdict = "retired" if tracker is None else tracker.verdict(seq)
+        if verdict == "duplicate":
             self.stats["duplicates"] += 1
+            self._acks_dirty.add((table, src))  # its ack may have been lost: say it again
             return []
+        if tracker is None or verdict != "new":
+            return self._refuse(table, kind, src, boot, seq, verdict, tracker, payload)
         tracker.add(seq)
+        self._acks_dirty.add((table, src))
         self.stats["events" if kind == "event" else "rulings"] += 1
         try:
             update = ts.table.apply(inp)
@@ -237,6 +310,81 @@ class Engine:
                 out = []
             return [self._error(table, kind, f"internal error, input not applied: "
                                 f"{type(exc).__name__}: {exc}", payload), *out]
+
+    # -- sequence numbers and acknowledgements (1.2) -----------------------------------------
+    def _tracker(self, ts: _TableState, src: str, boot: str | None) -> _SeqTracker | None:
+        """The tracker of (src, boot); None if that boot was retired (a newer one took over)."""
+        source = ts.seqs.get(src)
+        if source is None:
+            source = ts.seqs[src] = _Source()
+        tracker = source.boots.get(boot)
+        if tracker is not None:
+            return tracker
+        if boot is not None and boot in source.retired:
+            return None
+        tracker = source.boots[boot] = _SeqTracker(strict=boot is not None)
+        while len(source.boots) > _BOOTS_PER_SRC:
+            old, _ = source.boots.popitem(last=False)
+            if old is not None:
+                source.retired.append(old)
+        return tracker
+
+    def _refuse(self, table: str, kind: str, src: str, boot: str | None, seq: int,
+                verdict: str, tracker: _SeqTracker | None,
+                payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
+        """An event not applied because of its seq: answered on ``error``, counted, and kept
+        in ``refusals`` (the daemon's status), never dropped silently."""
+        expected = None if tracker is None else tracker.high + 1
+        if verdict == "gap":
+            self.stats["out_of_order"] += 1
+            why = (f"seq {seq} of src {src!r} boot {boot!r} is out of order (expected "
+                   f"{expected}): not applied; the bridge sends the missing events again")
+        elif verdict == "before_start":
+            self.stats["refused"] += 1
+            why = (f"seq {seq} of src {src!r} boot {boot!r} is below {tracker and tracker.low}, "
+                   f"the first this controller applied of that boot: refused, not applied")
+        elif verdict == "retired":
+            self.stats["refused"] += 1
+            why = (f"src {src!r}: boot {boot!r} was replaced by a newer boot: event seq {seq} "
+                   f"refused")
+        else:
+            self.stats["refused"] += 1
+            why = (f"seq {seq} of src {src!r} is more than 2048 below its highest "
+                   f"({expected and expected - 1}): refused as a stale duplicate; a bridge whose "
+                   f"seq went back must send a new boot")
+        key = f"{table}/{src}"
+        self.refusals[key] = why
+        self.refusals.move_to_end(key)
+        while len(self.refusals) > _REFUSALS_KEPT:
+            self.refusals.popitem(last=False)
+        return [self._error(table, kind, why, payload)] if "error" in self.kinds else []
+
+    def _ack(self, table: str, src: str) -> Outgoing | None:
+        ts = self._tables.get(table)
+        source = ts.seqs.get(src) if ts is not None else None
+        if source is None or not source.boots or not _TOPIC_SAFE_SRC.fullmatch(src):
+            return None
+        boot, tracker = next(reversed(source.boots.items()))
+        if tracker.high < 0:
+            return None
+        payload: dict[str, Any] = {"v": WIRE_VERSION, "src": src, "seq": tracker.high}
+        if boot is not None:
+            payload["boot"] = boot
+        return Outgoing(self._topic(table, f"ack/{src}"), payload, retain=True)
+
+    def acks_due(self) -> list[Outgoing]:
+        """The acknowledgements (``{root}/{t}/ack/{src}``, retained) of every source that
+        sent something since the last call: the daemon publishes them once the events are
+        journaled and applied. Not part of ``handle``'s outputs, so replay is unchanged."""
+        out = [ack for table, src in sorted(self._acks_dirty)
+               if (ack := self._ack(table, src)) is not None]
+        self._acks_dirty.clear()
+        return out
+
+    def acks(self) -> list[Outgoing]:
+        """Every source's acknowledgement (after a reconnect: the broker may have lost them)."""
+        return [ack for table in self.tables for src in sorted(self._tables[table].seqs)
+                if (ack := self._ack(table, src)) is not None]
 
     # -- parsing --------------------------------------------------------------------------
     @staticmethod
@@ -255,7 +403,8 @@ class Engine:
             raise BadMessage("payload is not a JSON object")
         return data
 
-    def _common(self, data: Mapping[str, Any], known: frozenset[str]) -> tuple[str, int]:
+    def _common(self, data: Mapping[str, Any], known: frozenset[str]
+                ) -> tuple[str, _Boot, int]:
         v = data.get("v")
         if v != WIRE_VERSION or isinstance(v, bool):
             raise BadMessage(f"unsupported contract version v={v!r} (this controller speaks "
@@ -265,17 +414,30 @@ class Engine:
             raise BadMessage(f"src must be a non-empty string of at most {MAX_SRC} characters")
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
             raise BadMessage("seq must be a non-negative integer")
+        if seq > MAX_SEQ:
+            raise BadMessage(f"seq {seq} is over the maximum {MAX_SEQ} (2^53 - 1): a bridge "
+                             f"that reaches it starts a new boot")
+        boot = data.get("boot")
+        if boot is not None and (not isinstance(boot, str) or not _BOOT.fullmatch(boot)):
+            raise BadMessage("boot must be 1-64 letters, digits, '_', '.', ':' or '-'")
+        acked = data.get("acked")
+        if acked is not None and (boot is None or not isinstance(acked, int)
+                                  or isinstance(acked, bool) or not 0 <= acked < seq):
+            raise BadMessage("acked must be an integer from 0 to seq - 1, with a boot")
         if not isinstance(ts, int | float) or isinstance(ts, bool) or not math.isfinite(ts):
             raise BadMessage("ts must be a number of seconds since the epoch")
-        return src, seq  # unknown fields are ignored: a newer bridge may add some
+        # unknown fields are ignored: a newer bridge may add some
+        return src, _Boot(boot, acked), seq
 
-    _EVENT_FIELDS = frozenset({"v", "src", "seq", "ts", "type", "zone", "seat", "action", "uid",
-                               "card", "deck", "call", "board", "unknown", "button"})
-    _RULING_FIELDS = frozenset({"v", "src", "seq", "ts", "ruling", "alert", "tricks", "seat",
-                                "card", "call", "suit", "option", "board", "note"})
+    _EVENT_FIELDS = frozenset({"v", "src", "seq", "boot", "acked", "ts", "type", "zone", "seat",
+                               "action", "uid", "card", "deck", "call", "board", "unknown",
+                               "button"})
+    _RULING_FIELDS = frozenset({"v", "src", "seq", "boot", "ts", "ruling", "alert", "tricks",
+                                "seat", "card", "call", "suit", "option", "board", "note"})
 
-    def _parse_event(self, data: Mapping[str, Any]) -> tuple[str, int, TagEvent | ButtonEvent]:
-        src, seq = self._common(data, self._EVENT_FIELDS)
+    def _parse_event(self, data: Mapping[str, Any]
+                     ) -> tuple[str, _Boot, int, TagEvent | ButtonEvent]:
+        src, boot, seq = self._common(data, self._EVENT_FIELDS)
         kind = data.get("type")
         seat = _seat(data.get("seat"))
         if kind == "button":
@@ -283,7 +445,7 @@ class Engine:
                 button = Button(data.get("button"))
             except ValueError:
                 raise BadMessage(f"unknown button {data.get('button')!r}") from None
-            return src, seq, ButtonEvent(button, seat)
+            return src, boot, seq, ButtonEvent(button, seat)
         if kind != "tag":
             raise BadMessage(f"type must be 'tag' or 'button', not {kind!r}")
         try:
@@ -298,7 +460,7 @@ class Engine:
         if zone in (Zone.TRAY, Zone.BID) and seat is None:
             raise BadMessage(f"a {zone} tag needs a seat")
         if data.get("unknown") is True:
-            return src, seq, TagEvent(zone, action, seat, uid.upper(), unknown=True)
+            return src, boot, seq, TagEvent(zone, action, seat, uid.upper(), unknown=True)
         card_text, call_text, board = data.get("card"), data.get("call"), data.get("board")
         if sum(x is not None for x in (card_text, call_text, board)) != 1:
             raise BadMessage("a tag event needs exactly one of card, call, board or unknown")
@@ -312,26 +474,26 @@ class Engine:
             deck = data.get("deck")
             if deck is not None and (not isinstance(deck, str | int) or isinstance(deck, bool)):
                 raise BadMessage("deck must be a string or an integer")
-            return src, seq, TagEvent(zone, action, seat, uid.upper(), card=card,
-                                      deck=None if deck is None else str(deck),
-                                      ts=float(data["ts"]))
+            return src, boot, seq, TagEvent(zone, action, seat, uid.upper(), card=card,
+                                            deck=None if deck is None else str(deck),
+                                            ts=float(data["ts"]))
         if call_text is not None:
             if not isinstance(call_text, str):
                 raise BadMessage("call must be a string like '1NT'")
             if call_text.upper() in MARKERS:
-                return src, seq, TagEvent(zone, action, seat, uid.upper(),
+                return src, boot, seq, TagEvent(zone, action, seat, uid.upper(),
                                           marker=call_text.upper())
             try:
                 call = Call.parse(call_text)
             except ParseError as exc:
                 raise BadMessage(str(exc)) from None
-            return src, seq, TagEvent(zone, action, seat, uid.upper(), call=call)
+            return src, boot, seq, TagEvent(zone, action, seat, uid.upper(), call=call)
         if not isinstance(board, int) or isinstance(board, bool) or board < 1:
             raise BadMessage("board must be a positive integer")
-        return src, seq, TagEvent(zone, action, seat, uid.upper(), board=board)
+        return src, boot, seq, TagEvent(zone, action, seat, uid.upper(), board=board)
 
-    def _parse_ruling(self, data: Mapping[str, Any]) -> tuple[str, int, Ruling]:
-        src, seq = self._common(data, self._RULING_FIELDS)
+    def _parse_ruling(self, data: Mapping[str, Any]) -> tuple[str, _Boot, int, Ruling]:
+        src, boot, seq = self._common(data, self._RULING_FIELDS)
         try:
             kind = RulingKind(data.get("ruling"))
         except ValueError:
@@ -353,9 +515,9 @@ class Engine:
                 call is None or _seat(data.get("seat")) is None):
             raise BadMessage("ruling unintended needs alert, or seat and call")
         option = data.get("option")
-        return src, seq, Ruling(kind, alert=alert, tricks=tricks, seat=_seat(data.get("seat")),
-                                card=card, call=call, suit=suit,
-                                option=option if isinstance(option, str) else None, board=board)
+        return src, boot, seq, Ruling(
+            kind, alert=alert, tricks=tricks, seat=_seat(data.get("seat")), card=card, call=call,
+            suit=suit, option=option if isinstance(option, str) else None, board=board)
 
     # -- building outputs -----------------------------------------------------------------
     def _topic(self, table: str, kind: str) -> str:
@@ -627,6 +789,8 @@ class _EventMsg(msgspec.Struct):
     seq: int
     ts: float
     type: str
+    boot: str | None = None
+    acked: int | None = None
     zone: str | None = None
     seat: str | None = None
     action: str | None = None
@@ -650,7 +814,7 @@ _CALLS = {str(c): c for c in (
 
 
 def _fast_event(payload: bytes | str | Mapping[str, Any]
-                ) -> tuple[str, int, TagEvent | ButtonEvent] | None:
+                ) -> tuple[str, _Boot, int, TagEvent | ButtonEvent] | None:
     """The common case of a well-formed tag event, without the general parser.
 
     Anything unusual (a button, a marker, a bad field, a mapping) returns None and takes
@@ -662,8 +826,10 @@ def _fast_event(payload: bytes | str | Mapping[str, Any]
         m = _event_decoder.decode(payload)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
-    if m.v != WIRE_VERSION or not m.src or len(m.src) > MAX_SRC or m.seq < 0 or m.type != "tag" \
-            or not math.isfinite(m.ts) or m.unknown:
+    if m.v != WIRE_VERSION or not m.src or len(m.src) > MAX_SRC or m.seq < 0 \
+            or m.seq > MAX_SEQ or m.type != "tag" or not math.isfinite(m.ts) or m.unknown \
+            or (m.boot is not None and not _BOOT.fullmatch(m.boot)) \
+            or (m.acked is not None and (m.boot is None or not 0 <= m.acked < m.seq)):
         return None
     zone = _ZONES.get(m.zone)  # type: ignore[arg-type]
     action = _ACTIONS.get(m.action)  # type: ignore[arg-type]
@@ -676,14 +842,16 @@ def _fast_event(payload: bytes | str | Mapping[str, Any]
         if card is None or seat is None:
             return None
         deck = None if m.deck is None else str(m.deck)
-        return m.src, m.seq, TagEvent(zone, action, seat, uid, card=card, deck=deck, ts=m.ts)
+        return m.src, _Boot(m.boot, m.acked), m.seq, TagEvent(zone, action, seat, uid, card=card,
+                                                              deck=deck, ts=m.ts)
     if m.call is not None and m.card is None and m.board is None:
         call = _CALLS.get(m.call)
         if call is None or seat is None:
             return None
-        return m.src, m.seq, TagEvent(zone, action, seat, uid, call=call)
+        return m.src, _Boot(m.boot, m.acked), m.seq, TagEvent(zone, action, seat, uid, call=call)
     if m.board is not None and m.card is None and m.call is None and m.board >= 1:
         if zone in (Zone.TRAY, Zone.BID) and seat is None:
             return None
-        return m.src, m.seq, TagEvent(zone, action, seat, uid, board=m.board)
+        return m.src, _Boot(m.boot, m.acked), m.seq, TagEvent(zone, action, seat, uid,
+                                                              board=m.board)
     return None

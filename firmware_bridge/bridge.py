@@ -9,6 +9,12 @@ health, still published), and publishes contract events through the spooled
 LEDs and the display, turns button presses into ``button`` events, and publishes
 ``{root}/{t}/health`` periodically and whenever a counter changes.
 
+What lies on each antenna of the inventory readers is kept in the spool's SQLite, in the
+transaction of the event that put it there or took it away. A reader (re)opened, after a
+restart of the bridge or a failure of the reader, starts from that state
+(``Reader.restore_lying``): its first inventory reports only the tags put down or taken
+away meanwhile, not every card on the table again.
+
 ``bridge-table bridge --config hw_configs/sim.toml`` runs it until SIGINT or SIGTERM.
 """
 
@@ -137,6 +143,8 @@ class BridgeHealth:
     unmapped_antennas: int = 0
     bad_indicators: int = 0
     output_errors: int = 0
+    #: events refused because the spool was full or could not be written
+    spool_refused: int = 0
     last_duplicate: dict[str, Any] | None = None
     last_unmapped: dict[str, Any] | None = None
     last_bad_indicator: str | None = None
@@ -219,7 +227,8 @@ class Bridge:
         self._loop = asyncio.get_running_loop()
         if self._registry is None:
             self._registry = self._load_registry()
-        spool = Spool(self.config.spool.path, sync=self.config.spool.sync)
+        spool = Spool(self.config.spool.path, sync=self.config.spool.sync,
+                      max_events=self.config.spool.max_events)
         self.publisher = Publisher(self.config, spool, on_message=self._on_message,
                                    on_connection=lambda _up: self._health_changed())
         self._setup_outputs()
@@ -262,7 +271,10 @@ class Bridge:
             try:
                 reader = self._opener()(rc.name, rc.url, kind=rc.kind, **dict(rc.options))
                 state.kind = reader.kind
+                if reader.kind == "inventory" and self.publisher is not None:
+                    reader.restore_lying(self.publisher.spool.lying(rc.name))
                 async with reader:
+                    state.kind = reader.kind  # a simulated reader learns its kind on opening
                     state.open = state.connected = True
                     self._health_changed()
                     delay = REOPEN_MIN
@@ -337,7 +349,9 @@ class Bridge:
             body["unknown"] = True
             self.health.unknown_tags += 1
             self._health_changed()
-        return self._publish(body)
+        held = self.health.readers[rc.name].kind == "inventory"
+        return self._publish(body, lying=(rc.name, read.antenna, uid, read.action) if held
+                             else None)
 
     def _note_sighting(self, rc: ReaderConfig, read: TagRead, uid: str) -> None:
         """A tag present at two places at once is a duplicate sighting: counted, logged,
@@ -365,15 +379,17 @@ class Bridge:
         held = self.health.readers[rc.name].kind != "tap"
         places[where] = (read.ts, held)
 
-    def _publish(self, body: dict[str, Any]) -> int | None:
+    def _publish(self, body: dict[str, Any], *,
+                 lying: tuple[str, str, str, str] | None = None) -> int | None:
         if self.publisher is None:
             return None
         self.health.events += 1
         try:
-            return self.publisher.publish_event(body)
-        except BridgeError as e:  # spool write failed (disk full): say so loudly, keep going
+            return self.publisher.publish_event(body, lying=lying)
+        except BridgeError as e:  # spool full or write failed: say so loudly, keep going
             log.error("event lost, the spool cannot take it: %s (%s)", e, body)
             self.health.output_errors += 1
+            self.health.spool_refused += 1
             self._health_changed()
             return None
 
@@ -456,7 +472,12 @@ class Bridge:
             "ts": time.time(),
             "connected": bool(publisher and publisher.connected.is_set()),
             "spool_depth": publisher.spool.depth() if publisher else 0,
+            "spool_max": self.config.spool.max_events,
+            "spool_refused": h.spool_refused,
             "next_seq": publisher.spool.next_seq if publisher else None,
+            "boot": publisher.boot if publisher else None,
+            "acked_seq": publisher.acked_seq if publisher else None,
+            "resends": publisher.resends if publisher else 0,
             "readers": {name: {"kind": s.kind, "open": s.open, "connected": s.connected,
                                "anomalies": dict(s.anomalies)}
                         for name, s in h.readers.items()},

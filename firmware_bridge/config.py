@@ -74,6 +74,13 @@ class SpoolConfig:
     path: Path
     #: "normal": survives a crash of the bridge; "full": also a power cut (fsync per event)
     sync: str = "normal"
+    #: "controller": an event leaves the spool once the controller's ack (contract 1.2) covers
+    #: it; "broker": on the broker's PUBACK (version 1 behaviour, for a controller without acks)
+    acknowledge: str = "controller"
+    #: most events the spool holds; beyond, new events are refused loudly (health, log)
+    max_events: int = 200_000
+    #: seconds without an ack before what is unacknowledged is sent again (doubling, to 5 min)
+    ack_timeout: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -350,8 +357,12 @@ def _spool(root: _Section, base: Path, table_id: str) -> SpoolConfig:
     sec = root.section("spool")
     path = _resolve(base, sec.string("path", f"var/spool-table-{table_id}.sqlite"))
     sync = sec.string("sync", "normal", choices=("normal", "full"))
+    acknowledge = sec.string("acknowledge", "controller", choices=("controller", "broker"))
+    max_events = sec.integer("max_events", 200_000, minimum=100)
+    ack_timeout = sec.number("ack_timeout", 10.0, minimum=0.1)
     sec.finish()
-    return SpoolConfig(path=path, sync=sync)
+    return SpoolConfig(path=path, sync=sync, acknowledge=acknowledge, max_events=max_events,
+                       ack_timeout=ack_timeout)
 
 
 def _antenna(sec: _Section) -> AntennaConfig:

@@ -447,6 +447,18 @@ class HostSession:
         self._repairing = False  # an inventory burst after trouble has begun
         self._seen_inventory: set[int] = set()  # antennas whose first inventory came in
 
+    def restore(self, lying: dict[str, set[str]]) -> None:
+        """Believe ``lying`` (antenna -> UIDs) is on the reader: a state kept by the host
+        across its own restart. The next inventory of each antenna is diffed against it."""
+        for antenna, uids in lying.items():
+            if not antenna.isdigit():
+                continue
+            number = int(antenna)
+            self.present[number] = {u.upper() for u in uids}
+            self._seen_inventory.add(number)
+        if lying:
+            self._trouble = self._trouble or "host restart"
+
     def link_up(self, now: float) -> list[SessionOutput]:
         """A (re)opened link: we know nothing of what happened meanwhile; ask for everything."""
         self._expected_seq = None

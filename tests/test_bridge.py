@@ -230,6 +230,9 @@ async def test_tags_become_contract_events_in_order(tmp_path: Path, mosquitto: M
     events = [p for _, p, _ in sub.messages]
     seqs = [e.pop("seq") for e in events]
     assert seqs == sorted(seqs) and len(set(seqs)) == 6
+    assert bridge.publisher is not None
+    assert {e.pop("boot") for e in events} == {bridge.publisher.boot}  # contract 1.2
+    assert all(0 <= e.pop("acked") < seq for e, seq in zip(events, seqs, strict=True))
     assert events == [
         {"v": 1, "src": "pi-5", "ts": 1.0, "type": "tag", "zone": "board", "action": "present",
          "uid": "04D7", "board": 7},
@@ -563,6 +566,8 @@ async def test_simulated_table_round_trip(tmp_path: Path, mosquitto: Mosquitto) 
     seqs = [e.pop("seq") for e in received]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert all(e.pop("src") == config.table.src and e.pop("v") == 1 for e in received)
+    assert len({e.pop("boot") for e in received}) == 1  # contract 1.2: one boot, seq from 1
+    assert all(0 <= e.pop("acked") < seq for e, seq in zip(received, seqs, strict=True))
     uids = [e.pop("uid") for e in received]
     assert uids[-1] == "0499887766554433" and received[-1].pop("unknown") is True
     assert received == [{k: v for k, v in e.items() if k != "uid"} for e in played]
@@ -575,7 +580,11 @@ async def test_tags_read_while_the_broker_is_down_arrive_once_in_order(
     from test_publisher import collecting
 
     readers = Readers()
-    bridge = Bridge(make_config(tmp_path, mosquitto), registry=Registry(), open_reader=readers,
+    # no controller here: the broker's PUBACK empties the spool (tests/test_delivery.py has
+    # the controller's acknowledgements)
+    config = make_config(tmp_path, mosquitto,
+                         spool={"path": "spool.sqlite", "acknowledge": "broker"})
+    bridge = Bridge(config, registry=Registry(), open_reader=readers,
                     pin_factory=MockFactory(), display=NullDisplay())
     async with collecting(mosquitto, "bridge/5/event", "bridge-restart") as sub, \
             running(bridge):

@@ -22,7 +22,9 @@ def make_config(tmp_path: Path, broker: Mosquitto, table: str = "9") -> BridgeCo
     return config_from_dict({
         "table": {"id": table, "src": f"pi-{table}"},
         "broker": {"url": broker.url, "keepalive": 5},
-        "spool": {"path": "spool.sqlite"},
+        # these tests watch the broker side only: the PUBACK empties the spool (version 1);
+        # tests/test_delivery.py runs the controller's acknowledgements
+        "spool": {"path": "spool.sqlite", "acknowledge": "broker"},
         "gpio": {"factory": "mock"},
         "display": {"type": "none"},
     }, tmp_path / "table.toml")
@@ -104,11 +106,12 @@ def test_spool_seq_increases_and_survives_reopen(tmp_path: Path) -> None:
     for message in spool.pending():
         spool.delete(message.id)
     assert spool.depth() == 0
+    boot = spool.boot
     spool.close()
     again = Spool(tmp_path / "s.sqlite")
     seq, payload = again.append_event("t/1/event", {"v": 1, "src": "x"}, {"n": 9})
-    assert seq == seqs[-1] + 1
-    assert json.loads(payload) == {"v": 1, "src": "x", "seq": seq, "n": 9}
+    assert seq == seqs[-1] + 1 and again.boot == boot
+    assert json.loads(payload) == {"v": 1, "src": "x", "seq": seq, "boot": boot, "n": 9}
 
 
 def test_spool_keeps_order_and_field_order(tmp_path: Path) -> None:
@@ -119,7 +122,7 @@ def test_spool_keeps_order_and_field_order(tmp_path: Path) -> None:
     rest = spool.pending(after_id=first[-1].id, limit=100)
     seqs = [m.seq for m in first + rest]
     assert len(seqs) == 30 and seqs == sorted(seqs)
-    assert list(json.loads(first[0].payload)) == ["v", "src", "seq", "ts", "type"]
+    assert list(json.loads(first[0].payload)) == ["v", "src", "seq", "boot", "ts", "type"]
     assert spool.depth() == 30 and spool.next_seq == seqs[-1] + 1  # type: ignore[operator]
 
 
@@ -133,8 +136,9 @@ def test_corrupt_spool_is_moved_aside_not_fatal(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     path.write_bytes(b"this is not a database" * 100)
     spool = Spool(path)
-    seq, _ = spool.append_event("t", {"v": 1}, {})
-    assert seq > 1_000_000  # restarts from the clock, so it still exceeds what was sent
+    seq, payload = spool.append_event("t", {"v": 1}, {})
+    # a new boot, from seq 1: the controller tells it from what the old spool sent
+    assert seq == 1 and json.loads(payload)["boot"] == spool.boot
     aside = list(tmp_path.glob("s.sqlite.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not")
 

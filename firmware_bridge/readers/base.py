@@ -84,6 +84,7 @@ class Reader(abc.ABC):
         self._pending_removal: dict[tuple[str, str], tuple[TagRead, asyncio.TimerHandle]] = {}
         self._last_tap: dict[tuple[str, str], float] = {}
         self._closed = False
+        self.restored: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ for users
 
@@ -99,6 +100,12 @@ class Reader(abc.ABC):
         # A removal held back by the debounce is real by now: deliver it rather than lose it.
         self._flush_removals()
         self._queue.put_nowait(_CLOSED)
+
+    def restore_lying(self, lying: dict[str, set[str]]) -> None:
+        """What lay on each antenna (antenna -> UIDs) when this reader was last seen, before
+        it is opened: a backend that lists what lies on it (an inventory) reports only what
+        differs. Backends that cannot list keep it for whoever asks (``restored``)."""
+        self.restored = {antenna: set(uids) for antenna, uids in lying.items()}
 
     def __aiter__(self) -> AsyncIterator[TagRead | ReaderHealth]:
         return self._iterate()

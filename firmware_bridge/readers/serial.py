@@ -111,6 +111,12 @@ class SerialReader(Reader):
             merged["kind"] = kind
         return cls(name, port, **merged)
 
+    def restore_lying(self, lying: dict[str, set[str]]) -> None:
+        """Start the host's view from what lay on the antennas (the bridge's record): the
+        first inventory then reports as ``removed`` what went away and as ``present`` only
+        what came, and counts as a ``resync``."""
+        self.session.restore(lying)
+
     async def _start(self) -> None:
         self._stopping = False
         self._task = asyncio.create_task(self._run(), name=f"serial-reader-{self.name}")
