@@ -28,7 +28,6 @@ from typing import Any
 
 from controller.daemon import (
     DEFAULT_MAX_PAYLOAD,
-    BrokerSettings,
     ControllerDaemon,
     ControllerError,
     build_engine,
@@ -60,10 +59,7 @@ def parser() -> argparse.ArgumentParser:
 def controller_for(config: Any, args: argparse.Namespace) -> ControllerDaemon:
     """A one-table controller on the bridge config's broker."""
     b = config.broker
-    broker = BrokerSettings(host=b.host, port=b.port, tls=b.tls, username=b.username,
-                            password=b.password,
-                            ca_file=str(b.ca_file) if b.ca_file else None,
-                            keepalive=b.keepalive)
+    broker = b.settings()
     engine = build_engine(root=b.root, deals=args.deals, rules=args.rules, policy=args.policy)
     journal = None
     if not args.no_journal:
