@@ -19,7 +19,7 @@ writes into ``broker/``:
   with ``--client-certs`` also ``clients/USER-cert.toml`` with its certificate and key.
 
 Users: ``table-T`` for each table's Pi (publishes only its own ``event``, ``bridge``,
-``health``; reads only its own ``indicator`` and acknowledgements), ``station-S`` for a
+``health``; reads only its own ``indicator`` and acknowledgements), ``verify-S`` for a
 verification station, ``controller``, ``director`` (the console: reads everything, publishes
 rulings), ``broadcast`` (reads what it relays, publishes ``public/#``) and ``public`` (reads
 ``public/#`` only). Running it again keeps every password, except those named by
@@ -178,7 +178,7 @@ def accounts(plan: BrokerPlan) -> list[Account]:
             read += [f"{r}/{t}/event", f"{r}/{t}/ruling"]
         out.append(Account(f"table-{t}", what, tuple(read), tuple(dict.fromkeys(write))))
     for s in plan.stations:
-        out.append(Account(f"station-{s}", f"verification station {s}",
+        out.append(Account(f"verify-{s}", f"verification station {s}",
                            (f"{r}/{s}/event", f"{r}/{s}/indicator", f"{r}/{s}/{plan.ack}"),
                            tuple(f"{r}/{s}/{k}" for k in (*BRIDGE_OUTPUTS, "verify"))))
     out.append(Account(

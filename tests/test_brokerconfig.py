@@ -312,7 +312,7 @@ def test_director_rules_but_cannot_play_or_score(venue: Venue) -> None:
 
 
 def test_verification_station_publishes_only_its_own_verdicts(venue: Venue) -> None:
-    station = connected(venue, "station-V1")
+    station = connected(venue, "verify-V1")
     assert station.publish("bridge/V1/verify", {"board": 1}) < 0x80
     assert station.publish("bridge/V1/event", {"e": 1}) < 0x80
     assert station.publish("bridge/1/verify", {"board": 1}) == NOT_AUTHORIZED
@@ -519,7 +519,7 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main([str(schedule), "--out", str(tmp_path / "b"), "--host", "h.venue",
                  "--stations", "V1"]) == 0
     assert sorted(f.stem for f in (tmp_path / "b" / "clients").glob("*.toml")) == [
-        "broadcast", "controller", "director", "public", "station-V1", "table-1", "table-7"]
+        "broadcast", "controller", "director", "public", "table-1", "table-7", "verify-V1"]
     assert main(["1,controller", "--out", str(tmp_path / "c")]) == 2
     assert "cannot be a table" in capsys.readouterr().err
     junk = tmp_path / "junk.bin"
