@@ -46,7 +46,8 @@ from pathlib import Path
 from controller.brokersettings import BrokerSettingsError, read_credentials
 
 __all__ = ["Account", "BrokerConfigError", "BrokerPlan", "accounts", "acl_text", "main",
-           "make_ca", "make_cert", "mosquitto_conf", "parse_tables", "write_broker_config"]
+           "make_ca", "make_cert", "mosquitto_conf", "parse_tables", "revoke_cert",
+           "write_broker_config", "write_crl"]
 
 #: Table and station ids go into topics and user names (the firmware bridge's rule).
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,31}$")
@@ -275,6 +276,8 @@ def mosquitto_conf(plan: BrokerPlan, files: Path, header: str = "") -> str:
             "tls_version tlsv1.2",
             "require_certificate true",
             "use_identity_as_username true",
+            "# certificates withdrawn by --rotate (a lost Pi's) are refused",
+            f"crlfile {certs / 'crl.pem'}",
         ]
     if plan.local_port:
         lines += [
@@ -314,10 +317,42 @@ def make_ca(certs: Path, name: str = "bridge-table venue CA", days: int = 3650) 
     _private(certs / "ca.key")
 
 
+def _ca_database(certs: Path) -> Path:
+    """``openssl ca``'s files beside the CA (its record of the client certificates it
+    issued, for revoking them); made when missing. Returns its configuration file."""
+    cnf = certs / "openssl-ca.cnf"
+    (certs / "issued").mkdir(exist_ok=True)
+    for name, text in (("index.txt", ""), ("serial", f"{secrets.randbits(63):016X}\n"),
+                       ("crlnumber", "01\n"), ("index.txt.attr", "unique_subject = no\n")):
+        if not (certs / name).exists():
+            (certs / name).write_text(text)
+    cnf.write_text(f"""[ ca ]
+default_ca = venue
+[ venue ]
+dir = {certs}
+database = $dir/index.txt
+new_certs_dir = $dir/issued
+certificate = $dir/ca.crt
+private_key = $dir/ca.key
+serial = $dir/serial
+crlnumber = $dir/crlnumber
+default_md = sha256
+default_crl_days = 3650
+unique_subject = no
+policy = any
+[ any ]
+commonName = supplied
+""")
+    return cnf
+
+
 def make_cert(certs: Path, name: str, out_cert: Path, out_key: Path, *, server: bool,
               hosts: Sequence[str] = (), ips: Sequence[str] = (), days: int = 825) -> None:
     """A certificate signed by the venue's CA: the broker's (with its names and addresses)
-    or a client's (its CN is the MQTT user name)."""
+    or a client's (its CN is the MQTT user name; recorded so that it can be revoked)."""
+    if not (certs / "ca.key").is_file():
+        raise BrokerConfigError(f"{certs / 'ca.key'} is needed to sign certificates (the "
+                                f"CA's key; given CAs: make the certificates with it)")
     with tempfile.TemporaryDirectory() as tmp:
         csr, ext = Path(tmp) / "req.csr", Path(tmp) / "ext.cnf"
         _openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
@@ -330,11 +365,27 @@ def make_cert(certs: Path, name: str, out_cert: Path, out_key: Path, *, server: 
         if server:
             alt = [f"DNS:{h}" for h in hosts] + [f"IP:{i}" for i in ips]
             lines.append(f"subjectAltName={','.join(alt)}")
+            ext.write_text("\n".join(lines) + "\n")
+            _openssl("x509", "-req", "-in", str(csr), "-CA", str(certs / "ca.crt"),
+                     "-CAkey", str(certs / "ca.key"), "-set_serial",
+                     str(secrets.randbits(63)), "-days", str(days), "-extfile", str(ext),
+                     "-out", str(out_cert))
+            return
         ext.write_text("\n".join(lines) + "\n")
-        _openssl("x509", "-req", "-in", str(csr), "-CA", str(certs / "ca.crt"),
-                 "-CAkey", str(certs / "ca.key"), "-set_serial",
-                 str(secrets.randbits(63)), "-days", str(days), "-extfile", str(ext),
-                 "-out", str(out_cert))
+        _openssl("ca", "-batch", "-notext", "-config", str(_ca_database(certs)),
+                 "-in", str(csr), "-out", str(out_cert), "-days", str(days),
+                 "-extfile", str(ext))
+
+
+def revoke_cert(certs: Path, cert: Path) -> None:
+    """Withdraw a client certificate: recorded in the CA's database, listed in the CRL."""
+    _openssl("ca", "-config", str(_ca_database(certs)), "-revoke", str(cert))
+
+
+def write_crl(certs: Path) -> None:
+    """``certs/crl.pem``: the certificates withdrawn so far (mosquitto's ``crlfile``)."""
+    _openssl("ca", "-config", str(_ca_database(certs)), "-gencrl", "-out",
+             str(certs / "crl.pem"))
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -445,6 +496,8 @@ def write_broker_config(plan: BrokerPlan, out: Path) -> list[Path]:
         written.append(clients / f"{a.username}.toml")
         if plan.client_certs:
             crt, key = clients / f"{a.username}.crt", clients / f"{a.username}.key"
+            if a.username in rotate and crt.is_file():
+                revoke_cert(certs, crt)  # the old certificate no longer logs in
             if a.username in rotate or not crt.is_file():
                 make_cert(certs, a.username, crt, key, server=False)
             text = (f"# {a.username}: {a.what}, logging in by certificate. Secret: keep the "
@@ -455,6 +508,9 @@ def write_broker_config(plan: BrokerPlan, out: Path) -> list[Path]:
                     f"key_file = {_toml_str(key.name)}\n")
             _write_private(clients / f"{a.username}-cert.toml", text)
             written += [crt, key, clients / f"{a.username}-cert.toml"]
+    if plan.client_certs:
+        write_crl(certs)
+        written.append(certs / "crl.pem")
     return written
 
 

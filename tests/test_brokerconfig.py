@@ -531,3 +531,70 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_cli_lists_the_command() -> None:
     from controller.cli import COMMANDS
     assert COMMANDS["broker-config"][0] == "controller.brokerconfig:main"
+
+
+async def test_a_pi_running_its_own_controller(tmp_path: Path) -> None:
+    """``--table-controllers`` (``bridge-table run``): table 1's Pi logs in once as table-1
+    for its bridge and its controller; a board gets its result, and the same login still
+    cannot answer for table 2."""
+    import aiomqtt
+
+    from controller.daemon import ControllerDaemon, build_engine
+
+    broker, out = venue_broker(tmp_path, ["1", "2"], table_controllers=True)
+    settings = resolve(credentials=out / "clients" / "table-1.toml", env={})
+    with broker:
+        daemon = ControllerDaemon(broker=settings, engine=build_engine(), only_tables=("1",),
+                                  client_id="pi-1-controller")
+        stop = asyncio.Event()
+        task = asyncio.create_task(daemon.run(stop))
+        try:
+            director = resolve(credentials=out / "clients" / "director.toml", env={})
+            async with aiomqtt.Client(**settings.client_args(), identifier="pi-1-bridge") as pi, \
+                    aiomqtt.Client(**director.client_args(), identifier="director") as d:
+                await pi.subscribe("bridge/1/indicator", qos=1)
+                await d.subscribe("bridge/1/result", qos=1)
+                await asyncio.wait_for(daemon.ready.wait(), WAIT)
+                for event in EventWriter("table-1-pi").board(clean_board(5)):
+                    await pi.publish("bridge/1/event", json.dumps(event), qos=1)
+                assert (await _next(d, "bridge/1/result"))["board"] == 5
+                assert "board" in await _next(pi, "bridge/1/indicator")
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 30)
+        other = probe(Venue(broker, out, 0), "table-1")
+        assert other.connack == 0
+        assert other.publish("bridge/2/result", {"forged": 1}) == NOT_AUTHORIZED
+        assert other.publish("bridge/controller/status", {"forged": 1}) == NOT_AUTHORIZED
+        other.close()
+        _probes.remove(other)
+
+
+def test_rotating_a_certificate_withdraws_the_old_one(tmp_path: Path) -> None:
+    """A lost Pi: ``--rotate table-2`` gives table-2 a new certificate and the broker
+    refuses the old one (the CRL), while table-1's certificate still logs in."""
+    broker, out = venue_broker(tmp_path, ["1", "2"], client_certs=True)
+    clients = out / "clients"
+    old_cert, old_key = tmp_path / "old.crt", tmp_path / "old.key"
+    old_cert.write_bytes((clients / "table-2.crt").read_bytes())
+    old_key.write_bytes((clients / "table-2.key").read_bytes())
+    conf = (out / "mosquitto.conf").read_text()
+    cert_port = int(conf.split("use_identity_as_username")[0].rsplit("listener ", 1)[1]
+                    .split()[0])
+    plan = BrokerPlan(tables=["1", "2"], hosts=["localhost"], ips=["127.0.0.1"],
+                      bind="127.0.0.1", port=broker.port, client_certs=True,
+                      cert_port=cert_port, persistence_dir=tmp_path / "persist",
+                      rotate=["table-2"])
+    write_broker_config(plan, out)
+    assert (clients / "table-2.crt").read_bytes() != old_cert.read_bytes()
+    with broker:
+        venue = Venue(broker, out, cert_port)
+        assert connected(venue, "table-1", cert=True).connack == 0
+        assert connected(venue, "table-2", cert=True).connack == 0
+        stolen = resolve(f"mqtts://localhost:{cert_port}", ca_file=clients / "ca.crt",
+                         cert_file=old_cert, key_file=old_key, env={})
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        context = stolen.tls_context()
+        assert context is not None
+        client.tls_set_context(context)
+        assert _never_connects(client, cert_port)
