@@ -539,10 +539,12 @@ def config_from_dict(data: Mapping[str, Any], path: Path) -> BridgeConfig:
     return config
 
 
-def load_config(path: str | Path, *, broker_url: str | None = None) -> BridgeConfig:
+def load_config(path: str | Path, *, broker_url: str | None = None,
+                credentials: str | Path | None = None) -> BridgeConfig:
     """Read and validate one table's TOML file; raises ConfigError on any problem.
 
-    ``broker_url`` replaces ``[broker] url`` (the command line's ``--broker``).
+    ``broker_url`` replaces ``[broker] url`` (the command line's ``--broker``) and
+    ``credentials`` its ``credentials`` file (``--credentials``).
     """
     path = Path(path)
     try:
@@ -555,7 +557,10 @@ def load_config(path: str | Path, *, broker_url: str | None = None) -> BridgeCon
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(path), "", f"not valid TOML: {e}") from None
-    if broker_url is not None:
-        broker = data.get("broker")
-        data["broker"] = {**(broker if isinstance(broker, dict) else {}), "url": broker_url}
+    overrides = {"url": broker_url,
+                 "credentials": str(Path(credentials).resolve()) if credentials else None}
+    for key, value in overrides.items():
+        if value is not None:
+            broker = data.get("broker")
+            data["broker"] = {**(broker if isinstance(broker, dict) else {}), key: value}
     return config_from_dict(data, path.resolve())

@@ -143,3 +143,20 @@ def test_bridge_table_file_reads_a_credentials_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         config_from_dict({"table": {"id": "1"}, "broker": {"credentials": "absent.toml"}},
                          tmp_path / "t.toml")
+
+
+@pytest.mark.parametrize("command", ["bridge", "run", "controller", "broadcast"])
+def test_every_command_takes_a_credentials_file(tmp_path: Path, command: str,
+                                                capsys: pytest.CaptureFixture[str],
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    """A credentials file that is not there stops the command at start with a clear line."""
+    from controller.cli import main as cli
+
+    sim = Path(__file__).parent.parent / "hw_configs" / "sim.toml"
+    args = {"bridge": ["--config", str(sim)], "run": ["--config", str(sim), "--no-journal"],
+            "controller": ["--no-journal"], "broadcast": ["--store", str(tmp_path / "s.db")]}
+    absent = tmp_path / "absent.toml"
+    code = cli([command, *args[command], "--credentials", str(absent)])
+    assert code == 2
+    said = capsys.readouterr().err + caplog.text
+    assert str(absent) in said and "Traceback" not in said
