@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import ipaddress
 import os
 import re
@@ -142,10 +143,8 @@ def check_id(name: str) -> str:
 
 def tables_from_file(path: Path) -> list[str]:
     """The tables a session file (``controller.session``) or a schedule file names."""
-    try:
-        from controller.session import load_session  # type: ignore[attr-defined]
-    except ImportError:
-        load_session = None
+    # the session file's reader (controller.session.load_session) where this tree has it
+    load_session = getattr(importlib.import_module("controller.session"), "load_session", None)
     if load_session is not None:
         try:
             session = load_session(path)
