@@ -98,6 +98,8 @@ class BrokerPlan:
     #: where the files will be on the broker (default: the output directory itself)
     install_dir: Path | None = None
     persistence_dir: Path = Path("/var/lib/mosquitto")
+    #: seconds between saves of the broker's database (each save writes all of it)
+    autosave: int = 1
     #: messages queued for one client while it is away (0: computed from the tables)
     max_queued: int = 0
     max_inflight: int = 100
@@ -235,11 +237,12 @@ def mosquitto_conf(plan: BrokerPlan, files: Path, header: str = "") -> str:
         f"acl_file {files / 'acl'}",
         "",
         "# Persistence: retained states, results and indicators and the queued events of a",
-        "# controller that is away survive a restart of the broker; saved every second, so a",
-        "# crash loses at most a second (the bridges send again what was not acknowledged).",
+        "# controller that is away survive a restart of the broker; saved every",
+        f"# {plan.autosave} s, so a crash loses at most that much (what the controller had not",
+        "# acknowledged, the bridges send again).",
         "persistence true",
         f"persistence_location {plan.persistence_dir}/",
-        "autosave_interval 1",
+        f"autosave_interval {plan.autosave}",
         "autosave_on_changes false",
         "# a client away for two days (a table closed) has its session freed",
         "persistent_client_expiration 2d",
@@ -546,6 +549,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--install-dir", default=None,
                     help="where these files will be on the broker (default: --out)")
     ap.add_argument("--persistence-dir", default="/var/lib/mosquitto")
+    ap.add_argument("--autosave", type=int, default=1,
+                    help="seconds between saves of the broker's database (default 1; each "
+                         "save writes all of it: more on a slow SD card)")
     ap.add_argument("--max-queued", type=int, default=0,
                     help="messages kept for a client that is away (default: from the tables)")
     ap.add_argument("--rotate", action="append", default=[],
@@ -566,6 +572,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         clash = set(tables) & set(stations)
         if clash:
             raise BrokerConfigError(f"{', '.join(sorted(clash))}: both a table and a station")
+        if args.autosave < 1:
+            raise BrokerConfigError("--autosave must be at least 1 second")
         if not args.root or any(c in args.root for c in "+#") or \
                 not args.ack_topic or args.ack_topic.startswith("/"):
             raise BrokerConfigError("--root and --ack-topic must be topic names")
@@ -576,6 +584,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ack=args.ack_topic, table_controllers=args.table_controllers,
             install_dir=Path(args.install_dir) if args.install_dir else None,
             persistence_dir=Path(args.persistence_dir), max_queued=args.max_queued,
+            autosave=args.autosave,
             rotate=args.rotate,
             cafile=Path(args.cafile) if args.cafile else None,
             certfile=Path(args.certfile) if args.certfile else None,
