@@ -319,9 +319,10 @@ def _broker(root: _Section, base: Path, src: str) -> BrokerConfig:
     files: dict[str, Path | None] = {}
     for key in ("credentials", "password_file", "ca_file", "cert_file", "key_file"):
         text = sec.string(key, "")
-        files[key] = _resolve(base, text) if text else None
-        if files[key] is not None and not files[key].is_file():  # type: ignore[union-attr]
-            raise sec.error(key, f"{str(files[key])!r} does not exist")
+        file = _resolve(base, text) if text else None
+        if file is not None and not file.is_file():
+            raise sec.error(key, f"{str(file)!r} does not exist")
+        files[key] = file
     try:
         settings = resolve(url or None, credentials=files["credentials"],
                            username=sec.string("username", "") or None,
