@@ -261,13 +261,12 @@ async def _serve(client: Any, gate: BroadcastGate, root: str, public: str,
 
 
 def main(argv: list[str]) -> int:
-    from .daemon import BrokerSettings, ControllerError
+    from .brokersettings import ControllerError, add_broker_arguments, settings_from_args
     from .schedule import ScheduleError, load_schedule
 
     ap = argparse.ArgumentParser(prog="bridge-table broadcast",
                                  description=__doc__.split("\n")[0])
-    ap.add_argument("--broker", default="mqtt://127.0.0.1:1883",
-                    help="mqtt://[user:password@]HOST:PORT or mqtts://... (TLS)")
+    add_broker_arguments(ap)
     ap.add_argument("--delay", type=float, default=0.0, help="seconds (default 0)")
     ap.add_argument("--release", choices=RELEASES, default="live")
     ap.add_argument("--schedule", help="the round's schedule (TOML), for --release round")
@@ -277,7 +276,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
-        broker = BrokerSettings.from_url(args.broker)
+        broker = settings_from_args(args)
         schedule = load_schedule(args.schedule) if args.schedule else {}
         policy = BroadcastPolicy(args.delay, args.release, schedule)
     except (ControllerError, ScheduleError, ValueError) as exc:

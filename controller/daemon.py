@@ -53,16 +53,21 @@ import logging
 import os
 import signal
 import socket
-import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
-from urllib.parse import unquote, urlsplit
 
 import aiomqtt
 
+# one broker-settings parser for every command; the old names stay importable from here
+from controller.brokersettings import (  # noqa: F401 - re-exported
+    BrokerSettings,
+    ControllerError,
+    add_broker_arguments,
+    settings_from_args,
+)
 from controller.journal import Journal, JournalError
 from controller.policy import IndicatorPolicy, PolicyError
 
@@ -81,10 +86,6 @@ DEFAULT_MAX_PAYLOAD = 64 * 1024
 PUBLISH_TIMEOUT = 30.0
 NODELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 MAX_BATCH = 256
-
-
-class ControllerError(Exception):
-    """A setting the daemon cannot run with (bad broker URL, unreadable deals file...)."""
 
 
 class OutgoingLike(Protocol):
@@ -118,46 +119,6 @@ class _Out:
     payload: Mapping[str, Any]
     retain: bool = False
     qos: int = 1
-
-
-@dataclass(frozen=True)
-class BrokerSettings:
-    """Where and how to connect: ``BrokerSettings.from_url("mqtts://host:8883", ...)``."""
-
-    host: str = "127.0.0.1"
-    port: int = 1883
-    tls: bool = False
-    username: str | None = None
-    password: str | None = None
-    ca_file: str | None = None
-    keepalive: int = 30
-
-    @classmethod
-    def from_url(cls, url: str, *, username: str | None = None, password: str | None = None,
-                 ca_file: str | None = None, keepalive: int = 30) -> BrokerSettings:
-        parts = urlsplit(url if "://" in url else f"mqtt://{url}")
-        if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl"):
-            raise ControllerError(f"broker URL must be mqtt://HOST:PORT or mqtts://HOST:PORT, "
-                                  f"not {url!r}")
-        tls = parts.scheme in ("mqtts", "ssl")
-        try:
-            port = parts.port or (8883 if tls else 1883)
-        except ValueError:
-            raise ControllerError(f"bad port in broker URL {url!r}") from None
-        return cls(host=parts.hostname or "127.0.0.1", port=port, tls=tls,
-                   username=username or (unquote(parts.username) if parts.username else None),
-                   password=password or (unquote(parts.password) if parts.password else None),
-                   ca_file=ca_file or None, keepalive=keepalive)
-
-    def tls_context(self) -> ssl.SSLContext | None:
-        if not self.tls:
-            return None
-        return ssl.create_default_context(cafile=self.ca_file) if self.ca_file else \
-            ssl.create_default_context()
-
-    @property
-    def url(self) -> str:
-        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
 
 
 def _encode(payload: Mapping[str, Any]) -> bytes:
@@ -559,16 +520,6 @@ def default_journal_path() -> Path:
         Path("var") / "controller-journal.sqlite"
 
 
-def add_broker_arguments(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("--broker", default=os.environ.get("BRIDGE_TABLE_BROKER",
-                                                       "mqtt://127.0.0.1:1883"),
-                    help="mqtt://HOST:PORT or mqtts://HOST:PORT (default %(default)s)")
-    ap.add_argument("--username", default=os.environ.get("BRIDGE_TABLE_MQTT_USERNAME"))
-    ap.add_argument("--password", default=os.environ.get("BRIDGE_TABLE_MQTT_PASSWORD"),
-                    help="or the BRIDGE_TABLE_MQTT_PASSWORD environment variable")
-    ap.add_argument("--ca-file", default=None, help="CA certificate for mqtts://")
-
-
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="bridge-table controller",
                                  description="The rules daemon for every table on a broker.")
@@ -615,8 +566,7 @@ def configure_logging(level: str) -> None:
 
 
 def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
-    broker = BrokerSettings.from_url(args.broker, username=args.username,
-                                     password=args.password, ca_file=args.ca_file)
+    broker = settings_from_args(args)
     engine = build_engine(root=args.root, deals=args.deals, rules=args.rules,
                           policy=args.policy, schedule=args.schedule,
                           max_tables=args.max_tables, max_sources=args.max_sources)

@@ -63,7 +63,7 @@ def mosquitto_binary() -> str:
 
 class Mosquitto:
     def __init__(self, workdir: Path, port: int | None = None, persistence: bool = True,
-                 extra: tuple[str, ...] = ()) -> None:
+                 extra: tuple[str, ...] = (), config: Path | None = None) -> None:
         #: configuration lines added at the end (they win over the ones above)
         self.extra = extra
         self.workdir = Path(workdir)
@@ -74,12 +74,21 @@ class Mosquitto:
         self.proc: subprocess.Popen[bytes] | None = None
         self.conf = self.workdir / "mosquitto.conf"
         self.log = self.workdir / "mosquitto.log"
+        #: a configuration of its own (``bridge-table broker-config``'s) instead of the open
+        #: loopback one; ``port`` must then be one of its listeners
+        self.config = config
 
     @property
     def url(self) -> str:
         return f"mqtt://{self.host}:{self.port}"
 
     def _write_conf(self) -> None:
+        if self.config is not None:
+            text = Path(self.config).read_text()
+            if hasattr(os, "geteuid") and os.geteuid() == 0 and "\nuser " not in f"\n{text}":
+                text += "\nuser root\n"  # see below
+            self.conf.write_text(text)
+            return
         lines = [
             f"listener {self.port} {self.host}",
             "allow_anonymous true",

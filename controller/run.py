@@ -28,7 +28,6 @@ from typing import Any
 
 from controller.daemon import (
     DEFAULT_MAX_PAYLOAD,
-    BrokerSettings,
     ControllerDaemon,
     ControllerError,
     build_engine,
@@ -47,6 +46,8 @@ def parser() -> argparse.ArgumentParser:
                                  description="Bridge and controller of one table, one process.")
     ap.add_argument("--config", required=True, help="the table's TOML file (hw_configs/*.toml)")
     ap.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
+    ap.add_argument("--credentials", help="the broker login (credentials file from "
+                    "bridge-table broker-config), instead of the config's [broker] credentials")
     ap.add_argument("--deals", help="PBN (or DUP/BRI/DGE) deals file of the session")
     ap.add_argument("--journal", help="controller journal (default: beside the spool)")
     ap.add_argument("--no-journal", action="store_true")
@@ -60,10 +61,7 @@ def parser() -> argparse.ArgumentParser:
 def controller_for(config: Any, args: argparse.Namespace) -> ControllerDaemon:
     """A one-table controller on the bridge config's broker."""
     b = config.broker
-    broker = BrokerSettings(host=b.host, port=b.port, tls=b.tls, username=b.username,
-                            password=b.password,
-                            ca_file=str(b.ca_file) if b.ca_file else None,
-                            keepalive=b.keepalive)
+    broker = b.settings()
     engine = build_engine(root=b.root, deals=args.deals, rules=args.rules, policy=args.policy)
     journal = None
     if not args.no_journal:
@@ -105,7 +103,8 @@ async def _main(args: argparse.Namespace) -> int:
     from firmware_bridge.errors import BridgeError, ConfigError
 
     try:
-        config = load_config(args.config, broker_url=args.broker)
+        config = load_config(args.config, broker_url=args.broker,
+                             credentials=args.credentials)
     except ConfigError as e:
         print(f"bridge-table run: {e}", file=sys.stderr)
         return 2

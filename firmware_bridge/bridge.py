@@ -515,6 +515,8 @@ def _parser() -> argparse.ArgumentParser:
                                 description="Run the firmware bridge of one table.")
     p.add_argument("--config", required=True, help="the table's TOML file (hw_configs/*.toml)")
     p.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
+    p.add_argument("--credentials", help="the broker login (credentials file from "
+                   "bridge-table broker-config), instead of the config's [broker] credentials")
     p.add_argument("--log-level", default="INFO",
                    choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
@@ -537,7 +539,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        config = load_config(args.config, broker_url=args.broker)
+        config = load_config(args.config, broker_url=args.broker,
+                             credentials=args.credentials)
     except ConfigError as e:
         print(f"bridge-table bridge: {e}", file=sys.stderr)
         return 2

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
 from firmware_bridge.errors import ConfigError
 
 SEATS: tuple[str, ...] = ("N", "E", "S", "W")
@@ -62,6 +63,18 @@ class BrokerConfig:
     keepalive: int
     #: MQTT client id; defaults to the bridge id so a restarted bridge takes over its session.
     client_id: str
+    #: client certificate and key (PEM), for a broker that logs clients in by certificate
+    cert_file: Path | None = None
+    key_file: Path | None = None
+
+    def settings(self) -> BrokerSettings:
+        """The connection settings in the form every client of the project uses."""
+        return BrokerSettings(host=self.host, port=self.port, tls=self.tls,
+                              username=self.username, password=self.password,
+                              ca_file=str(self.ca_file) if self.ca_file else None,
+                              keepalive=self.keepalive,
+                              cert_file=str(self.cert_file) if self.cert_file else None,
+                              key_file=str(self.key_file) if self.key_file else None)
 
 
 @dataclass(frozen=True)
@@ -304,23 +317,27 @@ def _table(root: _Section) -> TableConfig:
 
 
 def _broker(root: _Section, base: Path, src: str) -> BrokerConfig:
+    """``[broker]``: the keys of the table file, then the environment, then a credentials
+    file (``credentials = "..."``): see ``controller.brokersettings``."""
     sec = root.section("broker")
-    url = sec.string("url", "mqtt://127.0.0.1:1883")
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts"):
-        raise sec.error("url", f"{url!r}: the scheme must be mqtt:// or mqtts://")
-    if not parts.hostname:
+    url = sec.string("url", "")
+    if url and "://" in url and not urlsplit(url).hostname:
         raise sec.error("url", f"{url!r}: no host name")
+    files: dict[str, Path | None] = {}
+    for key in ("credentials", "password_file", "ca_file", "cert_file", "key_file"):
+        text = sec.string(key, "")
+        file = _resolve(base, text) if text else None
+        if file is not None and not file.is_file():
+            raise sec.error(key, f"{str(file)!r} does not exist")
+        files[key] = file
     try:
-        port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
-    except ValueError as e:
-        raise sec.error("url", f"{url!r}: bad port ({e})") from None
-    username = sec.string("username", "") or parts.username or None
-    password = sec.string("password", "") or parts.password or None
-    ca_text = sec.string("ca_file", "")
-    ca_file = _resolve(base, ca_text) if ca_text else None
-    if ca_file is not None and not ca_file.is_file():
-        raise sec.error("ca_file", f"{str(ca_file)!r} does not exist")
+        settings = resolve(url or None, credentials=files["credentials"],
+                           username=sec.string("username", "") or None,
+                           password=sec.string("password", "") or None,
+                           password_file=files["password_file"], ca_file=files["ca_file"],
+                           cert_file=files["cert_file"], key_file=files["key_file"])
+    except BrokerSettingsError as e:
+        raise sec.error("url" if "URL" in str(e) else "", str(e)) from None
     root_topic = sec.string("root", "bridge")
     if not root_topic or any(c in root_topic for c in "+#") or root_topic.startswith("/") \
             or root_topic.endswith("/"):
@@ -328,9 +345,13 @@ def _broker(root: _Section, base: Path, src: str) -> BrokerConfig:
     keepalive = sec.integer("keepalive", 30, minimum=5, maximum=65535)
     client_id = sec.string("client_id", src)
     sec.finish()
-    return BrokerConfig(url=url, host=parts.hostname, port=port, tls=parts.scheme == "mqtts",
-                        username=username, password=password, ca_file=ca_file,
-                        root=root_topic, keepalive=keepalive, client_id=client_id)
+    return BrokerConfig(url=settings.url, host=settings.host, port=settings.port,
+                        tls=settings.tls, username=settings.username,
+                        password=settings.password,
+                        ca_file=Path(settings.ca_file) if settings.ca_file else None,
+                        root=root_topic, keepalive=keepalive, client_id=client_id,
+                        cert_file=Path(settings.cert_file) if settings.cert_file else None,
+                        key_file=Path(settings.key_file) if settings.key_file else None)
 
 
 def _registry(root: _Section, base: Path) -> RegistryConfig:
@@ -530,10 +551,12 @@ def config_from_dict(data: Mapping[str, Any], path: Path) -> BridgeConfig:
     return config
 
 
-def load_config(path: str | Path, *, broker_url: str | None = None) -> BridgeConfig:
+def load_config(path: str | Path, *, broker_url: str | None = None,
+                credentials: str | Path | None = None) -> BridgeConfig:
     """Read and validate one table's TOML file; raises ConfigError on any problem.
 
-    ``broker_url`` replaces ``[broker] url`` (the command line's ``--broker``).
+    ``broker_url`` replaces ``[broker] url`` (the command line's ``--broker``) and
+    ``credentials`` its ``credentials`` file (``--credentials``).
     """
     path = Path(path)
     try:
@@ -546,7 +569,10 @@ def load_config(path: str | Path, *, broker_url: str | None = None) -> BridgeCon
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(path), "", f"not valid TOML: {e}") from None
-    if broker_url is not None:
-        broker = data.get("broker")
-        data["broker"] = {**(broker if isinstance(broker, dict) else {}), "url": broker_url}
+    overrides = {"url": broker_url,
+                 "credentials": str(Path(credentials).resolve()) if credentials else None}
+    for key, value in overrides.items():
+        if value is not None:
+            broker = data.get("broker")
+            data["broker"] = {**(broker if isinstance(broker, dict) else {}), key: value}
     return config_from_dict(data, path.resolve())

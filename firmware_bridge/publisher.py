@@ -390,11 +390,10 @@ class Publisher:
 
     def _make_client(self) -> aiomqtt.Client:
         b = self.config.broker
-        tls = aiomqtt.TLSParameters(ca_certs=str(b.ca_file) if b.ca_file else None) \
-            if b.tls else None
         client = aiomqtt.Client(
             b.host, b.port, username=b.username, password=b.password,
-            identifier=b.client_id, keepalive=b.keepalive, tls_params=tls,
+            identifier=b.client_id, keepalive=b.keepalive,
+            tls_context=b.settings().tls_context(),  # CA file and client certificate
             clean_session=True, timeout=CONNECT_TIMEOUT,
             will=aiomqtt.Will(self.status_topic, self.status_payload("offline"), qos=1,
                               retain=True),

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
-from urllib.parse import urlsplit
 
+from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
 from controller.deals import DealsError, read_deals
 from controller.laws.cards import FULL_DECK, Deal, Seat
 from controller.laws.dealcheck import DuplicateBoardDetector
@@ -141,6 +141,19 @@ class StationConfig:
     readers: tuple[tuple[str, str, str | None, dict[str, Any],
                          dict[str, tuple[str, str | None]]], ...]
     registry_files: tuple[Path, ...]
+    #: the [broker] section's login (credentials file, CA, client certificate), if any
+    broker: BrokerSettings | None = None
+
+
+def broker_settings(url: str | BrokerSettings) -> BrokerSettings:
+    """A broker URL with the login from the environment or a credentials file
+    (``controller.brokersettings``), as every command of the project reads it."""
+    if isinstance(url, BrokerSettings):
+        return url
+    try:
+        return resolve(url)
+    except BrokerSettingsError as e:
+        raise VerifyError(f"not a usable broker: {e}") from None
 
 
 def station_config(data: Mapping[str, Any], path: Path) -> StationConfig:
@@ -172,31 +185,27 @@ def station_config(data: Mapping[str, Any], path: Path) -> StationConfig:
         raise VerifyError(f"{path}: no reader antenna has zone = \"pocket\"")
     return StationConfig(config.table.id, config.broker.root,
                          config.broker.url if has_broker else None, layout, order, readers,
-                         config.registry.files)
+                         config.registry.files,
+                         config.broker.settings() if has_broker else None)
 
 
 class MqttReporter:
     """Publishes each verdict (QoS 1) and, at the end, the report (QoS 1, retained) on
     ``{root}/{station}/verify``."""
 
-    def __init__(self, url: str, root: str, station: str) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
-            raise VerifyError(f"not a broker URL: {url!r} (mqtt://HOST:PORT)")
-        self.host = parts.hostname
-        self.port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
-        self.tls = parts.scheme == "mqtts"
+    def __init__(self, url: str | BrokerSettings, root: str, station: str) -> None:
+        self.settings = broker_settings(url)
+        self.host, self.port = self.settings.host, self.settings.port
+        self.tls = self.settings.tls
         self.topic = f"{root}/{station}/verify"
         self.station = station
         self.error: str | None = None
         self._client: Any = None
 
     async def __aenter__(self) -> MqttReporter:
-        import ssl
-
         import aiomqtt
-        client = aiomqtt.Client(self.host, self.port, identifier=f"{self.station}-verify",
-                                tls_context=ssl.create_default_context() if self.tls else None)
+        client = aiomqtt.Client(**self.settings.client_args(),
+                                identifier=f"{self.station}-verify")
         try:
             await client.__aenter__()
         except aiomqtt.MqttError as e:
@@ -441,7 +450,7 @@ async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     follower = StationFollower(dealset.deals, broken=dealset.broken,
                                layout=layout, order=cfg.order, tap=tap)
     console = _Console(len(dealset.deals), out, err, args.quiet)
-    broker = args.broker or cfg.broker_url
+    broker: str | BrokerSettings | None = args.broker or cfg.broker or cfg.broker_url
     print(f"station {cfg.station_id}: {len(dealset.deals)} boards in {Path(dealset.path).name}; "
           "put a board on the board reader, then its pockets (Ctrl-C to stop)", file=err)
     if broker:
@@ -465,18 +474,13 @@ async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 1 if report.faulty or report.not_verified() else 0
 
 
-async def follow_events(url: str, topic: str, events: EventFollower, stop: asyncio.Event,
-                        ready: asyncio.Event | None = None) -> None:
+async def follow_events(url: str | BrokerSettings, topic: str, events: EventFollower,
+                        stop: asyncio.Event, ready: asyncio.Event | None = None) -> None:
     """Feed ``events`` from ``topic`` on the broker at ``url`` until ``stop`` is set."""
     import aiomqtt
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
-        raise VerifyError(f"not a broker URL: {url!r} (mqtt://HOST:PORT)")
-    import ssl
-    tls = ssl.create_default_context() if parts.scheme == "mqtts" else None
+    settings = broker_settings(url)
     try:
-        async with aiomqtt.Client(parts.hostname, parts.port or (8883 if tls else 1883),
-                                  tls_context=tls) as client:
+        async with aiomqtt.Client(**settings.client_args()) as client:
             await client.subscribe(topic, qos=1)
             if ready is not None:
                 ready.set()
@@ -493,7 +497,7 @@ async def follow_events(url: str, topic: str, events: EventFollower, stop: async
                 t.cancel()
             await asyncio.gather(task, stopper, return_exceptions=True)
     except aiomqtt.MqttError as e:
-        raise VerifyError(f"broker {url}: {e}") from None
+        raise VerifyError(f"broker {settings.url}: {e}") from None
 
 
 async def _events(args: argparse.Namespace, out: TextIO, err: TextIO,

@@ -1,0 +1,602 @@
+"""``bridge-table broker-config``: a locked-down mosquitto for a venue.
+
+::
+
+    bridge-table broker-config 1-12,A1 --out broker/ --host scoring.venue.lan --ip 192.168.1.2
+
+writes into ``broker/``:
+
+- ``mosquitto.conf``: a TLS listener (port 8883) logging clients in by password; with
+  ``--client-certs`` a second TLS listener (8884) logging them in by certificate
+  (``use_identity_as_username``); a plain listener on loopback only with ``--local-port``;
+  ``allow_anonymous false``; persistence saved every second; queues sized for the session;
+- ``acl``: what each user may publish and read (``docs/security.md`` has the table);
+- ``passwd``: the users' hashed passwords (``mosquitto_passwd -U``);
+- ``certs/``: a CA for the venue and the broker's certificate (``openssl``), unless given with
+  ``--cafile/--certfile/--keyfile``;
+- ``clients/USER.toml`` (mode 0600): each client's credentials file (URL, user, password, CA),
+  read by every command with ``--credentials FILE`` or ``$BRIDGE_TABLE_MQTT_CREDENTIALS``;
+  with ``--client-certs`` also ``clients/USER-cert.toml`` with its certificate and key.
+
+Users: ``table-T`` for each table's Pi (publishes only its own ``event``, ``bridge``,
+``health``; reads only its own ``indicator`` and acknowledgements), ``verify-S`` for a
+verification station, ``controller``, ``director`` (the console: reads everything, publishes
+rulings), ``broadcast`` (reads what it relays, publishes ``public/#``) and ``public`` (reads
+``public/#`` only). Running it again keeps every password, except those named by
+``--rotate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import ipaddress
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.brokersettings import BrokerSettingsError, read_credentials
+
+__all__ = ["Account", "BrokerConfigError", "BrokerPlan", "accounts", "acl_text", "main",
+           "make_ca", "make_cert", "mosquitto_conf", "parse_tables", "revoke_cert",
+           "write_broker_config", "write_crl"]
+
+#: Table and station ids go into topics and user names (the firmware bridge's rule).
+TABLE_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,31}$")
+#: ids that name something else under the topic root
+RESERVED_IDS = frozenset({"controller", "+", "#"})
+#: outputs of the controller on ``{root}/{t}/...`` (docs/wire-contract.md)
+CONTROLLER_OUTPUTS = ("state", "alert", "indicator", "result", "feed", "error")
+#: what a table's Pi publishes on ``{root}/{t}/...``
+BRIDGE_OUTPUTS = ("event", "bridge", "health")
+#: the acknowledgements the controller gives a table's bridge, under ``{root}/{t}/``
+DEFAULT_ACK = "ack/#"
+SERVICE_USERS = ("controller", "director", "broadcast", "public")
+
+
+class BrokerConfigError(Exception):
+    """A table list, file or tool that stops the configuration being written."""
+
+
+@dataclass(frozen=True)
+class Account:
+    """One MQTT user and what the ACL lets it do (topic filters)."""
+
+    username: str
+    what: str
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+
+
+@dataclass
+class BrokerPlan:
+    """Everything ``write_broker_config`` needs; the defaults are the shipped ones."""
+
+    tables: Sequence[str]
+    stations: Sequence[str] = ()
+    hosts: Sequence[str] = ()
+    ips: Sequence[str] = ()
+    port: int = 8883
+    bind: str = ""
+    client_certs: bool = False
+    cert_port: int = 8884
+    local_port: int | None = None
+    root: str = "bridge"
+    public: str = "public"
+    ack: str = DEFAULT_ACK
+    #: a table's Pi also runs its table's controller (``bridge-table run``)
+    table_controllers: bool = False
+    #: where the files will be on the broker (default: the output directory itself)
+    install_dir: Path | None = None
+    persistence_dir: Path = Path("/var/lib/mosquitto")
+    #: seconds between saves of the broker's database (each save writes all of it)
+    autosave: int = 1
+    #: messages queued for one client while it is away (0: computed from the tables)
+    max_queued: int = 0
+    max_inflight: int = 100
+    rotate: Sequence[str] = ()
+    cafile: Path | None = None
+    certfile: Path | None = None
+    keyfile: Path | None = None
+    #: extra lines appended to mosquitto.conf (e.g. "user root" for a test broker)
+    extra: Sequence[str] = field(default_factory=tuple)
+
+
+def parse_tables(spec: str) -> list[str]:
+    """``"1-12,A1"`` -> ``["1", ..., "12", "A1"]``; ids checked, order kept, no repeats."""
+    out: list[str] = []
+    for raw in spec.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        low, dash, high = item.partition("-")
+        if dash and low.isdigit() and high.isdigit():
+            a, b = int(low), int(high)
+            if b < a or b - a > 10_000:
+                raise BrokerConfigError(f"{item!r} is not a usable range of tables")
+            names = [str(n) for n in range(a, b + 1)]
+        else:
+            names = [item]
+        for name in names:
+            check_id(name)
+            if name not in out:
+                out.append(name)
+    if not out:
+        raise BrokerConfigError(f"no table in {spec!r}")
+    return out
+
+
+def check_id(name: str) -> str:
+    if not TABLE_ID.match(name) or name in RESERVED_IDS:
+        raise BrokerConfigError(
+            f"{name[:40]!r} cannot be a table or station id: 1 to 32 letters, digits, '_', "
+            f"'-' or '.', not starting with '.', and not {', '.join(sorted(RESERVED_IDS))}")
+    return name
+
+
+def tables_from_file(path: Path) -> list[str]:
+    """The tables a session file (``controller.session``) or a schedule file names."""
+    # the session file's reader (controller.session.load_session) where this tree has it
+    load_session = getattr(importlib.import_module("controller.session"), "load_session", None)
+    if load_session is not None:
+        try:
+            session = load_session(path)
+        except Exception:  # noqa: BLE001 - not a session file: try the schedule form
+            session = None
+        if session is not None:
+            names: list[str] = []
+            for rnd in session.movement.rounds:
+                names += [str(t) for t in rnd.tables if str(t) not in names]
+            return [check_id(n) for n in names]
+    from controller.schedule import ScheduleError, load_schedule
+    try:
+        schedule = load_schedule(path)
+    except (ScheduleError, OSError, ValueError) as e:
+        raise BrokerConfigError(f"{path}: neither a session nor a schedule file ({e})") from None
+    return [check_id(t) for t in schedule]
+
+
+def accounts(plan: BrokerPlan) -> list[Account]:
+    """Every user of the venue's broker and its ACL."""
+    r, p = plan.root, plan.public
+    out: list[Account] = []
+    for t in plan.tables:
+        write = [f"{r}/{t}/{k}" for k in BRIDGE_OUTPUTS]
+        read = [f"{r}/{t}/indicator", f"{r}/{t}/{plan.ack}"]
+        what = f"table {t}'s Pi (firmware bridge)"
+        if plan.table_controllers:
+            what = f"table {t}'s Pi (bridge and its table's controller)"
+            write += [f"{r}/{t}/{k}" for k in CONTROLLER_OUTPUTS]
+            write += [f"{r}/{t}/{plan.ack}", f"{r}/controller/{t}/status"]
+            read += [f"{r}/{t}/event", f"{r}/{t}/ruling"]
+        out.append(Account(f"table-{t}", what, tuple(read), tuple(dict.fromkeys(write))))
+    for s in plan.stations:
+        out.append(Account(f"verify-{s}", f"verification station {s}",
+                           (f"{r}/{s}/event", f"{r}/{s}/indicator", f"{r}/{s}/{plan.ack}"),
+                           tuple(f"{r}/{s}/{k}" for k in (*BRIDGE_OUTPUTS, "verify"))))
+    out.append(Account(
+        "controller", "the rules daemon (every table)",
+        (f"{r}/#",),
+        tuple(f"{r}/+/{k}" for k in CONTROLLER_OUTPUTS) + (
+            f"{r}/+/{plan.ack}", f"{r}/controller/status", f"{r}/controller/+/status")))
+    out.append(Account("director", "the director's console: reads every table, gives rulings",
+                       (f"{r}/#", f"{p}/#"), (f"{r}/+/ruling",)))
+    out.append(Account("broadcast", "the broadcast relay: what it relays, to the public",
+                       (f"{r}/+/feed", f"{r}/+/result", f"{r}/+/state",
+                        f"{r}/controller/#", f"{p}/#"), (f"{p}/#",)))
+    out.append(Account("public", "vugraph and spectators: the released feed only", (f"{p}/#",)))
+    return out
+
+
+def acl_text(users: Iterable[Account], header: str = "") -> str:
+    """mosquitto's acl_file: a ``user`` block per account; nothing for anyone else."""
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    lines += ["# Every user's rights; a user, topic or direction not listed here is refused.",
+              "# Anonymous clients cannot connect at all (allow_anonymous false).", ""]
+    for a in users:
+        lines.append(f"# {a.what}")
+        lines.append(f"user {a.username}")
+        both = [t for t in a.read if t in a.write]
+        lines += [f"topic readwrite {t}" for t in both]
+        lines += [f"topic read {t}" for t in a.read if t not in both]
+        lines += [f"topic write {t}" for t in a.write if t not in both]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def queue_size(tables: int) -> int:
+    """Messages the broker keeps for one client that is away (the controller's queue holds
+    every table's events). A table sends at most a few hundred events a board, about 60 a
+    minute; 30 minutes of every table, and never less than 100,000 (a few tens of MB)."""
+    return max(100_000, tables * 60 * 30)
+
+
+def mosquitto_conf(plan: BrokerPlan, files: Path, header: str = "") -> str:
+    """The broker's configuration; ``files`` is where acl, passwd and certs/ will be."""
+    certs = files / "certs"
+    ca = certs / "ca.crt"
+    cert, key = certs / "server.crt", certs / "server.key"
+    bind = f" {plan.bind}" if plan.bind else ""
+    queued = plan.max_queued or queue_size(len(plan.tables) + len(plan.stations))
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    lines += [
+        "# Security: nobody gets in without a user and a password (or a client certificate",
+        "# of the venue's CA); the acl file says what each user may publish and read.",
+        "per_listener_settings false",
+        "allow_anonymous false",
+        f"password_file {files / 'passwd'}",
+        f"acl_file {files / 'acl'}",
+        "",
+        "# Persistence: retained states, results and indicators and the queued events of a",
+        "# controller that is away survive a restart of the broker; saved every",
+        f"# {plan.autosave} s, so a crash loses at most that much (what the controller had not",
+        "# acknowledged, the bridges send again).",
+        "persistence true",
+        f"persistence_location {plan.persistence_dir}/",
+        f"autosave_interval {plan.autosave}",
+        "autosave_on_changes false",
+        "# a client away for two days (a table closed) has its session freed",
+        "persistent_client_expiration 2d",
+        "",
+        "# Queues sized for the session: a controller down for half an hour finds every",
+        "# table's events queued (mosquitto's default of 1,000 loses them).",
+        f"max_queued_messages {queued}",
+        "max_queued_bytes 0",
+        f"max_inflight_messages {plan.max_inflight}",
+        "# a wire-contract message is at most 64 KiB; anything much larger is an attack",
+        "max_packet_size 262144",
+        "set_tcp_nodelay true",
+        "connection_messages true",
+        "",
+        "# Clients log in with a user and a password, over TLS.",
+        f"listener {plan.port}{bind}",
+        "protocol mqtt",
+        f"cafile {ca}",
+        f"certfile {cert}",
+        f"keyfile {key}",
+        "tls_version tlsv1.2",
+        "require_certificate false",
+    ]
+    if plan.client_certs:
+        lines += [
+            "",
+            "# Clients log in with a certificate of the venue's CA: its CN is the user name.",
+            f"listener {plan.cert_port}{bind}",
+            "protocol mqtt",
+            f"cafile {ca}",
+            f"certfile {cert}",
+            f"keyfile {key}",
+            "tls_version tlsv1.2",
+            "require_certificate true",
+            "use_identity_as_username true",
+            "# certificates withdrawn by --rotate (a lost Pi's) are refused",
+            f"crlfile {certs / 'crl.pem'}",
+        ]
+    if plan.local_port:
+        lines += [
+            "",
+            "# Plain MQTT for programs on this machine only (still with users and passwords).",
+            f"listener {plan.local_port} 127.0.0.1",
+            "protocol mqtt",
+        ]
+    lines += list(plan.extra)
+    return "\n".join(lines) + "\n"
+
+
+# -- certificates (Debian's openssl) --------------------------------------------------------
+
+def _openssl(*args: str) -> None:
+    exe = shutil.which("openssl")
+    if exe is None:
+        raise BrokerConfigError("openssl is needed to make certificates: apt-get install "
+                                "openssl (or give --cafile, --certfile and --keyfile)")
+    done = subprocess.run([exe, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BrokerConfigError(f"openssl {args[0]} failed: {done.stderr.strip()[-500:]}")
+
+
+def _private(path: Path) -> None:
+    path.chmod(0o600)
+
+
+def make_ca(certs: Path, name: str = "bridge-table venue CA", days: int = 3650) -> None:
+    """A CA for the venue: ``certs/ca.crt`` and its key ``certs/ca.key`` (keep it safe)."""
+    certs.mkdir(parents=True, exist_ok=True)
+    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+             "-nodes", "-keyout", str(certs / "ca.key"), "-out", str(certs / "ca.crt"),
+             "-days", str(days), "-subj", f"/CN={name}",
+             "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    _private(certs / "ca.key")
+
+
+def _ca_database(certs: Path) -> Path:
+    """``openssl ca``'s files beside the CA (its record of the client certificates it
+    issued, for revoking them); made when missing. Returns its configuration file."""
+    cnf = certs / "openssl-ca.cnf"
+    (certs / "issued").mkdir(exist_ok=True)
+    for name, text in (("index.txt", ""), ("serial", f"{secrets.randbits(63):016X}\n"),
+                       ("crlnumber", "01\n"), ("index.txt.attr", "unique_subject = no\n")):
+        if not (certs / name).exists():
+            (certs / name).write_text(text)
+    cnf.write_text(f"""[ ca ]
+default_ca = venue
+[ venue ]
+dir = {certs}
+database = $dir/index.txt
+new_certs_dir = $dir/issued
+certificate = $dir/ca.crt
+private_key = $dir/ca.key
+serial = $dir/serial
+crlnumber = $dir/crlnumber
+default_md = sha256
+default_crl_days = 3650
+unique_subject = no
+policy = any
+[ any ]
+commonName = supplied
+""")
+    return cnf
+
+
+def make_cert(certs: Path, name: str, out_cert: Path, out_key: Path, *, server: bool,
+              hosts: Sequence[str] = (), ips: Sequence[str] = (), days: int = 825) -> None:
+    """A certificate signed by the venue's CA: the broker's (with its names and addresses)
+    or a client's (its CN is the MQTT user name; recorded so that it can be revoked)."""
+    if not (certs / "ca.key").is_file():
+        raise BrokerConfigError(f"{certs / 'ca.key'} is needed to sign certificates (the "
+                                f"CA's key; given CAs: make the certificates with it)")
+    with tempfile.TemporaryDirectory() as tmp:
+        csr, ext = Path(tmp) / "req.csr", Path(tmp) / "ext.cnf"
+        _openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                 "-nodes", "-keyout", str(out_key), "-out", str(csr), "-subj", f"/CN={name}")
+        _private(out_key)
+        lines = ["basicConstraints=critical,CA:FALSE",
+                 "keyUsage=critical,digitalSignature,keyEncipherment",
+                 f"extendedKeyUsage={'serverAuth' if server else 'clientAuth'}",
+                 "subjectKeyIdentifier=hash", "authorityKeyIdentifier=keyid"]
+        if server:
+            alt = [f"DNS:{h}" for h in hosts] + [f"IP:{i}" for i in ips]
+            lines.append(f"subjectAltName={','.join(alt)}")
+            ext.write_text("\n".join(lines) + "\n")
+            _openssl("x509", "-req", "-in", str(csr), "-CA", str(certs / "ca.crt"),
+                     "-CAkey", str(certs / "ca.key"), "-set_serial",
+                     str(secrets.randbits(63)), "-days", str(days), "-extfile", str(ext),
+                     "-out", str(out_cert))
+            return
+        ext.write_text("\n".join(lines) + "\n")
+        _openssl("ca", "-batch", "-notext", "-config", str(_ca_database(certs)),
+                 "-in", str(csr), "-out", str(out_cert), "-days", str(days),
+                 "-extfile", str(ext))
+
+
+def revoke_cert(certs: Path, cert: Path) -> None:
+    """Withdraw a client certificate: recorded in the CA's database, listed in the CRL."""
+    _openssl("ca", "-config", str(_ca_database(certs)), "-revoke", str(cert))
+
+
+def write_crl(certs: Path) -> None:
+    """``certs/crl.pem``: the certificates withdrawn so far (mosquitto's ``crlfile``)."""
+    _openssl("ca", "-config", str(_ca_database(certs)), "-gencrl", "-out",
+             str(certs / "crl.pem"))
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a secret: created 0600, never readable by others even for a moment."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def _toml_str(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _old_password(clients: Path, user: str) -> str | None:
+    path = clients / f"{user}.toml"
+    if not path.is_file():
+        return None
+    try:
+        return read_credentials(path).get("password") or None
+    except BrokerSettingsError:
+        return None
+
+
+def hash_passwords(path: Path, passwords: dict[str, str]) -> None:
+    """``passwd`` as mosquitto reads it: ``user:password`` lines hashed in place by
+    ``mosquitto_passwd -U`` (PBKDF2-SHA512), so the plain text never stays on disk."""
+    exe = shutil.which("mosquitto_passwd") or ("/usr/bin/mosquitto_passwd"
+                                               if Path("/usr/bin/mosquitto_passwd").exists()
+                                               else None)
+    if exe is None:
+        raise BrokerConfigError("mosquitto_passwd is needed: apt-get install mosquitto")
+    _write_private(path, "".join(f"{u}:{p}\n" for u, p in passwords.items()))
+    done = subprocess.run([exe, "-U", str(path)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        path.unlink(missing_ok=True)
+        raise BrokerConfigError(f"mosquitto_passwd -U failed: {done.stderr.strip()}")
+
+
+def write_broker_config(plan: BrokerPlan, out: Path) -> list[Path]:
+    """Write every file into ``out``; returns the files written."""
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    files = plan.install_dir if plan.install_dir else out
+    certs, clients = out / "certs", out / "clients"
+    clients.mkdir(exist_ok=True)
+    os.chmod(clients, 0o700)
+    hosts = list(plan.hosts) or [socket.gethostname()]
+    ips = list(plan.ips)
+    for ip in ips:
+        try:
+            ipaddress.ip_address(ip)
+        except ValueError:
+            raise BrokerConfigError(f"--ip {ip!r} is not an IP address") from None
+    written: list[Path] = []
+    # the broker's certificate: given, kept from an earlier run, or made now
+    if plan.certfile or plan.keyfile or plan.cafile:
+        if not (plan.certfile and plan.keyfile and plan.cafile):
+            raise BrokerConfigError("--cafile, --certfile and --keyfile go together")
+        certs.mkdir(exist_ok=True)
+        for src, name in ((plan.cafile, "ca.crt"), (plan.certfile, "server.crt"),
+                          (plan.keyfile, "server.key")):
+            try:
+                shutil.copyfile(src, certs / name)
+            except OSError as e:
+                raise BrokerConfigError(f"{src}: {e.strerror or e}") from None
+        _private(certs / "server.key")
+    else:
+        if not (certs / "ca.crt").is_file():
+            make_ca(certs)
+            written += [certs / "ca.crt", certs / "ca.key"]
+        if not (certs / "server.crt").is_file():
+            make_cert(certs, hosts[0], certs / "server.crt", certs / "server.key",
+                      server=True, hosts=hosts, ips=ips)
+            written += [certs / "server.crt", certs / "server.key"]
+    users = accounts(plan)
+    rotate = set(plan.rotate)
+    if "all" in rotate:
+        rotate = {a.username for a in users}
+    unknown = rotate - {a.username for a in users}
+    if unknown:
+        raise BrokerConfigError(f"--rotate: no user {', '.join(sorted(unknown))}")
+    passwords: dict[str, str] = {}
+    for a in users:
+        old = None if a.username in rotate else _old_password(clients, a.username)
+        passwords[a.username] = old or secrets.token_urlsafe(24)
+    header = (f"bridge-table broker-config, {datetime.date.today().isoformat()}: "
+              f"{len(plan.tables)} table(s) {', '.join(plan.tables[:20])}"
+              f"{' ...' if len(plan.tables) > 20 else ''}")
+    (out / "acl").write_text(acl_text(users, header) + "\n")
+    (out / "mosquitto.conf").write_text(mosquitto_conf(plan, files, header))
+    hash_passwords(out / "passwd", passwords)
+    written += [out / "mosquitto.conf", out / "acl", out / "passwd"]
+    shutil.copyfile(certs / "ca.crt", clients / "ca.crt")
+    host = hosts[0]
+    for a in users:
+        text = (f"# {a.username}: {a.what}. Secret: keep it mode 0600.\n"
+                f"url = {_toml_str(f'mqtts://{host}:{plan.port}')}\n"
+                f"username = {_toml_str(a.username)}\n"
+                f"password = {_toml_str(passwords[a.username])}\n"
+                f'ca_file = "ca.crt"\n')
+        _write_private(clients / f"{a.username}.toml", text)
+        written.append(clients / f"{a.username}.toml")
+        if plan.client_certs:
+            crt, key = clients / f"{a.username}.crt", clients / f"{a.username}.key"
+            if a.username in rotate and crt.is_file():
+                revoke_cert(certs, crt)  # the old certificate no longer logs in
+            if a.username in rotate or not crt.is_file():
+                make_cert(certs, a.username, crt, key, server=False)
+            text = (f"# {a.username}: {a.what}, logging in by certificate. Secret: keep the "
+                    f"key mode 0600.\n"
+                    f"url = {_toml_str(f'mqtts://{host}:{plan.cert_port}')}\n"
+                    f'ca_file = "ca.crt"\n'
+                    f"cert_file = {_toml_str(crt.name)}\n"
+                    f"key_file = {_toml_str(key.name)}\n")
+            _write_private(clients / f"{a.username}-cert.toml", text)
+            written += [crt, key, clients / f"{a.username}-cert.toml"]
+    if plan.client_certs:
+        write_crl(certs)
+        written.append(certs / "crl.pem")
+    return written
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="bridge-table broker-config",
+        description="Write a locked-down mosquitto configuration for a venue: TLS, one user "
+                    "per table, ACLs, persistence, queues (docs/security.md).")
+    ap.add_argument("tables", help="the tables: a list and ranges like 1-12,A1, or a "
+                                   "session or schedule file")
+    ap.add_argument("--out", required=True, help="directory to write into")
+    ap.add_argument("--host", action="append", default=[],
+                    help="the broker's host name, as clients reach it (repeat for more; "
+                         "default: this machine's name)")
+    ap.add_argument("--ip", action="append", default=[],
+                    help="the broker's IP address, put in its certificate (repeatable)")
+    ap.add_argument("--port", type=int, default=8883, help="TLS listener (default 8883)")
+    ap.add_argument("--bind", default="", help="address to listen on (default: all)")
+    ap.add_argument("--client-certs", action="store_true",
+                    help="also a listener where clients log in by certificate, and a "
+                         "certificate for each client")
+    ap.add_argument("--cert-port", type=int, default=8884)
+    ap.add_argument("--local-port", type=int, default=None,
+                    help="also plain MQTT on 127.0.0.1:PORT (only for programs on the "
+                         "broker's own machine)")
+    ap.add_argument("--stations", default="", help="verification stations, e.g. V1,V2")
+    ap.add_argument("--table-controllers", action="store_true",
+                    help="each table's Pi also runs its table's controller (bridge-table run)")
+    ap.add_argument("--root", default="bridge")
+    ap.add_argument("--public", default="public", help="topic root of the released feed")
+    ap.add_argument("--ack-topic", default=DEFAULT_ACK,
+                    help="acknowledgements to a table's bridge, under ROOT/T/ "
+                         "(default %(default)s)")
+    ap.add_argument("--install-dir", default=None,
+                    help="where these files will be on the broker (default: --out)")
+    ap.add_argument("--persistence-dir", default="/var/lib/mosquitto")
+    ap.add_argument("--autosave", type=int, default=1,
+                    help="seconds between saves of the broker's database (default 1; each "
+                         "save writes all of it: more on a slow SD card)")
+    ap.add_argument("--max-queued", type=int, default=0,
+                    help="messages kept for a client that is away (default: from the tables)")
+    ap.add_argument("--rotate", action="append", default=[],
+                    help="new password (and certificate) for this user, or 'all' (repeatable)")
+    ap.add_argument("--cafile", help="the venue's own CA certificate (with --certfile, "
+                                     "--keyfile) instead of making one")
+    ap.add_argument("--certfile", help="the broker's certificate")
+    ap.add_argument("--keyfile", help="the broker's private key")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        source = Path(args.tables)
+        tables = tables_from_file(source) if source.is_file() else parse_tables(args.tables)
+        stations = parse_tables(args.stations) if args.stations.strip() else []
+        clash = set(tables) & set(stations)
+        if clash:
+            raise BrokerConfigError(f"{', '.join(sorted(clash))}: both a table and a station")
+        if args.autosave < 1:
+            raise BrokerConfigError("--autosave must be at least 1 second")
+        if not args.root or any(c in args.root for c in "+#") or \
+                not args.ack_topic or args.ack_topic.startswith("/"):
+            raise BrokerConfigError("--root and --ack-topic must be topic names")
+        plan = BrokerPlan(
+            tables=tables, stations=stations, hosts=args.host, ips=args.ip, port=args.port,
+            bind=args.bind, client_certs=args.client_certs, cert_port=args.cert_port,
+            local_port=args.local_port, root=args.root, public=args.public,
+            ack=args.ack_topic, table_controllers=args.table_controllers,
+            install_dir=Path(args.install_dir) if args.install_dir else None,
+            persistence_dir=Path(args.persistence_dir), max_queued=args.max_queued,
+            autosave=args.autosave,
+            rotate=args.rotate,
+            cafile=Path(args.cafile) if args.cafile else None,
+            certfile=Path(args.certfile) if args.certfile else None,
+            keyfile=Path(args.keyfile) if args.keyfile else None)
+        out = Path(args.out)
+        write_broker_config(plan, out)
+    except (BrokerConfigError, OSError) as e:
+        print(f"bridge-table broker-config: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    print(f"{len(tables)} table(s), {len(stations)} station(s): {out}/mosquitto.conf, acl, "
+          f"passwd; credentials in {out}/clients/ (one file a client, mode 0600)")
+    print("next: docs/security.md, 'Deploying at a venue'")
+    return 0
