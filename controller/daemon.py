@@ -450,8 +450,11 @@ def load_deals(path: str | Path) -> dict[int, DealInfo]:
 def build_engine(*, root: str = "bridge",
                  deals: str | Path | Mapping[int, DealInfo] | None = None,
                  rules: str = "2017", policy: str | Path | None = None,
-                 schedule: str | Path | None = None) -> EngineLike:
-    """The Engine for the command line's settings; ``deals`` a deals file or the boards."""
+                 schedule: str | Path | None = None,
+                 session: str | Path | None = None) -> EngineLike:
+    """The Engine for the command line's settings; ``deals`` a deals file or the boards.
+    ``session``: the session file; its movement is the schedule (unless ``schedule`` is
+    given too) and names the pairs at each table, its deals file is used without ``deals``."""
     from controller.engine import Engine
     from controller.laws.cards import ParseError, Rules
 
@@ -463,8 +466,18 @@ def build_engine(*, root: str = "bridge",
         policy_value = IndicatorPolicy.load(policy) if policy else None
     except PolicyError as e:
         raise ControllerError(str(e)) from e
-    boards = deals if isinstance(deals, Mapping) else (load_deals(deals) if deals else None)
+    pairs_at = None
     tables = None
+    if session:
+        from controller.session import SessionError, load_session
+        try:
+            sess = load_session(session)
+        except SessionError as e:
+            raise ControllerError(str(e)) from e
+        tables = sess.movement.schedule()
+        pairs_at = sess.movement.pairs_at
+        deals = deals or sess.deals
+    boards = deals if isinstance(deals, Mapping) else (load_deals(deals) if deals else None)
     if schedule:
         from controller.schedule import ScheduleError, load_schedule
         try:
@@ -472,7 +485,7 @@ def build_engine(*, root: str = "bridge",
         except ScheduleError as e:
             raise ControllerError(str(e)) from e
     engine: EngineLike = Engine(root=root, deals=boards, rules=rules_value,
-                                policy=policy_value, schedule=tables)
+                                policy=policy_value, schedule=tables, pairs_at=pairs_at)
     return engine
 
 
@@ -509,6 +522,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--policy", help="indicator policy file (TOML); default: the contract's")
     ap.add_argument("--schedule", help="the round's schedule (TOML): the boards each table "
                     "plays; another board read at a table is WRONG_BOARD")
+    ap.add_argument("--session", help="the session file (TOML, docs/session.md): its movement "
+                    "is the schedule, state and result name the pairs at the table, its "
+                    "deals file is the default --deals")
     ap.add_argument("--client-id", default="", help="MQTT client id (fixed: the broker keeps "
                                                     "the session under it)")
     ap.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD)
@@ -526,7 +542,7 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
     broker = BrokerSettings.from_url(args.broker, username=args.username,
                                      password=args.password, ca_file=args.ca_file)
     engine = build_engine(root=args.root, deals=args.deals, rules=args.rules,
-                          policy=args.policy, schedule=args.schedule)
+                          policy=args.policy, schedule=args.schedule, session=args.session)
     journal = None
     if not args.no_journal:
         path = Path(args.journal) if args.journal else default_journal_path()

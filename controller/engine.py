@@ -11,7 +11,7 @@ every table from its journal.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,14 +107,18 @@ class Engine:
         policy: IndicatorPolicy | None = None,
         schedule: Mapping[str, frozenset[int]] | None = None,
         kinds: frozenset[str] | None = None,
+        pairs_at: Callable[[str, int], tuple[int, int] | None] | None = None,
     ) -> None:
         """``kinds`` limits the outputs built (``replay --topics``): every input is still
-        applied, and ``snapshot``/``retained`` still give the full current state."""
+        applied, and ``snapshot``/``retained`` still give the full current state.
+        ``pairs_at(table, board)``: the session's movement, naming the pairs (or teams) at
+        the table in ``state`` and ``result`` (``ns``, ``ew``; wire contract 1.2)."""
         self.root = root
         self.deals: Mapping[int, DealInfo] = deals or {}
         self.rules = rules
         self.policy = policy or IndicatorPolicy()
         self.schedule = schedule or {}
+        self.pairs_at = pairs_at
         self.fouled = FouledBoardDetector()
         every = frozenset({"state", "alert", "indicator", "result", "feed", "error"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
@@ -447,7 +451,13 @@ class Engine:
         )
         if ts.notes:
             state["notes"] = list(ts.notes)
+        self._add_pairs(state, name, board.number)
         return state
+
+    def _add_pairs(self, payload: dict[str, Any], table: str, board: int) -> None:
+        pairs = self.pairs_at(table, board) if self.pairs_at is not None else None
+        if pairs is not None:
+            payload["ns"], payload["ew"] = pairs
 
     def _shown(self, ts: _TableState) -> list[Irregularity]:
         board = ts.table.board
@@ -486,6 +496,7 @@ class Engine:
                 for i in record.irregularities
             ],
         )
+        self._add_pairs(result, name, record.board)
         return result
 
     def _feed(self, name: str, ts: _TableState, item: FeedItem,

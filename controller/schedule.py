@@ -15,14 +15,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ScheduleError", "load_schedule", "parse_schedule"]
+__all__ = ["ScheduleError", "boards_of", "load_schedule", "parse_schedule"]
 
 
 class ScheduleError(ValueError):
     """A schedule file that cannot be used; the message names the file and the entry."""
 
 
-def _boards(value: Any, where: str) -> set[int]:
+def boards_of(value: Any, where: str) -> set[int]:
+    """A board, a range like '4-6', or a list of both, as a set of board numbers."""
     items = value if isinstance(value, list) else [value]
     boards: set[int] = set()
     for item in items:
@@ -51,7 +52,7 @@ def parse_schedule(data: dict[str, Any], source: str = "schedule") -> dict[str, 
         raise ScheduleError(f"{source}: needs a [tables] section naming each table's boards")
     out: dict[str, frozenset[int]] = {}
     for table, value in tables.items():
-        boards = _boards(value, f"{source}: tables.{table}")
+        boards = boards_of(value, f"{source}: tables.{table}")
         if not boards:
             raise ScheduleError(f"{source}: tables.{table} names no board")
         out[str(table)] = frozenset(boards)

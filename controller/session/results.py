@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .laws.scoring import imps, matchpoints, matchpoints_ew
+from ..laws.scoring import imps, matchpoints, matchpoints_ew
 
 __all__ = ["BoardResult", "PairScore", "TeamScore", "SessionScores", "main"]
 
