@@ -7,11 +7,21 @@
 from __future__ import annotations
 
 from .movement import Movement, MovementError, Round, TableRound, howell, mitchell, teams
-from .results import BoardResult, PairScore, SessionScores, TeamScore, main, read_results
+from .results import (
+    BoardResult,
+    PairScore,
+    ResultsError,
+    SessionScores,
+    TeamScore,
+    load_results,
+    read_results,
+)
+from .score import main
 from .sessionfile import Competitor, Session, SessionError, load_session, parse_session
 
 __all__ = [
     "BoardResult", "PairScore", "TeamScore", "SessionScores", "read_results", "main",
+    "ResultsError", "load_results",
     "Movement", "MovementError", "Round", "TableRound", "mitchell", "howell", "teams",
     "Competitor", "Session", "SessionError", "load_session", "parse_session",
 ]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 __all__ = ["Movement", "Round", "TableRound", "MovementError", "mitchell", "howell",
-           "teams", "board_range"]
+           "teams", "board_range", "table_key"]
 
 
 class MovementError(ValueError):
@@ -46,7 +46,8 @@ class Round:
     tables: Mapping[str, TableRound]
 
 
-def _table_key(table: str) -> tuple[int, str]:
+def table_key(table: str) -> tuple[int, str]:
+    """Tables in their natural order: "2" before "10", named tables after numbered ones."""
     return (int(table), "") if table.isdigit() else (1 << 30, table)
 
 
@@ -87,7 +88,7 @@ class Movement:
     # -- questions the controller, the scorer and the broadcast ask -------------------------
     @property
     def tables(self) -> list[str]:
-        return sorted({t for r in self.rounds for t in r.tables}, key=_table_key)
+        return sorted({t for r in self.rounds for t in r.tables}, key=table_key)
 
     @property
     def boards(self) -> list[int]:
