@@ -105,7 +105,7 @@ def test_irregularity_tokens_are_written() -> None:
     assert "^I 1H" in text                  # T03 accepted insufficient bid
     assert "^L CT" in text and "^L C4" in text   # T06 leads out of turn
     assert "^R H9" in text                  # T08 established revoke
-    assert '[Result "^11"]' in text         # T08: Law 64 result differs from the play
+    assert '[Result "11"]' in text          # T08: Law 64's result, no caret (endplay aborts)
     assert "^R HQ" not in text              # T11's revoke was corrected (62D): not ^R
 
 
@@ -534,6 +534,18 @@ def test_scenario_file_is_what_the_scenarios_make() -> None:
         assert (record.tricks_played, record.tricks_result, record.score_ns) == (
             played, result, score), record.board
     assert pbn_text(built) == SCENARIOS.read_text(encoding="utf-8")
+
+
+def test_passed_out_board_keeps_its_score_and_reads_back() -> None:
+    calls = [Seat.N, Seat.E, Seat.S, Seat.W]
+    record = BoardRecord(
+        board=1, dealer=Seat.N, vulnerability=Vulnerability.NONE,
+        auction=tuple(AuctionEntry(s, Call.parse("Pass")) for s in calls),
+        contract=Contract.parse("Pass"), score_ns=0)
+    text = record_to_pbn(record)
+    assert '[Score "NS 0"]' in text and '[Result ""]' in text
+    (again,) = read_pbn(text).records()
+    assert again.score_ns == 0 and again.contract is not None and again.contract.passed_out
 
 
 if __name__ == "__main__":

@@ -905,18 +905,16 @@ def record_to_pbn(record: BoardRecord) -> str:
         result = record.tricks_played
     passed_out = record.contract is not None and record.contract.passed_out
     if result is not None and not passed_out:
+        # the result after Law 64, 67B, a ruling or a claim, as a bare number: 3.4.15's caret
+        # ("differs from the play") makes endplay abort the whole file and other readers
+        # misread it; the tricks as played follow from the Play section, and why they differ
+        # is in the Irregularity tags, which readers skip
         values["Result"] = str(result)
-        # 3.4.15: a caret says the result differs from the tricks won in the play
-        # (Law 64 transfers, 67B, a director's adjustment or a claim)
-        played_out = len(record.tricks) == 13 and all(len(t.cards) == 4 for t in record.tricks)
-        if played_out and record.tricks_played is not None and result != record.tricks_played:
-            values["Result"] = "^" + values["Result"]
     out = [f'[{name} "{_quote(values[name])}"]' for name in MANDATORY_TAGS]
     if record.table:
         out.append(f'[Table "{_quote(record.table)}"]')
-    if record.score_ns is not None and not (record.contract is not None
-                                            and record.contract.passed_out):
-        out.append(f'[Score "NS {record.score_ns}"]')
+    if record.score_ns is not None:
+        out.append(f'[Score "NS {record.score_ns}"]')     # "NS 0" on a passed-out board too
     for name, value in tags.items():
         if name not in values and name not in _FIELD_TAGS:
             out.append(f'[{name} "{_quote(value)}"]')
