@@ -100,13 +100,21 @@ def test_scenarios_round_trip_text_and_records() -> None:
     assert again.records() == records
 
 
-def test_irregularity_tokens_are_written() -> None:
+def test_irregularities_are_tags_not_tokens_other_readers_choke_on() -> None:
     text = SCENARIOS.read_text(encoding="utf-8")
-    assert "^I 1H" in text                  # T03 accepted insufficient bid
-    assert "^L CT" in text and "^L C4" in text   # T06 leads out of turn
-    assert "^R H9" in text                  # T08 established revoke
-    assert '[Result "11"]' in text          # T08: Law 64's result, no caret (endplay aborts)
-    assert "^R HQ" not in text              # T11's revoke was corrected (62D): not ^R
+    # ^I, ^L and ^R make endplay and other readers abort; the Irregularity tags say it all
+    # and this reader takes the accepted leads out of turn back from them
+    assert "^I" not in text and "^L" not in text and "^R" not in text
+    assert "code=INSUFFICIENT_BID" in text                     # T03
+    assert text.count("code=LEAD_OUT_OF_TURN") + text.count("code=OPENING_LEAD_OUT_OF_TURN") >= 2
+    assert "code=REVOKE" in text and '[Result "11"]' in text  # T08: Law 64, no caret
+    records = read_pbn(text).records()
+    t06 = next(r for r in records if any(i.code is Code.LEAD_OUT_OF_TURN
+                                        for i in r.irregularities))
+    leads = {i.trick: i.seat for i in t06.irregularities if i.code is Code.LEAD_OUT_OF_TURN}
+    for trick in t06.tricks:
+        if trick.number in leads:
+            assert trick.leader is leads[trick.number]
 
 
 def test_export_tags_in_order() -> None:

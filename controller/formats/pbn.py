@@ -639,11 +639,15 @@ def _parse_play(
     hands = {s: set(deal[s]) for s in Seat} if deal is not None and deal.is_complete else None
     tricks: list[PlayedTrick] = []
     leader: Seat | None = first
+    tagged = _tagged_leads(_parse_irregularity_tag(v, game.line)
+                           for v in game.irregularity_tags)
     for start in range(0, len(cells), 4):
         number = start // 4 + 1
         row = cells[start:start + 4]
         by_seat = {columns[i]: row[i] for i in range(len(row))}
         marked_leader = [s for s, (_, m, _) in by_seat.items() if "^L" in m]
+        if not marked_leader and number in tagged and tagged[number] in by_seat:
+            marked_leader = [tagged[number]]
         this_leader = marked_leader[0] if marked_leader else leader
         order = ([this_leader.rotated(i) for i in range(4)] if this_leader is not None
                  else columns)
@@ -822,7 +826,6 @@ def _auction_lines(record: BoardRecord) -> tuple[list[str], list[str]]:
     notes: dict[str, int] = {}
     cells: list[tuple[bool, str]] = []
     turn = record.dealer
-    last_bid: Bid | None = None
     standing: list[tuple[Seat, Call]] = []
     for entry in record.auction:
         if entry.cancelled:
@@ -832,11 +835,9 @@ def _auction_lines(record: BoardRecord) -> tuple[list[str], list[str]]:
             continue
         for _ in range((entry.seat - turn) % 4):
             cells.append((True, "^S"))
+        # No ^I before an insufficient bid: endplay and other readers take the token for a
+        # call. The record's Irregularity tags say it; a record without one has none to say.
         text = str(entry.call)
-        if entry.call.bid is not None:
-            if last_bid is not None and entry.call.bid.rank <= last_bid.rank:
-                text = "^I " + text
-            last_bid = entry.call.bid
         if entry.note:
             index = notes.setdefault(entry.note, len(notes) + 1)
             text += f" ={index}="
@@ -851,11 +852,21 @@ def _auction_lines(record: BoardRecord) -> tuple[list[str], list[str]]:
     return _lines_of(cells), note_tags
 
 
+_LEAD_CODES = (Code.OPENING_LEAD_OUT_OF_TURN, Code.LEAD_OUT_OF_TURN)
+
+
+def _tagged_leads(irregularities: Iterable[Irregularity]) -> dict[int, Seat]:
+    """Trick -> who led it out of turn and it stood, as the Irregularity tags say."""
+    return {i.trick: i.seat for i in irregularities
+            if i.code in _LEAD_CODES and i.trick is not None and i.seat is not None
+            and i.status is Status.RESOLVED and i.detail == "accepted"}
+
+
 def _play_lines(record: BoardRecord, leader: Seat) -> list[str]:
-    # ^R is PBN's "revoke not noticed in time": established revokes only, not corrected ones
-    revokes = {(i.trick, i.seat): i.card for i in record.irregularities
-               if i.code is Code.REVOKE and i.status is Status.ESTABLISHED
-               and i.trick is not None and i.seat is not None}
+    # PBN's ^R and ^L marks break endplay and other readers. A revoke is in the record's
+    # Irregularity tags, never as ^R; ^L is written only for a lead out of turn no tag
+    # names, where the order of the trick would otherwise be lost.
+    tagged_leads = _tagged_leads(record.irregularities)
     columns = [leader.rotated(i) for i in range(4)]
     lines: list[str] = []
     expected: Seat | None = leader
@@ -869,10 +880,8 @@ def _play_lines(record: BoardRecord, leader: Seat) -> list[str]:
                 cells.append("-")
                 continue
             text = str(card)
-            key = (trick.number, seat)
-            if key in revokes and revokes[key] in (None, card):
-                text = "^R " + text
-            if seat is trick.leader and expected is not None and trick.leader is not expected:
+            if seat is trick.leader and expected is not None and trick.leader is not expected \
+                    and tagged_leads.get(trick.number) is not seat:
                 text = "^L " + text
             cells.append(text)
         lines.append(" ".join(cells))
