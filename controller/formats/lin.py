@@ -444,6 +444,9 @@ def record_to_lin(record: BoardRecord) -> str:
     parts.append(f"md|{digit}{hands}|rh||")
     parts.append(f"ah|Board {record.board}|")
     parts.append(f"sv|{_VUL_OUT[record.vulnerability]}|")
+    if not record.standing_calls and record.contract is not None and record.contract.passed_out:
+        # a passed-out board known only by its result: LIN says it with the four passes
+        parts.append("mb|p|" * 4)
     for entry in record.standing_calls:
         alert = "!" if entry.note else ""
         parts.append(f"mb|{_lin_call(entry.call)}{alert}|")

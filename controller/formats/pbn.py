@@ -753,6 +753,11 @@ def game_to_record(game: PbnGame) -> BoardRecord:
         irregularities = tuple(log)
     # an empty value says nothing (export writes every mandatory tag, known or not)
     extra = {k: v for k, v in tags.items() if k not in _FIELD_TAGS and v.strip() not in ("", "?")}
+    # a supplemental table's rows (OptimumResultTable, ScoreTable...) after its header,
+    # one a line: the record's tags are plain strings, and the writer lays them out again
+    for name, rows in game.tables.items():
+        if name in extra and rows and name.endswith("Table"):
+            extra[name] = "\n".join((extra[name].replace("\n", " "), *rows))
     del complete
     return BoardRecord(
         board=board, dealer=dealer, vulnerability=vul, deal=deal, auction=tuple(auction),
@@ -783,7 +788,11 @@ def deals_by_board(source: PbnFile | TextIO | str | Path) -> dict[int, DealInfo]
 # --- writing -----------------------------------------------------------------------------
 
 def _quote(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+    # PBN's escapes are \\ and \": a backslash is doubled only where a reader would take it
+    # for one of them (before \ or ", or last), so a table header's "Result\2R" stays as
+    # every reader expects it
+    value = re.sub(r'\\(?=[\\"]|$)', r"\\\\", value)
+    return value.replace('"', '\\"').replace("\n", " ")
 
 
 def _irregularity_tag(irr: Irregularity) -> str:
@@ -926,7 +935,12 @@ def record_to_pbn(record: BoardRecord) -> str:
         out.append(f'[Score "NS {record.score_ns}"]')     # "NS 0" on a passed-out board too
     for name, value in tags.items():
         if name not in values and name not in _FIELD_TAGS:
-            out.append(f'[{name} "{_quote(value)}"]')
+            if name.endswith("Table") and "\n" in value:
+                header, *rows = value.split("\n")
+                out.append(f'[{name} "{_quote(header)}"]')
+                out.extend(rows)
+            else:
+                out.append(f'[{name} "{_quote(value)}"]')
     for irr in record.irregularities:
         out.append(f'[Irregularity "{_irregularity_tag(irr)}"]')
     if record.auction:
