@@ -429,14 +429,14 @@ async def cancel_until_done(task: asyncio.Task[Any], interval: float = 0.1) -> N
 
 
 # -- building from the command line --------------------------------------------------------
-def load_deals(path: str | Path) -> dict[int, DealInfo]:
+def load_deals(path: str | Path, first_board: int | None = None) -> dict[int, DealInfo]:
     """The boards of a deals file (PBN, DUP, BRI, DGE) by number; broken boards are logged
     and left out (the sound ones still load)."""
     from controller.deals import DealsError
     from controller.deals import load_deals as read_deals
 
     try:
-        deals, problems = read_deals(path)
+        deals, problems = read_deals(path, first_board)
     except DealsError as e:
         raise ControllerError(str(e)) from e
     for problem in problems:
@@ -451,7 +451,8 @@ def build_engine(*, root: str = "bridge",
                  deals: str | Path | Mapping[int, DealInfo] | None = None,
                  rules: str = "2017", policy: str | Path | None = None,
                  schedule: str | Path | None = None,
-                 session: str | Path | None = None) -> EngineLike:
+                 session: str | Path | None = None,
+                 first_board: int | None = None) -> EngineLike:
     """The Engine for the command line's settings; ``deals`` a deals file or the boards.
     ``session``: the session file; its movement is the schedule (unless ``schedule`` is
     given too) and names the pairs at each table, its deals file is used without ``deals``."""
@@ -476,8 +477,11 @@ def build_engine(*, root: str = "bridge",
             raise ControllerError(str(e)) from e
         tables = sess.movement.schedule()
         pairs_at = sess.movement.pairs_at
-        deals = deals or sess.deals
-    boards = deals if isinstance(deals, Mapping) else (load_deals(deals) if deals else None)
+        if not deals:
+            deals = sess.deals
+            first_board = first_board or sess.deals_first_board
+    boards = deals if isinstance(deals, Mapping) else (
+        load_deals(deals, first_board) if deals else None)
     if schedule:
         from controller.schedule import ScheduleError, load_schedule
         try:
@@ -522,6 +526,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--policy", help="indicator policy file (TOML); default: the contract's")
     ap.add_argument("--schedule", help="the round's schedule (TOML): the boards each table "
                     "plays; another board read at a table is WRONG_BOARD")
+    ap.add_argument("--first-board", type=int, default=None, metavar="N",
+                    help="the board number of a .bri/.dge/.dup deals file's first record")
     ap.add_argument("--session", help="the session file (TOML, docs/session.md): its movement "
                     "is the schedule, state and result name the pairs at the table, its "
                     "deals file is the default --deals")
@@ -542,7 +548,8 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
     broker = BrokerSettings.from_url(args.broker, username=args.username,
                                      password=args.password, ca_file=args.ca_file)
     engine = build_engine(root=args.root, deals=args.deals, rules=args.rules,
-                          policy=args.policy, schedule=args.schedule, session=args.session)
+                          policy=args.policy, schedule=args.schedule, session=args.session,
+                          first_board=args.first_board)
     journal = None
     if not args.no_journal:
         path = Path(args.journal) if args.journal else default_journal_path()

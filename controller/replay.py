@@ -41,6 +41,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("events", help="JSONL file of sensor events ('-' for standard input)")
     p.add_argument("--deals", help="PBN deals file: hands, dealer and vulnerability by board")
+    p.add_argument("--first-board", type=int, default=None, metavar="N",
+                   help="the board number of a .bri/.dge/.dup deals file's first record")
     p.add_argument("--topics", help=f"comma-separated kinds of output to keep ({','.join(KINDS)})")
     p.add_argument("--root", default="bridge", help="topic root (default: bridge)")
     p.add_argument("--table", default="1",
@@ -102,7 +104,7 @@ def main(argv: list[str]) -> int:
     deals = {}
     if args.deals:
         try:
-            deals, problems = load_deals(args.deals)
+            deals, problems = load_deals(args.deals, args.first_board)
         except DealsError as exc:
             print(f"bridge-table replay: {exc}", file=sys.stderr)
             return 2

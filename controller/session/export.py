@@ -333,7 +333,7 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
     deals: dict[int, DealInfo] = {}
     if session.deals is not None:
         try:
-            read = read_deals(session.deals)
+            read = read_deals(session.deals, session.deals_first_board)
         except DealsError as exc:
             raise SessionError(str(exc)) from None
         deals = read.deals

@@ -70,6 +70,8 @@ class Session:
     pairs: Mapping[int, Competitor] = field(default_factory=dict)
     teams: Mapping[int, Competitor] = field(default_factory=dict)
     deals: Path | None = None
+    #: a BRI/DGE/DUP deals file's first board (a BRI or DGE file does not say it)
+    deals_first_board: int | None = None
     path: Path | None = None
     #: "matchpoints", "cross-imps" (pairs) or "imps" (teams)
     scoring: str = "matchpoints"
@@ -266,6 +268,8 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
         deals = Path(deals_text)
         if not deals.is_absolute() and base is not None:
             deals = base / deals
+    first = sess.get("deals_first_board")
+    deals_first_board = r.int_(sess, "deals_first_board", w) if first is not None else None
     scoring = r.table(data, "scoring")
     method = r.str_(scoring, "method", "scoring.",
                     "imps" if movement.kind == "teams" else "matchpoints")
@@ -285,6 +289,7 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
         id=sid, event=event, date=date, venue=r.str_(sess, "venue", w), number=number,
         movement=movement, pairs=MappingProxyType(_competitors(r, data, "pairs")),
         teams=MappingProxyType(_competitors(r, data, "teams")), deals=deals,
+        deals_first_board=deals_first_board,
         scoring=method, artificial=MappingProxyType(artificial), vp_scale=vp,
         adjustments=_adjustments(r, data, artificial))
 
