@@ -556,6 +556,32 @@ def test_passed_out_board_keeps_its_score_and_reads_back() -> None:
     assert again.score_ns == 0 and again.contract is not None and again.contract.passed_out
 
 
+
+def test_endplay_reads_the_laws_scenarios_as_written() -> None:
+    """Revokes, leads out of turn, insufficient bids, cancelled calls, claims and Law 64
+    results: endplay (which aborts on ^ tokens, carets and comments among the calls) reads
+    every game with the same deal, auction, play and result."""
+    from endplay.parsers import pbn as ep_pbn
+
+    records = _scenarios()
+    with open(SCENARIOS, encoding="utf-8") as fp:
+        boards = ep_pbn.load(fp)
+    assert len(boards) == len(records)
+    for ep, rec in zip(boards, records, strict=True):
+        assert ep.board_num == rec.board
+        if rec.deal is not None:
+            assert ep.deal.to_pbn().split(":")[1].split() == \
+                rec.deal.to_pbn(Seat.N).split(":")[1].split()
+        standing = [str(e.call) for e in rec.auction if not e.cancelled]
+        assert len(ep.auction) == len(standing)
+        played = [card for t in rec.tricks for _, card in t.cards]
+        # endplay's suits: spades 0, hearts 1, diamonds 2, clubs 3; its str(card) "♠T"
+        assert sorted("SHDC"[c.suit.value] + str(c)[1:] for c in ep.play) == sorted(
+            f"{c.suit.name}{c.rank.char}" for c in played)
+        if rec.tricks_result is not None and rec.contract is not None \
+                and rec.contract.bid is not None:
+            assert ep.contract.result + ep.contract.level + 6 == rec.tricks_result
+
 if __name__ == "__main__":
     import sys
 
