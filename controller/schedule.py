@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ScheduleError", "boards_of", "load_schedule", "parse_schedule"]
+__all__ = ["ScheduleError", "boards_of", "load_schedule", "parse_schedule", "read_toml"]
 
 
 class ScheduleError(ValueError):
@@ -59,13 +59,20 @@ def parse_schedule(data: dict[str, Any], source: str = "schedule") -> dict[str, 
     return out
 
 
+def read_toml(path: Path, error: type[ValueError], what: str = "TOML") -> dict[str, Any]:
+    """A TOML file's contents; a file that cannot be read, is not text or not TOML raises
+    ``error`` with a message naming the file (never a traceback for a binary file)."""
+    try:
+        with open(path, "rb") as fp:
+            return tomllib.load(fp)
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: not {what}: {exc}") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: not {what}: not UTF-8 text") from None
+
+
 def load_schedule(path: str | Path) -> dict[str, frozenset[int]]:
     p = Path(path)
-    try:
-        with open(p, "rb") as fp:
-            data = tomllib.load(fp)
-    except OSError as exc:
-        raise ScheduleError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScheduleError(f"{p}: not TOML: {exc}") from None
-    return parse_schedule(data, str(p))
+    return parse_schedule(read_toml(p, ScheduleError), str(p))

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from ..laws.cards import Call, Card, Contract, ParseError, Seat, Vulnerability
 from ..laws.irregularities import Code, Irregularity, Status
 from ..laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
 from .movement import table_key
-from .results import BoardResult, ResultsError, SessionScores
+from .results import BoardResult, ResultsError, SessionScores, json_lines, load_jsonl
 from .scoring import BoardScore, Standing, score_pairs, score_teams, standings
 from .sessionfile import Session, SessionError, load_session
 
@@ -76,12 +75,8 @@ def read_published(lines: Iterable[str], errors: IO[str] | None = None,
     """Every table and board's published messages; lines that are not usable are reported
     on ``errors`` with their line number and skipped."""
     out: dict[tuple[str, int], Published] = {}
-    for lineno, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
+    for lineno, obj in json_lines(lines, errors, source):
         try:
-            obj = json.loads(text)
             topic, payload = str(obj["topic"]), obj["payload"]
             kind = topic.rsplit("/", 1)[-1]
             if kind not in ("result", "feed", "alert") or not isinstance(payload, dict):
@@ -99,21 +94,13 @@ def read_published(lines: Iterable[str], errors: IO[str] | None = None,
                 _feed(item, payload)
         except (ValueError, KeyError, TypeError, ParseError) as exc:
             if errors is not None:
-                why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-                print(f"{source}:{lineno}: skipped: {why}", file=errors)
+                print(f"{source}:{lineno}: skipped: {exc}", file=errors)
     return out
 
 
 def load_published(path: str, errors: IO[str] | None = None
                    ) -> dict[tuple[str, int], Published]:
-    try:
-        with open(path, encoding="utf-8") as fp:
-            return read_published(fp, errors, path)
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ResultsError(f"{path}: not a text file of JSON lines (byte {exc.start} is not "
-                           f"UTF-8)") from None
+    return load_jsonl(path, read_published, errors)
 
 
 def _irregularity(payload: Mapping[str, Any]) -> Irregularity | None:

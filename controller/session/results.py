@@ -12,16 +12,16 @@ error for a file that is not text. ``controller.session.score`` is the command.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from ..laws.scoring import imps, matchpoints, matchpoints_ew
 from .movement import table_key
 
 __all__ = ["BoardResult", "PairScore", "TeamScore", "SessionScores", "ResultsError",
-           "read_results", "load_results"]
+           "read_results", "load_results", "load_jsonl", "json_lines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,19 +110,25 @@ class SessionScores:
         return out
 
 
-def read_results(lines: Iterable[str], errors: IO[str] | None = None,
-                 source: str = "-") -> SessionScores:
-    session = SessionScores()
+def json_lines(lines: Iterable[str], errors: IO[str] | None = None,
+               source: str = "-") -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each JSON line; blank and ``#`` lines skipped, a line that is
+    not JSON named on ``errors`` and skipped."""
     for lineno, line in enumerate(lines, 1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
         try:
-            obj = json.loads(text)
+            yield lineno, json.loads(text)
         except json.JSONDecodeError as exc:
             if errors is not None:
                 print(f"{source}:{lineno}: not JSON: {exc.msg}", file=errors)
-            continue
+
+
+def read_results(lines: Iterable[str], errors: IO[str] | None = None,
+                 source: str = "-") -> SessionScores:
+    session = SessionScores()
+    for lineno, obj in json_lines(lines, errors, source):
         if isinstance(obj, dict) and "payload" in obj:
             if not str(obj.get("topic", "")).endswith("/result"):
                 continue  # replay output holds every kind of message: keep the results
@@ -141,17 +147,27 @@ class ResultsError(ValueError):
     """A results file that cannot be read at all (missing, binary); the message names it."""
 
 
-def load_results(path: str, errors: IO[str] | None = None,
-                 stdin: IO[str] | None = None) -> SessionScores:
-    """``read_results`` of a file ('-': ``stdin``); lines that are not results are reported
-    on ``errors`` and skipped, a file that is not UTF-8 text is a ResultsError."""
+T = TypeVar("T")
+
+
+def load_jsonl(path: str, read: Callable[[Iterable[str], IO[str] | None, str], T],
+               errors: IO[str] | None = None, stdin: IO[str] | None = None) -> T:
+    """``read`` (``read_results``, ``export.read_published``) of a file ('-': ``stdin``);
+    a file that cannot be read or is not UTF-8 text is a ResultsError naming it."""
     try:
         if path == "-" and stdin is not None:
-            return read_results(stdin, errors, path)
+            return read(stdin, errors, path)
         with open(Path(path), encoding="utf-8") as fp:
-            return read_results(fp, errors, path)
+            return read(fp, errors, path)
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ResultsError(f"{path}: not a text file of JSON lines (byte {exc.start} is not "
                            f"UTF-8)") from None
+
+
+def load_results(path: str, errors: IO[str] | None = None,
+                 stdin: IO[str] | None = None) -> SessionScores:
+    """``read_results`` of a file ('-': ``stdin``); lines that are not results are reported
+    on ``errors`` and skipped."""
+    return load_jsonl(path, read_results, errors, stdin)

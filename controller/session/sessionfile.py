@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,16 +294,9 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
 
 
 def load_session(path: str | Path) -> Session:
+    from controller.schedule import read_toml
+
     p = Path(path)
-    try:
-        with open(p, "rb") as fp:
-            data = tomllib.load(fp)
-    except OSError as exc:
-        raise SessionError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SessionError(f"{p}: not a TOML session file: {exc}") from None
-    except UnicodeDecodeError:
-        raise SessionError(f"{p}: not a TOML session file: not UTF-8 text") from None
-    session = parse_session(data, str(p), p.parent)
+    session = parse_session(read_toml(p, SessionError, "a TOML session file"), str(p), p.parent)
     object.__setattr__(session, "path", p)
     return session
