@@ -226,4 +226,5 @@ def test_export_reports_bad_input_without_a_traceback(tmp_path: Path) -> None:
                            "--results", str(good), "--out", str(tmp_path / "o")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
-    assert f"{good}:1: skipped" in proc.stderr and f"{good}:2: not JSON" in proc.stderr
+    assert f"{good}:1: skipped: no 'board' field" in proc.stderr
+    assert f"{good}:2: not JSON" in proc.stderr

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from controller.session import SessionScores, load_session, read_results
+from controller.session import load_session, read_results
 from controller.session.score import pairs_report, teams_report
 from controller.session.scoring import rank_labels, wbf_vp
 
@@ -170,7 +170,6 @@ def test_cross_imps_average_per_comparison(tmp_path: Path) -> None:
     path.write_text('[session]\nevent = "X"\n[movement]\ntype = "mitchell"\ntables = 3\n'
                     'boards_per_round = 1\n[scoring]\nmethod = "cross-imps"\n'
                     '[[adjustment]]\ntable = "1"\nboard = 2\nns = "A+"\new = "A-"\n')
-    scores = SessionScores()
     lines = [json.dumps(result(t, 1, s)) for t, s in (("1", 620), ("2", 170), ("3", -100))]
     report = pairs_report(load_session(path), read_results(lines))
     board1 = {r["table"]: r for r in report["boards"][0]["results"]}
@@ -178,7 +177,6 @@ def test_cross_imps_average_per_comparison(tmp_path: Path) -> None:
     assert board1["3"]["mp_ew"] == pytest.approx(-(imp(-720) + imp(-270)) / 2)
     board2 = {r["table"]: r for r in report["boards"][1]["results"]}
     assert (board2["1"]["mp_ns"], board2["1"]["mp_ew"]) == (3, -3)
-    assert isinstance(scores, SessionScores)
 
 
 def vp_by_hand(margin: int, boards: int) -> float:

@@ -94,7 +94,8 @@ def read_published(lines: Iterable[str], errors: IO[str] | None = None,
                 _feed(item, payload)
         except (ValueError, KeyError, TypeError, ParseError) as exc:
             if errors is not None:
-                print(f"{source}:{lineno}: skipped: {exc}", file=errors)
+                why = f"no {exc} field" if isinstance(exc, KeyError) else str(exc)
+                print(f"{source}:{lineno}: skipped: {why}", file=errors)
     return out
 
 
