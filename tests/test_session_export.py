@@ -228,3 +228,62 @@ def test_export_reports_bad_input_without_a_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     assert f"{good}:1: skipped: no 'board' field" in proc.stderr
     assert f"{good}:2: not JSON" in proc.stderr
+
+
+def test_a_teams_match_exports_imps_and_vps(tmp_path: Path) -> None:
+    from test_session_scoring import imp, vp_by_hand
+
+    (tmp_path / "deals.pbn").write_text("".join(
+        f'[Board "{b}"]\n[Deal "{_deal_from_dealer(b)}"]\n\n' for b in (1, 2, 3)))
+    session = tmp_path / "teams.toml"
+    session.write_text('[session]\nevent = "Teams"\ndate = 2026-12-01\ndeals = "deals.pbn"\n'
+                       '[movement]\ntype = "teams"\nrounds = 1\nboards_per_round = 3\n'
+                       '[teams]\n1 = { name = "Sharks", players = ["A", "B", "C", "D"] }\n'
+                       '2 = { name = "Minnows" }\n')
+    # (table, board): (contract, declarer, tricks, score_ns)
+    played = {("1", 1): ("4H", "S", 10, 420), ("2", 1): ("2H", "S", 10, 170),
+              ("1", 2): ("3NT", "N", 8, -100), ("2", 2): ("3NT", "N", 9, 400),
+              ("1", 3): ("4S", "E", 10, -420), ("2", 3): ("4S", "E", 10, -420)}
+    lines = []
+    for (table, board), (contract, declarer, tricks, score) in played.items():
+        dealer = board_dealer(board)
+        calls = []
+        seat = dealer
+        while seat is not Seat.parse(declarer):
+            calls.append((seat, "Pass"))
+            seat = seat.lho
+        calls += [(seat, contract), (seat.lho, "Pass"), (seat.lho.lho, "Pass"),
+                  (seat.lho.lho.lho, "Pass")]
+        for n, (s, c) in enumerate(calls, 1):
+            lines.append({"topic": f"bridge/{table}/feed", "payload": {
+                "v": 1, "table": table, "board": board, "n": n, "kind": "call", "seat": str(s),
+                "call": c}})
+        lines.append({"topic": f"bridge/{table}/result", "payload": {
+            "v": 1, "table": table, "board": board, "dealer": str(dealer), "vul": "None",
+            "contract": contract, "declarer": declarer, "tricks": tricks,
+            "tricks_played": tricks, "score_ns": score, "irregularities": []}})
+    published = tmp_path / "published.jsonl"
+    published.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
+                           "--results", str(published), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    stem = "teams-2026-12-01-1"
+    # team 1 sits NS at table 1 and EW at table 2
+    imps_1 = [imp(played[("1", b)][3] - played[("2", b)][3]) for b in (1, 2, 3)]
+    won, lost = sum(i for i in imps_1 if i > 0), -sum(i for i in imps_1 if i < 0)
+    with open(out / f"{stem}-ranking.csv", encoding="utf-8") as fp:
+        ranking = {int(r["team"]): r for r in csv.DictReader(fp)}
+    assert int(ranking[1]["imps"]) == won - lost and int(ranking[2]["imps"]) == lost - won
+    assert float(ranking[1]["vp"]) == vp_by_hand(won - lost, 3)
+    assert float(ranking[2]["vp"]) == pytest.approx(20 - vp_by_hand(won - lost, 3))
+    assert won - lost == -5                     # +6, -11, 0: team 2 wins
+    assert ranking[1]["names"] == "Sharks" and (ranking[1]["rank"], ranking[2]["rank"]) == (
+        "2", "1")
+    text = (out / f"{stem}.pbn").read_text(encoding="utf-8")
+    assert text.count("[ScoreTable ") == 3 and "IMP_NS" in text and "TotalScoreVP" in text
+    records = {(r.table, r.board): r for r in read_pbn(text).records()}
+    assert records[("1", 1)].tags["North"] == "A" and records[("2", 1)].tags["East"] == "C"
+    with open(out / f"{stem}.pbn", encoding="utf-8") as fp:
+        assert len(ep_pbn.load(fp)) == 6

@@ -35,7 +35,16 @@ from ..laws.irregularities import Code, Irregularity, Status
 from ..laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
 from .movement import table_key
 from .results import BoardResult, ResultsError, SessionScores, json_lines, load_jsonl
-from .scoring import BoardScore, Standing, score_pairs, score_teams, standings
+from .scoring import (
+    BoardScore,
+    Standing,
+    TeamTotal,
+    score_pairs,
+    score_teams,
+    standings,
+    team_board_scores,
+    team_totals,
+)
 from .sessionfile import Session, SessionError, load_session
 
 __all__ = ["Published", "read_published", "load_published", "build_records", "write_pbn_session",
@@ -216,10 +225,13 @@ def _fmt(points: float) -> str:
 
 
 def _score_table(rows: Sequence[BoardScore], session: Session) -> list[str]:
-    """PBN 2.1 ScoreTable (section 5): one row for each table that scored the board."""
+    """PBN 2.1 ScoreTable (section 5): one row for each table that scored the board, in
+    matchpoints (MP_, Percentage_) or, for teams and cross-IMPs, IMPs (IMP_)."""
+    mp = not session.is_teams and session.scoring == "matchpoints"
+    points = ("MP_NS\\5R;MP_EW\\5R;Percentage_NS\\3R;Percentage_EW\\3R" if mp
+              else "IMP_NS\\5R;IMP_EW\\5R")
     out = ['[ScoreTable "Table\\2R;Round\\2R;PairId_NS\\2R;PairId_EW\\2R;Contract\\5L;'
-           'Declarer\\1R;Result\\2R;Score_NS\\6R;Score_EW\\6R;MP_NS\\5R;MP_EW\\5R;'
-           'Percentage_NS\\3R;Percentage_EW\\3R"]']
+           'Declarer\\1R;Result\\2R;Score_NS\\6R;Score_EW\\6R;' + points + '"]']
     for s in rows:
         r = s.result
         artificial = "/" in s.shown and not s.shown.lstrip("+-")[:1].isdigit()
@@ -228,53 +240,71 @@ def _score_table(rows: Sequence[BoardScore], session: Session) -> list[str]:
         tricks = r.tricks if r is not None and r.tricks is not None and not artificial else "-"
         if artificial:
             score_ns, score_ew = s.shown.split("/")
+        elif s.shown == "-":
+            score_ns = score_ew = "-"
         else:
             value = int(s.shown.split("/")[0])
             score_ns, score_ew = (str(value), "-") if value > 0 else \
                 ("-", str(-value)) if value < 0 else ("0", "0")
         rnd = session.movement.round_of(s.table, s.board)
-        pct_ns, pct_ew = ((str(round(100 * s.ns_points / s.top)),
-                           str(round(100 * s.ew_points / s.top))) if s.top else ("-", "-"))
-        out.append(" ".join(_cell(v) for v in (
-            s.table, rnd if rnd is not None else "-", s.ns or "-", s.ew or "-", contract,
-            declarer, tricks, score_ns, score_ew, _fmt(s.ns_points), _fmt(s.ew_points),
-            pct_ns, pct_ew)))
+        cells: list[object] = [s.table, rnd if rnd is not None else "-", s.ns or "-",
+                               s.ew or "-", contract, declarer, tricks, score_ns, score_ew,
+                               _fmt(s.ns_points), _fmt(s.ew_points)]
+        if mp:
+            cells += [str(round(100 * s.ns_points / s.top)) if s.top else "-",
+                      str(round(100 * s.ew_points / s.top)) if s.top else "-"]
+        out.append(" ".join(_cell(v) for v in cells))
     return out
 
 
 def _total_table(ranked: Sequence[Standing], session: Session) -> list[str]:
     out = ['[TotalScoreTable "Rank\\3R;PairId\\3R;Direction\\2L;TotalScoreMP\\7R;'
            'TotalPercentage\\6R;NrBoards\\2R;Names\\40L"]']
+    if session.scoring != "matchpoints":
+        out = ['[TotalScoreTable "Rank\\3R;PairId\\3R;Direction\\2L;TotalScoreIMP\\7R;'
+               'NrBoards\\2R;Names\\40L"]']
     for st in ranked:
+        cells: list[object] = [st.rank, st.pair, st.field or "-", _fmt(st.points)]
+        if session.scoring == "matchpoints":
+            cells.append(f"{st.percent:.2f}")
         out.append(" ".join(_cell(v) for v in (
-            st.rank, st.pair, st.field or "-", _fmt(st.points), f"{st.percent:.2f}",
-            st.boards, session.competitor(st.pair).label)))
+            *cells, st.boards, session.competitor(st.pair).label)))
     return out
 
 
-def write_pbn_session(session: Session, records: Sequence[BoardRecord],
-                      board_scores: Sequence[BoardScore], ranked: Sequence[Standing],
-                      fp: IO[str]) -> None:
+def _team_total_table(totals: Sequence[TeamTotal], session: Session) -> list[str]:
+    out = ['[TotalScoreTable "Rank\\3R;TeamId\\3R;TotalScoreIMP\\5R;TotalScoreVP\\6R;'
+           'Names\\40L"]']
+    for t in totals:
+        out.append(" ".join(_cell(v) for v in (t.rank, t.team, t.imps, f"{t.vp:.2f}",
+                                               session.competitor(t.team).label)))
+    return out
+
+
+def write_pbn_session(records: Sequence[BoardRecord], board_tables: Mapping[int, list[str]],
+                      total_table: Sequence[str], fp: IO[str]) -> None:
+    """The records, each board's first game followed by its ScoreTable, the first game by
+    the TotalScoreTable."""
     fp.write("% PBN 2.1\n% EXPORT\n")
-    by_board: dict[int, list[BoardScore]] = {}
-    for s in board_scores:
-        by_board.setdefault(s.board, []).append(s)
     seen: set[int] = set()
     for i, record in enumerate(records):
         fp.write("\n")
         fp.write(record_to_pbn(record))
         if record.board not in seen:
             seen.add(record.board)
-            if by_board.get(record.board):
-                fp.write("\n".join(_score_table(by_board[record.board], session)) + "\n")
-        if i == 0 and ranked:
-            fp.write("\n".join(_total_table(ranked, session)) + "\n")
+            if board_tables.get(record.board):
+                fp.write("\n".join(board_tables[record.board]) + "\n")
+        if i == 0 and total_table:
+            fp.write("\n".join(total_table) + "\n")
 
 
 # -- CSV ---------------------------------------------------------------------------------------
 def write_csv_session(session: Session, records: Sequence[BoardRecord],
                       board_scores: Sequence[BoardScore], ranked: Sequence[Standing],
-                      travellers: IO[str], ranking: IO[str]) -> None:
+                      totals: Sequence[TeamTotal], travellers: IO[str], ranking: IO[str]
+                      ) -> None:
+    """The travellers (points: matchpoints, or IMPs for teams and cross-IMPs) and the
+    ranking (pairs, or teams with net IMPs and VPs)."""
     by_key = {(r.table, r.board): r for r in records}
     w = csv.writer(travellers, lineterminator="\n")
     w.writerow(["session", "board", "table", "round", "ns", "ew", "ns_names", "ew_names",
@@ -296,6 +326,12 @@ def write_csv_session(session: Session, records: Sequence[BoardRecord],
             " ".join(f"{i.code.value}:{i.status.value}" for i in rec.irregularities)
             if rec is not None else ""])
     w = csv.writer(ranking, lineterminator="\n")
+    if session.is_teams:
+        w.writerow(["session", "rank", "team", "names", "imps", "vp", "matches"])
+        for t in totals:
+            w.writerow([session.id, t.rank, t.team, session.competitor(t.team).label, t.imps,
+                        f"{t.vp:.2f}", t.matches])
+        return
     w.writerow(["session", "rank", "pair", "field", "names", "points", "top", "percent",
                 "boards"])
     for st in ranked:
@@ -329,20 +365,28 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
             print(f"{session.deals}: {problem}", file=errors)
     records = build_records(session, published, deals)
     scores = scores_of(published)
+    totals: list[TeamTotal] = []
+    ranked: list[Standing] = []
     if session.is_teams:
-        board_scores: list[BoardScore] = []
-        ranked: list[Standing] = []
-        score_teams(session, scores)        # the teams' table is for `score`
+        per_board, matches = score_teams(session, scores)
+        board_scores = team_board_scores(per_board, scores)
+        totals = team_totals(matches, session.vp_scale == "wbf")
+        total_table = _team_total_table(totals, session)
     else:
         board_scores = score_pairs(session, scores)
         ranked = standings(board_scores, session.scoring)
+        total_table = _total_table(ranked, session)
+    by_board: dict[int, list[BoardScore]] = {}
+    for row in board_scores:
+        by_board.setdefault(row.board, []).append(row)
+    board_tables = {b: _score_table(rows, session) for b, rows in by_board.items()}
     out.mkdir(parents=True, exist_ok=True)
     written = []
     stem = session.id
     if "pbn" in formats:
         path = out / f"{stem}.pbn"
         with open(path, "w", encoding="utf-8", newline="\r\n") as fp:
-            write_pbn_session(session, records, board_scores, ranked, fp)
+            write_pbn_session(records, board_tables, total_table, fp)
         written.append(path)
     if "lin" in formats:
         path = out / f"{stem}.lin"
@@ -355,7 +399,7 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
         path, rank_path = out / f"{stem}.csv", out / f"{stem}-ranking.csv"
         with open(path, "w", encoding="utf-8", newline="") as a, \
                 open(rank_path, "w", encoding="utf-8", newline="") as b:
-            write_csv_session(session, records, board_scores, ranked, a, b)
+            write_csv_session(session, records, board_scores, ranked, totals, a, b)
         written += [path, rank_path]
     return written
 

@@ -87,6 +87,9 @@ class SessionScores:
     def boards(self) -> list[int]:
         return sorted({b for _, b in self._results})
 
+    def get(self, table: str, board: int) -> BoardResult | None:
+        return self._results.get((table, board))
+
     def results(self, board: int) -> list[BoardResult]:
         return sorted((r for (_, b), r in self._results.items() if b == board),
                       key=lambda r: table_key(r.table))

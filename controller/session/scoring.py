@@ -33,8 +33,9 @@ from .movement import table_key
 from .results import BoardResult, SessionScores
 from .sessionfile import Adjustment, Session
 
-__all__ = ["BoardScore", "Standing", "BoardImps", "MatchScore", "score_pairs",
-           "standings", "score_teams", "wbf_vp", "artificial_percent", "rank_labels"]
+__all__ = ["BoardScore", "Standing", "BoardImps", "MatchScore", "TeamTotal", "score_pairs",
+           "standings", "score_teams", "team_board_scores", "team_totals", "wbf_vp",
+           "artificial_percent", "rank_labels"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,3 +293,42 @@ def score_teams(session: Session, scores: SessionScores) -> tuple[list[BoardImps
         out.append(MatchScore(first, second, played, won[first], won[second], vp,
                               round(20 - vp, 2) if session.vp_scale == "wbf" else 0.0))
     return per_board, out
+
+
+def team_board_scores(per_board: Iterable[BoardImps], scores: SessionScores) -> list[BoardScore]:
+    """Each table of each match's board as a row: the IMPs to its NS and EW teams."""
+    out: list[BoardScore] = []
+    for bi in per_board:
+        for table, ns, ew, a, b in ((bi.home_table, bi.home, bi.away, bi.imps_home, bi.imps_away),
+                                    (bi.away_table, bi.away, bi.home, bi.imps_away, bi.imps_home)):
+            r = scores.get(table, bi.board)
+            shown = f"{r.score_ns:+d}" if r is not None else "-"
+            out.append(BoardScore(table, bi.board, ns, ew, shown, float(a), float(b), 0.0, r))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TeamTotal:
+    team: int
+    imps: int               # IMPs won less IMPs lost, over the matches
+    vp: float
+    matches: int
+    rank: str = ""
+
+
+def team_totals(matches: Iterable[MatchScore], by_vp: bool = True) -> list[TeamTotal]:
+    """Each team's net IMPs and VPs over its matches, ranked by VPs (or IMPs)."""
+    imps_: dict[int, int] = {}
+    vps: dict[int, float] = {}
+    played: dict[int, int] = {}
+    for m in matches:
+        for team, margin, vp in ((m.home, m.margin, m.vp_home), (m.away, -m.margin, m.vp_away)):
+            imps_[team] = imps_.get(team, 0) + margin
+            vps[team] = vps.get(team, 0.0) + vp
+            played[team] = played.get(team, 0) + 1
+    teams_ = sorted(imps_)
+    key = [vps[t] if by_vp else float(imps_[t]) for t in teams_]
+    labels = rank_labels(key)
+    rows = [TeamTotal(t, imps_[t], round(vps[t], 2), played[t], lab)
+            for t, lab in zip(teams_, labels, strict=True)]
+    return sorted(rows, key=lambda r: (-(r.vp if by_vp else r.imps), r.team))
