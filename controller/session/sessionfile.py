@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -126,6 +126,17 @@ class _Reader:
             raise self.fail(where + key, f"must be a string, not {value!r}")
         return value
 
+    def rows(self, data: Mapping[str, Any], key: str, required: bool = False
+             ) -> Iterator[tuple[int, str, dict[str, Any]]]:
+        """(number from 1, the key prefix for messages, the entry) of ``[[key]]`` entries."""
+        rows = data.get(key.rpartition(".")[2], [])
+        if not isinstance(rows, list) or (required and not rows):
+            raise self.fail(key, f"needs [[{key}]] entries")
+        for i, row in enumerate(rows, 1):
+            if not isinstance(row, dict):
+                raise self.fail(f"{key}[{i}]", "must be a table")
+            yield i, f"{key}[{i}].", row
+
     def boards(self, value: Any, key: str) -> tuple[int, ...]:
         from controller.schedule import ScheduleError, boards_of
         try:
@@ -169,14 +180,8 @@ def _movement(r: _Reader, data: Mapping[str, Any]) -> Movement:
 
 
 def _explicit(r: _Reader, mv: Mapping[str, Any], kind: str) -> Movement:
-    rows = mv.get("round")
-    if not isinstance(rows, list) or not rows:
-        raise r.fail("movement.round", "an explicit movement needs [[movement.round]] entries")
     rounds = []
-    for i, row in enumerate(rows, 1):
-        where = f"movement.round[{i}]."
-        if not isinstance(row, dict):
-            raise r.fail(where[:-1], "must be a table")
+    for i, where, row in r.rows(mv, "movement.round", required=True):
         number = r.int_(row, "number", where, i)
         tables = {}
         for table, entry in row.items():
@@ -217,14 +222,8 @@ def _score_kind(r: _Reader, text: str, key: str, artificial: Mapping[str, float]
 
 def _adjustments(r: _Reader, data: Mapping[str, Any],
                  artificial: Mapping[str, float]) -> tuple[Adjustment, ...]:
-    rows = data.get("adjustment", [])
-    if not isinstance(rows, list):
-        raise r.fail("adjustment", "must be [[adjustment]] entries")
     out = []
-    for i, row in enumerate(rows, 1):
-        where = f"adjustment[{i}]."
-        if not isinstance(row, dict):
-            raise r.fail(where[:-1], "must be a table")
+    for _, where, row in r.rows(data, "adjustment"):
         table = row.get("table")
         if isinstance(table, int) and not isinstance(table, bool):
             table = str(table)
