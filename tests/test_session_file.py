@@ -79,8 +79,8 @@ type = "explicit"
     ("[session]\n[movement]\ntype = 'howell'\npairs = 4\nboards_per_round = 2\n"
      "[pairs]\n1 = 7\n", "pairs.1"),
     ("[session]\n[movement]\ntype = 'explicit'\n", "needs [[movement.round]] entries"),
-    ("[session]\n[movement]\ntype = 'howell'\npairs = 4\nboards_per_round = 2\n"
-     "adjustment = [1]\n", "adjustment[1]: must be a table"),
+    ("adjustment = [1]\n[session]\n[movement]\ntype = 'howell'\npairs = 4\n"
+     "boards_per_round = 2\n", "adjustment[1]: must be a table"),
     ("[session\n", "not a TOML session file"),
 ])
 def test_bad_session_files_name_the_file_and_key(tmp_path: Path, text: str,
