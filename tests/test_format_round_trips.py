@@ -81,3 +81,11 @@ def test_a_passed_out_board_without_its_auction_keeps_its_pass_in_lin() -> None:
     buffer = io.StringIO()
     write_lin([full], buffer)
     assert buffer.getvalue().count("mb|p|") == 4
+
+
+def test_a_table_tag_on_the_last_row_of_another_table_is_read() -> None:
+    # a damaged file (the property test found it): the reader kept one "current line" for
+    # every table and failed on the second table's first cell
+    pbn = read_pbn('[Board "1"]\n[ATable "A;B"]\n1 2 [BTable "X"] 3\n')
+    assert pbn.errors == []
+    assert pbn.games[0].tables == {"ATable": ("1 2",), "BTable": ("3",)}

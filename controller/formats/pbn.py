@@ -17,11 +17,14 @@ What is read (import format, PBN 2.1 sections 2-4):
 - supplemental tables (``OptimumResultTable`` and the like) are kept as raw lines.
 
 What is written (export format): ``% PBN 2.1`` / ``% EXPORT`` header, the 15 mandatory
-tags in order, supplemental tags, Auction with ``^I``/``^S`` and notes, Play with
-``^R``/``^L``. What PBN cannot say is kept in PBN's own extension points so that a record
-reads back the same: calls cancelled by a rectification as ``{cancelled W:1S}`` comments
-in the auction, the link from a call to its irregularity as ``{irregularity 3}``, and
-every irregularity as an ``[Irregularity "id=3 code=REVOKE ..."]`` tag (4.9: new tags).
+tags in order, supplemental tags (tables with their rows), the Auction with ``^S`` and
+notes, the Play. Written for other readers too (endplay and others abort on ``^I``, ``^R``,
+``^L``, a caret in the Result or a comment among the calls): the Result is a bare number,
+and what PBN cannot say is kept in tags a reader skips (4.9: new tags), so that a record
+reads back the same: every irregularity as an ``[Irregularity "id=3 code=REVOKE ..."]`` tag,
+the calls cancelled by a rectification and the link from a call to its irregularity in an
+``[AuctionTrace "1=cancelled,W,1S,1 4=irregularity,1"]`` tag. ``^L`` is written only for an
+accepted lead out of turn that no Irregularity tag names.
 """
 
 from __future__ import annotations
@@ -258,7 +261,9 @@ class _GameBuilder:
             self.play.extend(_split_token(text, line))
         elif self.section is not None:
             rows = self.tables.setdefault(self.section[6:], [])
-            if line != self.table_line:
+            # a row is the text of one line: a new line, or a table whose header ended the
+            # line (a damaged file can put the next table's tag on its last row's line)
+            if line != self.table_line or not rows:
                 rows.append(text)
                 self.table_line = line
             else:
@@ -604,7 +609,7 @@ def _parse_auction(
 
 def _parse_play(
     game: PbnGame, log: IrregularityLog, contract: Contract | None, declarer: Seat | None,
-    deal: Deal | None,
+    deal: Deal | None, tagged: Sequence[Irregularity] = (),
 ) -> tuple[PlayedTrick, ...]:
     line = game.tag_lines.get("Play", game.line)
     first = _seat_of(game.tags.get("Play", ""), "Play tag", line)
@@ -639,15 +644,14 @@ def _parse_play(
     hands = {s: set(deal[s]) for s in Seat} if deal is not None and deal.is_complete else None
     tricks: list[PlayedTrick] = []
     leader: Seat | None = first
-    tagged = _tagged_leads(_parse_irregularity_tag(v, game.line)
-                           for v in game.irregularity_tags)
+    leads = _tagged_leads(tagged)
     for start in range(0, len(cells), 4):
         number = start // 4 + 1
         row = cells[start:start + 4]
         by_seat = {columns[i]: row[i] for i in range(len(row))}
         marked_leader = [s for s, (_, m, _) in by_seat.items() if "^L" in m]
-        if not marked_leader and number in tagged and tagged[number] in by_seat:
-            marked_leader = [tagged[number]]
+        if not marked_leader and number in leads and leads[number] in by_seat:
+            marked_leader = [leads[number]]
         this_leader = marked_leader[0] if marked_leader else leader
         order = ([this_leader.rotated(i) for i in range(4)] if this_leader is not None
                  else columns)
@@ -713,6 +717,9 @@ def game_to_record(game: PbnGame) -> BoardRecord:
         if not any(deal.hands):
             deal = None         # "N:- - - -": no hand known
     log = IrregularityLog()
+    # the record's irregularities when the game has Irregularity tags (the play reads the
+    # accepted leads out of turn from them); otherwise the ^ tokens make them, in ``log``
+    tagged = tuple(_parse_irregularity_tag(v, game.line) for v in game.irregularity_tags)
     auction: list[AuctionEntry] = []
     if "Auction" in tags:
         auction = _parse_auction(game, log)
@@ -736,7 +743,7 @@ def game_to_record(game: PbnGame) -> BoardRecord:
         declarer = None
     tricks: tuple[PlayedTrick, ...] = ()
     if "Play" in tags and game.play:
-        tricks = _parse_play(game, log, contract, declarer, deal)
+        tricks = _parse_play(game, log, contract, declarer, deal, tagged)
     tricks_played: int | None = None
     if declarer is not None and tricks and all(t.winner is not None for t in tricks):
         tricks_played = sum(1 for t in tricks if t.winner is not None
@@ -748,12 +755,7 @@ def game_to_record(game: PbnGame) -> BoardRecord:
     score = record_score_ns(contract, declarer, vul, tricks_result)
     if score is None and "Score" in tags:
         score = _score_tag(tags["Score"])
-    irregularities: tuple[Irregularity, ...]
-    if game.irregularity_tags:
-        irregularities = tuple(
-            _parse_irregularity_tag(v, game.line) for v in game.irregularity_tags)
-    else:
-        irregularities = tuple(log)
+    irregularities = tagged if tagged else tuple(log)
     # an empty value says nothing (export writes every mandatory tag, known or not)
     extra = {k: v for k, v in tags.items() if k not in _FIELD_TAGS and v.strip() not in ("", "?")}
     # a supplemental table's rows (OptimumResultTable, ScoreTable...) after its header,
