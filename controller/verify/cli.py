@@ -397,6 +397,11 @@ async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 1
     print(f"simulation: {len(faults)} planted faults, every one found "
           f"({', '.join(sorted({f.kind for f in faults})) or 'none'})", file=out)
+    # as on a real station: a board of the set that got no verdict fails the run
+    unverified = report.not_verified()
+    if unverified:
+        print(f"simulation: boards not verified: {unverified}", file=out)
+        return 1
     return 0
 
 
