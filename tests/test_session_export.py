@@ -287,3 +287,40 @@ def test_a_teams_match_exports_imps_and_vps(tmp_path: Path) -> None:
     assert records[("1", 1)].tags["North"] == "A" and records[("2", 1)].tags["East"] == "C"
     with open(out / f"{stem}.pbn", encoding="utf-8") as fp:
         assert len(ep_pbn.load(fp)) == 6
+
+
+def test_replay_with_the_session_names_the_pairs_then_export(tmp_path: Path) -> None:
+    """The command-line path: sensor events -> ``bridge-table replay --session`` -> export."""
+    (tmp_path / "deals.pbn").write_text("".join(
+        f'[Board "{b}"]\n[Deal "{_deal_from_dealer(b)}"]\n\n' for b in (9, 10, 11)))
+    session = tmp_path / "session.toml"
+    session.write_text(SESSION)
+    events = tmp_path / "events.jsonl"
+    with open(events, "w", encoding="utf-8") as fp:
+        for table in TABLES:
+            writer = EventWriter(f"table-{table}-pi")
+            board = 9 + (int(table) - 1) % 3          # round 1
+            for ev in writer.board(clean_board(board)):
+                fp.write(json.dumps({"topic": f"bridge/{table}/event", "payload": ev}) + "\n")
+    replay = subprocess.run([sys.executable, "-m", "controller.cli", "replay", str(events),
+                             "--session", str(session)], capture_output=True, text=True,
+                            timeout=120)
+    assert replay.returncode == 0, replay.stderr
+    published = tmp_path / "published.jsonl"
+    published.write_text(replay.stdout)
+    results = last_results([json.loads(line) for line in replay.stdout.splitlines()])
+    # round 1: NS pair t and EW pair 3 + t at table t
+    assert {k: (r["ns"], r["ew"]) for k, r in results.items()} == {
+        ("1", 9): (1, 4), ("2", 10): (2, 5), ("3", 11): (3, 6)}
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
+                           "--results", str(published), "--out", str(out), "--format", "pbn"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    records = read_pbn((out / "club-pairs-2026-11-30-1.pbn").read_text()).records()
+    assert sorted((r.table, r.board, r.tricks_result) for r in records) == sorted(
+        (t, b, r["tricks"]) for (t, b), r in results.items())
+    bad = subprocess.run([sys.executable, "-m", "controller.cli", "replay", str(events),
+                          "--session", str(events)], capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
