@@ -262,3 +262,18 @@ def test_score_command_with_a_session_and_broken_input(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
         assert "bridge-table score:" in proc.stderr
+
+
+def test_an_arrow_switch_mitchell_is_one_field(tmp_path: Path) -> None:
+    def fields(extra: str) -> set[str]:
+        path = tmp_path / "s.toml"
+        path.write_text('[session]\nevent = "A"\n[movement]\ntype = "mitchell"\ntables = 3\n'
+                        f'boards_per_round = 1\n{extra}')
+        session = load_session(path)
+        lines = [json.dumps(result(t, b, 100 * int(t) - 10 * b))
+                 for r in session.movement.rounds for t, tr in r.tables.items()
+                 for b in tr.boards]
+        return {s["field"] for s in pairs_report(session, read_results(lines))["standings"]}
+
+    assert fields("") == {"NS", "EW"}
+    assert fields("arrow_switch = [3]\n") == {""}
