@@ -324,3 +324,19 @@ def test_replay_with_the_session_names_the_pairs_then_export(tmp_path: Path) -> 
                           "--session", str(events)], capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_ctrl_c_during_an_export_ends_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from controller.session import export
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    session = tmp_path / "s.toml"
+    session.write_text(SESSION.replace('deals = "deals.pbn"\n', ""))
+    (tmp_path / "r.jsonl").write_text("")
+    monkeypatch.setattr(export, "build_records", interrupted)
+    assert export.main([str(session), "--results", str(tmp_path / "r.jsonl"), "--out",
+                        str(tmp_path / "o")]) == 130
+    assert "interrupted" in capsys.readouterr().err

@@ -4,6 +4,7 @@ match in IMPs and VPs; the score command with a session file and with broken inp
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import random
@@ -277,3 +278,22 @@ def test_an_arrow_switch_mitchell_is_one_field(tmp_path: Path) -> None:
 
     assert fields("") == {"NS", "EW"}
     assert fields("arrow_switch = [3]\n") == {""}
+
+
+class _Interrupted(io.StringIO):
+    """Standard input on which the user presses Ctrl-C."""
+
+    def __iter__(self) -> _Interrupted:
+        return self
+
+    def __next__(self) -> str:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_score_reads_standard_input(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from controller.session import main
+
+    monkeypatch.setattr(sys, "stdin", _Interrupted())
+    assert main(["-"]) == 130
+    assert "interrupted" in capsys.readouterr().err

@@ -426,6 +426,9 @@ def main(argv: Sequence[str]) -> int:
         print(f"bridge-table export: {exc.filename or args.out}: {exc.strerror or exc}",
               file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("bridge-table export: interrupted", file=sys.stderr)
+        return 130
     for path in written:
         print(path)
     return 0

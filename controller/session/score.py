@@ -129,6 +129,9 @@ def main(argv: Sequence[str]) -> int:
     except (ValueError, SessionError, ResultsError) as exc:
         print(f"bridge-table score: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:       # Ctrl-C while reading (standard input waits for it)
+        print("bridge-table score: interrupted", file=sys.stderr)
+        return 130
     if session is not None and session.is_teams:
         report = teams_report(session, scores)
         if args.json:
