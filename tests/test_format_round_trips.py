@@ -89,3 +89,35 @@ def test_a_table_tag_on_the_last_row_of_another_table_is_read() -> None:
     pbn = read_pbn('[Board "1"]\n[ATable "A;B"]\n1 2 [BTable "X"] 3\n')
     assert pbn.errors == []
     assert pbn.games[0].tables == {"ATable": ("1 2",), "BTable": ("3",)}
+
+
+def test_lin_keeps_an_explained_call_apart_from_an_alerted_one() -> None:
+    text = ("pn|S,W,N,E|st||md|3SAKQJHAKQDAKQCAKQ,S2345H2345D2345C2,S6789H6789D6789C3,|rh||"
+            "ah|Board 1|sv|o|mb|1C|an|16+ any shape|mb|p|mb|1D!|an|negative|mb|p|mb|1H!|"
+            "mb|p|mb|p|mb|p|pg||\n")
+    (record,) = read_lin(text).records
+    assert [e.note for e in record.standing_calls][:5] == ["16+ any shape", "", "negative", "",
+                                                           "!"]
+    buffer = io.StringIO()
+    write_lin([record], buffer)
+    out = buffer.getvalue()
+    assert "mb|1C|an|16+ any shape|" in out        # explained, not alerted: no "!"
+    assert "mb|1D!|an|negative|" in out and "mb|1H!|" in out
+    (again,) = read_lin(out).records
+    assert again.standing_calls == record.standing_calls and again.tags == record.tags
+    # a PBN note is an explanation: written without the alert
+    (from_pbn,) = read_pbn(record_to_pbn(record)).records()
+    buffer = io.StringIO()
+    write_lin([dataclasses.replace(from_pbn, tags={})], buffer)
+    assert "mb|1C|an|16+ any shape|" in buffer.getvalue()
+
+
+@pytest.mark.parametrize("path", real_files(".lin"), ids=lambda p: p.name if p else "absent")
+def test_real_lin_files_keep_their_alerts_and_explanations(path: Path | None) -> None:
+    lin = read_lin(real_file(path))
+    buffer = io.StringIO()
+    skipped = {s.board for s in write_lin(lin.records, buffer)}
+    again = read_lin(buffer.getvalue())
+    kept = [r for r in lin.records if r.board not in skipped]
+    assert [(r.tags.get("Alerted"), [e.note for e in r.standing_calls]) for r in again.records] \
+        == [(r.tags.get("Alerted"), [e.note for e in r.standing_calls]) for r in kept]
