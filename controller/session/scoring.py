@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..laws.scoring import imps, matchpoints, matchpoints_ew, neuberg
 from .movement import table_key
 from .results import BoardResult, SessionScores
-from .sessionfile import Adjustment, Session
+from .sessionfile import DEFAULT_ARTIFICIAL, Adjustment, Session
 
 __all__ = ["BoardScore", "Standing", "BoardImps", "MatchScore", "TeamTotal", "score_pairs",
            "standings", "score_teams", "team_board_scores", "team_totals", "wbf_vp",
@@ -73,6 +73,11 @@ def artificial_percent(kind: str, artificial: Mapping[str, float]) -> float:
     return artificial[kind]
 
 
+def artificial_imps(percent: float) -> float:
+    """Law 86A: an artificial score in IMPs, +3 for average-plus (60 %), linear through 0."""
+    return (percent - 50) * 3 / 10
+
+
 def _entries(session: Session | None, scores: SessionScores, board: int
              ) -> tuple[list[str], dict[str, BoardResult], dict[str, Adjustment]]:
     results = {r.table: r for r in scores.results(board)}
@@ -105,7 +110,7 @@ def score_board(session: Session | None, scores: SessionScores, board: int) -> l
     out."""
     tables, results, adjustments = _entries(session, scores, board)
     method = session.scoring if session is not None else "matchpoints"
-    artificial = session.artificial if session is not None else {"A+": 60, "A=": 50, "A-": 40}
+    artificial = session.artificial if session is not None else DEFAULT_ARTIFICIAL
     full = len(tables)
     real = [(t, s) for t in tables if (s := _sides(results.get(t), adjustments.get(t)))]
     n = len(real)
@@ -140,7 +145,7 @@ def score_board(session: Session | None, scores: SessionScores, board: int) -> l
         ew_kind = adj.ew or adj.ns
         pn, pe = artificial_percent(adj.ns, artificial), artificial_percent(ew_kind, artificial)
         if method == "cross-imps":
-            ns_p, ew_p = (pn - 50) * 3 / 10, (pe - 50) * 3 / 10
+            ns_p, ew_p = artificial_imps(pn), artificial_imps(pe)
         else:
             ns_p, ew_p = top * pn / 100, top * pe / 100
         out.append(BoardScore(table, board, *pairs(table), f"{adj.ns}/{ew_kind}", ns_p, ew_p,
@@ -243,6 +248,10 @@ def _team_imps(session: Session, scores: SessionScores, board: int) -> list[Boar
     tables, results, adjustments = _entries(session, scores, board)
     seen: set[str] = set()
     out: list[BoardImps] = []
+
+    def imps_of(kind: str) -> int:
+        return round(artificial_imps(artificial_percent(kind, session.artificial)))
+
     for x in tables:
         px = session.movement.pairs_at(x, board)
         if px is None or x in seen:
@@ -256,11 +265,9 @@ def _team_imps(session: Session, scores: SessionScores, board: int) -> list[Boar
         ax, ay = adjustments.get(x), adjustments.get(y)
         sx, sy = _sides(results.get(x), ax), _sides(results.get(y), ay)
         if ax is not None and ax.ns is not None:        # Law 86A: A+ is +3 IMPs
-            h = round((artificial_percent(ax.ns, session.artificial) - 50) * 3 / 10)
-            a = round((artificial_percent(ax.ew or ax.ns, session.artificial) - 50) * 3 / 10)
+            h, a = imps_of(ax.ns), imps_of(ax.ew or ax.ns)
         elif ay is not None and ay.ns is not None:
-            h = round((artificial_percent(ay.ew or ay.ns, session.artificial) - 50) * 3 / 10)
-            a = round((artificial_percent(ay.ns, session.artificial) - 50) * 3 / 10)
+            h, a = imps_of(ay.ew or ay.ns), imps_of(ay.ns)
         elif sx is not None and sy is not None:
             # home: NS at x, EW at y; a split score compares each side's own score
             h, a = imps(sx[0] - sy[1]), imps(sy[0] - sx[1])
