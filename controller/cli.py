@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tags": ("firmware_bridge.tags:main", "tag registry: enroll a deck, list, check"),
     "verify": ("controller.verify.cli:main", "check dealt boards against their deal file"),
     "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
+    "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV"),
     "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
     "broker-config": ("controller.brokerconfig:main", "a locked-down mosquitto for a venue"),

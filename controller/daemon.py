@@ -466,14 +466,14 @@ async def cancel_until_done(task: asyncio.Future[Any], interval: float = 0.1) ->
 
 
 # -- building from the command line --------------------------------------------------------
-def load_deals(path: str | Path) -> dict[int, DealInfo]:
+def load_deals(path: str | Path, first_board: int | None = None) -> dict[int, DealInfo]:
     """The boards of a deals file (PBN, DUP, BRI, DGE) by number; broken boards are logged
     and left out (the sound ones still load)."""
     from controller.deals import DealsError
     from controller.deals import load_deals as read_deals
 
     try:
-        deals, problems = read_deals(path)
+        deals, problems = read_deals(path, first_board)
     except DealsError as e:
         raise ControllerError(str(e)) from e
     for problem in problems:
@@ -485,9 +485,13 @@ def load_deals(path: str | Path) -> dict[int, DealInfo]:
 def build_engine(*, root: str = "bridge",
                  deals: str | Path | Mapping[int, DealInfo] | None = None,
                  rules: str = "2017", policy: str | Path | None = None,
-                 schedule: str | Path | None = None, max_tables: int | None = None,
+                 schedule: str | Path | None = None,
+                 session: str | Path | None = None,
+                 first_board: int | None = None, max_tables: int | None = None,
                  max_sources: int | None = None) -> EngineLike:
-    """The Engine for the command line's settings; ``deals`` a deals file or the boards."""
+    """The Engine for the command line's settings; ``deals`` a deals file or the boards.
+    ``session``: the session file; its movement is the schedule (unless ``schedule`` is
+    given too) and names the pairs at each table, its deals file is used without ``deals``."""
     from controller.engine import MAX_SOURCES, MAX_TABLES, Engine
     from controller.laws.cards import ParseError, Rules
 
@@ -499,8 +503,21 @@ def build_engine(*, root: str = "bridge",
         policy_value = IndicatorPolicy.load(policy) if policy else None
     except PolicyError as e:
         raise ControllerError(str(e)) from e
-    boards = deals if isinstance(deals, Mapping) else (load_deals(deals) if deals else None)
+    pairs_at = None
     tables = None
+    if session:
+        from controller.session import SessionError, load_session
+        try:
+            sess = load_session(session)
+        except SessionError as e:
+            raise ControllerError(str(e)) from e
+        tables = sess.movement.schedule()
+        pairs_at = sess.movement.pairs_at
+        if not deals:
+            deals = sess.deals
+            first_board = first_board or sess.deals_first_board
+    boards = deals if isinstance(deals, Mapping) else (
+        load_deals(deals, first_board) if deals else None)
     if schedule:
         from controller.schedule import ScheduleError, load_schedule
         try:
@@ -508,7 +525,7 @@ def build_engine(*, root: str = "bridge",
         except ScheduleError as e:
             raise ControllerError(str(e)) from e
     engine: EngineLike = Engine(root=root, deals=boards, rules=rules_value,
-                                policy=policy_value, schedule=tables,
+                                policy=policy_value, schedule=tables, pairs_at=pairs_at,
                                 max_tables=max_tables or MAX_TABLES,
                                 max_sources=max_sources or MAX_SOURCES)
     return engine
@@ -537,6 +554,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--policy", help="indicator policy file (TOML); default: the contract's")
     ap.add_argument("--schedule", help="the round's schedule (TOML): the boards each table "
                     "plays; another board read at a table is WRONG_BOARD")
+    ap.add_argument("--first-board", type=int, default=None, metavar="N",
+                    help="the board number of a .bri/.dge/.dup deals file's first record")
+    ap.add_argument("--session", help="the session file (TOML, docs/session.md): its movement "
+                    "is the schedule, state and result name the pairs at the table, its "
+                    "deals file is the default --deals")
     ap.add_argument("--client-id", default="", help="MQTT client id (fixed: the broker keeps "
                                                     "the session under it)")
     ap.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD)
@@ -568,7 +590,8 @@ def configure_logging(level: str) -> None:
 def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
     broker = settings_from_args(args)
     engine = build_engine(root=args.root, deals=args.deals, rules=args.rules,
-                          policy=args.policy, schedule=args.schedule,
+                          policy=args.policy, schedule=args.schedule, session=args.session,
+                          first_board=args.first_board,
                           max_tables=args.max_tables, max_sources=args.max_sources)
     journal = None
     if not args.no_journal:

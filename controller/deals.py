@@ -29,15 +29,17 @@ class DealsRead:
     broken: frozenset[int] = frozenset()
 
 
-def read_deals(path: str | Path) -> DealsRead:
-    """A deals file by extension: ``.dup``, ``.bri``, ``.dge`` (a dealing machine's), else PBN."""
+def read_deals(path: str | Path, first_board: int | None = None) -> DealsRead:
+    """A deals file by extension: ``.dup``, ``.bri``, ``.dge`` (a dealing machine's), else PBN.
+    ``first_board``: the number of a BRI/DGE/DUP file's first record (a BRI or DGE file
+    does not say it: boards 33-64 would load as 1-32); a PBN file numbers its boards."""
     p = Path(path)
     ext = p.suffix.lower()
     try:
         if ext in (".dup", ".bri", ".dge"):
             from .formats.dup import DupFormatError, read_deal_file
             try:
-                dealfile = read_deal_file(p)
+                dealfile = read_deal_file(p, first_board=first_board)
             except DupFormatError as exc:
                 raise DealsError(str(exc)) from None
             deals = {
@@ -54,12 +56,13 @@ def read_deals(path: str | Path) -> DealsRead:
         raise DealsError(f"cannot read deals file {p}: {exc.strerror or exc}") from None
 
 
-def load_deals(path: str | Path) -> tuple[dict[int, DealInfo], list[str]]:
+def load_deals(path: str | Path, first_board: int | None = None
+               ) -> tuple[dict[int, DealInfo], list[str]]:
     """The boards of a session's deals file and the problems met reading it.
 
     A file with no usable board is refused (``DealsError``): the controller and ``replay``
     would otherwise check every hand scan against nothing, silently."""
-    read = read_deals(path)
+    read = read_deals(path, first_board)
     if not read.deals:
         detail = f" ({'; '.join(read.problems[:3])})" if read.problems else ""
         raise DealsError(f"{path}: no usable board in the deals file{detail}")

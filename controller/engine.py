@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import OrderedDict, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -186,11 +186,14 @@ class Engine:
         kinds: frozenset[str] | None = None,
         max_tables: int = MAX_TABLES,
         max_sources: int = MAX_SOURCES,
+        pairs_at: Callable[[str, int], tuple[int, int] | None] | None = None,
     ) -> None:
         """``kinds`` limits the outputs built (``replay --topics``): every input is still
         applied, and ``snapshot``/``retained`` still give the full current state.
         ``max_tables`` bounds the tables, ``max_sources`` the sources (``src``) per table:
-        an input past either is refused with an ``error``."""
+        an input past either is refused with an ``error``.
+        ``pairs_at(table, board)``: the session's movement, naming the pairs (or teams) at
+        the table in ``state`` and ``result`` (``ns``, ``ew``; wire contract 1.2)."""
         if max_tables < 1 or max_sources < 1:
             raise ValueError("max_tables and max_sources must be at least 1")
         self.max_tables = max_tables
@@ -200,6 +203,7 @@ class Engine:
         self.rules = rules
         self.policy = policy or IndicatorPolicy()
         self.schedule = schedule or {}
+        self.pairs_at = pairs_at
         self.fouled = FouledBoardDetector()
         every = frozenset({"state", "alert", "indicator", "result", "feed", "error"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
@@ -666,7 +670,13 @@ class Engine:
         )
         if ts.notes:
             state["notes"] = list(ts.notes)
+        self._add_pairs(state, name, board.number)
         return state
+
+    def _add_pairs(self, payload: dict[str, Any], table: str, board: int) -> None:
+        pairs = self.pairs_at(table, board) if self.pairs_at is not None else None
+        if pairs is not None:
+            payload["ns"], payload["ew"] = pairs
 
     def _shown(self, ts: _TableState) -> list[Irregularity]:
         board = ts.table.board
@@ -705,6 +715,7 @@ class Engine:
                 for i in record.irregularities
             ],
         )
+        self._add_pairs(result, name, record.board)
         return result
 
     def _feed(self, name: str, ts: _TableState, item: FeedItem,

@@ -41,6 +41,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("events", help="JSONL file of sensor events ('-' for standard input)")
     p.add_argument("--deals", help="PBN deals file: hands, dealer and vulnerability by board")
+    p.add_argument("--session", help="the session file (docs/session.md): its movement is the "
+                   "schedule and names the pairs in state and result; its deals file is the "
+                   "default --deals")
+    p.add_argument("--first-board", type=int, default=None, metavar="N",
+                   help="the board number of a .bri/.dge/.dup deals file's first record")
     p.add_argument("--topics", help=f"comma-separated kinds of output to keep ({','.join(KINDS)})")
     p.add_argument("--root", default="bridge", help="topic root (default: bridge)")
     p.add_argument("--table", default="1",
@@ -102,15 +107,27 @@ def main(argv: list[str]) -> int:
     except ParseError as exc:
         print(f"bridge-table replay: {exc}", file=sys.stderr)
         return 2
-    deals = {}
-    if args.deals:
+    schedule = pairs_at = None
+    deals_path, first_board = args.deals, args.first_board
+    if args.session:
+        from .session import SessionError, load_session
         try:
-            deals, problems = load_deals(args.deals)
+            session = load_session(args.session)
+        except SessionError as exc:
+            print(f"bridge-table replay: {exc}", file=sys.stderr)
+            return 2
+        schedule, pairs_at = session.movement.schedule(), session.movement.pairs_at
+        if not deals_path and session.deals is not None:
+            deals_path, first_board = session.deals, first_board or session.deals_first_board
+    deals = {}
+    if deals_path:
+        try:
+            deals, problems = load_deals(deals_path, first_board)
         except DealsError as exc:
             print(f"bridge-table replay: {exc}", file=sys.stderr)
             return 2
         for problem in problems:
-            print(f"{args.deals}: {problem}", file=sys.stderr)
+            print(f"{deals_path}: {problem}", file=sys.stderr)
     policy = None
     if args.policy:
         from .policy import IndicatorPolicy, PolicyError
@@ -120,7 +137,8 @@ def main(argv: list[str]) -> int:
             print(f"bridge-table replay: {exc}", file=sys.stderr)
             return 2
     engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy,
-                    kinds=frozenset(kinds | {"error"}) if kinds is not None else None)
+                    kinds=frozenset(kinds | {"error"}) if kinds is not None else None,
+                    schedule=schedule, pairs_at=pairs_at)
     out = sys.stdout.buffer
     try:
         fp: IO[bytes] = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")

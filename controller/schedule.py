@@ -15,14 +15,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ScheduleError", "load_schedule", "parse_schedule"]
+__all__ = ["ScheduleError", "boards_of", "load_schedule", "parse_schedule", "read_toml"]
 
 
 class ScheduleError(ValueError):
     """A schedule file that cannot be used; the message names the file and the entry."""
 
 
-def _boards(value: Any, where: str) -> set[int]:
+def boards_of(value: Any, where: str) -> set[int]:
+    """A board, a range like '4-6', or a list of both, as a set of board numbers."""
     items = value if isinstance(value, list) else [value]
     boards: set[int] = set()
     for item in items:
@@ -51,22 +52,27 @@ def parse_schedule(data: dict[str, Any], source: str = "schedule") -> dict[str, 
         raise ScheduleError(f"{source}: needs a [tables] section naming each table's boards")
     out: dict[str, frozenset[int]] = {}
     for table, value in tables.items():
-        boards = _boards(value, f"{source}: tables.{table}")
+        boards = boards_of(value, f"{source}: tables.{table}")
         if not boards:
             raise ScheduleError(f"{source}: tables.{table} names no board")
         out[str(table)] = frozenset(boards)
     return out
 
 
+def read_toml(path: Path, error: type[ValueError], what: str = "TOML") -> dict[str, Any]:
+    """A TOML file's contents; a file that cannot be read, is not text or not TOML raises
+    ``error`` with a message naming the file (never a traceback for a binary file)."""
+    try:
+        with open(path, "rb") as fp:
+            return tomllib.load(fp)
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: not {what}: {exc}") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: not {what}: not UTF-8 text") from None
+
+
 def load_schedule(path: str | Path) -> dict[str, frozenset[int]]:
     p = Path(path)
-    try:
-        with open(p, "rb") as fp:
-            data = tomllib.load(fp)
-    except OSError as exc:
-        raise ScheduleError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScheduleError(f"{p}: not TOML: {exc}") from None
-    except UnicodeDecodeError as exc:  # tomllib decodes the bytes itself: a binary file
-        raise ScheduleError(f"{p}: not TOML (not UTF-8 text at byte {exc.start})") from None
-    return parse_schedule(data, str(p))
+    return parse_schedule(read_toml(p, ScheduleError), str(p))

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.daemon import build_engine
+from controller.deals import read_deals
 from controller.formats.dup import (
     DUP_RECORD,
     DupControl,
@@ -27,7 +32,9 @@ from controller.formats.dup import (
     write_dge,
     write_dup,
 )
-from controller.laws.cards import FULL_DECK, Card, Deal, Seat
+from controller.laws.cards import FULL_DECK, Card, Deal, Seat, board_dealer
+
+DATA = Path(__file__).parent / "data"
 
 #: The deals of tests/data/four-boards.* (written out by hand from the PBN of each board).
 FOUR = {
@@ -211,3 +218,28 @@ def test_round_trip(seed: int, first: int, n: int, ext: str) -> None:
     f = reader(writer(deals)) if ext == "dup" else reader(writer(deals), first_board=first)
     assert f.problems == ()
     assert f.deals == deals
+
+
+def test_the_first_board_of_a_bri_or_dge_set_is_an_option(tmp_path: Path) -> None:
+    # boards 33-36 of a set: a BRI/DGE file does not say where it starts
+    for name in ("four-boards.bri", "four-boards.dge"):
+        assert sorted(read_deals(DATA / name).deals) == [1, 2, 3, 4]
+        read = read_deals(DATA / name, first_board=33)
+        assert sorted(read.deals) == [33, 34, 35, 36]
+        assert read.deals[33].deal == read_deals(DATA / name).deals[1].deal
+        # dealer and vulnerability follow the board number (Law 2), not the record
+        assert read.deals[34].dealer is board_dealer(34)
+    session = tmp_path / "s.toml"
+    session.write_text(f'[session]\nevent = "E"\ndeals = "{DATA / "four-boards.bri"}"\n'
+                       'deals_first_board = 33\n[movement]\ntype = "teams"\nrounds = 1\n'
+                       'boards_per_round = 4\nfirst_board = 33\n')
+    engine = build_engine(session=session)
+    assert sorted(engine.deals) == [33, 34, 35, 36]
+    report = tmp_path / "r"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "verify", "--deals",
+                           str(DATA / "four-boards.bri"), "--first-board", "33", "--simulate",
+                           "--boards", "4", "--no-faults", "-q", "--report", str(report)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert [b["board"] for b in json.loads(report.with_suffix(".json").read_text())[
+        "boards"]] == [33, 34, 35, 36]

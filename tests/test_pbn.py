@@ -100,13 +100,21 @@ def test_scenarios_round_trip_text_and_records() -> None:
     assert again.records() == records
 
 
-def test_irregularity_tokens_are_written() -> None:
+def test_irregularities_are_tags_not_tokens_other_readers_choke_on() -> None:
     text = SCENARIOS.read_text(encoding="utf-8")
-    assert "^I 1H" in text                  # T03 accepted insufficient bid
-    assert "^L CT" in text and "^L C4" in text   # T06 leads out of turn
-    assert "^R H9" in text                  # T08 established revoke
-    assert '[Result "^11"]' in text         # T08: Law 64 result differs from the play
-    assert "^R HQ" not in text              # T11's revoke was corrected (62D): not ^R
+    # ^I, ^L and ^R make endplay and other readers abort; the Irregularity tags say it all
+    # and this reader takes the accepted leads out of turn back from them
+    assert "^I" not in text and "^L" not in text and "^R" not in text
+    assert "code=INSUFFICIENT_BID" in text                     # T03
+    assert text.count("code=LEAD_OUT_OF_TURN") + text.count("code=OPENING_LEAD_OUT_OF_TURN") >= 2
+    assert "code=REVOKE" in text and '[Result "11"]' in text  # T08: Law 64, no caret
+    records = read_pbn(text).records()
+    t06 = next(r for r in records if any(i.code is Code.LEAD_OUT_OF_TURN
+                                        for i in r.irregularities))
+    leads = {i.trick: i.seat for i in t06.irregularities if i.code is Code.LEAD_OUT_OF_TURN}
+    for trick in t06.tricks:
+        if trick.number in leads:
+            assert trick.leader is leads[trick.number]
 
 
 def test_export_tags_in_order() -> None:
@@ -535,6 +543,44 @@ def test_scenario_file_is_what_the_scenarios_make() -> None:
             played, result, score), record.board
     assert pbn_text(built) == SCENARIOS.read_text(encoding="utf-8")
 
+
+def test_passed_out_board_keeps_its_score_and_reads_back() -> None:
+    calls = [Seat.N, Seat.E, Seat.S, Seat.W]
+    record = BoardRecord(
+        board=1, dealer=Seat.N, vulnerability=Vulnerability.NONE,
+        auction=tuple(AuctionEntry(s, Call.parse("Pass")) for s in calls),
+        contract=Contract.parse("Pass"), score_ns=0)
+    text = record_to_pbn(record)
+    assert '[Score "NS 0"]' in text and '[Result ""]' in text
+    (again,) = read_pbn(text).records()
+    assert again.score_ns == 0 and again.contract is not None and again.contract.passed_out
+
+
+
+def test_endplay_reads_the_laws_scenarios_as_written() -> None:
+    """Revokes, leads out of turn, insufficient bids, cancelled calls, claims and Law 64
+    results: endplay (which aborts on ^ tokens, carets and comments among the calls) reads
+    every game with the same deal, auction, play and result."""
+    from endplay.parsers import pbn as ep_pbn
+
+    records = _scenarios()
+    with open(SCENARIOS, encoding="utf-8") as fp:
+        boards = ep_pbn.load(fp)
+    assert len(boards) == len(records)
+    for ep, rec in zip(boards, records, strict=True):
+        assert ep.board_num == rec.board
+        if rec.deal is not None:
+            assert ep.deal.to_pbn().split(":")[1].split() == \
+                rec.deal.to_pbn(Seat.N).split(":")[1].split()
+        standing = [str(e.call) for e in rec.auction if not e.cancelled]
+        assert len(ep.auction) == len(standing)
+        played = [card for t in rec.tricks for _, card in t.cards]
+        # endplay's suits: spades 0, hearts 1, diamonds 2, clubs 3; its str(card) "♠T"
+        assert sorted("SHDC"[c.suit.value] + str(c)[1:] for c in ep.play) == sorted(
+            f"{c.suit.name}{c.rank.char}" for c in played)
+        if rec.tricks_result is not None and rec.contract is not None \
+                and rec.contract.bid is not None:
+            assert ep.contract.result + ep.contract.level + 6 == rec.tricks_result
 
 if __name__ == "__main__":
     import sys

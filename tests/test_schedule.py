@@ -56,3 +56,10 @@ def test_the_daemon_flags_a_board_not_in_the_tables_schedule(tmp_path: Path) -> 
     assert not [o for o in outs if o.topic.endswith("/alert")]
     with pytest.raises(ControllerError):
         build_engine(schedule=tmp_path / "missing.toml")
+
+
+def test_a_binary_schedule_file_is_a_schedule_error(tmp_path: Path) -> None:
+    path = tmp_path / "round.toml"
+    path.write_bytes(b"\xff\xfe\x00\x80 binary")
+    with pytest.raises(ScheduleError, match="not UTF-8 text"):
+        load_schedule(path)

@@ -475,3 +475,25 @@ async def test_following_a_bridges_events_on_the_broker(mosquitto, tmp_path: Pat
     assert kinds == {"wrong_pocket", "hand_count"}
     assert any("delivered twice" in n for n in doc["notes"])
     assert any("2 messages ignored" in n for n in doc["notes"])
+
+
+def test_verify_simulate_fails_when_a_board_of_the_set_is_not_verified(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from controller.formats.dup import write_bri
+    rng = random.Random(3)
+    deals = {}
+    for n in range(1, 5):
+        cards = list(FULL_DECK)
+        rng.shuffle(cards)
+        deals[n] = Deal.from_hands({s: frozenset(cards[13 * s:13 * s + 13]) for s in Seat})
+    data = bytearray(write_bri(deals))
+    data[128:130] = b"99"              # board 2's record broken: it cannot be dealt
+    path = tmp_path / "set.bri"
+    path.write_bytes(bytes(data))
+    code = main(["--deals", str(path), "--simulate", "--no-faults", "-q"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "boards not verified: [2]" in out
+    # the sound set passes
+    path.write_bytes(write_bri(deals))
+    assert main(["--deals", str(path), "--simulate", "--no-faults", "-q"]) == 0

@@ -50,10 +50,14 @@ from controller.laws.scoring import record_score_ns
 from .errors import BadRecord, FormatError
 from .pbn import _looks_like_path, auction_outcome, trick_winner
 
-__all__ = ["LinFile", "read_lin", "record_to_lin", "write_lin", "LIN_SEATS", "vugraph_result"]
+__all__ = ["LinFile", "read_lin", "record_to_lin", "write_lin", "LIN_SEATS", "vugraph_result",
+           "ALERTED_TAG"]
 
 #: LIN's seat order: md lists the hands, and pn the players, in this order.
 LIN_SEATS: tuple[Seat, ...] = (Seat.S, Seat.W, Seat.N, Seat.E)
+#: The record's tag naming (by place among the standing calls) the explained calls that were
+#: also alerted: a note alone is an explanation, written without LIN's "!".
+ALERTED_TAG = "Alerted"
 _DEALER_DIGIT = {"1": Seat.S, "2": Seat.W, "3": Seat.N, "4": Seat.E}
 _VUL = {"o": Vulnerability.NONE, "0": Vulnerability.NONE, "-": Vulnerability.NONE,
         "n": Vulnerability.NS, "e": Vulnerability.EW, "b": Vulnerability.ALL}
@@ -234,6 +238,7 @@ def _board_record(board: _Board, number_hint: int, event: list[str],
     title = ""
     claim: int | None = None
     entries: list[AuctionEntry] = []
+    alerted: list[int] = []             # calls with a "!" (an alert), by place
     plays: list[tuple[str, int]] = []
     qx = board.qx
     m = re.search(r"\d+", qx)
@@ -257,12 +262,14 @@ def _board_record(board: _Board, number_hint: int, event: list[str],
                 raise BadRecord(f"mb after the play began: {value!r}", line)
             if dealer is None:
                 raise BadRecord("mb before md", line)
-            call, alerted = _call(value, line)
+            call, is_alert = _call(value, line)
             standing = [(e.seat, e.call) for e in entries]
             if auction_outcome(standing)[0]:
                 raise BadRecord(f"call after the end of the auction: {value!r}", line)
             seat = dealer.rotated(len(entries))
-            entries.append(AuctionEntry(seat, call, note="!" if alerted else ""))
+            if is_alert:
+                alerted.append(len(entries))
+            entries.append(AuctionEntry(seat, call, note="!" if is_alert else ""))
         elif key == "an":
             if entries:
                 last = entries[-1]
@@ -337,6 +344,11 @@ def _board_record(board: _Board, number_hint: int, event: list[str],
         tags["Event"] = event[0]
     if title:
         tags["Title"] = title
+    # A call both alerted and explained: its note is the explanation, and this tag keeps
+    # the alert (a call explained but not alerted has its note alone).
+    explained = [i for i in alerted if entries[i].note not in ("", "!")]
+    if explained:
+        tags[ALERTED_TAG] = " ".join(map(str, explained))
     if qx:
         closed = qx.lower().startswith("c")
         tags["Room"] = "Closed" if closed else "Open"
@@ -444,8 +456,12 @@ def record_to_lin(record: BoardRecord) -> str:
     parts.append(f"md|{digit}{hands}|rh||")
     parts.append(f"ah|Board {record.board}|")
     parts.append(f"sv|{_VUL_OUT[record.vulnerability]}|")
-    for entry in record.standing_calls:
-        alert = "!" if entry.note else ""
+    if not record.standing_calls and record.contract is not None and record.contract.passed_out:
+        # a passed-out board known only by its result: LIN says it with the four passes
+        parts.append("mb|p|" * 4)
+    alerted = set(record.tags.get(ALERTED_TAG, "").split())
+    for i, entry in enumerate(record.standing_calls):
+        alert = "!" if entry.note == "!" or str(i) in alerted else ""
         parts.append(f"mb|{_lin_call(entry.call)}{alert}|")
         if entry.note and entry.note != "!":
             parts.append(f"an|{_clean(entry.note)}|")

@@ -17,11 +17,14 @@ What is read (import format, PBN 2.1 sections 2-4):
 - supplemental tables (``OptimumResultTable`` and the like) are kept as raw lines.
 
 What is written (export format): ``% PBN 2.1`` / ``% EXPORT`` header, the 15 mandatory
-tags in order, supplemental tags, Auction with ``^I``/``^S`` and notes, Play with
-``^R``/``^L``. What PBN cannot say is kept in PBN's own extension points so that a record
-reads back the same: calls cancelled by a rectification as ``{cancelled W:1S}`` comments
-in the auction, the link from a call to its irregularity as ``{irregularity 3}``, and
-every irregularity as an ``[Irregularity "id=3 code=REVOKE ..."]`` tag (4.9: new tags).
+tags in order, supplemental tags (tables with their rows), the Auction with ``^S`` and
+notes, the Play. Written for other readers too (endplay and others abort on ``^I``, ``^R``,
+``^L``, a caret in the Result or a comment among the calls): the Result is a bare number,
+and what PBN cannot say is kept in tags a reader skips (4.9: new tags), so that a record
+reads back the same: every irregularity as an ``[Irregularity "id=3 code=REVOKE ..."]`` tag,
+the calls cancelled by a rectification and the link from a call to its irregularity in an
+``[AuctionTrace "1=cancelled,W,1S,1 4=irregularity,1"]`` tag. ``^L`` is written only for an
+accepted lead out of turn that no Irregularity tag names.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ MANDATORY_TAGS: tuple[str, ...] = (
 # Tags a record carries in its own fields; the rest go to BoardRecord.tags.
 _FIELD_TAGS = frozenset({
     "Board", "Dealer", "Vulnerable", "Deal", "Declarer", "Contract", "Result", "Auction",
-    "Play", "Note", "Table", "Score", "Irregularity",
+    "Play", "Note", "Table", "Score", "Irregularity", "AuctionTrace",
 })
 
 
@@ -258,7 +261,9 @@ class _GameBuilder:
             self.play.extend(_split_token(text, line))
         elif self.section is not None:
             rows = self.tables.setdefault(self.section[6:], [])
-            if line != self.table_line:
+            # a row is the text of one line: a new line, or a table whose header ended the
+            # line (a damaged file can put the next table's tag on its last row's line)
+            if line != self.table_line or not rows:
                 rows.append(text)
                 self.table_line = line
             else:
@@ -604,7 +609,7 @@ def _parse_auction(
 
 def _parse_play(
     game: PbnGame, log: IrregularityLog, contract: Contract | None, declarer: Seat | None,
-    deal: Deal | None,
+    deal: Deal | None, tagged: Sequence[Irregularity] = (),
 ) -> tuple[PlayedTrick, ...]:
     line = game.tag_lines.get("Play", game.line)
     first = _seat_of(game.tags.get("Play", ""), "Play tag", line)
@@ -639,11 +644,14 @@ def _parse_play(
     hands = {s: set(deal[s]) for s in Seat} if deal is not None and deal.is_complete else None
     tricks: list[PlayedTrick] = []
     leader: Seat | None = first
+    leads = _tagged_leads(tagged)
     for start in range(0, len(cells), 4):
         number = start // 4 + 1
         row = cells[start:start + 4]
         by_seat = {columns[i]: row[i] for i in range(len(row))}
         marked_leader = [s for s, (_, m, _) in by_seat.items() if "^L" in m]
+        if not marked_leader and number in leads and leads[number] in by_seat:
+            marked_leader = [leads[number]]
         this_leader = marked_leader[0] if marked_leader else leader
         order = ([this_leader.rotated(i) for i in range(4)] if this_leader is not None
                  else columns)
@@ -709,9 +717,15 @@ def game_to_record(game: PbnGame) -> BoardRecord:
         if not any(deal.hands):
             deal = None         # "N:- - - -": no hand known
     log = IrregularityLog()
+    # the record's irregularities when the game has Irregularity tags (the play reads the
+    # accepted leads out of turn from them); otherwise the ^ tokens make them, in ``log``
+    tagged = tuple(_parse_irregularity_tag(v, game.line) for v in game.irregularity_tags)
     auction: list[AuctionEntry] = []
     if "Auction" in tags:
         auction = _parse_auction(game, log)
+        if tags.get("AuctionTrace", "").strip():
+            auction = _apply_trace(auction, tags["AuctionTrace"],
+                                   line_of("AuctionTrace", game.line))
     complete, auction_contract, auction_declarer = auction_outcome(
         [(e.seat, e.call) for e in auction if not e.cancelled])
     contract_text = tags.get("Contract", "").strip()
@@ -729,7 +743,7 @@ def game_to_record(game: PbnGame) -> BoardRecord:
         declarer = None
     tricks: tuple[PlayedTrick, ...] = ()
     if "Play" in tags and game.play:
-        tricks = _parse_play(game, log, contract, declarer, deal)
+        tricks = _parse_play(game, log, contract, declarer, deal, tagged)
     tricks_played: int | None = None
     if declarer is not None and tricks and all(t.winner is not None for t in tricks):
         tricks_played = sum(1 for t in tricks if t.winner is not None
@@ -741,14 +755,14 @@ def game_to_record(game: PbnGame) -> BoardRecord:
     score = record_score_ns(contract, declarer, vul, tricks_result)
     if score is None and "Score" in tags:
         score = _score_tag(tags["Score"])
-    irregularities: tuple[Irregularity, ...]
-    if game.irregularity_tags:
-        irregularities = tuple(
-            _parse_irregularity_tag(v, game.line) for v in game.irregularity_tags)
-    else:
-        irregularities = tuple(log)
+    irregularities = tagged if tagged else tuple(log)
     # an empty value says nothing (export writes every mandatory tag, known or not)
     extra = {k: v for k, v in tags.items() if k not in _FIELD_TAGS and v.strip() not in ("", "?")}
+    # a supplemental table's rows (OptimumResultTable, ScoreTable...) after its header,
+    # one a line: the record's tags are plain strings, and the writer lays them out again
+    for name, rows in game.tables.items():
+        if name in extra and rows and name.endswith("Table"):
+            extra[name] = "\n".join((extra[name].replace("\n", " "), *rows))
     del complete
     return BoardRecord(
         board=board, dealer=dealer, vulnerability=vul, deal=deal, auction=tuple(auction),
@@ -779,7 +793,11 @@ def deals_by_board(source: PbnFile | TextIO | str | Path) -> dict[int, DealInfo]
 # --- writing -----------------------------------------------------------------------------
 
 def _quote(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+    # PBN's escapes are \\ and \": a backslash is doubled only where a reader would take it
+    # for one of them (before \ or ", or last), so a table header's "Result\2R" stays as
+    # every reader expects it
+    value = re.sub(r'\\(?=[\\"]|$)', r"\\\\", value)
+    return value.replace('"', '\\"').replace("\n", " ")
 
 
 def _irregularity_tag(irr: Irregularity) -> str:
@@ -822,26 +840,18 @@ def _auction_lines(record: BoardRecord) -> tuple[list[str], list[str]]:
     notes: dict[str, int] = {}
     cells: list[tuple[bool, str]] = []
     turn = record.dealer
-    last_bid: Bid | None = None
     standing: list[tuple[Seat, Call]] = []
     for entry in record.auction:
         if entry.cancelled:
-            link = (f" irregularity {entry.irregularity}"
-                    if entry.irregularity is not None else "")
-            cells.append((False, f"{{cancelled {entry.seat.name}:{entry.call}{link}}}"))
-            continue
+            continue        # in the AuctionTrace tag (auction_trace)
         for _ in range((entry.seat - turn) % 4):
             cells.append((True, "^S"))
+        # No ^I before an insufficient bid: endplay and other readers take the token for a
+        # call. The record's Irregularity tags say it; a record without one has none to say.
         text = str(entry.call)
-        if entry.call.bid is not None:
-            if last_bid is not None and entry.call.bid.rank <= last_bid.rank:
-                text = "^I " + text
-            last_bid = entry.call.bid
         if entry.note:
             index = notes.setdefault(entry.note, len(notes) + 1)
             text += f" ={index}="
-        if entry.irregularity is not None:
-            text += f" {{irregularity {entry.irregularity}}}"
         cells.append((True, text))
         standing.append((entry.seat, entry.call))
         turn = entry.seat.lho
@@ -851,11 +861,67 @@ def _auction_lines(record: BoardRecord) -> tuple[list[str], list[str]]:
     return _lines_of(cells), note_tags
 
 
+def auction_trace(record: BoardRecord) -> str:
+    """What the Auction section cannot hold, for the ``AuctionTrace`` tag: the calls a
+    rectification cancelled and the link from a call to its irregularity, by the entry's
+    place in the record's auction: ``2=cancelled,W,1S,1 3=irregularity,1``. A comment among
+    the calls would say it too, but endplay and other readers abort on one; they skip a tag
+    they do not know (PBN 4.9)."""
+    items = []
+    for i, entry in enumerate(record.auction):
+        link = f",{entry.irregularity}" if entry.irregularity is not None else ""
+        if entry.cancelled:
+            items.append(f"{i}=cancelled,{entry.seat.name},{entry.call}{link}")
+        elif link:
+            items.append(f"{i}=irregularity{link}")
+    return " ".join(items)
+
+
+def _apply_trace(entries: list[AuctionEntry], value: str, line: int) -> list[AuctionEntry]:
+    """The standing calls of the Auction section, with the AuctionTrace tag's cancelled calls
+    put back at their places and the calls linked to their irregularities."""
+    cancelled: list[tuple[int, AuctionEntry]] = []
+    links: list[tuple[int, int]] = []
+    for item in value.split():
+        place, _, rest = item.partition("=")
+        parts = rest.split(",")
+        try:
+            if parts[0] == "cancelled" and len(parts) in (3, 4):
+                link = int(parts[3]) if len(parts) == 4 else None
+                cancelled.append((int(place), AuctionEntry(Seat.parse(parts[1]),
+                                                           Call.parse(parts[2]), True, link)))
+            elif parts[0] == "irregularity" and len(parts) == 2:
+                links.append((int(place), int(parts[1])))
+            else:
+                raise ValueError(item)
+        except (ValueError, ParseError):
+            raise BadRecord(f"AuctionTrace: not an entry: {item!r}", line) from None
+    out = list(entries)
+    for index, entry in sorted(cancelled, key=lambda x: x[0]):
+        out.insert(min(index, len(out)), entry)
+    for index, irr in links:
+        if not 0 <= index < len(out):
+            raise BadRecord(f"AuctionTrace: no call {index} in the auction", line)
+        e = out[index]
+        out[index] = AuctionEntry(e.seat, e.call, e.cancelled, irr, e.note)
+    return out
+
+
+_LEAD_CODES = (Code.OPENING_LEAD_OUT_OF_TURN, Code.LEAD_OUT_OF_TURN)
+
+
+def _tagged_leads(irregularities: Iterable[Irregularity]) -> dict[int, Seat]:
+    """Trick -> who led it out of turn and it stood, as the Irregularity tags say."""
+    return {i.trick: i.seat for i in irregularities
+            if i.code in _LEAD_CODES and i.trick is not None and i.seat is not None
+            and i.status is Status.RESOLVED and i.detail == "accepted"}
+
+
 def _play_lines(record: BoardRecord, leader: Seat) -> list[str]:
-    # ^R is PBN's "revoke not noticed in time": established revokes only, not corrected ones
-    revokes = {(i.trick, i.seat): i.card for i in record.irregularities
-               if i.code is Code.REVOKE and i.status is Status.ESTABLISHED
-               and i.trick is not None and i.seat is not None}
+    # PBN's ^R and ^L marks break endplay and other readers. A revoke is in the record's
+    # Irregularity tags, never as ^R; ^L is written only for a lead out of turn no tag
+    # names, where the order of the trick would otherwise be lost.
+    tagged_leads = _tagged_leads(record.irregularities)
     columns = [leader.rotated(i) for i in range(4)]
     lines: list[str] = []
     expected: Seat | None = leader
@@ -869,10 +935,8 @@ def _play_lines(record: BoardRecord, leader: Seat) -> list[str]:
                 cells.append("-")
                 continue
             text = str(card)
-            key = (trick.number, seat)
-            if key in revokes and revokes[key] in (None, card):
-                text = "^R " + text
-            if seat is trick.leader and expected is not None and trick.leader is not expected:
+            if seat is trick.leader and expected is not None and trick.leader is not expected \
+                    and tagged_leads.get(trick.number) is not seat:
                 text = "^L " + text
             cells.append(text)
         lines.append(" ".join(cells))
@@ -905,23 +969,29 @@ def record_to_pbn(record: BoardRecord) -> str:
         result = record.tricks_played
     passed_out = record.contract is not None and record.contract.passed_out
     if result is not None and not passed_out:
+        # the result after Law 64, 67B, a ruling or a claim, as a bare number: 3.4.15's caret
+        # ("differs from the play") makes endplay abort the whole file and other readers
+        # misread it; the tricks as played follow from the Play section, and why they differ
+        # is in the Irregularity tags, which readers skip
         values["Result"] = str(result)
-        # 3.4.15: a caret says the result differs from the tricks won in the play
-        # (Law 64 transfers, 67B, a director's adjustment or a claim)
-        played_out = len(record.tricks) == 13 and all(len(t.cards) == 4 for t in record.tricks)
-        if played_out and record.tricks_played is not None and result != record.tricks_played:
-            values["Result"] = "^" + values["Result"]
     out = [f'[{name} "{_quote(values[name])}"]' for name in MANDATORY_TAGS]
     if record.table:
         out.append(f'[Table "{_quote(record.table)}"]')
-    if record.score_ns is not None and not (record.contract is not None
-                                            and record.contract.passed_out):
-        out.append(f'[Score "NS {record.score_ns}"]')
+    if record.score_ns is not None:
+        out.append(f'[Score "NS {record.score_ns}"]')     # "NS 0" on a passed-out board too
     for name, value in tags.items():
         if name not in values and name not in _FIELD_TAGS:
-            out.append(f'[{name} "{_quote(value)}"]')
+            if name.endswith("Table") and "\n" in value:
+                header, *rows = value.split("\n")
+                out.append(f'[{name} "{_quote(header)}"]')
+                out.extend(rows)
+            else:
+                out.append(f'[{name} "{_quote(value)}"]')
     for irr in record.irregularities:
         out.append(f'[Irregularity "{_irregularity_tag(irr)}"]')
+    trace = auction_trace(record)
+    if trace:
+        out.append(f'[AuctionTrace "{trace}"]')
     if record.auction:
         out.append(f'[Auction "{record.dealer.name}"]')
         lines, notes = _auction_lines(record)

@@ -72,7 +72,7 @@ class DealSet:
     problems: tuple[str, ...]
 
 
-def load_deals(path: str | Path) -> DealSet:
+def load_deals(path: str | Path, first_board: int | None = None) -> DealSet:
     """A deal file by extension: .pbn (controller.formats.pbn), .dup/.bri/.dge (dup.py).
     Problems in the file are listed, and boards the file holds twice are named."""
     p = Path(path)
@@ -81,7 +81,7 @@ def load_deals(path: str | Path) -> DealSet:
     if p.suffix.lower() not in (".pbn", ".dup", ".bri", ".dge"):
         raise VerifyError(f"{p.name}: deal files are .pbn, .dup, .bri or .dge")
     try:
-        read = read_deals(p)
+        read = read_deals(p, first_board)
     except DealsError as e:
         raise VerifyError(str(e)) from None
     problems = list(read.problems)
@@ -320,6 +320,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bridge-table verify",
                                 description="check dealt boards against their deal file")
     p.add_argument("--deals", help="the deal file: .pbn, .dup, .bri or .dge")
+    p.add_argument("--first-board", type=int, default=None, metavar="N",
+                   help="the board number of a .bri/.dge/.dup file's first record (default: "
+                        "the .dup's control field, else 1)")
     p.add_argument("--config", default="hw_configs/station.toml",
                    help="the station's config (default hw_configs/station.toml)")
     p.add_argument("--report", help="write the report to REPORT.json and REPORT.csv")
@@ -353,7 +356,8 @@ async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     if args.boards < 1:
         raise VerifyError("--boards must be at least 1")
-    dealset = load_deals(args.deals) if args.deals else demo_deals(args.boards)
+    dealset = load_deals(args.deals, args.first_board) if args.deals else \
+        demo_deals(args.boards)
     deals = {n: d for n, d in sorted(dealset.deals.items())[:args.boards]}
     faults = [] if args.no_faults else demo_faults(sorted(deals))
     tags = SimTags()
@@ -402,6 +406,11 @@ async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 1
     print(f"simulation: {len(faults)} planted faults, every one found "
           f"({', '.join(sorted({f.kind for f in faults})) or 'none'})", file=out)
+    # as on a real station: a board of the set that got no verdict fails the run
+    unverified = report.not_verified()
+    if unverified:
+        print(f"simulation: boards not verified: {unverified}", file=out)
+        return 1
     return 0
 
 
@@ -416,7 +425,7 @@ def _required_deals(args: argparse.Namespace, err: TextIO, missing: str) -> Deal
     """The deal file the command needs; its problems reported, at least one sound deal."""
     if not args.deals:
         raise VerifyError(missing)
-    dealset = load_deals(args.deals)
+    dealset = load_deals(args.deals, args.first_board)
     for problem in dealset.problems:
         print(f"deal file: {problem}", file=err)
     if not dealset.deals:

@@ -4,23 +4,24 @@ Each table's controller publishes a retained ``result`` per board (Law 77 score 
 North-South's side). ``SessionScores`` gathers those results, the last one of each table and
 board winning (a director's ruling republishes it), and compares them board by board.
 
-``bridge-table score RESULTS.jsonl [--teams 1:2,3:4]`` reads result messages (the lines
-``bridge-table replay`` writes, a daemon journal export, or bare ``result`` payloads) and
-prints the comparison; ``--json`` writes it as JSON.
+``read_results`` reads result messages (the lines ``bridge-table replay`` writes, a daemon
+journal export, or bare ``result`` payloads); ``load_results`` a file of them, with a clear
+error for a file that is not text. ``controller.session.score`` is the command.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from pathlib import Path
+from typing import IO, Any, TypeVar
 
-from .laws.scoring import imps, matchpoints, matchpoints_ew
+from ..laws.scoring import imps, matchpoints, matchpoints_ew
+from .movement import table_key
 
-__all__ = ["BoardResult", "PairScore", "TeamScore", "SessionScores", "main"]
+__all__ = ["BoardResult", "PairScore", "TeamScore", "SessionScores", "ResultsError",
+           "read_results", "load_results", "load_jsonl", "json_lines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +87,12 @@ class SessionScores:
     def boards(self) -> list[int]:
         return sorted({b for _, b in self._results})
 
+    def get(self, table: str, board: int) -> BoardResult | None:
+        return self._results.get((table, board))
+
     def results(self, board: int) -> list[BoardResult]:
         return sorted((r for (_, b), r in self._results.items() if b == board),
-                      key=lambda r: _table_key(r.table))
+                      key=lambda r: table_key(r.table))
 
     def matchpoints(self, board: int) -> list[PairScore]:
         """Law 78A: every table's result on ``board`` against the others."""
@@ -109,23 +113,25 @@ class SessionScores:
         return out
 
 
-def _table_key(table: str) -> tuple[int, str]:
-    return (int(table), "") if table.isdigit() else (1 << 30, table)
-
-
-def read_results(lines: Iterable[str], errors: IO[str] | None = None,
-                 source: str = "-") -> SessionScores:
-    session = SessionScores()
+def json_lines(lines: Iterable[str], errors: IO[str] | None = None,
+               source: str = "-") -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each JSON line; blank and ``#`` lines skipped, a line that is
+    not JSON named on ``errors`` and skipped."""
     for lineno, line in enumerate(lines, 1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
         try:
-            obj = json.loads(text)
+            yield lineno, json.loads(text)
         except json.JSONDecodeError as exc:
             if errors is not None:
                 print(f"{source}:{lineno}: not JSON: {exc.msg}", file=errors)
-            continue
+
+
+def read_results(lines: Iterable[str], errors: IO[str] | None = None,
+                 source: str = "-") -> SessionScores:
+    session = SessionScores()
+    for lineno, obj in json_lines(lines, errors, source):
         if isinstance(obj, dict) and "payload" in obj:
             if not str(obj.get("topic", "")).endswith("/result"):
                 continue  # replay output holds every kind of message: keep the results
@@ -140,63 +146,31 @@ def read_results(lines: Iterable[str], errors: IO[str] | None = None,
     return session
 
 
-def _parse_teams(text: str) -> list[tuple[str, str]]:
-    matches = []
-    for part in text.split(","):
-        home, sep, away = part.strip().partition(":")
-        if not sep or not home or not away:
-            raise ValueError(f"--teams wants HOME:AWAY pairs of tables, not {part!r}")
-        matches.append((home, away))
-    return matches
+class ResultsError(ValueError):
+    """A results file that cannot be read at all (missing, binary); the message names it."""
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="bridge-table score", description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="JSONL of result messages ('-' for standard input)")
-    ap.add_argument("--teams", help="teams matches as HOME:AWAY table pairs, e.g. 1:2,3:4")
-    ap.add_argument("--json", action="store_true", help="write JSON instead of a table")
-    args = ap.parse_args(argv)
+T = TypeVar("T")
+
+
+def load_jsonl(path: str, read: Callable[[Iterable[str], IO[str] | None, str], T],
+               errors: IO[str] | None = None, stdin: IO[str] | None = None) -> T:
+    """``read`` (``read_results``, ``export.read_published``) of a file ('-': ``stdin``);
+    a file that cannot be read or is not UTF-8 text is a ResultsError naming it."""
     try:
-        matches = _parse_teams(args.teams) if args.teams else []
-    except ValueError as exc:
-        print(f"bridge-table score: {exc}", file=sys.stderr)
-        return 2
-    try:
-        fp = sys.stdin if args.results == "-" else open(args.results, encoding="utf-8")
+        if path == "-" and stdin is not None:
+            return read(stdin, errors, path)
+        with open(Path(path), encoding="utf-8") as fp:
+            return read(fp, errors, path)
     except OSError as exc:
-        print(f"bridge-table score: {exc}", file=sys.stderr)
-        return 2
-    with fp:
-        session = read_results(fp, sys.stderr, args.results)
-    if args.json:
-        out: dict[str, Any] = {"boards": [
-            {"board": b, "results": [
-                {"table": p.result.table, "contract": p.result.contract,
-                 "declarer": p.result.declarer, "tricks": p.result.tricks,
-                 "score_ns": p.result.score_ns, "mp_ns": p.mp_ns, "mp_ew": p.mp_ew,
-                 "top": p.top} for p in session.matchpoints(b)]}
-            for b in session.boards]}
-        if matches:
-            out["teams"] = [{"board": t.board, "home": t.home.table, "away": t.away.table,
-                             "imps_home": t.imps_home} for t in session.teams(matches)]
-        print(json.dumps(out, indent=1))
-        return 0
-    for board in session.boards:
-        print(f"Board {board}")
-        for p in session.matchpoints(board):
-            r = p.result
-            who = f"{r.contract} {r.declarer or ''}".strip()
-            print(f"  table {r.table:>4}  {who:<8} {r.tricks if r.tricks is not None else '-':>2}"
-                  f"  NS {r.score_ns:+6d}  MP NS {p.mp_ns:g}/{p.top} EW {p.mp_ew:g}/{p.top}"
-                  f"  ({p.percent_ns:.0f}%)")
-    if matches:
-        totals: dict[tuple[str, str], int] = {}
-        for t in session.teams(matches):
-            key = (t.home.table, t.away.table)
-            totals[key] = totals.get(key, 0) + t.imps_home
-            print(f"Board {t.board}: table {t.home.table} NS {t.home.score_ns:+d}, "
-                  f"table {t.away.table} NS {t.away.score_ns:+d}: {t.imps_home:+d} IMPs "
-                  f"to table {t.home.table}'s NS team")
-        for (home, away), total in totals.items():
-            print(f"Match {home}:{away}: {total:+d} IMPs to table {home}'s NS team")
-    return 0
+        raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not a text file of JSON lines (byte {exc.start} is not "
+                           f"UTF-8)") from None
+
+
+def load_results(path: str, errors: IO[str] | None = None,
+                 stdin: IO[str] | None = None) -> SessionScores:
+    """``read_results`` of a file ('-': ``stdin``); lines that are not results are reported
+    on ``errors`` and skipped."""
+    return load_jsonl(path, read_results, errors, stdin)

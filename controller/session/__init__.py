@@ -1,0 +1,27 @@
+"""The session: the session file and its movement, scoring across tables, records out.
+
+``controller.session`` is the one import for the rest of the controller: the daemon's
+``--session``, the broadcast's release gate and the console read ``load_session(path)``.
+"""
+
+from __future__ import annotations
+
+from .movement import Movement, MovementError, Round, TableRound, howell, mitchell, teams
+from .results import (
+    BoardResult,
+    PairScore,
+    ResultsError,
+    SessionScores,
+    TeamScore,
+    load_results,
+    read_results,
+)
+from .score import main
+from .sessionfile import Competitor, Session, SessionError, load_session, parse_session
+
+__all__ = [
+    "BoardResult", "PairScore", "TeamScore", "SessionScores", "read_results", "main",
+    "ResultsError", "load_results",
+    "Movement", "MovementError", "Round", "TableRound", "mitchell", "howell", "teams",
+    "Competitor", "Session", "SessionError", "load_session", "parse_session",
+]

@@ -1,0 +1,153 @@
+"""``bridge-table score``: the session's scores from the tables' results.
+
+``bridge-table score RESULTS.jsonl [--session FILE] [--teams 1:2,3:4] [--json]``: results
+as ``controller.session.results`` reads them. Without a session file, each board's results
+are matchpointed against each other (and ``--teams`` compares table pairs in IMPs); with
+one, the movement names the pairs, missing results are factored (Neuberg), the session
+file's adjustments are applied, and the pairs' totals and ranking (or, for teams, the
+matches in IMPs and VPs) follow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .results import ResultsError, SessionScores, load_results
+from .scoring import BoardScore, score_pairs, score_teams, standings
+from .sessionfile import Session, SessionError, load_session
+
+__all__ = ["main"]
+
+
+def _parse_teams(text: str) -> list[tuple[str, str]]:
+    matches = []
+    for part in text.split(","):
+        home, sep, away = part.strip().partition(":")
+        if not sep or not home or not away:
+            raise ValueError(f"--teams wants HOME:AWAY pairs of tables, not {part!r}")
+        matches.append((home, away))
+    return matches
+
+
+def _board_json(s: BoardScore) -> dict[str, Any]:
+    r = s.result
+    row: dict[str, Any] = {"table": s.table}
+    if s.ns is not None:
+        row.update(ns=s.ns, ew=s.ew)
+    if r is not None:
+        row.update(contract=r.contract, declarer=r.declarer, tricks=r.tricks,
+                   score_ns=r.score_ns)
+    row.update(score=s.shown, mp_ns=s.ns_points, mp_ew=s.ew_points, top=s.top)
+    return row
+
+
+def pairs_report(session: Session | None, scores: SessionScores) -> dict[str, Any]:
+    """The pairs' scores as JSON-ready data: boards, then totals and ranking."""
+    board_scores = score_pairs(session, scores)
+    method = session.scoring if session is not None else "matchpoints"
+    out: dict[str, Any] = {}
+    if session is not None:
+        out.update(session=session.id, event=session.event, date=session.date, method=method)
+    boards: dict[int, list[dict[str, Any]]] = {}
+    for s in board_scores:
+        boards.setdefault(s.board, []).append(_board_json(s))
+    out["boards"] = [{"board": b, "results": rows} for b, rows in boards.items()]
+    if session is not None:
+        out["standings"] = [
+            {"rank": st.rank, "pair": st.pair, "field": st.field,
+             "names": session.competitor(st.pair).label, "points": round(st.points, 4),
+             "top": st.top, "percent": round(st.percent, 2), "boards": st.boards}
+            for st in standings(board_scores, method)]
+    return out
+
+
+def teams_report(session: Session, scores: SessionScores) -> dict[str, Any]:
+    per_board, matches = score_teams(session, scores)
+    return {
+        "session": session.id, "event": session.event, "date": session.date,
+        "method": "imps",
+        "boards": [{"board": b.board, "home": b.home, "away": b.away,
+                    "home_table": b.home_table, "away_table": b.away_table,
+                    "imps_home": b.imps_home, "imps_away": b.imps_away} for b in per_board],
+        "matches": [{"home": m.home, "away": m.away,
+                     "home_name": session.competitor(m.home).label,
+                     "away_name": session.competitor(m.away).label, "boards": m.boards,
+                     "imps_home": m.imps_home, "imps_away": m.imps_away,
+                     "vp_home": m.vp_home, "vp_away": m.vp_away} for m in matches],
+    }
+
+
+def _print_pairs(report: dict[str, Any]) -> None:
+    for board in report["boards"]:
+        print(f"Board {board['board']}")
+        for r in board["results"]:
+            who = f"{r.get('contract', '')} {r.get('declarer') or ''}".strip()
+            tricks = r.get("tricks")
+            pairs = f"  {r['ns']:>3} v {r['ew']:<3}" if "ns" in r else ""
+            top = r["top"]
+            print(f"  table {r['table']:>4}{pairs}  {who:<8} "
+                  f"{tricks if tricks is not None else '-':>2}  NS {r['score']:>9}  "
+                  f"MP NS {r['mp_ns']:g}/{top:g} EW {r['mp_ew']:g}/{top:g}"
+                  + (f"  ({100 * r['mp_ns'] / top:.0f}%)" if top else ""))
+    field = None
+    for st in report.get("standings", []):
+        if st["field"] != field:
+            field = st["field"]
+            print(f"\nRanking{' ' + field if field else ''}")
+        print(f"  {st['rank']:>4}  pair {st['pair']:>3}  {st['points']:8.2f} / "
+              f"{st['top']:g}  {st['percent']:6.2f}%  {st['names']}")
+
+
+def _print_teams(report: dict[str, Any]) -> None:
+    for b in report["boards"]:
+        print(f"Board {b['board']}: team {b['home']} (NS at table {b['home_table']}) "
+              f"{b['imps_home']:+d}, team {b['away']} {b['imps_away']:+d} IMPs")
+    for m in report["matches"]:
+        print(f"Match {m['home_name']} v {m['away_name']} ({m['boards']} boards): "
+              f"{m['imps_home']}-{m['imps_away']} IMPs, {m['vp_home']:.2f}-{m['vp_away']:.2f} VP")
+
+
+def main(argv: Sequence[str]) -> int:
+    ap = argparse.ArgumentParser(prog="bridge-table score",
+                                 description="Scores across tables (Law 78) from the tables' "
+                                             "results.")
+    ap.add_argument("results", help="JSONL of result messages ('-' for standard input)")
+    ap.add_argument("--session", help="the session file (TOML, docs/session.md): movement, "
+                                      "pairs, adjustments, scoring method")
+    ap.add_argument("--teams", help="without a session file: teams matches as HOME:AWAY "
+                                    "pairs of tables, e.g. 1:2,3:4")
+    ap.add_argument("--json", action="store_true", help="write JSON instead of a table")
+    args = ap.parse_args(list(argv))
+    try:
+        matches = _parse_teams(args.teams) if args.teams else []
+        session = load_session(args.session) if args.session else None
+        scores = load_results(args.results, sys.stderr, sys.stdin)
+    except (ValueError, SessionError, ResultsError) as exc:
+        print(f"bridge-table score: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:       # Ctrl-C while reading (standard input waits for it)
+        print("bridge-table score: interrupted", file=sys.stderr)
+        return 130
+    if session is not None and session.is_teams:
+        report = teams_report(session, scores)
+        if args.json:
+            print(json.dumps(report, indent=1))
+        else:
+            _print_teams(report)
+        return 0
+    report = pairs_report(session, scores)
+    if matches:
+        report["teams"] = [{"board": t.board, "home": t.home.table, "away": t.away.table,
+                            "imps_home": t.imps_home} for t in scores.teams(matches)]
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    _print_pairs(report)
+    for t in report.get("teams", []):
+        print(f"Board {t['board']}: table {t['home']} v table {t['away']}: "
+              f"{t['imps_home']:+d} IMPs to table {t['home']}'s NS team")
+    return 0

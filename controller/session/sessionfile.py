@@ -1,0 +1,301 @@
+"""The session file (TOML): the event, the movement, the pairs or teams, the deals file.
+
+See docs/session.md for the format with a full example. ``load_session`` never lets a
+broken or binary file through as a traceback: every problem is a ``SessionError`` naming
+the file and the key (or TOML's line and column).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .movement import Movement, MovementError, Round, TableRound, howell, mitchell, teams
+
+__all__ = ["Competitor", "Session", "SessionError", "Adjustment", "load_session",
+           "parse_session"]
+
+#: Law 12C1(d): average-plus, average, average-minus as a percentage of the top
+DEFAULT_ARTIFICIAL: Mapping[str, float] = MappingProxyType({"A+": 60.0, "A=": 50.0,
+                                                            "A-": 40.0})
+
+
+class SessionError(ValueError):
+    """A session file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Competitor:
+    """A pair or a team: its number in the movement, its players, and a name if it has one."""
+
+    number: int
+    players: tuple[str, ...] = ()
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or " - ".join(self.players) or str(self.number)
+
+
+@dataclass(frozen=True, slots=True)
+class Adjustment:
+    """The director's score for a table's board when it is not the table's result.
+
+    ``ns``/``ew`` are artificial scores ("A+", "A=", "A-" or a percentage like "55%"),
+    or ``split``: (the NS score NS are compared with, the NS score EW are compared with),
+    Law 12C's split assigned score; ``score_ns`` an assigned score for both sides."""
+
+    table: str
+    board: int
+    ns: str | None = None
+    ew: str | None = None
+    split: tuple[int, int] | None = None
+    score_ns: int | None = None
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    event: str
+    date: str
+    venue: str
+    number: int
+    movement: Movement
+    pairs: Mapping[int, Competitor] = field(default_factory=dict)
+    teams: Mapping[int, Competitor] = field(default_factory=dict)
+    deals: Path | None = None
+    #: a BRI/DGE/DUP deals file's first board (a BRI or DGE file does not say it)
+    deals_first_board: int | None = None
+    path: Path | None = None
+    #: "matchpoints", "cross-imps" (pairs) or "imps" (teams)
+    scoring: str = "matchpoints"
+    artificial: Mapping[str, float] = field(default_factory=lambda: DEFAULT_ARTIFICIAL)
+    vp_scale: str = "wbf"
+    adjustments: tuple[Adjustment, ...] = ()
+
+    @property
+    def is_teams(self) -> bool:
+        return self.movement.kind == "teams" or self.scoring == "imps"
+
+    def competitor(self, number: int) -> Competitor:
+        known = (self.teams if self.is_teams else self.pairs).get(number)
+        return known if known is not None else Competitor(number)
+
+    def pairs_at(self, table: str, board: int) -> tuple[int, int] | None:
+        return self.movement.pairs_at(table, board)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+class _Reader:
+    """Typed look-ups into the parsed TOML, each error naming the file and the key."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, key: str, what: str) -> SessionError:
+        return SessionError(f"{self.source}: {key}: {what}")
+
+    def table(self, data: Mapping[str, Any], key: str, where: str = "") -> dict[str, Any]:
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            raise self.fail(where + key, "must be a table ([section])")
+        return value
+
+    def int_(self, data: Mapping[str, Any], key: str, where: str, default: int | None = None,
+             low: int = 1) -> int:
+        value = data.get(key, default)
+        if value is None:
+            raise self.fail(where + key, "is missing")
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise self.fail(where + key, f"must be a whole number >= {low}, not {value!r}")
+        return value
+
+    def str_(self, data: Mapping[str, Any], key: str, where: str, default: str = "") -> str:
+        value = data.get(key, default)
+        if isinstance(value, (dt.date, dt.datetime)):
+            return value.isoformat()
+        if not isinstance(value, str):
+            raise self.fail(where + key, f"must be a string, not {value!r}")
+        return value
+
+    def rows(self, data: Mapping[str, Any], key: str, required: bool = False
+             ) -> Iterator[tuple[int, str, dict[str, Any]]]:
+        """(number from 1, the key prefix for messages, the entry) of ``[[key]]`` entries."""
+        rows = data.get(key.rpartition(".")[2], [])
+        if not isinstance(rows, list) or (required and not rows):
+            raise self.fail(key, f"needs [[{key}]] entries")
+        for i, row in enumerate(rows, 1):
+            if not isinstance(row, dict):
+                raise self.fail(f"{key}[{i}]", "must be a table")
+            yield i, f"{key}[{i}].", row
+
+    def boards(self, value: Any, key: str) -> tuple[int, ...]:
+        from controller.schedule import ScheduleError, boards_of
+        try:
+            return tuple(sorted(boards_of(value, f"{self.source}: {key}")))
+        except ScheduleError as exc:
+            raise SessionError(str(exc)) from None
+
+
+def _movement(r: _Reader, data: Mapping[str, Any]) -> Movement:
+    mv = r.table(data, "movement")
+    kind = r.str_(mv, "type", "movement.", "")
+    w = "movement."
+    try:
+        if kind == "mitchell":
+            arrow = mv.get("arrow_switch", [])
+            if not isinstance(arrow, list) or not all(isinstance(a, int) for a in arrow):
+                raise r.fail(w + "arrow_switch", "must be a list of round numbers")
+            even = r.str_(mv, "even_tables", w, "relay")
+            tables = r.int_(mv, "tables", w)
+            rounds = mv.get("rounds")
+            return mitchell(tables, r.int_(mv, "rounds", w) if rounds is not None else None,
+                            r.int_(mv, "boards_per_round", w),
+                            first_board=r.int_(mv, "first_board", w, 1),
+                            arrow_switch=arrow, even=even)
+        if kind == "howell":
+            rounds = mv.get("rounds")
+            return howell(r.int_(mv, "pairs", w),
+                          r.int_(mv, "rounds", w) if rounds is not None else None,
+                          r.int_(mv, "boards_per_round", w),
+                          first_board=r.int_(mv, "first_board", w, 1))
+        if kind == "teams":
+            return teams(r.int_(mv, "matches", w, 1), r.int_(mv, "rounds", w),
+                         r.int_(mv, "boards_per_round", w),
+                         first_board=r.int_(mv, "first_board", w, 1))
+        if kind in ("explicit", "teams-explicit"):
+            return _explicit(r, mv, "teams" if kind == "teams-explicit" else "explicit")
+    except MovementError as exc:
+        raise SessionError(f"{r.source}: movement: {exc}") from None
+    raise r.fail("movement.type", f"must be mitchell, howell, teams, explicit or "
+                                  f"teams-explicit, not {kind!r}")
+
+
+def _explicit(r: _Reader, mv: Mapping[str, Any], kind: str) -> Movement:
+    rounds = []
+    for i, where, row in r.rows(mv, "movement.round", required=True):
+        number = r.int_(row, "number", where, i)
+        tables = {}
+        for table, entry in row.items():
+            if table == "number":
+                continue
+            if not isinstance(entry, dict):
+                raise r.fail(where + table, "must be { ns = .., ew = .., boards = .. }")
+            tables[str(table)] = TableRound(
+                r.int_(entry, "ns", f"{where}{table}."), r.int_(entry, "ew", f"{where}{table}."),
+                r.boards(entry.get("boards"), f"{where}{table}.boards"))
+        rounds.append(Round(number, MappingProxyType(tables)))
+    return Movement(tuple(rounds), kind)
+
+
+def _competitors(r: _Reader, data: Mapping[str, Any], key: str) -> dict[int, Competitor]:
+    out: dict[int, Competitor] = {}
+    for number, value in r.table(data, key).items():
+        where = f"{key}.{number}"
+        if not str(number).isdigit():
+            raise r.fail(where, "must be a number")
+        if isinstance(value, list):
+            value = {"players": value}
+        if not isinstance(value, dict):
+            raise r.fail(where, "must be a list of players or { name = .., players = [..] }")
+        players = value.get("players", [])
+        if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+            raise r.fail(where + ".players", "must be a list of names")
+        out[int(number)] = Competitor(int(number), tuple(players),
+                                      r.str_(value, "name", where + "."))
+    return out
+
+
+def _score_kind(r: _Reader, text: str, key: str, artificial: Mapping[str, float]) -> str:
+    if text in artificial or re.fullmatch(r"\d+(\.\d+)?%", text):
+        return text
+    raise r.fail(key, f"must be one of {', '.join(artificial)} or a percentage like '55%'")
+
+
+def _adjustments(r: _Reader, data: Mapping[str, Any],
+                 artificial: Mapping[str, float]) -> tuple[Adjustment, ...]:
+    out = []
+    for _, where, row in r.rows(data, "adjustment"):
+        table = row.get("table")
+        if isinstance(table, int) and not isinstance(table, bool):
+            table = str(table)
+        if not isinstance(table, str):
+            raise r.fail(where + "table", "must name a table")
+        board = r.int_(row, "board", where)
+        ns = ew = None
+        split = None
+        score_ns = None
+        if "split" in row:
+            s = row["split"]
+            if not (isinstance(s, list) and len(s) == 2 and all(
+                    isinstance(x, int) and not isinstance(x, bool) for x in s)):
+                raise r.fail(where + "split", "must be [NS's score, EW's score], both "
+                                              "from NS's side")
+            split = (s[0], s[1])
+        elif "score_ns" in row:
+            score_ns = r.int_(row, "score_ns", where, low=-10000)
+        else:
+            ns = _score_kind(r, r.str_(row, "ns", where, "A="), where + "ns", artificial)
+            ew = _score_kind(r, r.str_(row, "ew", where, ns if ns != "A+" and ns != "A-"
+                                       else "A="), where + "ew", artificial)
+        out.append(Adjustment(table, board, ns, ew, split, score_ns))
+    return tuple(out)
+
+
+def parse_session(data: Mapping[str, Any], source: str = "session",
+                  base: Path | None = None) -> Session:
+    r = _Reader(source)
+    sess = r.table(data, "session")
+    w = "session."
+    event = r.str_(sess, "event", w)
+    date = r.str_(sess, "date", w)
+    number = r.int_(sess, "number", w, 1)
+    movement = _movement(r, data)
+    sid = r.str_(sess, "id", w, "") or _slug(f"{event} {date} {number}") or "session"
+    deals_text = r.str_(sess, "deals", w, "")
+    deals = None
+    if deals_text:
+        deals = Path(deals_text)
+        if not deals.is_absolute() and base is not None:
+            deals = base / deals
+    first = sess.get("deals_first_board")
+    deals_first_board = r.int_(sess, "deals_first_board", w) if first is not None else None
+    scoring = r.table(data, "scoring")
+    method = r.str_(scoring, "method", "scoring.",
+                    "imps" if movement.kind == "teams" else "matchpoints")
+    if method not in ("matchpoints", "cross-imps", "imps"):
+        raise r.fail("scoring.method", f"must be matchpoints, cross-imps or imps, not "
+                                       f"{method!r}")
+    artificial = dict(DEFAULT_ARTIFICIAL)
+    for key, value in r.table(scoring, "artificial", "scoring.").items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or \
+                not 0 <= value <= 100:
+            raise r.fail(f"scoring.artificial.{key}", "must be a percentage 0-100")
+        artificial[key] = float(value)
+    vp = r.str_(scoring, "vp_scale", "scoring.", "wbf")
+    if vp not in ("wbf", "none"):
+        raise r.fail("scoring.vp_scale", f"must be wbf or none, not {vp!r}")
+    return Session(
+        id=sid, event=event, date=date, venue=r.str_(sess, "venue", w), number=number,
+        movement=movement, pairs=MappingProxyType(_competitors(r, data, "pairs")),
+        teams=MappingProxyType(_competitors(r, data, "teams")), deals=deals,
+        deals_first_board=deals_first_board,
+        scoring=method, artificial=MappingProxyType(artificial), vp_scale=vp,
+        adjustments=_adjustments(r, data, artificial))
+
+
+def load_session(path: str | Path) -> Session:
+    from controller.schedule import read_toml
+
+    p = Path(path)
+    session = parse_session(read_toml(p, SessionError, "a TOML session file"), str(p), p.parent)
+    object.__setattr__(session, "path", p)
+    return session

@@ -1,0 +1,132 @@
+"""The session file: the example loads, every movement type, bad files named, not raised."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from boardevents import EventWriter, clean_board
+
+from controller.daemon import ControllerError, build_engine
+from controller.session import SessionError, load_session
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "hw_configs" / "session-mitchell.toml"
+
+
+def test_the_example_session_file_loads() -> None:
+    s = load_session(EXAMPLE)
+    assert (s.event, s.date, s.venue, s.number) == ("Monday Club Pairs", "2026-11-30",
+                                                    "Riverside Bridge Club", 1)
+    assert s.id == "monday-club-pairs-2026-11-30-1"
+    assert s.deals is not None and s.deals.is_file()      # resolved beside the session file
+    assert s.movement.kind == "mitchell" and len(s.movement.rounds) == 7
+    assert s.movement.boards == list(range(1, 22))
+    assert s.pairs[1].players == ("Ann Archer", "Bob Baker")
+    assert s.competitor(8).label == "The Visitors" and s.competitor(9).label == "9"
+    (adj,) = s.adjustments
+    assert (adj.table, adj.board, adj.ns, adj.ew) == ("3", 5, "A+", "A-")
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    return path
+
+
+def test_explicit_howell_and_teams_movements(tmp_path: Path) -> None:
+    s = load_session(write(tmp_path, """
+[session]
+id = "final-1"
+event = "Final"
+date = "2026-12-01"
+[movement]
+type = "explicit"
+[[movement.round]]
+"1" = { ns = 1, ew = 2, boards = "1-2" }
+"2" = { ns = 3, ew = 4, boards = [3, 4] }
+[[movement.round]]
+"1" = { ns = 1, ew = 4, boards = "3-4" }
+"2" = { ns = 3, ew = 2, boards = "1-2" }
+"""))
+    assert s.id == "final-1"
+    assert s.movement.pairs_at("2", 1) == (3, 2) and s.movement.round_of("2", 1) == 2
+    assert s.movement.tables_playing(4) == frozenset({"1", "2"})
+    h = load_session(write(tmp_path, '[session]\nevent = "H"\n[movement]\ntype = "howell"\n'
+                                     'pairs = 8\nboards_per_round = 3\n'))
+    assert len(h.movement.rounds) == 7 and h.scoring == "matchpoints"
+    t = load_session(write(tmp_path, '[session]\nevent = "T"\n[movement]\ntype = "teams"\n'
+                                     'rounds = 2\nboards_per_round = 12\n'
+                                     '[teams]\n1 = { name = "Sharks" }\n'))
+    assert t.is_teams and t.scoring == "imps" and t.competitor(1).label == "Sharks"
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("[session]\n[movement]\ntype = 'spiral'\n", "movement.type"),
+    ("[session]\n[movement]\ntype = 'mitchell'\ntables = 0\nboards_per_round = 2\n",
+     "movement.tables"),
+    ("[session]\n[movement]\ntype = 'mitchell'\ntables = 5\n", "movement.boards_per_round"),
+    ("[session]\nnumber = 'x'\n[movement]\ntype = 'howell'\npairs = 4\nboards_per_round = 2\n",
+     "session.number"),
+    ("[session]\n[movement]\ntype = 'explicit'\n[[movement.round]]\n'1' = { ns = 1, ew = 2, "
+     "boards = 'x' }\n", "movement.round[1].1.boards"),
+    ("[session]\n[movement]\ntype = 'explicit'\n[[movement.round]]\n'1' = { ns = 1, ew = 2, "
+     "boards = 1 }\n'2' = { ns = 2, ew = 3, boards = 2 }\n", "pair 2 at tables"),
+    ("[session]\n[movement]\ntype = 'howell'\npairs = 4\nboards_per_round = 2\n"
+     "[[adjustment]]\ntable = '1'\nboard = 1\nns = 'A++'\n", "adjustment[1].ns"),
+    ("[session]\n[movement]\ntype = 'howell'\npairs = 4\nboards_per_round = 2\n"
+     "[pairs]\n1 = 7\n", "pairs.1"),
+    ("[session]\n[movement]\ntype = 'explicit'\n", "needs [[movement.round]] entries"),
+    ("adjustment = [1]\n[session]\n[movement]\ntype = 'howell'\npairs = 4\n"
+     "boards_per_round = 2\n", "adjustment[1]: must be a table"),
+    ("[session\n", "not a TOML session file"),
+])
+def test_bad_session_files_name_the_file_and_key(tmp_path: Path, text: str,
+                                                 fragment: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(SessionError) as err:
+        load_session(path)
+    assert str(path) in str(err.value) and fragment in str(err.value)
+
+
+def test_binary_and_missing_files_are_session_errors(tmp_path: Path) -> None:
+    path = tmp_path / "b.toml"
+    path.write_bytes(b"\x00\xff\xfe garbage \x80")
+    with pytest.raises(SessionError, match="not a TOML session file"):
+        load_session(path)
+    with pytest.raises(SessionError, match="cannot read"):
+        load_session(tmp_path / "missing.toml")
+
+
+def test_the_controller_schedules_and_names_the_pairs_from_the_session(tmp_path: Path) -> None:
+    engine = build_engine(session=EXAMPLE)
+    # table 3 plays boards 7-9 in round 1 and board 5 in round 7; board 5 is a board of
+    # the session, but 22 is not
+    outs = engine.handle("bridge/3/event", {"v": 1, "src": "pi", "seq": 1, "ts": 1.0,
+                                            "type": "tag", "zone": "board",
+                                            "action": "present", "uid": "B", "board": 22})
+    alerts = [o.payload for o in outs if o.topic.endswith("/alert")]
+    assert [(a["code"], a["detail"]) for a in alerts] == [("WRONG_BOARD", "not_scheduled")]
+    events = list(EventWriter("table-3-pi").board(clean_board(5)))
+    results = []
+    for ev in events:
+        for out in engine.handle("bridge/3/event", ev):
+            if out.topic.endswith("/result"):
+                results.append(out.payload)
+    state = engine.snapshot("3")
+    assert (state["board"], state["ns"], state["ew"]) == (5, 3, 11)
+    assert results and (results[-1]["ns"], results[-1]["ew"]) == (3, 11)
+    with pytest.raises(ControllerError, match="missing.toml"):
+        build_engine(session=tmp_path / "missing.toml")
+
+
+def test_the_controller_command_reports_a_broken_session_file(tmp_path: Path) -> None:
+    path = tmp_path / "b.toml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "controller", "--session",
+                           str(path), "--no-journal"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2
+    assert "not a TOML session file" in proc.stderr and "Traceback" not in proc.stderr
