@@ -1,21 +1,16 @@
-"""The broadcast relay: the controllers' ``feed`` to the public, under a release policy.
+"""``bridge-table broadcast``: the controllers' feed to the public, through the release gate.
 
-The rules daemon publishes each call and card on ``{root}/{t}/feed`` as it happens (never a
-hand). What the public may see, and when, is the broadcast operator's policy, applied here
-so that no hand leaks to players who have yet to play it:
+The relay reads ``{root}/+/feed``, ``alert``, ``result`` and ``state`` and the controller's
+status, and republishes what the gate (``gate.py``) releases on ``{public}/{t}/feed``,
+``alert`` and ``result`` (retained), with the session id added, plus a retained view of
+each released board (``{public}/{t}/board/{b}``, ``{public}/{t}/snapshot``: ``view.py``) and
+the session (``{public}/session``) for late joiners. ``--out DIR`` writes a live LIN and
+PBN file per table as boards are released.
 
-- ``live``: every item, ``delay`` seconds after it happened (a vugraph delay);
-- ``board``: a board's items once that table has finished it (its ``result``), plus delay;
-- ``round``: a board's items once every table that plays it this round (``--schedule``)
-  has finished it, plus delay; tables the schedule does not name follow ``board``.
-
-``result`` messages go through the same gate (a score tells the hand). Released items are
-republished on ``{public}/{t}/feed`` and ``{public}/{t}/result`` (retained), in order per
-table. Held items are kept in a small SQLite store, so a relay killed mid-round loses
-nothing: on restart it releases them when their time comes.
-
-``BroadcastGate`` is the policy, pure and clock-free (``now`` is passed in);
-``bridge-table broadcast`` runs it on a broker.
+Everything is kept in a SQLite store, per session id: held items, boards seen in play,
+finished boards, the operator's decisions, reports. A relay killed mid-round loses
+nothing. ``bridge-table broadcast release|hold|clear|status --store FILE`` talk to the
+running relay through that store (it reads the operator's decisions every second).
 """
 
 from __future__ import annotations
@@ -24,183 +19,254 @@ import argparse
 import asyncio
 import json
 import logging
+import signal
 import sqlite3
 import sys
 import time
+import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .daemon import BrokerSettings
+from .gate import RELEASES, Gate, GatePolicy, Item
+from .view import apply_item, new_view, write_table_files
 
-__all__ = ["BroadcastPolicy", "BroadcastGate", "Held", "HeldStore", "run_relay", "main"]
+if TYPE_CHECKING:
+    from ..daemon import BrokerSettings
+
+__all__ = ["HeldStore", "Relay", "run_relay", "main"]
 
 log = logging.getLogger("bridge_table.broadcast")
 
-RELEASES = ("live", "board", "round")
-
-
-@dataclass(frozen=True)
-class BroadcastPolicy:
-    delay: float = 0.0
-    release: str = "live"
-    schedule: Mapping[str, frozenset[int]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.release not in RELEASES:
-            raise ValueError(f"release must be one of {', '.join(RELEASES)}, "
-                             f"not {self.release!r}")
-        if self.delay < 0:
-            raise ValueError("delay must not be negative")
-
-
-@dataclass(frozen=True)
-class Held:
-    """One message waiting: ``kind`` is ``feed`` or ``result``."""
-
-    n: int
-    table: str
-    kind: str
-    board: int | None
-    payload: dict[str, Any]
-    at: float
-
-
-class BroadcastGate:
-    """Holds feed and result messages until the policy lets them out."""
-
-    def __init__(self, policy: BroadcastPolicy) -> None:
-        self.policy = policy
-        self._held: list[Held] = []
-        self._done: dict[tuple[str, int], float] = {}   # (table, board) -> finished at
-        self._n = 0
-
-    # -- input ----------------------------------------------------------------------------
-    def offer(self, table: str, kind: str, payload: dict[str, Any], now: float) -> Held:
-        """A message from a controller; a ``result`` also marks the board finished."""
-        board = payload.get("board")
-        board = board if isinstance(board, int) and not isinstance(board, bool) else None
-        if kind == "result" and board is not None:
-            self._done.setdefault((table, board), now)
-        self._n += 1
-        item = Held(self._n, table, kind, board, payload, now)
-        self._held.append(item)
-        return item
-
-    def restore(self, items: Sequence[Held], done: Mapping[tuple[str, int], float]) -> None:
-        """Items and finished boards kept across a restart (``HeldStore``)."""
-        self._held = sorted(items, key=lambda h: h.n)
-        self._n = max((h.n for h in self._held), default=0)
-        self._done.update(done)
-
-    # -- output ---------------------------------------------------------------------------
-    def release_time(self, item: Held) -> float | None:
-        """When ``item`` may go out (None: not yet known: the board is still being played)."""
-        p = self.policy
-        if p.release == "live" or item.board is None:
-            return item.at + p.delay
-        finished = self._finished(item.table, item.board)
-        return None if finished is None else finished + p.delay
-
-    def _finished(self, table: str, board: int) -> float | None:
-        here = self._done.get((table, board))
-        if here is None:
-            return None
-        if self.policy.release == "board" or table not in self.policy.schedule:
-            return here
-        tables = [t for t, boards in self.policy.schedule.items() if board in boards]
-        times = [self._done.get((t, board)) for t in tables]
-        if any(t is None for t in times):
-            return None
-        return max([here, *(t for t in times if t is not None)])
-
-    def due(self, now: float) -> list[Held]:
-        """The items that may go out now, in arrival order; each table keeps its order
-        (an item waits for the earlier items of its table)."""
-        out: list[Held] = []
-        blocked: set[str] = set()
-        keep: list[Held] = []
-        for item in self._held:
-            when = self.release_time(item)
-            if item.table in blocked or when is None or when > now:
-                blocked.add(item.table)
-                keep.append(item)
-            else:
-                out.append(item)
-        self._held = keep
-        return out
-
-    def next_time(self) -> float | None:
-        times = [t for t in (self.release_time(h) for h in self._held) if t is not None]
-        return min(times) if times else None
-
-    @property
-    def held(self) -> list[Held]:
-        return list(self._held)
-
-    @property
-    def finished(self) -> dict[tuple[str, int], float]:
-        return dict(self._done)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS held (session TEXT, n INTEGER, tbl TEXT, kind TEXT,
+    board INTEGER, payload TEXT, at REAL, PRIMARY KEY (session, n));
+CREATE TABLE IF NOT EXISTS started (session TEXT, tbl TEXT, board INTEGER,
+    PRIMARY KEY (session, tbl, board));
+CREATE TABLE IF NOT EXISTS done (session TEXT, tbl TEXT, board INTEGER, at REAL,
+    PRIMARY KEY (session, tbl, board));
+CREATE TABLE IF NOT EXISTS manual (session TEXT, tbl TEXT, board INTEGER, action TEXT,
+    PRIMARY KEY (session, tbl, board));
+CREATE TABLE IF NOT EXISTS reports (session TEXT, tbl TEXT, board INTEGER, reason TEXT,
+    PRIMARY KEY (session, tbl, board, reason));
+CREATE TABLE IF NOT EXISTS views (session TEXT, tbl TEXT, board INTEGER, view TEXT,
+    PRIMARY KEY (session, tbl, board));
+"""
 
 
 class HeldStore:
-    """SQLite: the held items and the finished boards, so a restart loses nothing."""
+    """SQLite: everything the relay must not forget, per session id."""
 
     def __init__(self, path: str | Path) -> None:
-        self.db = sqlite3.connect(str(path))
+        self.path = Path(path)
+        self.db = sqlite3.connect(str(path), timeout=5)
         self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS held (n INTEGER PRIMARY KEY, tbl TEXT, "
-                        "kind TEXT, board INTEGER, payload TEXT, at REAL)")
-        self.db.execute("CREATE TABLE IF NOT EXISTS done (tbl TEXT, board INTEGER, at REAL, "
-                        "PRIMARY KEY (tbl, board))")
+        self.db.executescript(_SCHEMA)
         self.db.commit()
 
-    def load(self) -> tuple[list[Held], dict[tuple[str, int], float]]:
-        items = [Held(n, t, k, b, json.loads(p), at) for n, t, k, b, p, at in
-                 self.db.execute("SELECT n, tbl, kind, board, payload, at FROM held")]
-        done = {(t, b): at for t, b, at in self.db.execute("SELECT tbl, board, at FROM done")}
-        return items, done
-
-    def add(self, item: Held, finished: Mapping[tuple[str, int], float]) -> None:
+    # meta: the relay's own client id (kept, so a restart resumes its broker session)
+    def client_id(self) -> str:
+        row = self.db.execute("SELECT value FROM meta WHERE key='client_id'").fetchone()
+        if row:
+            return str(row[0])
+        cid = f"bridge-table-broadcast-{uuid.uuid4().hex[:12]}"
         with self.db:
-            self.db.execute("INSERT OR REPLACE INTO held VALUES (?, ?, ?, ?, ?, ?)",
-                            (item.n, item.table, item.kind, item.board,
-                             json.dumps(item.payload), item.at))
-            if item.kind == "result" and item.board is not None:
-                at = finished.get((item.table, item.board), item.at)
-                self.db.execute("INSERT OR IGNORE INTO done VALUES (?, ?, ?)",
-                                (item.table, item.board, at))
+            self.db.execute("INSERT INTO meta VALUES ('client_id', ?)", (cid,))
+        return cid
 
-    def remove(self, items: Sequence[Held]) -> None:
+    def set_session(self, session: str) -> None:
         with self.db:
-            self.db.executemany("DELETE FROM held WHERE n = ?", [(h.n,) for h in items])
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('session', ?)", (session,))
+
+    def session(self) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key='session'").fetchone()
+        return str(row[0]) if row else None
+
+    def load(self, gate: Gate) -> dict[tuple[str, int], dict[str, Any]]:
+        s = gate.policy.session_id
+        q = self.db.execute
+        gate.restore([Item(n, t, k, b, json.loads(p), at) for n, t, k, b, p, at in
+                      q("SELECT n, tbl, kind, board, payload, at FROM held WHERE session=?",
+                        (s,))])
+        gate.started |= {(t, b) for t, b in
+                         q("SELECT tbl, board FROM started WHERE session=?", (s,))}
+        gate.done.update({(t, b): at for t, b, at in
+                          q("SELECT tbl, board, at FROM done WHERE session=?", (s,))})
+        self.sync_manual(gate)
+        return {(t, b): json.loads(v) for t, b, v in
+                q("SELECT tbl, board, view FROM views WHERE session=?", (s,))}
+
+    def sync_manual(self, gate: Gate) -> bool:
+        rows = {(t, b): a for t, b, a in self.db.execute(
+            "SELECT tbl, board, action FROM manual WHERE session=?", (gate.policy.session_id,))}
+        changed = rows != gate.manual
+        gate.manual = rows
+        return changed
+
+    def save(self, gate: Gate, added: Sequence[Item] = (), removed: Sequence[Item] = ()) -> None:
+        s = gate.policy.session_id
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                [(s, i.n, i.table, i.kind, i.board, json.dumps(i.payload),
+                                  i.at) for i in added])
+            self.db.executemany("DELETE FROM held WHERE session=? AND n=?",
+                                [(s, i.n) for i in removed])
+            self.db.executemany("INSERT OR IGNORE INTO started VALUES (?, ?, ?)",
+                                [(s, t, b) for t, b in gate.started])
+            self.db.executemany("INSERT OR IGNORE INTO done VALUES (?, ?, ?, ?)",
+                                [(s, t, b, at) for (t, b), at in gate.done.items()])
+            self.db.executemany("INSERT OR IGNORE INTO reports VALUES (?, ?, ?, ?)",
+                                [(s, r.table, r.board, r.reason)
+                                 for r in gate.reports.values()])
+
+    def save_view(self, session: str, view: Mapping[str, Any]) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?)",
+                            (session, view["table"], view["board"], json.dumps(view)))
+
+    def operator(self, session: str, action: str, board: int, table: str | None) -> None:
+        with self.db:
+            if action == "clear":
+                self.db.execute("DELETE FROM manual WHERE session=? AND tbl=? AND board=?",
+                                (session, table or "*", board))
+            else:
+                self.db.execute("INSERT OR REPLACE INTO manual VALUES (?, ?, ?, ?)",
+                                (session, table or "*", board, action))
+
+    def status(self, session: str) -> dict[str, Any]:
+        q = self.db.execute
+        return {
+            "session": session,
+            "held": [{"table": t, "board": b, "items": n} for t, b, n in q(
+                "SELECT tbl, board, count(*) FROM held WHERE session=? GROUP BY tbl, board "
+                "ORDER BY tbl, board", (session,))],
+            "finished": [f"{t}/{b}" for t, b in q(
+                "SELECT tbl, board FROM done WHERE session=? ORDER BY tbl, board", (session,))],
+            "manual": [{"table": t, "board": b, "action": a} for t, b, a in q(
+                "SELECT tbl, board, action FROM manual WHERE session=?", (session,))],
+            "reports": [{"table": t, "board": b, "reason": r} for t, b, r in q(
+                "SELECT tbl, board, reason FROM reports WHERE session=?", (session,))],
+        }
 
     def close(self) -> None:
         self.db.close()
 
 
-async def run_relay(broker: BrokerSettings, gate: BroadcastGate, *, root: str = "bridge",
-                    public: str = "public", store: HeldStore | None = None,
-                    stop: asyncio.Event | None = None, client_id: str = "bridge-table-broadcast",
-                    ready: asyncio.Event | None = None) -> None:
-    """Relay ``{root}/+/feed`` and ``{root}/+/result`` to ``{public}/...`` through ``gate``."""
+class Relay:
+    """The relay's logic between the broker and the gate (testable without a broker)."""
+
+    def __init__(self, gate: Gate, *, root: str = "bridge", public: str = "public",
+                 store: HeldStore | None = None, info: Mapping[str, Any] | None = None,
+                 deals: Mapping[int, str] | None = None, out: Path | None = None,
+                 session_info: Mapping[str, Any] | None = None) -> None:
+        self.gate, self.root, self.public, self.store = gate, root, public, store
+        self.session = gate.policy.session_id
+        self.info = info or {}           # (table, board) -> view fields (round, pairs...)
+        self.deals = deals or {}
+        self.out = out
+        self.session_info = dict(session_info or {})
+        self.views: dict[tuple[str, int], dict[str, Any]] = {}
+        self.reported: set[Any] = set()
+        if store is not None:
+            self.views = store.load(gate)
+
+    def take(self, topic: str, payload: Any, retained: bool, now: float) -> None:
+        parts = topic.split("/")
+        if len(parts) < 3 or parts[0] != self.root or not isinstance(payload, dict):
+            return
+        if parts[1] == "controller":
+            if len(parts) == 3 and parts[2] == "status":
+                self.gate.controller_status(None, payload)
+            elif len(parts) == 4 and parts[3] == "status":
+                self.gate.controller_status(parts[2], payload)
+            return
+        if len(parts) != 3:
+            return
+        table, kind = parts[1], parts[2]
+        added: list[Item] = []
+        if kind == "state":
+            self.gate.state(table, payload, retained=retained, now=now)
+        elif kind in ("feed", "alert"):
+            if not retained:
+                added.append(self.gate.offer(table, kind, payload, now))
+        elif kind == "result":
+            if not retained:   # a retained result was offered when it was live (store)
+                added.append(self.gate.offer(table, kind, payload, now))
+            self.gate.result(table, payload, now=now)
+        if self.store is not None:
+            self.store.save(self.gate, added)
+        for key, report in self.gate.reports.items():
+            if key not in self.reported:
+                self.reported.add(key)
+                log.warning("held: table %s board %s: %s", report.table, report.board,
+                            report.reason)
+
+    def release(self, now: float) -> list[tuple[str, dict[str, Any], bool]]:
+        """The messages to publish now: (topic, payload, retain)."""
+        items = self.gate.due(now)
+        out: list[tuple[str, dict[str, Any], bool]] = []
+        touched: dict[tuple[str, int], dict[str, Any]] = {}
+        for item in items:
+            payload = {**item.payload, "session": self.session}
+            out.append((f"{self.public}/{item.table}/{item.kind}", payload,
+                        item.kind == "result"))
+            if item.board is None:
+                continue
+            key = (item.table, item.board)
+            view = self.views.get(key)
+            if view is None:
+                info = {**self.session_info, **self.info.get(key, {})}
+                view = self.views[key] = new_view(self.session, item.table, item.board, info)
+            apply_item(view, item.kind, item.payload, self.deals.get(item.board))
+            touched[key] = view
+        for (table, board), view in touched.items():
+            out.append((f"{self.public}/{table}/board/{board}", view, True))
+            latest = max((b for t, b in self.views if t == table))
+            out.append((f"{self.public}/{table}/snapshot", self.views[(table, latest)], True))
+            if self.store is not None:
+                self.store.save_view(self.session, view)
+        if touched and self.out is not None:
+            for table in {t for t, _ in touched}:
+                try:
+                    write_table_files(self.out, table,
+                                      [v for (t, _), v in self.views.items() if t == table])
+                except Exception as exc:  # never stop the relay for a file
+                    log.warning("table %s: LIN/PBN not written: %s", table, exc)
+        if self.store is not None and items:
+            self.store.save(self.gate, removed=items)
+        return out
+
+    def session_payload(self) -> dict[str, Any]:
+        mv = self.gate.policy.movement
+        tables = sorted({t for r in mv.rounds for t in r.tables}) if mv is not None else []
+        return {"v": 1, "session": self.session, "tables": tables, **self.session_info}
+
+
+async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event | None = None,
+                    client_id: str | None = None, ready: asyncio.Event | None = None) -> None:
+    """Run ``relay`` on a broker until ``stop``; reconnects after a broker error."""
     import aiomqtt
 
     stop = stop or asyncio.Event()
-    if store is not None:
-        gate.restore(*store.load())
+    cid = client_id or (relay.store.client_id() if relay.store is not None else
+                        f"bridge-table-broadcast-{uuid.uuid4().hex[:12]}")
+    root = relay.root
     while not stop.is_set():
         try:
             async with aiomqtt.Client(
-                    broker.host, broker.port, identifier=client_id, clean_session=False,
+                    broker.host, broker.port, identifier=cid, clean_session=False,
                     username=broker.username, password=broker.password,
                     tls_context=broker.tls_context(), keepalive=broker.keepalive) as client:
-                await client.subscribe([(f"{root}/+/feed", 1), (f"{root}/+/result", 1)])
+                await client.subscribe([(f"{root}/controller/status", 1),
+                                        (f"{root}/controller/+/status", 1),
+                                        (f"{root}/+/state", 1), (f"{root}/+/feed", 1),
+                                        (f"{root}/+/alert", 1), (f"{root}/+/result", 1)])
+                await client.publish(f"{relay.public}/session",
+                                     json.dumps(relay.session_payload()), qos=1, retain=True)
                 if ready is not None:
                     ready.set()
-                await _serve(client, gate, root, public, store, stop)
+                await _serve(client, relay, stop)
         except aiomqtt.MqttError as exc:
             log.warning("broker %s: %s; retrying", broker.url, exc)
             try:
@@ -209,40 +275,31 @@ async def run_relay(broker: BrokerSettings, gate: BroadcastGate, *, root: str = 
                 pass
 
 
-async def _serve(client: Any, gate: BroadcastGate, root: str, public: str,
-                 store: HeldStore | None, stop: asyncio.Event) -> None:
-    """Two loops: one takes messages in (never interrupted mid-read, so none is dropped),
-    one lets them out when the gate says so."""
+async def _serve(client: Any, relay: Relay, stop: asyncio.Event) -> None:
     wake = asyncio.Event()
 
     async def receive() -> None:
         async for message in client.messages:
-            parts = str(message.topic).split("/")
-            if len(parts) != 3 or parts[0] != root or parts[2] not in ("feed", "result"):
-                continue
             try:
                 payload = json.loads(bytes(message.payload))
             except (ValueError, TypeError):
                 log.warning("bad payload on %s ignored", message.topic)
                 continue
-            if not isinstance(payload, dict):
-                continue
-            item = gate.offer(parts[1], parts[2], payload, time.time())
-            if store is not None:
-                store.add(item, gate.finished)
+            relay.take(str(message.topic), payload, bool(message.retain), time.time())
             wake.set()
 
     async def release() -> None:
+        last_sync = 0.0
         while True:
             wake.clear()
-            for item in gate.due(time.time()):
-                await client.publish(f"{public}/{item.table}/{item.kind}",
-                                     json.dumps(item.payload), qos=1,
-                                     retain=item.kind == "result")
-                if store is not None:
-                    store.remove([item])
-            nxt = gate.next_time()
-            timeout = None if nxt is None else max(0.0, nxt - time.time())
+            now = time.time()
+            if relay.store is not None and now - last_sync >= 1.0:
+                last_sync = now
+                relay.store.sync_manual(relay.gate)
+            for topic, payload, retain in relay.release(now):
+                await client.publish(topic, json.dumps(payload), qos=1, retain=retain)
+            nxt = relay.gate.next_time()
+            timeout = 1.0 if nxt is None else min(1.0, max(0.0, nxt - time.time()))
             try:
                 await asyncio.wait_for(wake.wait(), timeout)
             except TimeoutError:
@@ -260,34 +317,150 @@ async def _serve(client: Any, gate: BroadcastGate, root: str, public: str,
             raise task.exception()  # type: ignore[misc]
 
 
-def main(argv: list[str]) -> int:
-    from .daemon import BrokerSettings, ControllerError
-    from .schedule import ScheduleError, load_schedule
+def _load_session(args: argparse.Namespace) -> Any:
+    """The session: ``--session`` (the session file, when that package is there) or
+    ``--schedule`` (the schedule TOML, one round or every round)."""
+    if args.session:
+        try:
+            from ..session import load_session  # type: ignore[attr-defined]
+        except ImportError:
+            load_session = None
+        if load_session is not None:
+            return load_session(args.session)
+        from ..schedule import load_movement
+        return load_movement(args.session)
+    if args.schedule:
+        from ..schedule import load_movement
+        return load_movement(args.schedule)
+    return None
 
-    ap = argparse.ArgumentParser(prog="bridge-table broadcast",
-                                 description=__doc__.split("\n")[0])
+
+def _session_views(session: Any) -> tuple[dict[tuple[str, int], dict[str, Any]],
+                                          dict[str, Any]]:
+    info: dict[tuple[str, int], dict[str, Any]] = {}
+    if session is None:
+        return info, {}
+    names = dict(getattr(session, "pairs", {}) or {})
+    for rnd in session.movement.rounds:
+        for table, tr in rnd.tables.items():
+            ns, ew = getattr(tr, "ns", None), getattr(tr, "ew", None)
+            for board in tr.boards:
+                entry: dict[str, Any] = {"round": rnd.number}
+                if ns is not None:
+                    entry["ns"] = str(ns)
+                if ew is not None:
+                    entry["ew"] = str(ew)
+                players = {side: names[str(p)] for side, p in (("ns", ns), ("ew", ew))
+                           if p is not None and isinstance(names.get(str(p)), str)}
+                if players:
+                    entry["players"] = players
+                info[(str(table), board)] = entry
+    event = getattr(session, "event", None)
+    return info, ({"event": event} if isinstance(event, str) else {})
+
+
+def _operator_main(action: str, argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog=f"bridge-table broadcast {action}")
+    ap.add_argument("--store", default="var/broadcast.sqlite")
+    ap.add_argument("--session-id", help="default: the session the relay runs")
+    if action != "status":
+        ap.add_argument("--board", type=int, required=True)
+        ap.add_argument("--table", help="one table (default: every table)")
+    args = ap.parse_args(argv)
+    if not Path(args.store).exists():
+        print(f"bridge-table broadcast: no relay store at {args.store}", file=sys.stderr)
+        return 2
+    store = HeldStore(args.store)
+    try:
+        session = args.session_id or store.session()
+        if session is None:
+            print("bridge-table broadcast: the store names no session", file=sys.stderr)
+            return 2
+        if action == "status":
+            print(json.dumps(store.status(session), indent=1))
+        else:
+            store.operator(session, action, args.board, args.table)
+            where = f"table {args.table}" if args.table else "every table"
+            print(f"session {session}: board {args.board} at {where}: {action}")
+    finally:
+        store.close()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("release", "hold", "clear", "status"):
+        return _operator_main(argv[0], argv[1:])
+    from ..daemon import BrokerSettings, ControllerError
+    from ..schedule import ScheduleError
+
+    ap = argparse.ArgumentParser(
+        prog="bridge-table broadcast", description=(__doc__ or "").split("\n")[0],
+        epilog="Operator: bridge-table broadcast release|hold|clear --board B [--table T] "
+               "[--store FILE]; bridge-table broadcast status.")
     ap.add_argument("--broker", default="mqtt://127.0.0.1:1883",
                     help="mqtt://[user:password@]HOST:PORT or mqtts://... (TLS)")
-    ap.add_argument("--delay", type=float, default=0.0, help="seconds (default 0)")
-    ap.add_argument("--release", choices=RELEASES, default="live")
-    ap.add_argument("--schedule", help="the round's schedule (TOML), for --release round")
+    ap.add_argument("--session", help="the session file (its movement and id)")
+    ap.add_argument("--schedule", help="schedule TOML: every round (or one round)")
+    ap.add_argument("--session-id", help="override the session id")
+    ap.add_argument("--release", choices=RELEASES, default="round",
+                    help="round (default): once every table of the session that plays the "
+                         "board has finished it; board/live: explicit, may leak")
+    ap.add_argument("--delay", type=float, default=0.0, help="seconds on top (default 0)")
+    ap.add_argument("--deals", help="deals file: the hands shown once a board is released")
+    ap.add_argument("--out", help="directory for the live LIN and PBN files")
     ap.add_argument("--root", default="bridge")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
-    ap.add_argument("--store", default="var/broadcast.sqlite", help="held items (SQLite)")
+    ap.add_argument("--store", default="var/broadcast.sqlite", help="the relay's SQLite store")
+    ap.add_argument("--client-id", help="MQTT client id (default: unique, kept in the store)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
         broker = BrokerSettings.from_url(args.broker)
-        schedule = load_schedule(args.schedule) if args.schedule else {}
-        policy = BroadcastPolicy(args.delay, args.release, schedule)
-    except (ControllerError, ScheduleError, ValueError) as exc:
+        session = _load_session(args)
+        movement = session.movement if session is not None else None
+        sid = args.session_id or (session.id if session is not None else None)
+        if sid is None:
+            if args.release == "round":
+                raise ValueError("--release round needs the session's movement (--session or "
+                                 "--schedule); refusing to start rather than release early")
+            sid = time.strftime("adhoc-%Y%m%d")
+        policy = GatePolicy(sid, movement, release=args.release, delay=args.delay)
+        deals: dict[int, str] = {}
+        if args.deals:
+            from ..deals import DealsError, load_deals
+            try:
+                infos, _ = load_deals(args.deals)
+            except DealsError as exc:
+                raise ValueError(str(exc)) from None
+            deals = {n: i.deal.to_pbn() for n, i in infos.items() if i.deal is not None}
+    except (ControllerError, ScheduleError, ValueError, OSError) as exc:
         print(f"bridge-table broadcast: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # the session file's own error type
+        print(f"bridge-table broadcast: {exc}", file=sys.stderr)
+        return 2
+    if args.release != "round":
+        log.warning("--release %s: boards go public before every table has played them",
+                    args.release)
     Path(args.store).parent.mkdir(parents=True, exist_ok=True)
     store = HeldStore(args.store)
+    store.set_session(sid)
+    info, session_info = _session_views(session)
+    relay = Relay(Gate(policy), root=args.root, public=args.public, store=store, info=info,
+                  deals=deals, out=Path(args.out) if args.out else None,
+                  session_info=session_info)
+    log.info("session %s, release %s, delay %ss, client id %s", sid, args.release,
+             args.delay, args.client_id or store.client_id())
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await run_relay(broker, relay, stop=stop, client_id=args.client_id)
+
     try:
-        asyncio.run(run_relay(broker, BroadcastGate(policy), root=args.root,
-                              public=args.public, store=store))
+        asyncio.run(run())
     except KeyboardInterrupt:
         pass
     finally:
