@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("controller.verify.cli:main", "check dealt boards against their deal file"),
     "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
     "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
+    "vugraph": ("controller.web.vugraph:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
 }
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .gate import RELEASES, Gate, GatePolicy, Item
+from .creds import add_broker_options, broker_settings
 from .view import apply_item, new_view, write_table_files
 
 if TYPE_CHECKING:
@@ -390,15 +391,14 @@ def _operator_main(action: str, argv: list[str]) -> int:
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("release", "hold", "clear", "status"):
         return _operator_main(argv[0], argv[1:])
-    from ..daemon import BrokerSettings, ControllerError
+    from ..daemon import ControllerError
     from ..schedule import ScheduleError
 
     ap = argparse.ArgumentParser(
         prog="bridge-table broadcast", description=(__doc__ or "").split("\n")[0],
         epilog="Operator: bridge-table broadcast release|hold|clear --board B [--table T] "
                "[--store FILE]; bridge-table broadcast status.")
-    ap.add_argument("--broker", default="mqtt://127.0.0.1:1883",
-                    help="mqtt://[user:password@]HOST:PORT or mqtts://... (TLS)")
+    add_broker_options(ap)
     ap.add_argument("--session", help="the session file (its movement and id)")
     ap.add_argument("--schedule", help="schedule TOML: every round (or one round)")
     ap.add_argument("--session-id", help="override the session id")
@@ -415,7 +415,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
-        broker = BrokerSettings.from_url(args.broker)
+        broker = broker_settings(args)
         session = _load_session(args)
         movement = session.movement if session is not None else None
         sid = args.session_id or (session.id if session is not None else None)
