@@ -173,8 +173,8 @@ function renderBoardView(view, tableId) {
   return `<div class="grid"><div><div class="panel"><h2 id="board-title">${title}</h2>${diagram}</div>
     <div class="panel"><h2>${T("result")}</h2>${result} <p><a href="#/board/${esc(view.board)}">${T("results")}</a></p></div></div>
     <div><div class="panel"><h2>${T("auction")}</h2>${auction}</div>
-    <div class="panel"><h2>${T("play")}</h2><div class="steps"><button id="first" aria-label="${T("first")}">⏮</button><button id="prev" aria-label="${T("prev")}">◀</button>
-      <span id="step">${T("trick")} ${k} / ${n}</span><button id="next" aria-label="${T("next")}">▶</button><button id="last" aria-label="${T("last")}">⏭</button></div>
+    <div class="panel"><h2>${T("play")}</h2><div class="steps"><button id="first" aria-label="${T("first")}">|◀</button><button id="prev" aria-label="${T("prev")}">◀</button>
+      <span id="step">${T("trick")} ${k} / ${n}</span><button id="next" aria-label="${T("next")}">▶</button><button id="last" aria-label="${T("last")}">▶|</button></div>
       <table class="tricks" id="tricks">${trickRows}</table></div>
     ${irr ? `<div class="panel"><h2>${T("irregularities")}</h2><ul class="irregularities" id="irregularities">${irr}</ul></div>` : ""}</div></div>`;
 }
