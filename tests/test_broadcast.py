@@ -202,3 +202,18 @@ def test_operator_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert {"table": "9", "board": 3, "action": "release"} in status["manual"]
     assert {"table": "*", "board": 4, "action": "hold"} in status["manual"]
     assert main(["status", "--store", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_live_release_gives_a_snapshot_of_the_board_in_progress(tmp_path: Path) -> None:
+    """``--release live`` (explicit): a late joiner's snapshot is the board so far, and
+    never the hands (they come with the result)."""
+    relay, store = make_relay(tmp_path, release="live", delay=0)
+    engine = Engine()
+    relay.take(*ONLINE, False, 0)
+    msgs = board_messages(engine, "1", 1)
+    cut = [i for i, (t, p) in enumerate(msgs) if t.endswith("/feed") and p["kind"] == "card"][5]
+    out = feed(relay, msgs[:cut], 1)
+    snap = [p for t, p, _ in out if t == "public/1/snapshot"][-1]
+    assert snap["status"] == "playing" and snap["deal"] is None
+    assert len(snap["calls"]) == 8 and 0 < len(snap["cards"]) < 52
+    store.close()

@@ -220,11 +220,14 @@ class Relay:
                 info = {**self.session_info, **self.info.get(key, {})}
                 view = self.views[key] = new_view(self.session, item.table, item.board, info)
             apply_item(view, item.kind, item.payload, self.deals.get(item.board))
-            touched[key] = view
+            touched.pop(key, None)
+            touched[key] = view   # last touched last
+        latest = {t: b for t, b in touched}          # the table's last released board
         for (table, board), view in touched.items():
             out.append((f"{self.public}/{table}/board/{board}", view, True))
-            latest = max((b for t, b in self.views if t == table))
-            out.append((f"{self.public}/{table}/snapshot", self.views[(table, latest)], True))
+        for table, board in latest.items():
+            out.append((f"{self.public}/{table}/snapshot", self.views[(table, board)], True))
+        for (table, board), view in touched.items():
             if self.store is not None:
                 self.store.save_view(self.session, view)
         if touched and self.out is not None:
