@@ -26,7 +26,7 @@ def data_dir() -> Path:
     return DATA
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser() -> Iterator[Any]:
     """Debian's Chromium driven by Playwright (its own browser download is not used here).
 
