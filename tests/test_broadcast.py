@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from boardevents import BoardScript, EventWriter, clean_board
+
 from controller.broadcast.gate import Gate, GatePolicy
 from controller.broadcast.relay import HeldStore, Relay, main
 from controller.engine import Engine
-from controller.laws.cards import Seat, Suit, board_dealer
 from controller.schedule import parse_movement
 
 DEAL = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
@@ -23,8 +22,10 @@ TWO_TABLES = {
     "pairs": {"1": "Ann Lee - Bo Tran", "2": "Cy Ngo - Di Wu", "3": "Ed Ho - Fa Li",
               "4": "Gu Ma - Hu Yi"},
     "round": [
-        {"tables": {"1": {"ns": 1, "ew": 3, "boards": [1]}, "2": {"ns": 2, "ew": 4, "boards": [2]}}},
-        {"tables": {"1": {"ns": 1, "ew": 4, "boards": [2]}, "2": {"ns": 2, "ew": 3, "boards": [1]}}},
+        {"tables": {"1": {"ns": 1, "ew": 3, "boards": [1]},
+                    "2": {"ns": 2, "ew": 4, "boards": [2]}}},
+        {"tables": {"1": {"ns": 1, "ew": 4, "boards": [2]},
+                    "2": {"ns": 2, "ew": 3, "boards": [1]}}},
     ],
 }
 
@@ -217,3 +218,40 @@ def test_live_release_gives_a_snapshot_of_the_board_in_progress(tmp_path: Path) 
     assert snap["status"] == "playing" and snap["deal"] is None
     assert len(snap["calls"]) == 8 and 0 < len(snap["cards"]) < 52
     store.close()
+
+
+def test_irregularities_go_out_with_their_laws_and_the_call_or_card(tmp_path: Path) -> None:
+    """T08: East's established revoke; the alert is held with the board, then the view
+    carries it (code, Law, text in three languages) and the adjusted result."""
+    from boardevents import t08_revoke
+
+    session = parse_movement({"session": {"id": "s"}, "tables": {"7": [10]}}, "test")
+    store = HeldStore(tmp_path / "r.sqlite")
+    relay = Relay(Gate(GatePolicy(session.id, session.movement)), store=store)
+    relay.take(*ONLINE, False, 0)
+    engine = Engine()
+    msgs = []
+    for ev in EventWriter("pi-7").board(t08_revoke()):
+        msgs += [(o.topic, o.payload) for o in engine.handle("bridge/7/event", ev)]
+    out = feed(relay, msgs, 1)
+    view = [p for t, p, _ in out if t == "public/7/board/10"][-1]
+    revoke = [i for i in view["irregularities"] if i["code"] == "REVOKE"]
+    assert revoke and revoke[0]["law"].startswith("6") and set(revoke[0]["text"]) == \
+        {"en", "vi", "zh"}
+    assert view["result"]["tricks"] == 11 and view["result"]["score_ns"] == 650
+    assert any(t == "public/7/alert" for t, _, _ in out)
+    store.close()
+
+
+def test_a_result_that_contradicts_the_tables_state_finishes_nothing(tmp_path: Path) -> None:
+    session = parse_movement({"session": {"id": "s"}, "tables": {"1": [1]}}, "test")
+    gate = Gate(GatePolicy(session.id, session.movement))
+    gate.controller_status(None, {"status": "online"})
+    gate.state("1", {"table": "1", "board": 1, "phase": "play"}, retained=False, now=0)
+    gate.offer("1", "feed", {"board": 1, "kind": "card"}, 0)
+    gate.state("1", {"table": "1", "board": 1, "phase": "complete", "contract": "4H",
+                     "declarer": "S"}, retained=False, now=1)
+    gate.result("1", {"table": "1", "board": 1, "contract": "3NT", "declarer": "S",
+                      "tricks": 9, "score_ns": 400}, now=1)
+    assert gate.due(10) == []
+    assert any("contract" in r.reason for r in gate.reports.values())

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from boardevents import BoardScript, EventWriter, clean_board
 from broker import Mosquitto, free_port
+
 from controller.laws.cards import Seat, Suit, board_dealer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -277,7 +277,7 @@ def _hands(pbn: str) -> dict[str, str]:
 
 
 def _call(c: Any) -> str:
-    from endplay.types import Denom, Penalty
+    from endplay.types import Penalty
 
     if getattr(c, "penalty", None) == Penalty.passed or str(c).lower().startswith("p"):
         return "Pass"

@@ -38,7 +38,8 @@ def teams(n: int, rounds: int, per: int) -> Movement:
         tables = {}
         for t in range(n):
             s = ((t // 2) + r) % matches
-            tables[f"T{t + 1}"] = TableRound(None, None, tuple(range(s * per + 1, s * per + per + 1)))
+            boards = tuple(range(s * per + 1, s * per + per + 1))
+            tables[f"T{t + 1}"] = TableRound(None, None, boards)
         out.append(Round(r + 1, tables))
     return Movement(tuple(out))
 

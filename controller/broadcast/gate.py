@@ -125,9 +125,9 @@ def result_consistent(table: str, payload: Mapping[str, Any]) -> str | None:
     if not isinstance(contract, str) or not contract:
         return "result has no contract"
     score = _int(payload.get("score_ns"))
-    tricks = payload.get("tricks")
+    tricks = _int(payload.get("tricks"))
     if contract != "Pass":
-        if _int(tricks) is None or not 0 <= tricks <= 13:
+        if tricks is None or not 0 <= tricks <= 13:
             return "result tricks out of range"
         if payload.get("declarer") not in ("N", "E", "S", "W"):
             return "result has no declarer"
@@ -135,6 +135,17 @@ def result_consistent(table: str, payload: Mapping[str, Any]) -> str | None:
             return "result has no score"
     elif score not in (0, None):
         return "a passed-out board scores 0"
+    return None
+
+
+def _against_state(result: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
+    """The result against the table's state: the same contract and declarer where the
+    state names them."""
+    contract = result.get("contract")
+    if contract != "Pass" and state.get("contract") not in (None, contract):
+        return "its contract is not the one the table's state shows"
+    if contract != "Pass" and state.get("declarer") not in (None, result.get("declarer")):
+        return "its declarer is not the one the table's state shows"
     return None
 
 
@@ -148,7 +159,7 @@ class Gate:
     manual: dict[tuple[str, int], str] = field(default_factory=dict)
     online: dict[str, bool] = field(default_factory=dict)   # "*" = the daemon; else table
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
-    pending: dict[tuple[str, int], float] = field(default_factory=dict)
+    pending: dict[tuple[str, int], Mapping[str, Any]] = field(default_factory=dict)
     reports: dict[tuple[str, int | None, str], Report] = field(default_factory=dict)
     n: int = 0
 
@@ -190,7 +201,7 @@ class Gate:
             self._report(table, board, "untrusted result: the board was not seen in play "
                                        "in this session")
             return []
-        self.pending[(table, board)] = now
+        self.pending[(table, board)] = payload
         return self._check_pending(table, now)
 
     def _check_pending(self, table: str, now: float) -> list[tuple[str, int]]:
@@ -199,7 +210,11 @@ class Gate:
         for key in [k for k in self.pending if k[0] == table]:
             if _int(state.get("board")) == key[1] and state.get("phase") in FINISHED \
                     and self.controller_online(table):
-                self.pending.pop(key)
+                result = self.pending.pop(key)
+                why = _against_state(result, state)
+                if why is not None:
+                    self._report(table, key[1], f"untrusted result: {why}")
+                    continue
                 self.done.setdefault(key, now)
                 out.append(key)
         return out

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .gate import RELEASES, Gate, GatePolicy, Item
 from .creds import add_broker_options, broker_settings
+from .gate import RELEASES, Gate, GatePolicy, Item
 from .view import apply_item, new_view, write_table_files
 
 if TYPE_CHECKING:
@@ -158,7 +158,8 @@ class Relay:
     """The relay's logic between the broker and the gate (testable without a broker)."""
 
     def __init__(self, gate: Gate, *, root: str = "bridge", public: str = "public",
-                 store: HeldStore | None = None, info: Mapping[str, Any] | None = None,
+                 store: HeldStore | None = None,
+                 info: Mapping[tuple[str, int], Mapping[str, Any]] | None = None,
                  deals: Mapping[int, str] | None = None, out: Path | None = None,
                  session_info: Mapping[str, Any] | None = None) -> None:
         self.gate, self.root, self.public, self.store = gate, root, public, store
@@ -227,7 +228,7 @@ class Relay:
             out.append((f"{self.public}/{table}/board/{board}", view, True))
         for table, board in latest.items():
             out.append((f"{self.public}/{table}/snapshot", self.views[(table, board)], True))
-        for (table, board), view in touched.items():
+        for view in touched.values():
             if self.store is not None:
                 self.store.save_view(self.session, view)
         if touched and self.out is not None:

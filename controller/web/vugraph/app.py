@@ -97,7 +97,7 @@ def board_summary(store: Store, board: int) -> dict[str, Any]:
                      "contract": res.get("contract"), "declarer": res.get("declarer"),
                      "tricks": res.get("tricks"), "score_ns": res["score_ns"]})
     scores = [r["score_ns"] for r in rows]
-    for r, mp in zip(rows, matchpoints(scores) if scores else []):
+    for r, mp in zip(rows, matchpoints(scores) if scores else [], strict=True):
         r["mp_ns"] = mp
         r["mp_ew"] = 2 * (len(rows) - 1) - mp
         r["pct_ns"] = round(100 * mp / (2 * (len(rows) - 1)), 1) if len(rows) > 1 else None
@@ -122,7 +122,8 @@ def double_dummy(deal: str, board: int) -> dict[str, Any]:
     """Makeable tricks per denomination and declarer, and par, with endplay's DDS."""
     key = f"{board}:{deal}"
     if key in _DD_CACHE:
-        return _DD_CACHE[key]
+        cached: dict[str, Any] = _DD_CACHE[key]
+        return cached
     try:
         from endplay.dds import calc_dd_table, par
         from endplay.types import Deal, Player, Vul
@@ -131,7 +132,7 @@ def double_dummy(deal: str, board: int) -> dict[str, Any]:
     from ...laws.cards import Seat, Vulnerability, board_dealer, board_vulnerability
     table = calc_dd_table(Deal(deal)).to_list()   # rows S H D C NT, columns N E S W
     denoms = ["S", "H", "D", "C", "NT"]
-    tricks = {d: dict(zip("NESW", row)) for d, row in zip(denoms, table)}
+    tricks = {d: dict(zip("NESW", row, strict=True)) for d, row in zip(denoms, table, strict=True)}
     vul = {Vulnerability.NONE: Vul.none, Vulnerability.NS: Vul.ns, Vulnerability.EW: Vul.ew,
            Vulnerability.ALL: Vul.both}[board_vulnerability(board)]
     dealer = {Seat.N: Player.north, Seat.E: Player.east, Seat.S: Player.south,
