@@ -421,3 +421,51 @@ def test_10_round_without_a_movement_refuses_to_start(tmp_path: Path) -> None:
                          text=True, timeout=30)
     assert out.returncode == 2 and "refusing to start" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_11_a_late_joiner_sees_a_board_in_progress_under_live_release(
+        stack: Stack, chromium_browser: Any) -> None:
+    """``--release live`` (an event where no board is shared): a page opened mid-board
+    shows the calls and cards so far, and no hand."""
+    live = stack.tmp / "live.toml"
+    live.write_text('[session]\nid = "exhibition"\nevent = "Exhibition match"\n'
+                    '[tables]\n"5" = [1]\n')
+    relay = stack.start("relay-live", "broadcast", "--broker", stack.url, "--schedule",
+                        str(live), "--release", "live", "--store",
+                        str(stack.tmp / "live.sqlite"), "--public", "publive")
+    port = free_port()
+    web = stack.start("vugraph-live", "vugraph", "--broker", stack.url, "--listen",
+                      f"127.0.0.1:{port}", "--public", "publive")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        w = Watcher(stack.url, "publive/#")
+        wait_for(lambda: "publive/session" in w.topics(), 20, "the live relay")
+        wait_for(lambda: _up(url), 20, "the live vugraph")
+        events = list(EventWriter("pi-5").board(script(1)))
+        for ev in events[:1 + 104 + 8 + 6]:        # the auction and six cards
+            stack.bridge.publish("bridge/5/event", ev)
+        wait_for(lambda: "publive/5/snapshot" in w.topics() and
+                 len([p for t, p, _ in w.seen if t == "publive/5/snapshot"][-1]["cards"]) == 6,
+                 20, "six cards released live")
+        w.close()
+        page = chromium_browser.new_page(viewport={"width": 1200, "height": 900})
+        page.goto(url + "/#/table/5")
+        page.wait_for_selector("#tricks tr")
+        assert page.locator("#tricks tr").count() == 2
+        assert page.locator("#hidden").count() == 1          # no hand before the end
+        cells = [c for c in page.locator("#auction tbody td").all_inner_texts() if c.strip()]
+        assert len(cells) == 8
+        assert "Exhibition match" in page.locator("#event").inner_text()
+        page.screenshot(path=str(DOCS_IMG / "vugraph-live.png"), full_page=True)
+        # the board goes on: the open page follows it (SSE)
+        for ev in events[1 + 104 + 8 + 6:1 + 104 + 8 + 8]:
+            stack.bridge.publish("bridge/5/event", ev)
+        page.wait_for_function("document.querySelectorAll('#tricks tr').length === 2 && "
+                               "document.querySelector('#step').innerText.includes('/ 2') && "
+                               "document.querySelectorAll('#tricks tr')[1].children.length "
+                               "=== 6", timeout=15000)
+        page.close()
+    finally:
+        for p in (relay, web):
+            p.send_signal(signal.SIGINT)
+            p.wait(10)
