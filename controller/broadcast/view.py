@@ -109,10 +109,14 @@ def view_record(view: Mapping[str, Any]) -> Any:
             for seat in seats:
                 tags[seat] = players[side]
     deal = Deal.from_pbn(view["deal"]) if view.get("deal") else None
+    # a call the director was called for: its Law and text as the call's note (LIN ``an``)
+    notes = {i.get("id"): ((i.get("text") or {}).get("en") or f"{i.get('code')} "
+                           f"(Law {i.get('law')})")
+             for i in view.get("irregularities", []) if i.get("id") is not None}
     return BoardRecord(
         board=int(view["board"]), dealer=dealer, vulnerability=Vulnerability.parse(view["vul"]),
         deal=deal, auction=tuple(AuctionEntry(Seat.parse(s), Call.parse(c),
-                                              note="!" if irr else "")
+                                              note=notes.get(irr, ""))
                                  for s, c, irr in view.get("calls", [])),
         contract=contract, declarer=declarer, tricks=tricks,
         tricks_played=res.get("tricks_played"), tricks_result=res.get("tricks"),
