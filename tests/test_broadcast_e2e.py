@@ -306,8 +306,12 @@ def test_5_the_vugraph_shows_the_released_board(stack: Stack, chromium_browser: 
         assert "4♥ by South" in page.locator("#result").inner_text()
         assert "11 tricks" in page.locator("#result").inner_text()
         assert page.locator("#tricks tr").count() == 13
-        assert "Trick 13 / 13" in page.locator("#step").inner_text()
+        # a finished board opens on the whole deal
+        assert "Trick 0 / 13" in page.locator("#step").inner_text()
         page.screenshot(path=str(DOCS_IMG / "vugraph-table.png"), full_page=True)
+        page.click("#last")
+        assert "Trick 13 / 13" in page.locator("#step").inner_text()
+        assert page.locator(".hand .gone").count() == 52
         # step-through: back to the start, then trick by trick
         page.click("#first")
         assert "Trick 0 / 13" in page.locator("#step").inner_text()

@@ -65,6 +65,7 @@ class HeldStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(_SCHEMA)
         self.db.commit()
+        self._saved_sizes: tuple[int, int, int] = (-1, -1, -1)
 
     # meta: the relay's own client id (kept, so a restart resumes its broker session)
     def client_id(self) -> str:
@@ -107,6 +108,10 @@ class HeldStore:
 
     def save(self, gate: Gate, added: Sequence[Item] = (), removed: Sequence[Item] = ()) -> None:
         s = gate.policy.session_id
+        sizes = (len(gate.started), len(gate.done), len(gate.reports))
+        if not added and not removed and sizes == self._saved_sizes:
+            return   # nothing new (these only grow)
+        self._saved_sizes = sizes
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?, ?, ?, ?, ?)",
                                 [(s, i.n, i.table, i.kind, i.board, json.dumps(i.payload),

@@ -132,6 +132,10 @@ function handHtml(seat, h, gone, view, turn) {
       const cards = h[s].split("").map((r) => gone.has(s + r) ? `<span class="gone">${r === "T" ? "10" : r}</span>` : (r === "T" ? "10" : r)).join(" ");
       return `<div>${suitHtml(s)} ${cards || "—"}</div>`;
     }).join("");
+  } else {
+    // hands not released yet: the cards this seat has played so far
+    const mine = (view.cards || []).filter(([x, c]) => x === seat && gone.has(c)).map(([, c]) => cardHtml(c));
+    body = mine.length ? `<div class="played">${mine.join(" ")}</div>` : "";
   }
   return `<div class="hand seat-${seat}${turn ? " turn" : ""}" id="hand-${seat}"><div class="who">${who}</div>${name}${body}</div>`;
 }
@@ -140,7 +144,8 @@ function renderBoardView(view, tableId) {
   const tricks = tricksOf(view.cards || [], view.result && view.result.contract);
   const n = tricks.length;
   const key = `${tableId}/${view.board}`;
-  if (shownKey !== key) { shownKey = key; step = null; }
+  // a finished board opens on the whole deal; a board in play follows the play
+  if (shownKey !== key) { shownKey = key; step = view.status === "complete" ? 0 : null; }
   const k = step === null ? n : Math.min(step, n);
   const gone = new Set();
   tricks.slice(0, k).forEach((t) => t.cards.forEach(([, c]) => gone.add(c)));
@@ -231,7 +236,7 @@ function refresh() { if (pending) return; pending = setTimeout(() => { pending =
 
 document.getElementById("lang").value = lang;
 document.getElementById("lang").onchange = (e) => { lang = e.target.value; localStorage.setItem("vugraph-lang", lang); route(); };
-window.addEventListener("hashchange", () => { step = null; route(); });
+window.addEventListener("hashchange", () => { shownKey = null; route(); });
 const es = new EventSource("/events");
 es.onmessage = () => { if (step === null) refresh(); };
 route();
