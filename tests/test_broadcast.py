@@ -255,3 +255,14 @@ def test_a_result_that_contradicts_the_tables_state_finishes_nothing(tmp_path: P
                       "tricks": 9, "score_ns": 400}, now=1)
     assert gate.due(10) == []
     assert any("contract" in r.reason for r in gate.reports.values())
+
+
+def test_a_broken_store_is_an_error_not_a_traceback(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"\x00garbage" * 200)
+    assert main(["status", "--store", str(bad)]) == 2
+    sched = tmp_path / "s.toml"
+    sched.write_text('[tables]\n"1" = [1]\n')
+    assert main(["--schedule", str(sched), "--store", str(bad)]) == 2
+    assert "store" in capsys.readouterr().err

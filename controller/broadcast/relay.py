@@ -380,7 +380,11 @@ def _operator_main(action: str, argv: list[str]) -> int:
     if not Path(args.store).exists():
         print(f"bridge-table broadcast: no relay store at {args.store}", file=sys.stderr)
         return 2
-    store = HeldStore(args.store)
+    try:
+        store = HeldStore(args.store)
+    except sqlite3.DatabaseError as exc:
+        print(f"bridge-table broadcast: {args.store}: not a relay store: {exc}", file=sys.stderr)
+        return 2
     try:
         session = args.session_id or store.session()
         if session is None:
@@ -451,9 +455,14 @@ def main(argv: list[str]) -> int:
     if args.release != "round":
         log.warning("--release %s: boards go public before every table has played them",
                     args.release)
-    Path(args.store).parent.mkdir(parents=True, exist_ok=True)
-    store = HeldStore(args.store)
-    store.set_session(sid)
+    try:
+        Path(args.store).parent.mkdir(parents=True, exist_ok=True)
+        store = HeldStore(args.store)
+        store.set_session(sid)
+    except (OSError, sqlite3.DatabaseError) as exc:
+        print(f"bridge-table broadcast: {args.store}: cannot use it as the relay's store: "
+              f"{exc}", file=sys.stderr)
+        return 2
     info, session_info = _session_views(session)
     relay = Relay(Gate(policy), root=args.root, public=args.public, store=store, info=info,
                   deals=deals, out=Path(args.out) if args.out else None,

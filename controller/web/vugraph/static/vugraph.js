@@ -43,12 +43,13 @@ let step = null;          // trick shown in the step-through (null: follow live)
 let shownKey = null;
 
 function esc(s) { return String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c])); }
-function suitHtml(s) { const red = s === "H" || s === "D"; return `<span class="${red ? "red" : ""}">${SUITS[s]}</span>`; }
-function cardHtml(c) { return suitHtml(c[0]) + (c[1] === "T" ? "10" : c[1]); }
+function suitHtml(s) { if (!SUITS[s]) return esc(s); const red = s === "H" || s === "D"; return `<span class="${red ? "red" : ""}">${SUITS[s]}</span>`; }
+function cardHtml(c) { c = String(c || ""); if (!/^[SHDC][2-9TJQKA]$/.test(c)) return esc(c); return suitHtml(c[0]) + (c[1] === "T" ? "10" : c[1]); }
 function callHtml(c) {
   if (!c) return "";
   if (c === "Pass") return lang === "zh" ? "派司" : "Pass";
   if (c === "X" || c === "XX") return c;
+  if (!/^[1-7](NT|[SHDC])$/.test(c)) return esc(c);
   const level = c[0], den = c.slice(1);
   return level + (den === "NT" ? "NT" : suitHtml(den));
 }
@@ -108,10 +109,10 @@ async function renderHome() {
   setHeader(state);
   const rows = state.tables.map((t) => {
     const s = t.snapshot;
-    const res = s && s.result ? contractHtml(s.result) + (s.result.contract !== "Pass" ? ` ${s.result.tricks} ${T("tricks")}` : "") : "";
+    const res = s && s.result ? contractHtml(s.result) + (s.result.contract !== "Pass" ? ` ${esc(s.result.tricks)} ${T("tricks")}` : "") : "";
     return `<tr data-table="${esc(t.table)}"><td><a href="#/table/${encodeURIComponent(t.table)}">${T("table")} ${esc(t.table)}</a></td>
       <td>${s ? esc(s.board) : "–"}</td><td>${s && s.round ? esc(s.round) : ""}</td>
-      <td>${s ? T(s.status) : ""}</td><td>${res}</td>
+      <td>${s ? esc(T(s.status)) : ""}</td><td>${res}</td>
       <td>${t.boards.map((b) => `<a href="#/table/${encodeURIComponent(t.table)}/${b}">${b}</a>`).join(" ")}</td></tr>`;
   }).join("");
   const boards = state.boards.map((b) => `<a href="#/board/${b}">${T("board")} ${b}</a>`).join(" · ");
@@ -170,8 +171,8 @@ function renderBoardView(view, tableId) {
   const auction = `<table class="auction" id="auction"><thead><tr>${cols.map((c) => `<th>${L[lang].seats[c]}</th>`).join("")}</tr></thead><tbody>${rows}</tbody></table>`;
   const trickRows = tricks.map((t, i) => `<tr class="${i === k - 1 ? "cur" : ""}"><td>${i + 1}</td>${t.cards.map(([s, c]) => `<td>${s} ${cardHtml(c)}</td>`).join("")}<td>${t.winner ? "→ " + t.winner : ""}</td></tr>`).join("");
   const r = view.result;
-  const result = r ? `<div class="result" id="result">${contractHtml(r)}${r.contract !== "Pass" ? ` · ${r.tricks} ${T("tricks")}` : ""} · ${T("score")} ${r.score_ns > 0 ? "+" : ""}${r.score_ns}</div>
-     ${view.claim ? `<div class="muted">${T("claim")}: ${view.claim.tricks} ${T("tricks")}</div>` : ""}` : `<div class="muted">${T("playing")}</div>`;
+  const result = r ? `<div class="result" id="result">${contractHtml(r)}${r.contract !== "Pass" ? ` · ${esc(r.tricks)} ${T("tricks")}` : ""} · ${T("score")} ${r.score_ns > 0 ? "+" : ""}${esc(r.score_ns)}</div>
+     ${view.claim ? `<div class="muted">${T("claim")}: ${esc(view.claim.tricks)} ${T("tricks")}</div>` : ""}` : `<div class="muted">${T("playing")}</div>`;
   const irr = (view.irregularities || []).map((i) => `<li><b>${esc(i.code)}</b> (Law ${esc(i.law || "")}) ${esc((i.text && (i.text[lang] || i.text.en)) || "")} <span class="muted">${esc(i.status)}</span></li>`).join("");
   const title = `${T("table")} ${esc(tableId)} · ${T("board")} ${esc(view.board)}${view.round ? ` · ${T("round")} ${esc(view.round)}` : ""}` +
     (view.ns ? ` · ${T("ns")} ${esc(view.ns)} – ${T("ew")} ${esc(view.ew || "")}` : "");
@@ -209,8 +210,8 @@ function draw(tableId, boardNo) {
 async function renderBoard(boardNo) {
   const [state, data] = await Promise.all([getJSON("/api/state"), getJSON(`/api/board/${boardNo}`)]);
   setHeader(state);
-  const rows = data.results.map((r) => `<tr><td>${esc(r.table)}</td><td>${esc(r.ns || "")}</td><td>${esc(r.ew || "")}</td><td>${contractHtml(r)}</td><td>${r.contract === "Pass" ? "" : esc(r.tricks)}</td><td>${r.score_ns}</td><td>${r.mp_ns ?? ""}</td><td>${r.pct_ns ?? ""}</td></tr>`).join("");
-  const freq = data.frequency.map((f) => `<tr><td>${contractHtml(f)}</td><td>${f.score_ns}</td><td>${f.count}</td></tr>`).join("");
+  const rows = data.results.map((r) => `<tr><td>${esc(r.table)}</td><td>${esc(r.ns || "")}</td><td>${esc(r.ew || "")}</td><td>${contractHtml(r)}</td><td>${r.contract === "Pass" ? "" : esc(r.tricks)}</td><td>${esc(r.score_ns)}</td><td>${esc(r.mp_ns ?? "")}</td><td>${esc(r.pct_ns ?? "")}</td></tr>`).join("");
+  const freq = data.frequency.map((f) => `<tr><td>${contractHtml(f)}</td><td>${esc(f.score_ns)}</td><td>${esc(f.count)}</td></tr>`).join("");
   let dd = `<p class="muted" id="dd-absent">${T("ddAbsent")}</p>`;
   if (data.dd && data.dd.available) {
     const den = ["NT", "S", "H", "D", "C"];
@@ -220,7 +221,7 @@ async function renderBoard(boardNo) {
   } else if (!data.deal) { dd = ""; }
   document.getElementById("main").innerHTML = `<div class="panel"><h2>${T("board")} ${esc(boardNo)} · ${T("results")}</h2>
     <table class="list" id="results"><thead><tr><th>${T("table")}</th><th>${T("ns")}</th><th>${T("ew")}</th><th>${T("contract")}</th><th>${T("tricks")}</th><th>${T("score")}</th><th>${T("mp")}</th><th>${T("pct")}</th></tr></thead><tbody>${rows}</tbody></table>
-    ${data.imps_ns != null ? `<p id="imps">${T("imps")}: ${data.imps_ns}</p>` : ""}</div>
+    ${data.imps_ns != null ? `<p id="imps">${T("imps")}: ${esc(data.imps_ns)}</p>` : ""}</div>
     <div class="panel"><h2>${T("frequency")}</h2><table class="list" id="frequency"><thead><tr><th>${T("contract")}</th><th>${T("score")}</th><th>${T("count")}</th></tr></thead><tbody>${freq}</tbody></table></div>
     <div class="panel"><h2>${T("dd")}</h2>${dd}</div>`;
 }
