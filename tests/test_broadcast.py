@@ -266,3 +266,35 @@ def test_a_broken_store_is_an_error_not_a_traceback(tmp_path: Path,
     sched.write_text('[tables]\n"1" = [1]\n')
     assert main(["--schedule", str(sched), "--store", str(bad)]) == 2
     assert "store" in capsys.readouterr().err
+
+
+def test_the_session_files_session_object_is_taken_as_it_is() -> None:
+    """The session branch's ``Session`` (``id``, ``event``, ``movement``, ``competitor``)
+    drives the gate and the views with no adapter."""
+    from dataclasses import dataclass as dc
+
+    from controller.broadcast.relay import _session_views
+
+    @dc(frozen=True)
+    class Competitor:
+        number: int
+        players: tuple[str, ...] = ()
+        name: str = ""
+
+    movement = parse_movement(TWO_TABLES, "t").movement
+
+    class Session:
+        id = "s-1"
+        event = "Club"
+
+        def __init__(self) -> None:
+            self.movement = movement
+
+        def competitor(self, number: int) -> Competitor:
+            return Competitor(number, ("Ann", "Bo") if number == 1 else ())
+
+    session = Session()
+    policy = GatePolicy.for_session(session)
+    assert policy.session_id == "s-1" and policy.movement is movement
+    info, extra = _session_views(session)
+    assert info[("1", 1)]["players"] == {"ns": "Ann - Bo"} and extra == {"event": "Club"}

@@ -350,7 +350,21 @@ def _session_views(session: Any) -> tuple[dict[tuple[str, int], dict[str, Any]],
     info: dict[tuple[str, int], dict[str, Any]] = {}
     if session is None:
         return info, {}
-    names = dict(getattr(session, "pairs", {}) or {})
+    def name_of(number: Any) -> str | None:
+        competitor = getattr(session, "competitor", None)
+        if callable(competitor):   # the session file's Session: Competitor(players, name)
+            try:
+                c = competitor(int(number))
+            except (TypeError, ValueError):
+                return None
+            players = " - ".join(getattr(c, "players", ()) or ())
+            return players or getattr(c, "name", "") or None
+        pairs = getattr(session, "pairs", None)
+        if isinstance(pairs, Mapping):
+            value = pairs.get(str(number), pairs.get(number))
+            return value if isinstance(value, str) else None
+        return None
+
     for rnd in session.movement.rounds:
         for table, tr in rnd.tables.items():
             ns, ew = getattr(tr, "ns", None), getattr(tr, "ew", None)
@@ -360,8 +374,10 @@ def _session_views(session: Any) -> tuple[dict[tuple[str, int], dict[str, Any]],
                     entry["ns"] = str(ns)
                 if ew is not None:
                     entry["ew"] = str(ew)
-                players = {side: names[str(p)] for side, p in (("ns", ns), ("ew", ew))
-                           if p is not None and isinstance(names.get(str(p)), str)}
+                players = {side: n for side, n in (("ns", name_of(ns) if ns is not None
+                                                        else None),
+                                                       ("ew", name_of(ew) if ew is not None
+                                                        else None)) if n}
                 if players:
                     entry["players"] = players
                 info[(str(table), board)] = entry
