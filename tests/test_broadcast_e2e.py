@@ -374,13 +374,12 @@ def _up(url: str) -> bool:
         return False
 
 
-def test_7_the_vugraph_never_reads_bridge(stack: Stack) -> None:
-    text = (ROOT / "controller" / "web" / "vugraph" / "app.py").read_text()
-    assert "bridge/#" not in text.replace('"never reads ``bridge/#``', "") or True
-    # behaviour: the vugraph's data has no table that only exists under bridge/
+def test_7_the_vugraph_shows_only_what_the_relay_released(stack: Stack) -> None:
+    """Table 5 of another session and table 9 before release never reached it: every
+    table it shows is of the session, and its boards are the released ones."""
     state = stack.get("/api/state")
-    assert all(t["snapshot"] is None or t["snapshot"]["session"] == "club-2026-11-30"
-               for t in state["tables"])
+    assert {t["table"] for t in state["tables"]} == {"1", "2", "9"}
+    assert all(t["snapshot"]["session"] == "club-2026-11-30" for t in state["tables"])
 
 
 def test_8_two_relays_coexist_and_ctrl_c_ends_cleanly(stack: Stack) -> None:
