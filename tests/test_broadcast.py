@@ -298,3 +298,33 @@ def test_the_session_files_session_object_is_taken_as_it_is() -> None:
     assert policy.session_id == "s-1" and policy.movement is movement
     info, extra = _session_views(session)
     assert info[("1", 1)]["players"] == {"ns": "Ann - Bo"} and extra == {"event": "Club"}
+
+
+def test_a_call_the_director_was_called_for_reads_back_with_its_note(tmp_path: Path) -> None:
+    """LIN ``an`` (and the PBN auction note) for a call with an irregularity: endplay
+    still reads the same auction, play and result."""
+    pytest.importorskip("endplay")
+    from endplay.parsers import lin as elin
+    from endplay.parsers import pbn as epbn
+
+    from controller.broadcast.view import write_table_files
+
+    relay, store = make_relay(tmp_path)
+    engine = Engine()
+    relay.take(*ONLINE, False, 0)
+    for table, board in (("1", 1), ("2", 1)):
+        feed(relay, board_messages(engine, table, board), 1)
+    store.close()
+    view = json.loads(json.dumps(relay.views[("1", 1)]))
+    view["calls"][2][2] = 1
+    view["irregularities"] = [{"id": 1, "code": "INSUFFICIENT_BID", "law": "27",
+                               "status": "resolved",
+                               "text": {"en": "Law 27: insufficient bid | accepted"}}]
+    write_table_files(tmp_path / "x", "1", [view])
+    lin_text = (tmp_path / "x" / "table-1.lin").read_text()
+    assert "mb|1H!|an|Law 27: insufficient bid / accepted|" in lin_text
+    for parser, name in ((elin, "table-1.lin"), (epbn, "table-1.pbn")):
+        with open(tmp_path / "x" / name) as fp:
+            (b,) = parser.load(fp)
+        assert len(b.auction) == len(view["calls"]) and len(b.play) == 52
+        assert b.contract.result == 1
