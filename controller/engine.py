@@ -744,6 +744,9 @@ class Engine:
                     contract=str(record.contract) if record.contract else "Pass",
                     declarer=str(record.declarer) if record.declarer else None,
                     tricks=record.tricks_result, score_ns=record.score_ns)
+                # 1.2: the four hands once the board is over (scanned or revealed by play)
+                if record.deal is not None and record.deal.is_complete:
+                    payload["deal"] = record.deal.to_pbn()
         return payload
 
 

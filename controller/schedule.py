@@ -11,11 +11,16 @@ is TOML, one entry a table, a list of boards or ranges::
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ScheduleError", "boards_of", "load_schedule", "parse_schedule", "read_toml"]
+__all__ = ["ScheduleError", "boards_of", "load_schedule", "parse_schedule", "read_toml",
+           "load_movement", "parse_movement", "Movement", "Round", "TableRound",
+           "ScheduledSession"]
 
 
 class ScheduleError(ValueError):
@@ -76,3 +81,156 @@ def read_toml(path: Path, error: type[ValueError], what: str = "TOML") -> dict[s
 def load_schedule(path: str | Path) -> dict[str, frozenset[int]]:
     p = Path(path)
     return parse_schedule(read_toml(p, ScheduleError), str(p))
+
+
+# -- the whole session's movement (every round), for the broadcast relay ------------------
+#
+# The one-round form above stays as it is (the controller's --schedule reads it). The same
+# file may instead, or as well, name every round of the session, and the session itself::
+#
+#     [session]
+#     id = "club-2026-11-30-eve"      # optional: else derived from the file's bytes
+#     event = "Monday pairs"          # optional, shown by the vugraph
+#
+#     [pairs]                         # optional: names shown by the vugraph
+#     "1" = "Ann Lee - Bo Tran"
+#
+#     [[round]]
+#     number = 1
+#     [round.tables]
+#     "1" = { ns = 1, ew = 5, boards = "1-2" }
+#     "2" = [3, 4]                    # boards only
+#
+# A file with only ``[tables]`` is a one-round movement. ``load_movement`` gives an object
+# with the same names as the session file's ``Session`` (``id``, ``event``, ``movement``
+# with ``rounds``, ``tables_playing``, ``boards_at``), so the relay takes either.
+
+
+@dataclass(frozen=True)
+class TableRound:
+    ns: str | None
+    ew: str | None
+    boards: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Round:
+    number: int
+    tables: Mapping[str, TableRound]
+
+
+@dataclass(frozen=True)
+class Movement:
+    rounds: tuple[Round, ...]
+
+    def tables_playing(self, board: int) -> frozenset[str]:
+        return frozenset(t for r in self.rounds for t, tr in r.tables.items()
+                         if board in tr.boards)
+
+    def boards_at(self, table: str, round: int) -> tuple[int, ...]:
+        for r in self.rounds:
+            if r.number == round and table in r.tables:
+                return r.tables[table].boards
+        return ()
+
+    def round_of(self, table: str, board: int) -> int | None:
+        for r in self.rounds:
+            tr = r.tables.get(table)
+            if tr is not None and board in tr.boards:
+                return r.number
+        return None
+
+    def pairs_at(self, table: str, board: int) -> tuple[str | None, str | None] | None:
+        for r in self.rounds:
+            tr = r.tables.get(table)
+            if tr is not None and board in tr.boards:
+                return tr.ns, tr.ew
+        return None
+
+
+@dataclass(frozen=True)
+class ScheduledSession:
+    id: str
+    movement: Movement
+    event: str | None = None
+    pairs: Mapping[str, str] = field(default_factory=dict)
+
+
+def _pair(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ScheduleError(f"{where}: {value!r} is not a pair or team number")
+    return str(value)
+
+
+def _table_round(value: Any, where: str) -> TableRound:
+    if isinstance(value, dict):
+        if "boards" not in value:
+            raise ScheduleError(f"{where}: needs boards")
+        boards = boards_of(value["boards"], f"{where}.boards")
+        ns, ew = _pair(value.get("ns"), f"{where}.ns"), _pair(value.get("ew"), f"{where}.ew")
+    else:
+        boards, ns, ew = boards_of(value, where), None, None
+    if not boards:
+        raise ScheduleError(f"{where} names no board")
+    return TableRound(ns, ew, tuple(sorted(boards)))
+
+
+def parse_movement(data: dict[str, Any], source: str = "schedule",
+                   default_id: str = "") -> ScheduledSession:
+    rounds_data = data.get("round")
+    rounds: list[Round] = []
+    if rounds_data is not None:
+        if not isinstance(rounds_data, list) or not rounds_data:
+            raise ScheduleError(f"{source}: [[round]] must be a list of rounds")
+        for i, rd in enumerate(rounds_data, 1):
+            if not isinstance(rd, dict):
+                raise ScheduleError(f"{source}: round {i} is not a table")
+            number = rd.get("number", i)
+            if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+                raise ScheduleError(f"{source}: round {i}: number must be a positive integer")
+            tables = rd.get("tables")
+            if not isinstance(tables, dict) or not tables:
+                raise ScheduleError(f"{source}: round {number} needs [round.tables]")
+            rounds.append(Round(number, {
+                str(t): _table_round(v, f"{source}: round {number} tables.{t}")
+                for t, v in tables.items()}))
+        if len({r.number for r in rounds}) != len(rounds):
+            raise ScheduleError(f"{source}: two rounds have the same number")
+    elif "tables" in data:
+        one = parse_schedule(data, source)
+        rounds.append(Round(1, {t: TableRound(None, None, tuple(sorted(b)))
+                                for t, b in one.items()}))
+    else:
+        raise ScheduleError(f"{source}: needs [[round]] entries or a [tables] section")
+    session = data.get("session", {})
+    if not isinstance(session, dict):
+        raise ScheduleError(f"{source}: [session] must be a table")
+    sid = session.get("id", default_id)
+    if not isinstance(sid, str) or not sid.strip():
+        raise ScheduleError(f"{source}: session.id must be a non-empty string")
+    event = session.get("event")
+    if event is not None and not isinstance(event, str):
+        raise ScheduleError(f"{source}: session.event must be a string")
+    pairs = data.get("pairs", {})
+    if not isinstance(pairs, dict) or not all(isinstance(v, str) for v in pairs.values()):
+        raise ScheduleError(f"{source}: [pairs] maps a pair number to the players' names")
+    return ScheduledSession(sid.strip(), Movement(tuple(rounds)), event,
+                            {str(k): v for k, v in pairs.items()})
+
+
+def load_movement(path: str | Path) -> ScheduledSession:
+    """The whole session's movement from a schedule file (every round, or the one-round
+    form); the session id is the file's ``session.id`` or derived from its bytes."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ScheduleError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ScheduleError(f"{p}: not TOML: {exc}") from None
+    default_id = f"{p.stem}-{hashlib.sha256(raw).hexdigest()[:12]}"
+    return parse_movement(data, str(p), default_id)

@@ -1,132 +1,331 @@
-"""The broadcast relay: nothing reaches the public before the policy lets it out."""
+"""The broadcast relay: the gate between the controller's messages and the public, the
+board views, the LIN/PBN files it writes (read back in endplay), and the command."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
-import aiomqtt
 import pytest
+from boardevents import BoardScript, EventWriter, clean_board
 
-from controller.broadcast import BroadcastGate, BroadcastPolicy, HeldStore, run_relay
-from controller.daemon import BrokerSettings
+from controller.broadcast.gate import Gate, GatePolicy
+from controller.broadcast.relay import HeldStore, Relay, main
+from controller.engine import Engine
+from controller.schedule import parse_movement
 
+DEAL = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
 
-def card(board: int, n: int) -> dict[str, object]:
-    return {"v": 1, "table": "x", "board": board, "n": n, "kind": "card", "seat": "N",
-            "card": "SA", "trick": 1}
-
-
-def result(board: int) -> dict[str, object]:
-    return {"v": 1, "table": "x", "board": board, "contract": "4S", "score_ns": 420}
-
-
-def test_live_with_a_delay() -> None:
-    gate = BroadcastGate(BroadcastPolicy(delay=30))
-    gate.offer("1", "feed", card(1, 1), now=100)
-    gate.offer("1", "feed", card(1, 2), now=110)
-    assert gate.due(129) == []
-    assert [h.payload["n"] for h in gate.due(130)] == [1]
-    assert gate.next_time() == 140
-    assert [h.payload["n"] for h in gate.due(200)] == [2]
+TWO_TABLES = {
+    "session": {"id": "club-1", "event": "Monday pairs"},
+    "pairs": {"1": "Ann Lee - Bo Tran", "2": "Cy Ngo - Di Wu", "3": "Ed Ho - Fa Li",
+              "4": "Gu Ma - Hu Yi"},
+    "round": [
+        {"tables": {"1": {"ns": 1, "ew": 3, "boards": [1]},
+                    "2": {"ns": 2, "ew": 4, "boards": [2]}}},
+        {"tables": {"1": {"ns": 1, "ew": 4, "boards": [2]},
+                    "2": {"ns": 2, "ew": 3, "boards": [1]}}},
+    ],
+}
 
 
-def test_board_release_waits_for_the_tables_result() -> None:
-    gate = BroadcastGate(BroadcastPolicy(delay=5, release="board"))
-    gate.offer("1", "feed", card(3, 1), now=0)
-    gate.offer("2", "feed", card(4, 1), now=1)
-    assert gate.due(1000) == [] and gate.next_time() is None
-    gate.offer("1", "result", result(3), now=50)
-    assert gate.due(54) == []
-    out = gate.due(55)
-    assert [(h.table, h.kind) for h in out] == [("1", "feed"), ("1", "result")]
-    assert [h.table for h in gate.held] == ["2"]
+def script(board: int, tricks_auto: bool = True) -> BoardScript:
+    s = clean_board(board)
+    return s
 
 
-def test_round_release_waits_for_every_table_that_plays_the_board() -> None:
-    schedule = {"1": frozenset({1, 2}), "2": frozenset({1, 2}), "3": frozenset({5})}
-    gate = BroadcastGate(BroadcastPolicy(release="round", schedule=schedule))
-    gate.offer("1", "feed", card(1, 1), now=0)
-    gate.offer("1", "result", result(1), now=10)
-    assert gate.due(100) == []           # table 2 has yet to play board 1
-    gate.offer("2", "feed", card(1, 1), now=20)
-    gate.offer("2", "result", result(1), now=30)
-    out = gate.due(31)
-    assert [(h.table, h.kind) for h in out] == [("1", "feed"), ("1", "result"),
-                                                 ("2", "feed"), ("2", "result")]
+def board_messages(engine: Engine, table: str, board: int, src: str | None = None
+                   ) -> list[tuple[str, dict[str, Any]]]:
+    """Everything the controller publishes for a whole board at ``table``."""
+    writer = EventWriter(src or f"pi-{table}-{board}")
+    out: list[tuple[str, dict[str, Any]]] = []
+    for ev in writer.board(script(board)):
+        for o in engine.handle(f"bridge/{table}/event", ev):
+            out.append((o.topic, o.payload))
+    return out
 
 
-def test_a_table_keeps_its_order() -> None:
-    gate = BroadcastGate(BroadcastPolicy(release="board"))
-    gate.offer("1", "feed", card(1, 1), now=0)
-    gate.offer("1", "feed", {"v": 1, "kind": "note"}, now=1)  # no board: live, but waits
-    assert gate.due(5) == []
-    gate.offer("1", "result", result(1), now=6)
-    assert [h.payload.get("n") for h in gate.due(6)] == [1, None, None]
+ONLINE = ("bridge/controller/status", {"v": 1, "status": "online"})
 
 
-def test_bad_policies_are_refused() -> None:
-    with pytest.raises(ValueError):
-        BroadcastPolicy(release="tomorrow")
-    with pytest.raises(ValueError):
-        BroadcastPolicy(delay=-1)
+def make_relay(tmp_path: Path, **kw: Any) -> tuple[Relay, HeldStore]:
+    session = parse_movement(TWO_TABLES, "test")
+    store = HeldStore(tmp_path / "relay.sqlite")
+    from controller.broadcast.relay import _session_views
+    info, sinfo = _session_views(session)
+    relay = Relay(Gate(GatePolicy(session.id, session.movement, **kw)), store=store,
+                  info=info, session_info=sinfo, out=tmp_path / "out")
+    return relay, store
 
 
-def test_held_items_survive_a_restart(tmp_path: Path) -> None:
-    store = HeldStore(tmp_path / "held.sqlite")
-    gate = BroadcastGate(BroadcastPolicy(release="board"))
-    for item in (gate.offer("1", "feed", card(2, 1), now=0),
-                 gate.offer("1", "result", result(2), now=9)):
-        store.add(item, gate.finished)
-    store.close()
-    again = BroadcastGate(BroadcastPolicy(release="board"))
-    store = HeldStore(tmp_path / "held.sqlite")
-    again.restore(*store.load())
-    out = again.due(10)
-    assert [h.kind for h in out] == ["feed", "result"]
-    store.remove(out)
-    assert store.load()[0] == []
-    store.close()
+def feed(relay: Relay, msgs: list[tuple[str, dict[str, Any]]], now: float,
+         retained: bool = False) -> list[tuple[str, dict[str, Any], bool]]:
+    out = []
+    for topic, payload in msgs:
+        relay.take(topic, payload, retained, now)
+        out += relay.release(now)
+    return out
 
 
-async def test_relay_over_a_real_broker(mosquitto: object, tmp_path: Path) -> None:
-    broker = mosquitto
-    gate = BroadcastGate(BroadcastPolicy(release="board"))
-    stop, ready = asyncio.Event(), asyncio.Event()
-    store = HeldStore(tmp_path / "held.sqlite")
-    settings = BrokerSettings.from_url(broker.url)  # type: ignore[attr-defined]
-    relay = asyncio.create_task(run_relay(settings, gate, store=store, stop=stop, ready=ready))
-    await asyncio.wait_for(ready.wait(), 10)
-    seen: list[tuple[str, dict[str, object]]] = []
-    async with aiomqtt.Client(broker.host, broker.port) as watcher:  # type: ignore[attr-defined]
-        await watcher.subscribe("public/#", qos=1)
-        async with aiomqtt.Client(broker.host, broker.port) as controller:  # type: ignore[attr-defined]
-            for n in (1, 2):
-                await controller.publish("bridge/7/feed", json.dumps(card(4, n)), qos=1)
-
-            async def collect(count: int) -> None:
-                async for message in watcher.messages:
-                    seen.append((str(message.topic), json.loads(bytes(message.payload))))
-                    if len(seen) >= count:
-                        return
-
-            with pytest.raises(TimeoutError):
-                await asyncio.wait_for(collect(1), 1.0)   # held: board 4 is being played
-            assert seen == []
-            await controller.publish("bridge/7/result", json.dumps(result(4)), qos=1)
-            await asyncio.wait_for(collect(3), 10)
-    assert [t for t, _ in seen] == ["public/7/feed", "public/7/feed", "public/7/result"]
-    assert [p.get("n") for _, p in seen[:2]] == [1, 2]
-    stop.set()
-    await asyncio.wait_for(relay, 10)
-    assert store.load()[0] == []
+def test_a_board_waits_for_every_table_of_the_session(tmp_path: Path) -> None:
+    relay, store = make_relay(tmp_path)
+    engine = Engine()
+    relay.take(*ONLINE, False, 0)
+    # round 1: table 1 plays board 1, table 2 board 2: nothing goes out
+    assert feed(relay, board_messages(engine, "1", 1), 1) == []
+    assert feed(relay, board_messages(engine, "2", 2), 2) == []
+    # round 2: table 1 plays board 2: board 2 now finished everywhere
+    out = feed(relay, board_messages(engine, "1", 2), 3)
+    topics = {t for t, _, _ in out}
+    assert "public/2/board/2" in topics and "public/1/board/2" in topics
+    assert not any("/board/1" in t for t in topics)
+    view = [p for t, p, _ in out if t == "public/1/board/2"][-1]
+    assert view["deal"] is not None and view["result"]["contract"] == "4H"
+    assert view["session"] == "club-1" and view["event"] == "Monday pairs"
+    assert view["players"] == {"ns": "Ann Lee - Bo Tran", "ew": "Gu Ma - Hu Yi"}
+    assert len(view["cards"]) == 52 and view["round"] == 2
+    assert all(p.get("session") == "club-1" for t, p, _ in out if t.endswith("/feed"))
+    out = feed(relay, board_messages(engine, "2", 1), 4)
+    assert any(t == "public/1/board/1" for t, _, _ in out)
+    assert store.status("club-1")["held"] == []
     store.close()
 
 
-def test_command_refuses_a_bad_broker_url_or_policy(capsys: pytest.CaptureFixture[str]) -> None:
-    from controller.broadcast import main
+def test_an_unscheduled_table_is_held_until_released_by_hand(tmp_path: Path) -> None:
+    relay, store = make_relay(tmp_path)
+    engine = Engine()
+    relay.take(*ONLINE, False, 0)
+    assert feed(relay, board_messages(engine, "9", 1), 1) == []
+    for msgs in (board_messages(engine, "1", 1), board_messages(engine, "2", 1)):
+        out = feed(relay, msgs, 2)
+    assert not any(t.startswith("public/9/") for t, _, _ in out)
+    status = store.status("club-1")
+    assert any(h["table"] == "9" for h in status["held"])
+    assert any(r["table"] == "9" and "movement does not name" in r["reason"]
+               for r in status["reports"])
+    store.operator("club-1", "release", 1, "9")
+    store.sync_manual(relay.gate)
+    assert any(t == "public/9/board/1" for t, _, _ in relay.release(3))
+    store.close()
 
-    assert main(["--broker", "ftp://x"]) == 2
-    assert "mqtt://HOST:PORT" in capsys.readouterr().err
-    assert main(["--delay", "-3"]) == 2
+
+def test_the_last_sessions_retained_result_releases_nothing(tmp_path: Path) -> None:
+    relay, store = make_relay(tmp_path, release="board")
+    old = Engine()
+    msgs = board_messages(old, "1", 1)
+    retained = [(t, p) for t, p in msgs if t.endswith(("/state", "/result"))][-2:]
+    relay.take(*ONLINE, True, 0)
+    assert feed(relay, retained, 1, retained=True) == []
+    # this session's board 1 starts at table 1: its first calls stay held
+    live = board_messages(Engine(), "1", 1, src="pi-new")
+    cut = next(i for i, (t, p) in enumerate(live) if t.endswith("/feed") and p["kind"] == "card")
+    assert feed(relay, live[:cut], 2) == []
+    store.close()
+
+
+def test_a_restart_keeps_everything(tmp_path: Path) -> None:
+    relay, store = make_relay(tmp_path)
+    engine = Engine()
+    relay.take(*ONLINE, False, 0)
+    feed(relay, board_messages(engine, "1", 1), 1)
+    store.close()
+    again, store = make_relay(tmp_path)
+    again.take(*ONLINE, False, 0)
+    out = feed(again, board_messages(engine, "2", 1), 2)
+    assert any(t == "public/1/board/1" for t, _, _ in out)
+    store.close()
+
+
+def test_lin_and_pbn_files_read_back_in_endplay(tmp_path: Path) -> None:
+    endplay_lin = pytest.importorskip("endplay.parsers.lin")
+    from endplay.parsers import pbn as endplay_pbn
+
+    relay, store = make_relay(tmp_path)
+    engine = Engine()
+    relay.take(*ONLINE, False, 0)
+    for table, board in (("1", 1), ("2", 2), ("1", 2), ("2", 1)):
+        feed(relay, board_messages(engine, table, board), 1)
+    store.close()
+    for table in ("1", "2"):
+        views = {b: v for (t, b), v in relay.views.items() if t == table}
+        with open(tmp_path / "out" / f"table-{table}.pbn") as fp:
+            pbn_boards = endplay_pbn.load(fp)
+        with open(tmp_path / "out" / f"table-{table}.lin") as fp:
+            lin_boards = endplay_lin.load(fp)
+        for boards in (pbn_boards, lin_boards):
+            assert len(boards) == 2
+            for b in boards:
+                view = views[b.board_num]
+                assert b.deal.to_pbn().split(":")[1] == view["deal"].split(":")[1] or \
+                    _same_deal(b.deal.to_pbn(), view["deal"])
+                assert [str(c) for c in b.auction][:len(view["calls"])] and \
+                    len(b.auction) == len(view["calls"])
+                played = [str(c) for t in b.play for c in ([t] if not hasattr(t, "__iter__")
+                                                          else t)]
+                assert len(played) == 52
+                assert b.contract is not None and str(b.contract.level) == "4"
+                assert b.contract.result == view["result"]["tricks"] - 10
+
+
+def _same_deal(a: str, b: str) -> bool:
+    def hands(pbn: str) -> dict[str, str]:
+        first, rest = pbn.split(":")
+        order = "NESW"
+        i = order.index(first)
+        return {order[(i + k) % 4]: h for k, h in enumerate(rest.split())}
+    return hands(a) == hands(b)
+
+
+def test_the_command_refuses_round_without_a_movement(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    assert main(["--release", "round", "--store", str(tmp_path / "s")]) == 2
+    assert "refusing to start" in capsys.readouterr().err
+    assert main(["--store", str(tmp_path / "s")]) == 2          # round is the default
+    assert main(["--broker", "ftp://x", "--release", "live"]) == 2
+    assert main(["--delay", "-3", "--release", "live"]) == 2
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"\x00\xff\x00")
+    assert main(["--schedule", str(bad)]) == 2
+    assert "not TOML" in capsys.readouterr().err
+
+
+def test_operator_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = HeldStore(tmp_path / "r.sqlite")
+    store.set_session("club-1")
+    store.close()
+    assert main(["release", "--store", str(tmp_path / "r.sqlite"), "--board", "3",
+                 "--table", "9"]) == 0
+    assert main(["hold", "--store", str(tmp_path / "r.sqlite"), "--board", "4"]) == 0
+    assert main(["status", "--store", str(tmp_path / "r.sqlite")]) == 0
+    out = capsys.readouterr().out
+    status = json.loads(out[out.index("{"):])
+    assert {"table": "9", "board": 3, "action": "release"} in status["manual"]
+    assert {"table": "*", "board": 4, "action": "hold"} in status["manual"]
+    assert main(["status", "--store", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_live_release_gives_a_snapshot_of_the_board_in_progress(tmp_path: Path) -> None:
+    """``--release live`` (explicit): a late joiner's snapshot is the board so far, and
+    never the hands (they come with the result)."""
+    relay, store = make_relay(tmp_path, release="live", delay=0)
+    engine = Engine()
+    relay.take(*ONLINE, False, 0)
+    msgs = board_messages(engine, "1", 1)
+    cut = [i for i, (t, p) in enumerate(msgs) if t.endswith("/feed") and p["kind"] == "card"][5]
+    out = feed(relay, msgs[:cut], 1)
+    snap = [p for t, p, _ in out if t == "public/1/snapshot"][-1]
+    assert snap["status"] == "playing" and snap["deal"] is None
+    assert len(snap["calls"]) == 8 and 0 < len(snap["cards"]) < 52
+    store.close()
+
+
+def test_irregularities_go_out_with_their_laws_and_the_call_or_card(tmp_path: Path) -> None:
+    """T08: East's established revoke; the alert is held with the board, then the view
+    carries it (code, Law, text in three languages) and the adjusted result."""
+    from boardevents import t08_revoke
+
+    session = parse_movement({"session": {"id": "s"}, "tables": {"7": [10]}}, "test")
+    store = HeldStore(tmp_path / "r.sqlite")
+    relay = Relay(Gate(GatePolicy(session.id, session.movement)), store=store)
+    relay.take(*ONLINE, False, 0)
+    engine = Engine()
+    msgs = []
+    for ev in EventWriter("pi-7").board(t08_revoke()):
+        msgs += [(o.topic, o.payload) for o in engine.handle("bridge/7/event", ev)]
+    out = feed(relay, msgs, 1)
+    view = [p for t, p, _ in out if t == "public/7/board/10"][-1]
+    revoke = [i for i in view["irregularities"] if i["code"] == "REVOKE"]
+    assert revoke and revoke[0]["law"].startswith("6") and set(revoke[0]["text"]) == \
+        {"en", "vi", "zh"}
+    assert view["result"]["tricks"] == 11 and view["result"]["score_ns"] == 650
+    assert any(t == "public/7/alert" for t, _, _ in out)
+    store.close()
+
+
+def test_a_result_that_contradicts_the_tables_state_finishes_nothing(tmp_path: Path) -> None:
+    session = parse_movement({"session": {"id": "s"}, "tables": {"1": [1]}}, "test")
+    gate = Gate(GatePolicy(session.id, session.movement))
+    gate.controller_status(None, {"status": "online"})
+    gate.state("1", {"table": "1", "board": 1, "phase": "play"}, retained=False, now=0)
+    gate.offer("1", "feed", {"board": 1, "kind": "card"}, 0)
+    gate.state("1", {"table": "1", "board": 1, "phase": "complete", "contract": "4H",
+                     "declarer": "S"}, retained=False, now=1)
+    gate.result("1", {"table": "1", "board": 1, "contract": "3NT", "declarer": "S",
+                      "tricks": 9, "score_ns": 400}, now=1)
+    assert gate.due(10) == []
+    assert any("contract" in r.reason for r in gate.reports.values())
+
+
+def test_a_broken_store_is_an_error_not_a_traceback(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"\x00garbage" * 200)
+    assert main(["status", "--store", str(bad)]) == 2
+    sched = tmp_path / "s.toml"
+    sched.write_text('[tables]\n"1" = [1]\n')
+    assert main(["--schedule", str(sched), "--store", str(bad)]) == 2
+    assert "store" in capsys.readouterr().err
+
+
+def test_the_session_files_session_object_is_taken_as_it_is() -> None:
+    """The session branch's ``Session`` (``id``, ``event``, ``movement``, ``competitor``)
+    drives the gate and the views with no adapter."""
+    from dataclasses import dataclass as dc
+
+    from controller.broadcast.relay import _session_views
+
+    @dc(frozen=True)
+    class Competitor:
+        number: int
+        players: tuple[str, ...] = ()
+        name: str = ""
+
+    movement = parse_movement(TWO_TABLES, "t").movement
+
+    class Session:
+        id = "s-1"
+        event = "Club"
+
+        def __init__(self) -> None:
+            self.movement = movement
+
+        def competitor(self, number: int) -> Competitor:
+            return Competitor(number, ("Ann", "Bo") if number == 1 else ())
+
+    session = Session()
+    policy = GatePolicy.for_session(session)
+    assert policy.session_id == "s-1" and policy.movement is movement
+    info, extra = _session_views(session)
+    assert info[("1", 1)]["players"] == {"ns": "Ann - Bo"} and extra == {"event": "Club"}
+
+
+def test_a_call_the_director_was_called_for_reads_back_with_its_note(tmp_path: Path) -> None:
+    """LIN ``an`` (and the PBN auction note) for a call with an irregularity: endplay
+    still reads the same auction, play and result."""
+    pytest.importorskip("endplay")
+    from endplay.parsers import lin as elin
+    from endplay.parsers import pbn as epbn
+
+    from controller.broadcast.view import write_table_files
+
+    relay, store = make_relay(tmp_path)
+    engine = Engine()
+    relay.take(*ONLINE, False, 0)
+    for table, board in (("1", 1), ("2", 1)):
+        feed(relay, board_messages(engine, table, board), 1)
+    store.close()
+    view = json.loads(json.dumps(relay.views[("1", 1)]))
+    view["calls"][2][2] = 1
+    view["irregularities"] = [{"id": 1, "code": "INSUFFICIENT_BID", "law": "27",
+                               "status": "resolved",
+                               "text": {"en": "Law 27: insufficient bid | accepted"}}]
+    write_table_files(tmp_path / "x", "1", [view])
+    lin_text = (tmp_path / "x" / "table-1.lin").read_text()
+    # an explained call, not an alerted one (controller.formats.lin)
+    assert "mb|1H|an|Law 27: insufficient bid / accepted|" in lin_text
+    for parser, name in ((elin, "table-1.lin"), (epbn, "table-1.pbn")):
+        with open(tmp_path / "x" / name) as fp:
+            (b,) = parser.load(fp)
+        assert len(b.auction) == len(view["calls"]) and len(b.play) == 52
+        assert b.contract.result == 1

@@ -1,0 +1,493 @@
+"""``bridge-table broadcast``: the controllers' feed to the public, through the release gate.
+
+The relay reads ``{root}/+/feed``, ``alert``, ``result`` and ``state`` and the controller's
+status, and republishes what the gate (``gate.py``) releases on ``{public}/{t}/feed``,
+``alert`` and ``result`` (retained), with the session id added, plus a retained view of
+each released board (``{public}/{t}/board/{b}``, ``{public}/{t}/snapshot``: ``view.py``) and
+the session (``{public}/session``) for late joiners. ``--out DIR`` writes a live LIN and
+PBN file per table as boards are released.
+
+Everything is kept in a SQLite store, per session id: held items, boards seen in play,
+finished boards, the operator's decisions, reports. A relay killed mid-round loses
+nothing. ``bridge-table broadcast release|hold|clear|status --store FILE`` talk to the
+running relay through that store (it reads the operator's decisions every second).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import sqlite3
+import sys
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .creds import add_broker_options, broker_settings
+from .gate import RELEASES, Gate, GatePolicy, Item
+from .view import apply_item, new_view, write_table_files
+
+if TYPE_CHECKING:
+    from ..daemon import BrokerSettings
+
+__all__ = ["HeldStore", "Relay", "run_relay", "main"]
+
+log = logging.getLogger("bridge_table.broadcast")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS held (session TEXT, n INTEGER, tbl TEXT, kind TEXT,
+    board INTEGER, payload TEXT, at REAL, PRIMARY KEY (session, n));
+CREATE TABLE IF NOT EXISTS started (session TEXT, tbl TEXT, board INTEGER,
+    PRIMARY KEY (session, tbl, board));
+CREATE TABLE IF NOT EXISTS done (session TEXT, tbl TEXT, board INTEGER, at REAL,
+    PRIMARY KEY (session, tbl, board));
+CREATE TABLE IF NOT EXISTS manual (session TEXT, tbl TEXT, board INTEGER, action TEXT,
+    PRIMARY KEY (session, tbl, board));
+CREATE TABLE IF NOT EXISTS reports (session TEXT, tbl TEXT, board INTEGER, reason TEXT,
+    PRIMARY KEY (session, tbl, board, reason));
+CREATE TABLE IF NOT EXISTS views (session TEXT, tbl TEXT, board INTEGER, view TEXT,
+    PRIMARY KEY (session, tbl, board));
+"""
+
+
+class HeldStore:
+    """SQLite: everything the relay must not forget, per session id."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.db = sqlite3.connect(str(path), timeout=5)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.executescript(_SCHEMA)
+        self.db.commit()
+        self._saved_sizes: tuple[int, int, int] = (-1, -1, -1)
+
+    # meta: the relay's own client id (kept, so a restart resumes its broker session)
+    def client_id(self) -> str:
+        row = self.db.execute("SELECT value FROM meta WHERE key='client_id'").fetchone()
+        if row:
+            return str(row[0])
+        cid = f"bridge-table-broadcast-{uuid.uuid4().hex[:12]}"
+        with self.db:
+            self.db.execute("INSERT INTO meta VALUES ('client_id', ?)", (cid,))
+        return cid
+
+    def set_session(self, session: str) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('session', ?)", (session,))
+
+    def session(self) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key='session'").fetchone()
+        return str(row[0]) if row else None
+
+    def load(self, gate: Gate) -> dict[tuple[str, int], dict[str, Any]]:
+        s = gate.policy.session_id
+        q = self.db.execute
+        gate.restore([Item(n, t, k, b, json.loads(p), at) for n, t, k, b, p, at in
+                      q("SELECT n, tbl, kind, board, payload, at FROM held WHERE session=?",
+                        (s,))])
+        gate.started |= {(t, b) for t, b in
+                         q("SELECT tbl, board FROM started WHERE session=?", (s,))}
+        gate.done.update({(t, b): at for t, b, at in
+                          q("SELECT tbl, board, at FROM done WHERE session=?", (s,))})
+        self.sync_manual(gate)
+        return {(t, b): json.loads(v) for t, b, v in
+                q("SELECT tbl, board, view FROM views WHERE session=?", (s,))}
+
+    def sync_manual(self, gate: Gate) -> bool:
+        rows = {(t, b): a for t, b, a in self.db.execute(
+            "SELECT tbl, board, action FROM manual WHERE session=?", (gate.policy.session_id,))}
+        changed = rows != gate.manual
+        gate.manual = rows
+        return changed
+
+    def save(self, gate: Gate, added: Sequence[Item] = (), removed: Sequence[Item] = ()) -> None:
+        s = gate.policy.session_id
+        sizes = (len(gate.started), len(gate.done), len(gate.reports))
+        if not added and not removed and sizes == self._saved_sizes:
+            return   # nothing new (these only grow)
+        self._saved_sizes = sizes
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO held VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                [(s, i.n, i.table, i.kind, i.board, json.dumps(i.payload),
+                                  i.at) for i in added])
+            self.db.executemany("DELETE FROM held WHERE session=? AND n=?",
+                                [(s, i.n) for i in removed])
+            self.db.executemany("INSERT OR IGNORE INTO started VALUES (?, ?, ?)",
+                                [(s, t, b) for t, b in gate.started])
+            self.db.executemany("INSERT OR IGNORE INTO done VALUES (?, ?, ?, ?)",
+                                [(s, t, b, at) for (t, b), at in gate.done.items()])
+            self.db.executemany("INSERT OR IGNORE INTO reports VALUES (?, ?, ?, ?)",
+                                [(s, r.table, r.board, r.reason)
+                                 for r in gate.reports.values()])
+
+    def save_view(self, session: str, view: Mapping[str, Any]) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?)",
+                            (session, view["table"], view["board"], json.dumps(view)))
+
+    def operator(self, session: str, action: str, board: int, table: str | None) -> None:
+        with self.db:
+            if action == "clear":
+                self.db.execute("DELETE FROM manual WHERE session=? AND tbl=? AND board=?",
+                                (session, table or "*", board))
+            else:
+                self.db.execute("INSERT OR REPLACE INTO manual VALUES (?, ?, ?, ?)",
+                                (session, table or "*", board, action))
+
+    def status(self, session: str) -> dict[str, Any]:
+        q = self.db.execute
+        return {
+            "session": session,
+            "held": [{"table": t, "board": b, "items": n} for t, b, n in q(
+                "SELECT tbl, board, count(*) FROM held WHERE session=? GROUP BY tbl, board "
+                "ORDER BY tbl, board", (session,))],
+            "finished": [f"{t}/{b}" for t, b in q(
+                "SELECT tbl, board FROM done WHERE session=? ORDER BY tbl, board", (session,))],
+            "manual": [{"table": t, "board": b, "action": a} for t, b, a in q(
+                "SELECT tbl, board, action FROM manual WHERE session=?", (session,))],
+            "reports": [{"table": t, "board": b, "reason": r} for t, b, r in q(
+                "SELECT tbl, board, reason FROM reports WHERE session=?", (session,))],
+        }
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class Relay:
+    """The relay's logic between the broker and the gate (testable without a broker)."""
+
+    def __init__(self, gate: Gate, *, root: str = "bridge", public: str = "public",
+                 store: HeldStore | None = None,
+                 info: Mapping[tuple[str, int], Mapping[str, Any]] | None = None,
+                 deals: Mapping[int, str] | None = None, out: Path | None = None,
+                 session_info: Mapping[str, Any] | None = None) -> None:
+        self.gate, self.root, self.public, self.store = gate, root, public, store
+        self.session = gate.policy.session_id
+        self.info = info or {}           # (table, board) -> view fields (round, pairs...)
+        self.deals = deals or {}
+        self.out = out
+        self.session_info = dict(session_info or {})
+        self.views: dict[tuple[str, int], dict[str, Any]] = {}
+        self.reported: set[Any] = set()
+        if store is not None:
+            self.views = store.load(gate)
+
+    def take(self, topic: str, payload: Any, retained: bool, now: float) -> None:
+        parts = topic.split("/")
+        if len(parts) < 3 or parts[0] != self.root or not isinstance(payload, dict):
+            return
+        if parts[1] == "controller":
+            if len(parts) == 3 and parts[2] == "status":
+                self.gate.controller_status(None, payload)
+            elif len(parts) == 4 and parts[3] == "status":
+                self.gate.controller_status(parts[2], payload)
+            return
+        if len(parts) != 3:
+            return
+        table, kind = parts[1], parts[2]
+        added: list[Item] = []
+        if kind == "state":
+            self.gate.state(table, payload, retained=retained, now=now)
+        elif kind in ("feed", "alert"):
+            if not retained:
+                added.append(self.gate.offer(table, kind, payload, now))
+        elif kind == "result":
+            if not retained:   # a retained result was offered when it was live (store)
+                added.append(self.gate.offer(table, kind, payload, now))
+            self.gate.result(table, payload, now=now)
+        if self.store is not None:
+            self.store.save(self.gate, added)
+        for key, report in self.gate.reports.items():
+            if key not in self.reported:
+                self.reported.add(key)
+                log.warning("held: table %s board %s: %s", report.table, report.board,
+                            report.reason)
+
+    def release(self, now: float) -> list[tuple[str, dict[str, Any], bool]]:
+        """The messages to publish now: (topic, payload, retain)."""
+        items = self.gate.due(now)
+        out: list[tuple[str, dict[str, Any], bool]] = []
+        touched: dict[tuple[str, int], dict[str, Any]] = {}
+        for item in items:
+            payload = {**item.payload, "session": self.session}
+            out.append((f"{self.public}/{item.table}/{item.kind}", payload,
+                        item.kind == "result"))
+            if item.board is None:
+                continue
+            key = (item.table, item.board)
+            view = self.views.get(key)
+            if view is None:
+                info = {**self.session_info, **self.info.get(key, {})}
+                view = self.views[key] = new_view(self.session, item.table, item.board, info)
+            apply_item(view, item.kind, item.payload, self.deals.get(item.board))
+            touched.pop(key, None)
+            touched[key] = view   # last touched last
+        latest = {t: b for t, b in touched}          # the table's last released board
+        for (table, board), view in touched.items():
+            out.append((f"{self.public}/{table}/board/{board}", view, True))
+        for table, board in latest.items():
+            out.append((f"{self.public}/{table}/snapshot", self.views[(table, board)], True))
+        for view in touched.values():
+            if self.store is not None:
+                self.store.save_view(self.session, view)
+        if touched and self.out is not None:
+            for table in {t for t, _ in touched}:
+                try:
+                    write_table_files(self.out, table,
+                                      [v for (t, _), v in self.views.items() if t == table])
+                except Exception as exc:  # never stop the relay for a file
+                    log.warning("table %s: LIN/PBN not written: %s", table, exc)
+        if self.store is not None and items:
+            self.store.save(self.gate, removed=items)
+        return out
+
+    def session_payload(self) -> dict[str, Any]:
+        mv = self.gate.policy.movement
+        tables = sorted({t for r in mv.rounds for t in r.tables}) if mv is not None else []
+        return {"v": 1, "session": self.session, "tables": tables, **self.session_info}
+
+
+async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event | None = None,
+                    client_id: str | None = None, ready: asyncio.Event | None = None) -> None:
+    """Run ``relay`` on a broker until ``stop``; reconnects after a broker error."""
+    import aiomqtt
+
+    stop = stop or asyncio.Event()
+    cid = client_id or (relay.store.client_id() if relay.store is not None else
+                        f"bridge-table-broadcast-{uuid.uuid4().hex[:12]}")
+    root = relay.root
+    while not stop.is_set():
+        try:
+            async with aiomqtt.Client(
+                    broker.host, broker.port, identifier=cid, clean_session=False,
+                    username=broker.username, password=broker.password,
+                    tls_context=broker.tls_context(), keepalive=broker.keepalive) as client:
+                await client.subscribe([(f"{root}/controller/status", 1),
+                                        (f"{root}/controller/+/status", 1),
+                                        (f"{root}/+/state", 1), (f"{root}/+/feed", 1),
+                                        (f"{root}/+/alert", 1), (f"{root}/+/result", 1)])
+                await client.publish(f"{relay.public}/session",
+                                     json.dumps(relay.session_payload()), qos=1, retain=True)
+                if ready is not None:
+                    ready.set()
+                await _serve(client, relay, stop)
+        except aiomqtt.MqttError as exc:
+            log.warning("broker %s: %s; retrying", broker.url, exc)
+            try:
+                await asyncio.wait_for(stop.wait(), 1.0)
+            except TimeoutError:
+                pass
+
+
+async def _serve(client: Any, relay: Relay, stop: asyncio.Event) -> None:
+    wake = asyncio.Event()
+
+    async def receive() -> None:
+        async for message in client.messages:
+            try:
+                payload = json.loads(bytes(message.payload))
+            except (ValueError, TypeError):
+                log.warning("bad payload on %s ignored", message.topic)
+                continue
+            relay.take(str(message.topic), payload, bool(message.retain), time.time())
+            wake.set()
+
+    async def release() -> None:
+        last_sync = 0.0
+        while True:
+            wake.clear()
+            now = time.time()
+            if relay.store is not None and now - last_sync >= 1.0:
+                last_sync = now
+                relay.store.sync_manual(relay.gate)
+            for topic, payload, retain in relay.release(now):
+                await client.publish(topic, json.dumps(payload), qos=1, retain=retain)
+            nxt = relay.gate.next_time()
+            timeout = 1.0 if nxt is None else min(1.0, max(0.0, nxt - time.time()))
+            try:
+                await asyncio.wait_for(wake.wait(), timeout)
+            except TimeoutError:
+                pass
+
+    tasks = [asyncio.create_task(receive()), asyncio.create_task(release()),
+             asyncio.create_task(stop.wait())]
+    done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        while not task.done():  # a cancellation can be swallowed on Python 3.11: repeat
+            task.cancel()
+            await asyncio.wait({task}, timeout=0.1)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+
+
+def _load_session(args: argparse.Namespace) -> Any:
+    """The session: ``--session`` (the session file, controller.session) or ``--schedule``
+    (the schedule TOML, one round or every round)."""
+    if args.session:
+        from ..session import load_session
+        return load_session(args.session)
+    if args.schedule:
+        from ..schedule import load_movement
+        return load_movement(args.schedule)
+    return None
+
+
+def _session_views(session: Any) -> tuple[dict[tuple[str, int], dict[str, Any]],
+                                          dict[str, Any]]:
+    info: dict[tuple[str, int], dict[str, Any]] = {}
+    if session is None:
+        return info, {}
+    def name_of(number: Any) -> str | None:
+        competitor = getattr(session, "competitor", None)
+        if callable(competitor):   # the session file's Session: Competitor(players, name)
+            try:
+                c = competitor(int(number))
+            except (TypeError, ValueError):
+                return None
+            players = " - ".join(getattr(c, "players", ()) or ())
+            return players or getattr(c, "name", "") or None
+        pairs = getattr(session, "pairs", None)
+        if isinstance(pairs, Mapping):
+            value = pairs.get(str(number), pairs.get(number))
+            return value if isinstance(value, str) else None
+        return None
+
+    for rnd in session.movement.rounds:
+        for table, tr in rnd.tables.items():
+            ns, ew = getattr(tr, "ns", None), getattr(tr, "ew", None)
+            for board in tr.boards:
+                entry: dict[str, Any] = {"round": rnd.number}
+                if ns is not None:
+                    entry["ns"] = str(ns)
+                if ew is not None:
+                    entry["ew"] = str(ew)
+                players = {side: n for side, n in (("ns", name_of(ns) if ns is not None
+                                                        else None),
+                                                       ("ew", name_of(ew) if ew is not None
+                                                        else None)) if n}
+                if players:
+                    entry["players"] = players
+                info[(str(table), board)] = entry
+    event = getattr(session, "event", None)
+    return info, ({"event": event} if isinstance(event, str) else {})
+
+
+def _operator_main(action: str, argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog=f"bridge-table broadcast {action}")
+    ap.add_argument("--store", default="var/broadcast.sqlite")
+    ap.add_argument("--session-id", help="default: the session the relay runs")
+    if action != "status":
+        ap.add_argument("--board", type=int, required=True)
+        ap.add_argument("--table", help="one table (default: every table)")
+    args = ap.parse_args(argv)
+    if not Path(args.store).exists():
+        print(f"bridge-table broadcast: no relay store at {args.store}", file=sys.stderr)
+        return 2
+    try:
+        store = HeldStore(args.store)
+    except sqlite3.DatabaseError as exc:
+        print(f"bridge-table broadcast: {args.store}: not a relay store: {exc}", file=sys.stderr)
+        return 2
+    try:
+        session = args.session_id or store.session()
+        if session is None:
+            print("bridge-table broadcast: the store names no session", file=sys.stderr)
+            return 2
+        if action == "status":
+            print(json.dumps(store.status(session), indent=1))
+        else:
+            store.operator(session, action, args.board, args.table)
+            where = f"table {args.table}" if args.table else "every table"
+            print(f"session {session}: board {args.board} at {where}: {action}")
+    finally:
+        store.close()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("release", "hold", "clear", "status"):
+        return _operator_main(argv[0], argv[1:])
+    from ..daemon import ControllerError
+    from ..schedule import ScheduleError
+
+    ap = argparse.ArgumentParser(
+        prog="bridge-table broadcast", description=(__doc__ or "").split("\n")[0],
+        epilog="Operator: bridge-table broadcast release|hold|clear --board B [--table T] "
+               "[--store FILE]; bridge-table broadcast status.")
+    add_broker_options(ap)
+    ap.add_argument("--session", help="the session file (its movement and id)")
+    ap.add_argument("--schedule", help="schedule TOML: every round (or one round)")
+    ap.add_argument("--session-id", help="override the session id")
+    ap.add_argument("--release", choices=RELEASES, default="round",
+                    help="round (default): once every table of the session that plays the "
+                         "board has finished it; board/live: explicit, may leak")
+    ap.add_argument("--delay", type=float, default=0.0, help="seconds on top (default 0)")
+    ap.add_argument("--deals", help="deals file: the hands shown once a board is released")
+    ap.add_argument("--out", help="directory for the live LIN and PBN files")
+    ap.add_argument("--root", default="bridge")
+    ap.add_argument("--public", default="public", help="topic root of the released feed")
+    ap.add_argument("--store", default="var/broadcast.sqlite", help="the relay's SQLite store")
+    ap.add_argument("--client-id", help="MQTT client id (default: unique, kept in the store)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    try:
+        broker = broker_settings(args)
+        session = _load_session(args)
+        movement = session.movement if session is not None else None
+        sid = args.session_id or (session.id if session is not None else None)
+        if sid is None:
+            if args.release == "round":
+                raise ValueError("--release round needs the session's movement (--session or "
+                                 "--schedule); refusing to start rather than release early")
+            sid = time.strftime("adhoc-%Y%m%d")
+        policy = GatePolicy(sid, movement, release=args.release, delay=args.delay)
+        deals: dict[int, str] = {}
+        if args.deals:
+            from ..deals import DealsError, load_deals
+            try:
+                infos, _ = load_deals(args.deals)
+            except DealsError as exc:
+                raise ValueError(str(exc)) from None
+            deals = {n: i.deal.to_pbn() for n, i in infos.items() if i.deal is not None}
+    except (ControllerError, ScheduleError, ValueError, OSError) as exc:
+        print(f"bridge-table broadcast: {exc}", file=sys.stderr)
+        return 2
+    if args.release != "round":
+        log.warning("--release %s: boards go public before every table has played them",
+                    args.release)
+    try:
+        Path(args.store).parent.mkdir(parents=True, exist_ok=True)
+        store = HeldStore(args.store)
+        store.set_session(sid)
+    except (OSError, sqlite3.DatabaseError) as exc:
+        print(f"bridge-table broadcast: {args.store}: cannot use it as the relay's store: "
+              f"{exc}", file=sys.stderr)
+        return 2
+    info, session_info = _session_views(session)
+    relay = Relay(Gate(policy), root=args.root, public=args.public, store=store, info=info,
+                  deals=deals, out=Path(args.out) if args.out else None,
+                  session_info=session_info)
+    log.info("session %s, release %s, delay %ss, client id %s", sid, args.release,
+             args.delay, args.client_id or store.client_id())
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await run_relay(broker, relay, stop=stop, client_id=args.client_id)
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        store.close()
+    return 0

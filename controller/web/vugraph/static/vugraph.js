@@ -1,0 +1,243 @@
+// The vugraph page: no build step, no library. Data from /api/*, changes from /events (SSE).
+"use strict";
+
+const L = {
+  en: { title: "Vugraph", tables: "Tables", table: "Table", board: "Board", round: "Round",
+        status: "Status", playing: "playing", complete: "complete", none: "Nothing released yet.",
+        auction: "Auction", play: "Play", trick: "Trick", result: "Result", irregularities: "Irregularities",
+        dealer: "Dealer", vul: "Vul", contract: "Contract", by: "by", tricks: "tricks",
+        score: "Score NS", passed: "Passed out", first: "First", prev: "Previous", next: "Next", last: "Last",
+        hidden: "The hands are shown once the board is released at every table.",
+        results: "Results across tables", frequency: "Frequency", count: "Count", mp: "MP NS",
+        pct: "% NS", imps: "IMPs NS", dd: "Double dummy", par: "Par", ddAbsent: "Double-dummy analysis is not installed (pip install bridge-table[dd]).",
+        claim: "Claim", boards: "Boards", released: "Released boards", ns: "NS", ew: "EW",
+        seats: { N: "North", E: "East", S: "South", W: "West" }, allBoards: "results" },
+  vi: { title: "Vugraph", tables: "Các bàn", table: "Bàn", board: "Ván", round: "Vòng",
+        status: "Trạng thái", playing: "đang chơi", complete: "đã xong", none: "Chưa có gì được công bố.",
+        auction: "Đấu thầu", play: "Đánh bài", trick: "Nước", result: "Kết quả", irregularities: "Sai phạm",
+        dealer: "Chia bài", vul: "Vul", contract: "Hợp đồng", by: "bởi", tricks: "nước",
+        score: "Điểm NS", passed: "Bỏ bài", first: "Đầu", prev: "Trước", next: "Sau", last: "Cuối",
+        hidden: "Bài của bốn tay được hiện khi ván đã xong ở mọi bàn.",
+        results: "Kết quả các bàn", frequency: "Tần suất", count: "Số lần", mp: "MP NS",
+        pct: "% NS", imps: "IMP NS", dd: "Phân tích hai tay", par: "Par", ddAbsent: "Chưa cài phân tích hai tay (pip install bridge-table[dd]).",
+        claim: "Tuyên bố", boards: "Các ván", released: "Các ván đã công bố", ns: "NS", ew: "EW",
+        seats: { N: "Bắc", E: "Đông", S: "Nam", W: "Tây" }, allBoards: "kết quả" },
+  zh: { title: "实况转播", tables: "牌桌", table: "桌", board: "牌", round: "轮",
+        status: "状态", playing: "进行中", complete: "已完成", none: "尚无公开内容。",
+        auction: "叫牌", play: "打牌", trick: "墩", result: "结果", irregularities: "违规",
+        dealer: "发牌", vul: "局况", contract: "定约", by: "庄家", tricks: "墩",
+        score: "南北得分", passed: "全部派司", first: "第一", prev: "上一", next: "下一", last: "最后",
+        hidden: "各桌打完此牌后才显示四家牌。",
+        results: "各桌结果", frequency: "频率", count: "次数", mp: "南北比赛分",
+        pct: "南北%", imps: "南北IMP", dd: "双明手分析", par: "标准分", ddAbsent: "未安装双明手分析（pip install bridge-table[dd]）。",
+        claim: "摊牌", boards: "牌", released: "已公开的牌", ns: "南北", ew: "东西",
+        seats: { N: "北", E: "东", S: "南", W: "西" }, allBoards: "结果" },
+};
+const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
+const ORDER = "NESW";
+const params = new URLSearchParams(location.search);
+let lang = params.get("lang") || localStorage.getItem("vugraph-lang") || "en";
+if (!L[lang]) lang = "en";
+const T = (k) => L[lang][k] || L.en[k] || k;
+let step = null;          // trick shown in the step-through (null: follow live)
+let shownKey = null;
+
+function esc(s) { return String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c])); }
+function suitHtml(s) { if (!SUITS[s]) return esc(s); const red = s === "H" || s === "D"; return `<span class="${red ? "red" : ""}">${SUITS[s]}</span>`; }
+function cardHtml(c) { c = String(c || ""); if (!/^[SHDC][2-9TJQKA]$/.test(c)) return esc(c); return suitHtml(c[0]) + (c[1] === "T" ? "10" : c[1]); }
+function callHtml(c) {
+  if (!c) return "";
+  if (c === "Pass") return lang === "zh" ? "派司" : "Pass";
+  if (c === "X" || c === "XX") return c;
+  if (!/^[1-7](NT|[SHDC])$/.test(c)) return esc(c);
+  const level = c[0], den = c.slice(1);
+  return level + (den === "NT" ? "NT" : suitHtml(den));
+}
+function contractHtml(r) {
+  if (!r || !r.contract) return "";
+  if (r.contract === "Pass") return T("passed");
+  const m = r.contract.match(/^(\d)(NT|[SHDC])(X{0,2})$/);
+  const c = m ? m[1] + (m[2] === "NT" ? "NT" : suitHtml(m[2])) + m[3] : esc(r.contract);
+  return `${c} ${T("by")} ${L[lang].seats[r.declarer] || ""}`;
+}
+function hands(deal) {
+  if (!deal) return null;
+  const [first, rest] = deal.split(":");
+  const out = {}; const parts = rest.trim().split(/\s+/);
+  const i0 = ORDER.indexOf(first);
+  parts.forEach((h, k) => {
+    const seat = ORDER[(i0 + k) % 4];
+    const suits = h.split(".");
+    out[seat] = {};
+    ["S", "H", "D", "C"].forEach((s, j) => { out[seat][s] = (suits[j] || "").replace("-", ""); });
+  });
+  return out;
+}
+function tricksOf(cards, contract) {
+  const trump = contract && /^\d[SHDC]/.test(contract) ? contract[1] : null;
+  const rank = "23456789TJQKA";
+  const out = [];
+  for (let i = 0; i < cards.length; i += 4) {
+    const t = cards.slice(i, i + 4);
+    let win = null;
+    if (t.length === 4) {
+      let best = t[0];
+      for (const x of t.slice(1)) {
+        const [bs, bc] = best, [xs, xc] = x;
+        if (xc[0] === bc[0] ? rank.indexOf(xc[1]) > rank.indexOf(bc[1]) : xc[0] === trump) best = x;
+      }
+      win = best[0];
+    }
+    out.push({ cards: t, winner: win });
+  }
+  return out;
+}
+
+async function getJSON(url) { const r = await fetch(url); return r.json(); }
+
+function setHeader(state) {
+  const s = state.session || {};
+  document.getElementById("event").textContent = [s.event, s.session].filter(Boolean).join(" · ");
+  const dot = document.getElementById("live");
+  dot.className = "dot" + (state.connected ? " on" : "");
+  document.querySelectorAll("[data-i18n]").forEach((e) => { e.textContent = T(e.dataset.i18n); });
+  document.documentElement.lang = lang;
+}
+
+async function renderHome() {
+  const state = await getJSON("/api/state");
+  setHeader(state);
+  const rows = state.tables.map((t) => {
+    const s = t.snapshot;
+    const res = s && s.result ? contractHtml(s.result) + (s.result.contract !== "Pass" ? ` ${esc(s.result.tricks)} ${T("tricks")}` : "") : "";
+    return `<tr data-table="${esc(t.table)}"><td><a href="#/table/${encodeURIComponent(t.table)}">${T("table")} ${esc(t.table)}</a></td>
+      <td>${s ? esc(s.board) : "–"}</td><td>${s && s.round ? esc(s.round) : ""}</td>
+      <td>${s ? esc(T(s.status)) : ""}</td><td>${res}</td>
+      <td>${t.boards.map((b) => `<a href="#/table/${encodeURIComponent(t.table)}/${b}">${b}</a>`).join(" ")}</td></tr>`;
+  }).join("");
+  const boards = state.boards.map((b) => `<a href="#/board/${b}">${T("board")} ${b}</a>`).join(" · ");
+  document.getElementById("main").innerHTML = `
+    <div class="panel"><h2>${T("tables")}</h2>
+    ${state.tables.length ? `<table class="list" id="tables"><thead><tr><th>${T("table")}</th><th>${T("board")}</th><th>${T("round")}</th><th>${T("status")}</th><th>${T("result")}</th><th>${T("released")}</th></tr></thead><tbody>${rows}</tbody></table>` : `<p class="muted">${T("none")}</p>`}
+    </div>
+    <div class="panel"><h2>${T("results")}</h2><p id="boards">${boards || `<span class="muted">${T("none")}</span>`}</p></div>`;
+}
+
+function handHtml(seat, h, gone, view, turn) {
+  const who = L[lang].seats[seat];
+  const side = seat === "N" || seat === "S" ? "ns" : "ew";
+  const name = view.players && view.players[side] ? `<div class="muted">${esc(view.players[side])}</div>` : "";
+  let body = "";
+  if (h) {
+    body = ["S", "H", "D", "C"].map((s) => {
+      const cards = h[s].split("").map((r) => gone.has(s + r) ? `<span class="gone">${r === "T" ? "10" : r}</span>` : (r === "T" ? "10" : r)).join(" ");
+      return `<div>${suitHtml(s)} ${cards || "—"}</div>`;
+    }).join("");
+  } else {
+    // hands not released yet: the cards this seat has played so far
+    const mine = (view.cards || []).filter(([x, c]) => x === seat && gone.has(c)).map(([, c]) => cardHtml(c));
+    body = mine.length ? `<div class="played">${mine.join(" ")}</div>` : "";
+  }
+  return `<div class="hand seat-${seat}${turn ? " turn" : ""}" id="hand-${seat}"><div class="who">${who}</div>${name}${body}</div>`;
+}
+
+function renderBoardView(view, tableId) {
+  const tricks = tricksOf(view.cards || [], view.result && view.result.contract);
+  const n = tricks.length;
+  const key = `${tableId}/${view.board}`;
+  // a finished board opens on the whole deal; a board in play follows the play
+  if (shownKey !== key) { shownKey = key; step = view.status === "complete" ? 0 : null; }
+  const k = step === null ? n : Math.min(step, n);
+  const gone = new Set();
+  tricks.slice(0, k).forEach((t) => t.cards.forEach(([, c]) => gone.add(c)));
+  const cur = k > 0 ? tricks[k - 1] : null;
+  const h = hands(view.deal);
+  const felt = (cur ? cur.cards.map(([s, c]) => `<span class="c ${s}">${cardHtml(c)}</span>`).join("") : "") +
+    (cur ? "" : `<div class="info">${T("board")} ${esc(view.board)}<br>${T("dealer")} ${L[lang].seats[view.dealer] || ""}<br>${T("vul")} ${esc(view.vul || "")}</div>`);
+  const diagram = `<div class="diagram" id="diagram">${ORDER.split("").map((s) => handHtml(s, h ? h[s] : null, gone, view, cur && cur.winner === s)).join("")}
+     <div class="table-felt" id="felt">${felt}</div></div>${h ? "" : `<p class="muted" id="hidden">${T("hidden")}</p>`}`;
+  // auction: columns W N E S, first call under the dealer
+  const cols = ["W", "N", "E", "S"];
+  const cells = [];
+  for (let i = 0; i < cols.indexOf(view.dealer || "W"); i++) cells.push("<td></td>");
+  const irrs = Object.fromEntries((view.irregularities || []).map((i) => [i.id, i]));
+  (view.calls || []).forEach(([seat, call, irr]) => {
+    const i = irr != null ? irrs[irr] : null;
+    const title = i ? ` title="${esc((i.text && (i.text[lang] || i.text.en)) || i.code)}"` : "";
+    cells.push(`<td class="${i ? "irr" : ""}"${title}>${callHtml(call)}${i ? "*" : ""}</td>`);
+  });
+  let rows = "";
+  for (let i = 0; i < cells.length; i += 4) rows += `<tr>${cells.slice(i, i + 4).join("")}</tr>`;
+  const auction = `<table class="auction" id="auction"><thead><tr>${cols.map((c) => `<th>${L[lang].seats[c]}</th>`).join("")}</tr></thead><tbody>${rows}</tbody></table>`;
+  const trickRows = tricks.map((t, i) => `<tr class="${i === k - 1 ? "cur" : ""}"><td>${i + 1}</td>${t.cards.map(([s, c]) => `<td>${s} ${cardHtml(c)}</td>`).join("")}<td>${t.winner ? "→ " + t.winner : ""}</td></tr>`).join("");
+  const r = view.result;
+  const result = r ? `<div class="result" id="result">${contractHtml(r)}${r.contract !== "Pass" ? ` · ${esc(r.tricks)} ${T("tricks")}` : ""} · ${T("score")} ${r.score_ns > 0 ? "+" : ""}${esc(r.score_ns)}</div>
+     ${view.claim ? `<div class="muted">${T("claim")}: ${esc(view.claim.tricks)} ${T("tricks")}</div>` : ""}` : `<div class="muted">${T("playing")}</div>`;
+  const irr = (view.irregularities || []).map((i) => `<li><b>${esc(i.code)}</b> (Law ${esc(i.law || "")}) ${esc((i.text && (i.text[lang] || i.text.en)) || "")} <span class="muted">${esc(i.status)}</span></li>`).join("");
+  const title = `${T("table")} ${esc(tableId)} · ${T("board")} ${esc(view.board)}${view.round ? ` · ${T("round")} ${esc(view.round)}` : ""}` +
+    (view.ns ? ` · ${T("ns")} ${esc(view.ns)} – ${T("ew")} ${esc(view.ew || "")}` : "");
+  return `<div class="grid"><div><div class="panel"><h2 id="board-title">${title}</h2>${diagram}</div>
+    <div class="panel"><h2>${T("result")}</h2>${result} <p><a href="#/board/${esc(view.board)}">${T("results")}</a></p></div></div>
+    <div><div class="panel"><h2>${T("auction")}</h2>${auction}</div>
+    <div class="panel"><h2>${T("play")}</h2><div class="steps"><button id="first" aria-label="${T("first")}">|◀</button><button id="prev" aria-label="${T("prev")}">◀</button>
+      <span id="step">${T("trick")} ${k} / ${n}</span><button id="next" aria-label="${T("next")}">▶</button><button id="last" aria-label="${T("last")}">▶|</button></div>
+      <table class="tricks" id="tricks">${trickRows}</table></div>
+    ${irr ? `<div class="panel"><h2>${T("irregularities")}</h2><ul class="irregularities" id="irregularities">${irr}</ul></div>` : ""}</div></div>`;
+}
+
+let tableCache = null;
+async function renderTable(tableId, boardNo) {
+  const data = await getJSON(`/api/table/${encodeURIComponent(tableId)}`);
+  const state = await getJSON("/api/state"); setHeader(state);
+  tableCache = data;
+  draw(tableId, boardNo);
+}
+function draw(tableId, boardNo) {
+  const data = tableCache;
+  let view = data.snapshot;
+  if (boardNo) view = data.boards.find((b) => String(b.board) === String(boardNo)) || view;
+  const nav = data.boards.map((b) => `<a href="#/table/${encodeURIComponent(tableId)}/${b.board}">${b.board}</a>`).join(" ");
+  document.getElementById("main").innerHTML = view ?
+    `<p>${T("boards")}: ${nav}</p>${renderBoardView(view, tableId)}` : `<p class="muted">${T("none")}</p>`;
+  const n = tricksOf(view ? view.cards || [] : [], null).length;
+  const cur = step === null ? n : step;
+  const go = (s) => { step = Math.max(0, Math.min(n, s)); if (step === n) step = null; draw(tableId, boardNo); };
+  const b = (id, f) => { const e = document.getElementById(id); if (e) e.onclick = f; };
+  b("first", () => { step = 0; draw(tableId, boardNo); }); b("prev", () => { step = Math.max(0, cur - 1); draw(tableId, boardNo); });
+  b("next", () => go(cur + 1)); b("last", () => go(n));
+}
+
+async function renderBoard(boardNo) {
+  const [state, data] = await Promise.all([getJSON("/api/state"), getJSON(`/api/board/${boardNo}`)]);
+  setHeader(state);
+  const rows = data.results.map((r) => `<tr><td>${esc(r.table)}</td><td>${esc(r.ns || "")}</td><td>${esc(r.ew || "")}</td><td>${contractHtml(r)}</td><td>${r.contract === "Pass" ? "" : esc(r.tricks)}</td><td>${esc(r.score_ns)}</td><td>${esc(r.mp_ns ?? "")}</td><td>${esc(r.pct_ns ?? "")}</td></tr>`).join("");
+  const freq = data.frequency.map((f) => `<tr><td>${contractHtml(f)}</td><td>${esc(f.score_ns)}</td><td>${esc(f.count)}</td></tr>`).join("");
+  let dd = `<p class="muted" id="dd-absent">${T("ddAbsent")}</p>`;
+  if (data.dd && data.dd.available) {
+    const den = ["NT", "S", "H", "D", "C"];
+    dd = `<table class="dd" id="dd"><tr><th></th>${den.map((d) => `<th>${d === "NT" ? "NT" : suitHtml(d)}</th>`).join("")}</tr>` +
+      ORDER.split("").map((s) => `<tr><th>${L[lang].seats[s]}</th>${den.map((d) => { const t = data.dd.tricks[d][s]; return `<td>${t >= 7 ? t - 6 : "–"}</td>`; }).join("")}</tr>`).join("") +
+      `</table><p>${T("par")}: ${data.dd.par.map(esc).join(", ")} (${data.dd.par_score_ns > 0 ? "+" : ""}${data.dd.par_score_ns})</p>`;
+  } else if (!data.deal) { dd = ""; }
+  document.getElementById("main").innerHTML = `<div class="panel"><h2>${T("board")} ${esc(boardNo)} · ${T("results")}</h2>
+    <table class="list" id="results"><thead><tr><th>${T("table")}</th><th>${T("ns")}</th><th>${T("ew")}</th><th>${T("contract")}</th><th>${T("tricks")}</th><th>${T("score")}</th><th>${T("mp")}</th><th>${T("pct")}</th></tr></thead><tbody>${rows}</tbody></table>
+    ${data.imps_ns != null ? `<p id="imps">${T("imps")}: ${esc(data.imps_ns)}</p>` : ""}</div>
+    <div class="panel"><h2>${T("frequency")}</h2><table class="list" id="frequency"><thead><tr><th>${T("contract")}</th><th>${T("score")}</th><th>${T("count")}</th></tr></thead><tbody>${freq}</tbody></table></div>
+    <div class="panel"><h2>${T("dd")}</h2>${dd}</div>`;
+}
+
+let pending = null;
+function route() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  if (parts[0] === "table" && parts[1]) return renderTable(parts[1], parts[2]);
+  if (parts[0] === "board" && parts[1]) return renderBoard(parts[1]);
+  return renderHome();
+}
+function refresh() { if (pending) return; pending = setTimeout(() => { pending = null; route(); }, 100); }
+
+document.getElementById("lang").value = lang;
+document.getElementById("lang").onchange = (e) => { lang = e.target.value; localStorage.setItem("vugraph-lang", lang); route(); };
+window.addEventListener("hashchange", () => { shownKey = null; route(); });
+const es = new EventSource("/events");
+es.onmessage = () => { if (step === null) refresh(); };
+route();

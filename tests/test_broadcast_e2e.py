@@ -1,0 +1,474 @@
+"""End to end: mosquitto, the controller, the relay and the vugraph as processes; the
+attacks of issue #12 fail, and a real browser shows what was released.
+
+One stack for the module (starting it takes seconds); the tests run in order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from boardevents import BoardScript, EventWriter, clean_board
+from broker import Mosquitto, free_port
+
+from controller.laws.cards import Seat, Suit, board_dealer
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS_IMG = ROOT / "docs" / "img"
+
+DEAL1 = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
+DEAL2 = "N:85.AKJ874.A65.Q7 KJ73.962.9.AKJ52 AQ4.QT5.KQJT.863 T962.3.87432.T94"
+DEALS = {1: DEAL1, 2: DEAL2}
+
+SCHEDULE = """
+[session]
+id = "club-2026-11-30"
+event = "Monday pairs"
+
+[pairs]
+"1" = "Ann Lee - Bo Tran"
+"2" = "Cy Ngo - Di Wu"
+"3" = "Ed Ho - Fa Li"
+"4" = "Gu Ma - Hu Yi"
+
+[[round]]
+number = 1
+[round.tables]
+"1" = { ns = 1, ew = 3, boards = [1] }
+"2" = { ns = 2, ew = 4, boards = [2] }
+
+[[round]]
+number = 2
+[round.tables]
+"1" = { ns = 1, ew = 4, boards = [2] }
+"2" = { ns = 2, ew = 3, boards = [1] }
+"""
+
+
+def script(board: int) -> BoardScript:
+    s = clean_board(board)
+    return BoardScript(board=board, deal=DEALS[board], calls=s.calls, trump=Suit.H,
+                       declarer=Seat.S)
+
+
+def pbn_deals() -> str:
+    out = []
+    for b, deal in DEALS.items():
+        vul = ["None", "NS", "EW", "All"][[0, 1, 2, 3, 1, 2, 3, 0][(b - 1) % 8]]
+        out.append(f'[Event "Monday pairs"]\n[Board "{b}"]\n[Dealer "{board_dealer(b)}"]\n'
+                   f'[Vulnerable "{vul}"]\n[Deal "{deal}"]\n')
+    return "\n".join(out)
+
+
+class Watcher:
+    """A plain MQTT client (paho) that records every message under a filter."""
+
+    def __init__(self, url: str, topic: str) -> None:
+        import paho.mqtt.client as mqtt
+
+        host, port = url.split("//")[1].split(":")
+        self.seen: list[tuple[str, Any, bool]] = []
+        self.lock = threading.Lock()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        self.client.on_message = self._on
+        self.client.connect(host, int(port))
+        self.client.subscribe(topic, qos=1)
+        self.client.loop_start()
+
+    def _on(self, client: Any, userdata: Any, msg: Any) -> None:
+        try:
+            payload = json.loads(msg.payload)
+        except ValueError:
+            payload = None
+        with self.lock:
+            self.seen.append((msg.topic, payload, bool(msg.retain)))
+
+    def topics(self) -> list[str]:
+        with self.lock:
+            return [t for t, _, _ in self.seen]
+
+    def publish(self, topic: str, payload: Any, retain: bool = False) -> None:
+        self.client.publish(topic, json.dumps(payload), qos=1, retain=retain).wait_for_publish(5)
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def wait_for(pred: Any, timeout: float = 20.0, what: str = "") -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "controller.cli", *args]
+
+
+class Stack:
+    def __init__(self, tmp: Path, broker: Mosquitto) -> None:
+        self.tmp, self.broker, self.url = tmp, broker, broker.url
+        (tmp / "deals.pbn").write_text(pbn_deals())
+        (tmp / "session.toml").write_text(SCHEDULE)
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.writers: dict[str, EventWriter] = {}
+        self.start("controller", "controller", "--broker", self.url, "--deals",
+                   str(tmp / "deals.pbn"), "--no-journal", "--status-interval", "1")
+        self.start("relay", "broadcast", "--broker", self.url, "--schedule",
+                   str(tmp / "session.toml"), "--store", str(tmp / "relay.sqlite"),
+                   "--deals", str(tmp / "deals.pbn"), "--out", str(tmp / "out"))
+        self.port = free_port()
+        self.start("vugraph", "vugraph", "--broker", self.url, "--listen",
+                   f"127.0.0.1:{self.port}")
+        self.web = f"http://127.0.0.1:{self.port}"
+        wait_for(self._web_up, 20, "the vugraph")
+        self.public = Watcher(self.url, "public/#")
+        self.bridge = Watcher(self.url, "bridge/#")
+        wait_for(lambda: any(t == "public/session" for t in self.public.topics()), 20,
+                 "the relay's session")
+        wait_for(lambda: any(t == "bridge/controller/status" for t in self.bridge.topics()),
+                 20, "the controller")
+
+    def _web_up(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.web + "/api/state", timeout=1) as r:
+                return bool(json.load(r)["connected"])
+        except OSError:
+            return False
+
+    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        log = open(self.tmp / f"{name}.log", "wb")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        p = subprocess.Popen(cli(*args), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                             env=env)
+        self.procs[name] = p
+        return p
+
+    def log(self, name: str) -> str:
+        return (self.tmp / f"{name}.log").read_text(errors="replace")
+
+    def play(self, table: str, board: int, src: str | None = None) -> None:
+        """Every event of a whole board at ``table``, then wait for its result."""
+        key = src or f"pi-{table}"
+        writer = self.writers.setdefault(key, EventWriter(key))
+        n = len(self.bridge.seen)
+        for ev in writer.board(script(board)):
+            self.bridge.publish(f"bridge/{table}/event", ev)
+        wait_for(lambda: any(t == f"bridge/{table}/result" and p and p.get("board") == board
+                             for t, p, _ in self.bridge.seen[n:]), 30,
+                 f"the result of board {board} at table {table}")
+        time.sleep(0.5)   # let the relay take the last messages
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.web + path, timeout=10) as r:
+            return json.load(r)
+
+    def stop(self) -> None:
+        self.public.close()
+        self.bridge.close()
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for p in self.procs.values():
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    tmp = tmp_path_factory.mktemp("broadcast-e2e")
+    with Mosquitto(tmp / "broker") as broker:
+        s = Stack(tmp, broker)
+        try:
+            yield s
+        finally:
+            s.stop()
+
+
+def released(stack: Stack, table: str, board: int) -> bool:
+    return f"public/{table}/board/{board}" in stack.public.topics()
+
+
+def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: Stack) -> None:
+    stack.play("9", 1)                 # a table the movement does not name
+    stack.play("1", 1)
+    stack.play("2", 2)
+    time.sleep(1)
+    assert [t for t in stack.public.topics() if t != "public/session"] == []
+    # a forged result for board 2 at table 1 (never played there): releases nothing
+    stack.bridge.publish("bridge/1/result", {"v": 1, "table": "1", "board": 2,
+                                             "dealer": "E", "vul": "NS", "contract": "4H",
+                                             "declarer": "S", "tricks": 10, "score_ns": 620},
+                         retain=True)
+    time.sleep(1.5)
+    assert [t for t in stack.public.topics() if t != "public/session"] == []
+    assert "movement does not name" in stack.log("relay")
+    assert "untrusted result" in stack.log("relay")
+
+
+def test_2_round_two_releases_each_board_once_every_table_has_played_it(stack: Stack) -> None:
+    stack.play("1", 2)
+    wait_for(lambda: released(stack, "1", 2) and released(stack, "2", 2), 20, "board 2")
+    assert not released(stack, "1", 1)
+    stack.play("2", 1)
+    wait_for(lambda: released(stack, "1", 1) and released(stack, "2", 1), 20, "board 1")
+    time.sleep(1)
+    assert not any(t.startswith("public/9/") for t in stack.public.topics())
+    view = [p for t, p, _ in stack.public.seen if t == "public/1/board/1"][-1]
+    assert view["deal"] == DEAL1 or view["deal"].endswith(DEAL1.split(":")[1])
+    assert view["session"] == "club-2026-11-30" and view["status"] == "complete"
+    assert len(view["cards"]) == 52 and view["result"]["contract"] == "4H"
+    feeds = [p for t, p, _ in stack.public.seen if t == "public/1/feed"]
+    assert feeds and all(p["session"] == "club-2026-11-30" for p in feeds)
+
+
+def test_3_the_operator_releases_the_unscheduled_table_by_hand(stack: Stack) -> None:
+    out = subprocess.run(cli("broadcast", "release", "--store", str(stack.tmp / "relay.sqlite"),
+                             "--board", "1", "--table", "9"), cwd=ROOT, capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    wait_for(lambda: released(stack, "9", 1), 20, "table 9 released by hand")
+
+
+def test_4_live_lin_and_pbn_read_back_in_endplay(stack: Stack) -> None:
+    from endplay.parsers import lin as elin
+    from endplay.parsers import pbn as epbn
+
+    for table in ("1", "2"):
+        with open(stack.tmp / "out" / f"table-{table}.lin") as fp:
+            lin = {b.board_num: b for b in elin.load(fp)}
+        with open(stack.tmp / "out" / f"table-{table}.pbn") as fp:
+            pbn = {b.board_num: b for b in epbn.load(fp)}
+        assert sorted(lin) == sorted(pbn) == [1, 2]
+        for number in (1, 2):
+            view = stack.get(f"/api/table/{table}")["boards"][number - 1]
+            s = script(number)
+            for b in (lin[number], pbn[number]):
+                assert _hands(b.deal.to_pbn()) == _hands(DEALS[number])
+                assert [_call(c) for c in b.auction] == list(s.calls)
+                cards = [str(c.suit.abbr if hasattr(c.suit, "abbr") else c.suit) for t in b.play
+                         for c in ([t] if not isinstance(t, list | tuple) else t)]
+                assert len(cards) == 52
+                assert b.contract.level == 4 and b.contract.result == \
+                    view["result"]["tricks"] - 10
+
+
+def _hands(pbn: str) -> dict[str, str]:
+    first, rest = pbn.split(":")
+    order = "NESW"
+    i = order.index(first)
+    return {order[(i + k) % 4]: h for k, h in enumerate(rest.split())}
+
+
+def _call(c: Any) -> str:
+    from endplay.types import Penalty
+
+    if getattr(c, "penalty", None) == Penalty.passed or str(c).lower().startswith("p"):
+        return "Pass"
+    text = str(c)
+    for sym, letter in (("♠", "S"), ("♥", "H"), ("♦", "D"), ("♣", "C")):
+        text = text.replace(sym, letter)
+    return text
+
+
+def test_5_the_vugraph_shows_the_released_board(stack: Stack, chromium_browser: Any) -> None:
+    DOCS_IMG.mkdir(parents=True, exist_ok=True)
+    page = chromium_browser.new_page(viewport={"width": 1200, "height": 900})
+    try:
+        page.goto(stack.web + "/")
+        page.wait_for_selector("#tables tr[data-table='1']")
+        assert page.locator("#tables tr[data-table='9']").count() == 1
+        page.screenshot(path=str(DOCS_IMG / "vugraph-tables.png"))
+        page.goto(stack.web + "/#/table/1/1")
+        page.wait_for_selector("#diagram #hand-N")
+        north = page.locator("#hand-N").inner_text()
+        assert "Q 10 5" in north.replace("\n", " ") and "North" in north
+        assert "Ann Lee - Bo Tran" in page.locator("#hand-N").inner_text()
+        cells = [c.strip() for c in page.locator("#auction tbody td").all_inner_texts()]
+        assert [c for c in cells if c] == ["Pass", "Pass", "1♥", "Pass", "4♥", "Pass", "Pass",
+                                           "Pass"]
+        assert "4♥ by South" in page.locator("#result").inner_text()
+        assert "11 tricks" in page.locator("#result").inner_text()
+        assert page.locator("#tricks tr").count() == 13
+        # a finished board opens on the whole deal
+        assert "Trick 0 / 13" in page.locator("#step").inner_text()
+        page.screenshot(path=str(DOCS_IMG / "vugraph-table.png"), full_page=True)
+        page.click("#last")
+        assert "Trick 13 / 13" in page.locator("#step").inner_text()
+        assert page.locator(".hand .gone").count() == 52
+        # step-through: back to the start, then trick by trick
+        page.click("#first")
+        assert "Trick 0 / 13" in page.locator("#step").inner_text()
+        assert page.locator("#hand-N .gone").count() == 0
+        page.click("#next")
+        assert "Trick 1 / 13" in page.locator("#step").inner_text()
+        first = page.locator("#felt .c").all_inner_texts()
+        assert len(first) == 4
+        assert page.locator(".hand .gone").count() == 4
+        page.click("#next")
+        page.click("#next")
+        assert "Trick 3 / 13" in page.locator("#step").inner_text()
+        assert page.locator(".hand .gone").count() == 12
+        page.click("#prev")
+        assert "Trick 2 / 13" in page.locator("#step").inner_text()
+        page.screenshot(path=str(DOCS_IMG / "vugraph-step.png"), full_page=True)
+        # the board across tables, with double dummy and par
+        page.goto(stack.web + "/#/board/1")
+        page.wait_for_selector("#results tbody tr")
+        assert page.locator("#results tbody tr").count() == 3     # tables 1, 2 and 9
+        page.wait_for_selector("#dd, #dd-absent")
+        page.screenshot(path=str(DOCS_IMG / "vugraph-board.png"), full_page=True)
+        # other languages
+        page.goto(stack.web + "/?lang=vi#/table/1/1")
+        page.wait_for_selector("#hand-N")
+        assert "Bắc" in page.locator("#hand-N").inner_text()
+        page.goto(stack.web + "/?lang=zh#/table/1/1")
+        page.wait_for_selector("#hand-N")
+        assert "北" in page.locator("#hand-N").inner_text()
+        page.screenshot(path=str(DOCS_IMG / "vugraph-zh.png"), full_page=True)
+    finally:
+        page.close()
+
+
+def test_6_a_late_joiner_sees_the_board_as_released(stack: Stack, chromium_browser: Any) -> None:
+    """A new page (and a new vugraph process) after release: the retained views are there."""
+    port = free_port()
+    late = stack.start("vugraph-late", "vugraph", "--broker", stack.url, "--listen",
+                       f"127.0.0.1:{port}")
+    try:
+        page = chromium_browser.new_page(viewport={"width": 390, "height": 844})
+        url = f"http://127.0.0.1:{port}"
+        wait_for(lambda: _up(url), 20, "the late vugraph")
+        page.goto(url + "/#/table/2")
+        page.wait_for_selector("#hand-S")
+        assert "Table 2" in page.locator("#board-title").inner_text()
+        assert page.locator("#result").count() == 1
+        page.screenshot(path=str(DOCS_IMG / "vugraph-phone.png"), full_page=True)
+        page.close()
+    finally:
+        late.send_signal(signal.SIGINT)
+        late.wait(10)
+
+
+def _up(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/api/state", timeout=1) as r:
+            return bool(json.load(r)["connected"])
+    except OSError:
+        return False
+
+
+def test_7_the_vugraph_shows_only_what_the_relay_released(stack: Stack) -> None:
+    """Table 5 of another session and table 9 before release never reached it: every
+    table it shows is of the session, and its boards are the released ones."""
+    state = stack.get("/api/state")
+    assert {t["table"] for t in state["tables"]} == {"1", "2", "9"}
+    assert all(t["snapshot"]["session"] == "club-2026-11-30" for t in state["tables"])
+
+
+def test_8_two_relays_coexist_and_ctrl_c_ends_cleanly(stack: Stack) -> None:
+    second = stack.start("relay2", "broadcast", "--broker", stack.url, "--schedule",
+                         str(stack.tmp / "session.toml"), "--store",
+                         str(stack.tmp / "relay2.sqlite"), "--public", "public2")
+    w = Watcher(stack.url, "public2/#")
+    try:
+        wait_for(lambda: "public2/session" in w.topics(), 20, "the second relay")
+        time.sleep(2)
+        assert stack.procs["relay"].poll() is None and second.poll() is None
+        assert "retrying" not in stack.log("relay2") and "retrying" not in stack.log("relay")
+    finally:
+        w.close()
+        second.send_signal(signal.SIGINT)
+        assert second.wait(10) == 0
+    assert "Traceback" not in stack.log("relay2")
+
+
+def test_9_the_next_sessions_board_1_is_not_released(stack: Stack) -> None:
+    nxt = stack.tmp / "next.toml"
+    nxt.write_text(SCHEDULE.replace("club-2026-11-30", "club-2026-12-07"))
+    relay = stack.procs["relay"]
+    relay.send_signal(signal.SIGINT)
+    assert relay.wait(10) == 0
+    assert "Traceback" not in stack.log("relay")
+    stack.start("relay-next", "broadcast", "--broker", stack.url, "--schedule", str(nxt),
+                "--store", str(stack.tmp / "relay.sqlite"), "--public", "public3")
+    w = Watcher(stack.url, "public3/#")
+    try:
+        wait_for(lambda: "public3/session" in w.topics(), 20, "the next session's relay")
+        stack.play("1", 1, src="pi-1-next")     # only table 1 has played board 1 so far
+        time.sleep(1.5)
+        assert [t for t in w.topics() if t != "public3/session"] == []
+    finally:
+        w.close()
+
+
+def test_10_round_without_a_movement_refuses_to_start(tmp_path: Path) -> None:
+    out = subprocess.run(cli("broadcast", "--release", "round", "--store",
+                             str(tmp_path / "s.sqlite")), cwd=ROOT, capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 2 and "refusing to start" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_11_a_late_joiner_sees_a_board_in_progress_under_live_release(
+        stack: Stack, chromium_browser: Any) -> None:
+    """``--release live`` (an event where no board is shared): a page opened mid-board
+    shows the calls and cards so far, and no hand."""
+    live = stack.tmp / "live.toml"
+    live.write_text('[session]\nid = "exhibition"\nevent = "Exhibition match"\n'
+                    '[tables]\n"5" = [1]\n')
+    relay = stack.start("relay-live", "broadcast", "--broker", stack.url, "--schedule",
+                        str(live), "--release", "live", "--store",
+                        str(stack.tmp / "live.sqlite"), "--public", "publive")
+    port = free_port()
+    web = stack.start("vugraph-live", "vugraph", "--broker", stack.url, "--listen",
+                      f"127.0.0.1:{port}", "--public", "publive")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        w = Watcher(stack.url, "publive/#")
+        wait_for(lambda: "publive/session" in w.topics(), 20, "the live relay")
+        wait_for(lambda: _up(url), 20, "the live vugraph")
+        events = list(EventWriter("pi-5").board(script(1)))
+        for ev in events[:1 + 104 + 8 + 6]:        # the auction and six cards
+            stack.bridge.publish("bridge/5/event", ev)
+        wait_for(lambda: "publive/5/snapshot" in w.topics() and
+                 len([p for t, p, _ in w.seen if t == "publive/5/snapshot"][-1]["cards"]) == 6,
+                 20, "six cards released live")
+        w.close()
+        page = chromium_browser.new_page(viewport={"width": 1200, "height": 900})
+        page.goto(url + "/#/table/5")
+        page.wait_for_selector("#tricks tr")
+        assert page.locator("#tricks tr").count() == 2
+        assert page.locator("#hidden").count() == 1          # no hand before the end
+        cells = [c for c in page.locator("#auction tbody td").all_inner_texts() if c.strip()]
+        assert len(cells) == 8
+        assert "Exhibition match" in page.locator("#event").inner_text()
+        page.screenshot(path=str(DOCS_IMG / "vugraph-live.png"), full_page=True)
+        # the board goes on: the open page follows it (SSE)
+        for ev in events[1 + 104 + 8 + 6:1 + 104 + 8 + 8]:
+            stack.bridge.publish("bridge/5/event", ev)
+        page.wait_for_function("document.querySelectorAll('#tricks tr').length === 2 && "
+                               "document.querySelector('#step').innerText.includes('/ 2') && "
+                               "document.querySelectorAll('#tricks tr')[1].children.length "
+                               "=== 6", timeout=15000)
+        page.close()
+    finally:
+        for p in (relay, web):
+            p.send_signal(signal.SIGINT)
+            p.wait(10)

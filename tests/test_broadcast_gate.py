@@ -1,0 +1,196 @@
+"""Property test of the release gate: no item of a board is public before every table of
+the session that plays it has finished it; unscheduled tables are held."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.broadcast.gate import Gate, GatePolicy
+from controller.schedule import Movement, Round, TableRound
+
+
+def mitchell(n: int, rounds: int, per: int) -> Movement:
+    return Movement(tuple(Round(r + 1, {
+        str(t + 1): TableRound(str(t + 1), str(n + (t + r) % n + 1),
+                               tuple(range(((t + r) % n) * per + 1, ((t + r) % n) * per + per + 1)))
+        for t in range(n)}) for r in range(rounds)))
+
+
+def howell(n: int, rounds: int, per: int, rnd: random.Random) -> Movement:
+    out = []
+    for r in range(rounds):
+        sets = list(range(n))
+        rnd.shuffle(sets)
+        out.append(Round(r + 1, {str(t + 1): TableRound(None, None, tuple(
+            range(sets[t] * per + 1, sets[t] * per + per + 1))) for t in range(n)}))
+    return Movement(tuple(out))
+
+
+def teams(n: int, rounds: int, per: int) -> Movement:
+    matches = max(1, n // 2)
+    out = []
+    for r in range(rounds):
+        tables = {}
+        for t in range(n):
+            s = ((t // 2) + r) % matches
+            boards = tuple(range(s * per + 1, s * per + per + 1))
+            tables[f"T{t + 1}"] = TableRound(None, None, boards)
+        out.append(Round(r + 1, tables))
+    return Movement(tuple(out))
+
+
+@dataclass
+class Sim:
+    movement: Movement
+    unscheduled: str = "ZZ"
+
+    def scripts(self) -> dict[str, list[tuple[str, int]]]:
+        """Per table: the boards in the order it plays them."""
+        out: dict[str, list[tuple[str, int]]] = {}
+        for r in self.movement.rounds:
+            for t, tr in r.tables.items():
+                out.setdefault(t, []).extend((t, b) for b in tr.boards)
+        out[self.unscheduled] = [(self.unscheduled, 1)]
+        return out
+
+
+def state(t: str, b: int, phase: str) -> dict[str, object]:
+    return {"v": 1, "table": t, "board": b, "phase": phase}
+
+
+def result(t: str, b: int) -> dict[str, object]:
+    return {"v": 1, "table": t, "board": b, "contract": "3NT", "declarer": "S", "tricks": 9,
+            "score_ns": 400}
+
+
+def run_session(gate: Gate, sim: Sim, rnd: random.Random, delay: float,
+                leftovers: list[tuple[str, int]]) -> None:
+    mv = sim.movement
+    now = 1000.0
+    finished: dict[tuple[str, int], float] = {}
+    released: list[tuple[str, int | None, str]] = []
+    gate.controller_status(None, {"status": "online"})
+    # what the broker keeps of the last session arrives first, retained
+    for t, b in leftovers:
+        gate.state(t, state(t, b, "done"), retained=True, now=now)
+        gate.offer(t, "result", result(t, b), now)
+        gate.result(t, result(t, b), now=now)
+
+    def check(out: list) -> None:
+        for item in out:
+            assert item.board is not None
+            tables = mv.tables_playing(item.board)
+            assert item.table in tables, "an unscheduled table was released"
+            for x in tables:
+                assert (x, item.board) in finished, (
+                    f"board {item.board} of table {item.table} public before table {x} "
+                    f"finished it")
+                assert finished[(x, item.board)] + delay <= now + 1e-9
+            released.append((item.table, item.board, item.kind))
+
+    scripts = {t: list(s) for t, s in sim.scripts().items()}
+    steps: dict[str, int] = {t: 0 for t in scripts}
+    while scripts:
+        t = rnd.choice(sorted(scripts))
+        t_, b = scripts[t][0]
+        step = steps[t]
+        now += rnd.choice([0.0, 0.5, 3.0, 40.0])
+        if step == 0:
+            gate.state(t, state(t, b, "auction"), retained=False, now=now)
+            gate.offer(t, "feed", {"v": 1, "table": t, "board": b, "kind": "call"}, now)
+        elif step == 1:
+            gate.state(t, state(t, b, "play"), retained=False, now=now)
+            gate.offer(t, "feed", {"v": 1, "table": t, "board": b, "kind": "card"}, now)
+            if rnd.random() < 0.2:   # a forged result mid-play: the state says play
+                gate.offer(t, "result", result(t, b), now)
+                gate.result(t, result(t, b), now=now)
+        else:
+            gate.state(t, state(t, b, "complete"), retained=False, now=now)
+            finished.setdefault((t, b), now)
+            gate.offer(t, "result", result(t, b), now)
+            gate.result(t, result(t, b), now=now)
+        steps[t] = step + 1
+        if step == 2:
+            steps[t] = 0
+            scripts[t].pop(0)
+            if not scripts[t]:
+                del scripts[t]
+        check(gate.due(now))
+    now += delay + 1
+    check(gate.due(now))
+    # liveness: everything scheduled went out; the unscheduled table is held and reported
+    assert all(h.table == sim.unscheduled or h.table in {t for t, _ in leftovers}
+               for h in gate.held), [(h.table, h.board) for h in gate.held][:5]
+    assert any(r.table == sim.unscheduled for r in gate.reports.values())
+    assert not any(t == sim.unscheduled for t, _, _ in released)
+
+
+movements = st.one_of(
+    st.tuples(st.just("mitchell"), st.integers(1, 30), st.integers(1, 4), st.integers(1, 3)),
+    st.tuples(st.just("howell"), st.integers(1, 30), st.integers(1, 4), st.integers(1, 3)),
+    st.tuples(st.just("teams"), st.integers(1, 30), st.integers(1, 4), st.integers(1, 3)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(movements, st.integers(0, 2**32), st.sampled_from([0.0, 5.0, 60.0]))
+def test_nothing_public_before_every_table_has_finished(spec, seed: int, delay: float) -> None:
+    kind, n, rounds, per = spec
+    rnd = random.Random(seed)
+    rounds = min(rounds, n)
+    mv = (mitchell(n, rounds, per) if kind == "mitchell" else
+          howell(n, rounds, per, rnd) if kind == "howell" else teams(n, rounds, per))
+    sim = Sim(mv)
+    first = Gate(GatePolicy("session-1", mv, delay=delay))
+    run_session(first, sim, rnd, delay, [])
+    # the next session, same movement: the last session's retained results finish nothing
+    leftovers = sorted(first.done)[: rnd.randint(0, len(first.done))]
+    second = Gate(GatePolicy("session-2", mv, delay=delay))
+    run_session(second, sim, rnd, delay, leftovers)
+
+
+def test_round_without_a_movement_refuses() -> None:
+    with pytest.raises(ValueError, match="refusing"):
+        GatePolicy("s", None, release="round")
+
+
+def test_operator_release_and_hold() -> None:
+    mv = mitchell(2, 1, 1)
+    gate = Gate(GatePolicy("s", mv))
+    gate.offer("9", "feed", {"board": 1}, 0)           # unscheduled
+    assert gate.due(10) == []
+    gate.operator("release", 1, "9")
+    assert [i.table for i in gate.due(10)] == ["9"]
+    gate.operator("hold", 2)
+    gate.controller_status(None, {"status": "online"})
+    for t in ("1", "2"):
+        gate.state(t, state(t, 2 if t == "2" else 1, "play"), retained=False, now=1)
+    gate.offer("2", "feed", {"board": 2}, 2)
+    gate.state("2", state("2", 2, "complete"), retained=False, now=3)
+    gate.result("2", result("2", 2), now=3)
+    assert gate.due(10) == []                           # finished, but held by hand
+    gate.operator("clear", 2)
+    assert [i.board for i in gate.due(10)] == [2]
+
+
+def test_results_need_the_controller_online_and_consistent_fields() -> None:
+    mv = mitchell(1, 1, 1)
+    gate = Gate(GatePolicy("s", mv))
+    gate.state("1", state("1", 1, "play"), retained=False, now=0)
+    gate.offer("1", "feed", {"board": 1}, 0)
+    gate.state("1", state("1", 1, "complete"), retained=False, now=1)
+    gate.result("1", result("1", 1), now=1)              # controller offline
+    assert gate.due(5) == []
+    gate.controller_status(None, {"status": "online"})
+    gate.result("1", {**result("1", 1), "table": "2"}, now=2)
+    gate.result("1", {**result("1", 1), "tricks": 14}, now=2)
+    assert gate.due(5) == []
+    reasons = {r.reason for r in gate.reports.values()}
+    assert any("not online" in r for r in reasons) and any("range" in r for r in reasons)
+    gate.result("1", result("1", 1), now=3)
+    assert len(gate.due(5)) == 1
