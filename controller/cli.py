@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
     "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
+    "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
 }
 
 
