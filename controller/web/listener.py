@@ -150,6 +150,10 @@ class TableStore:
         if kind == "event":
             if data.get("type") != "button" or data.get("button") != "director":
                 return     # the console reads only the "director called" presses
+        if kind == "alert" and (not isinstance(data.get("id"), int)
+                                or isinstance(data.get("id"), bool)):
+            self.malformed += 1
+            return
         view = self._view(table)
         now = self.clock()
         if kind == "state":
@@ -168,8 +172,7 @@ class TableStore:
             view.calls = [*view.calls, {"seat": data.get("seat"), "ts": data.get("ts"),
                                         "received": now}][-MAX_CALLS:]
         elif kind == "alert":
-            if not self._alert(view, data, now):
-                return
+            self._alert(view, data, now)
         elif kind == "feed":
             self._feed(view, data)
         view.updated = now
@@ -188,11 +191,9 @@ class TableStore:
         self.hub.publish({"type": "table", "kind": kind,
                           "view": self.tables[table].as_json()})
 
-    def _alert(self, view: TableView, data: dict[str, Any], now: float) -> bool:
-        aid = data.get("id")
-        if not isinstance(aid, int) or isinstance(aid, bool):
-            self.malformed += 1
-            return False
+    @staticmethod
+    def _alert(view: TableView, data: dict[str, Any], now: float) -> None:
+        aid = int(data["id"])
         board = data.get("board")
         entry = {"status": data.get("status"), "law": data.get("law"),
                  "detail": data.get("detail"), "text": data.get("text"), "received": now}
@@ -202,7 +203,6 @@ class TableStore:
         else:
             current.latest = data
             current.history.append(entry)
-        return True
 
     @staticmethod
     def _feed(view: TableView, data: dict[str, Any]) -> None:
