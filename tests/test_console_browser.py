@@ -103,6 +103,16 @@ def _replay(broker: Mosquitto, path: Path) -> None:
         client.disconnect()
 
 
+def _publish(broker: Mosquitto, topic: str, payload: dict[str, Any],
+             retain: bool = False) -> None:
+    client = _client(broker)
+    try:
+        client.publish(topic, json.dumps(payload), qos=1, retain=retain).wait_for_publish()
+    finally:
+        client.loop_stop()
+        client.disconnect()
+
+
 def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
     with open(log, "wb") as f:
         return subprocess.Popen([sys.executable, "-m", "controller.cli", *args],
@@ -138,6 +148,12 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
             _wait_retained(broker, "bridge/controller/status",
                            lambda d: d.get("status") == "online")
             _replay(broker, DATA / "replay_t08_revoke.jsonl")
+            # the table's bridge is online, and South pressed the "director" button
+            _publish(broker, "bridge/7/bridge", {"v": 1, "src": "sim", "status": "online"},
+                     retain=True)
+            _publish(broker, "bridge/7/event", {"v": 1, "src": "sim", "seq": 165,
+                                                "ts": time.time(), "type": "button",
+                                                "button": "director", "seat": "S"})
             _wait_retained(broker, "bridge/7/result", lambda d: d.get("board") == 10)
             yield Env(url=url, broker=broker, db=tmp / "console.sqlite")
         finally:
@@ -181,6 +197,8 @@ def test_phone_shows_the_room_with_the_revoke(env: Env, chromium_browser: Any) -
         expect(card).to_be_visible()
         expect(card).to_contain_text("Board 10")
         expect(card).to_contain_text("Established revoke by East")
+        expect(card).to_contain_text("Director called (S)")
+        expect(card).to_contain_text("online")
         # the room fits the phone's width: no sideways scrolling
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         page.screenshot(path=str(IMG / "console-room-phone.png"))
