@@ -141,7 +141,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
         port = free_port()
         console = _start(["console", "--broker", broker.url, "--listen", f"127.0.0.1:{port}",
                           "--password-file", str(pwfile), "--db", str(tmp / "console.sqlite"),
-                          "--src", "console-test"], tmp / "console.log")
+                          "--src", "console-test",
+                          "--deals", str(DATA / "replay_t08_revoke.pbn")], tmp / "console.log")
         try:
             url = f"http://127.0.0.1:{port}"
             _wait_http(url, console, tmp / "console.log")
@@ -229,6 +230,10 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         # the controller's own Law 64A1 transfer: 9 tricks played, 11 after the revoke
         expect(page.locator("#result")).to_contain_text("Tricks 11 (as played 9)")
         expect(page.locator("#score")).to_have_text("650")
+        # the hands of the deals file (the console's --deals), the auction and the play
+        expect(page.locator("#hands")).to_contain_text("N\u2660AQ4 \u2665QT5 \u2666KQJT \u26638")
+        expect(page.locator("table.auction")).to_contain_text("4\u2665")
+        expect(page.locator("ol.play li")).to_have_count(13)
         page.locator("li.alert[data-code=REVOKE]").click()
         options = page.locator("#options")
         # only the rulings valid for a revoke: adjust (64C) and clear

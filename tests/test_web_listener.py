@@ -49,7 +49,7 @@ def test_a_new_board_leaves_the_last_boards_alerts_calls_and_result_behind() -> 
     assert view.alerts == {} and view.calls == [] and view.result is None
 
 
-def test_only_director_presses_are_kept_from_the_events() -> None:
+def test_only_director_presses_and_scans_are_kept_from_the_events() -> None:
     store = TableStore()
     _msg(store, "bridge/7/event", {"v": 1, "type": "tag", "zone": "tray", "card": "SA"})
     _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "claim"})
@@ -89,3 +89,17 @@ def test_a_stream_that_falls_behind_gets_a_snapshot_marker() -> None:
         _msg(store, "bridge/7/state", {"v": 1, "board": board + 1})
     items = [queue.get_nowait() for _ in range(queue.qsize())]
     assert None in items    # the SSE stream sends the whole snapshot again
+
+
+def test_hand_scans_are_kept_while_the_hands_are_scanned_only() -> None:
+    store = TableStore()
+    tag = {"v": 1, "type": "tag", "zone": "tray", "action": "present", "seat": "N"}
+    _msg(store, "bridge/7/state", {"v": 1, "board": 10, "phase": "scanning"})
+    _msg(store, "bridge/7/event", {**tag, "card": "SA"})
+    _msg(store, "bridge/7/event", {**tag, "card": "SA"})
+    _msg(store, "bridge/7/event", {**tag, "action": "removed", "card": "SA"})
+    _msg(store, "bridge/7/state", {"v": 1, "board": 10, "phase": "play"})
+    _msg(store, "bridge/7/event", {**tag, "card": "HK"})     # a card played: not a scan
+    assert store.tables["7"].scans == {"N": ["SA"]}
+    _msg(store, "bridge/7/state", {"v": 1, "board": 11, "phase": "scanning"})
+    assert store.tables["7"].scans == {}

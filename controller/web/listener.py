@@ -55,6 +55,7 @@ class TableView:
     errors: list[dict[str, Any]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)  # director button presses
     cards: list[dict[str, Any]] = field(default_factory=list)  # the feed's cards of the board
+    scans: dict[str, list[str]] = field(default_factory=dict)  # seat -> cards scanned
     board: int | None = None
     updated: float = 0.0
 
@@ -63,6 +64,7 @@ class TableView:
                 "indicator": self.indicator, "bridge": self.bridge, "health": self.health,
                 "alerts": [a.as_json() for a in self.alerts.values()],
                 "errors": self.errors, "calls": self.calls, "cards": self.cards,
+                "scans": self.scans,
                 "board": self.board, "updated": self.updated}
 
     def new_board(self, board: int | None) -> None:
@@ -73,6 +75,7 @@ class TableView:
         self.alerts = {k: a for k, a in self.alerts.items() if a.latest.get("board") == board}
         self.cards = []
         self.calls = []
+        self.scans = {}
         if self.result is not None and self.result.get("board") != board:
             self.result = None
 
@@ -147,9 +150,12 @@ class TableStore:
         if not isinstance(data, dict):
             self.malformed += 1
             return
-        if kind == "event":
-            if data.get("type") != "button" or data.get("button") != "director":
-                return     # the console reads only the "director called" presses
+        if kind == "event" and data.get("type") == "tag":
+            self._scan(table, data)
+            return
+        if kind == "event" and (data.get("type") != "button"
+                                or data.get("button") != "director"):
+            return     # of the events, only the hand scans and the "director called" presses
         if kind == "alert" and (not isinstance(data.get("id"), int)
                                 or isinstance(data.get("id"), bool)):
             self.malformed += 1
@@ -203,6 +209,20 @@ class TableStore:
         else:
             current.latest = data
             current.history.append(entry)
+
+    def _scan(self, table: str, data: dict[str, Any]) -> None:
+        """A card put on a tray while the hands are scanned (before the first call)."""
+        view = self.tables.get(table)
+        phase = (view.state or {}).get("phase") if view is not None else None
+        seat, card = data.get("seat"), data.get("card")
+        if view is None or phase != "scanning" or data.get("zone") != "tray" \
+                or data.get("action") != "present" or not isinstance(seat, str) \
+                or not isinstance(card, str):
+            return
+        hand = view.scans.setdefault(seat, [])
+        if card not in hand:
+            hand.append(card)
+            self._changed(table, "scan", data)
 
     @staticmethod
     def _feed(view: TableView, data: dict[str, Any]) -> None:

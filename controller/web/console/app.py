@@ -29,6 +29,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from controller.laws.cards import Seat
 from controller.laws.irregularities import Code
 from controller.laws.rulings import RulingKind
 
@@ -57,6 +58,7 @@ class ConsoleConfig:
     root: str = "bridge"
     client_id: str = ""
     secure_cookie: bool = False
+    deals: dict[int, dict[str, list[str]]] = field(default_factory=dict)  # board -> seat -> cards
 
 
 @dataclass
@@ -225,6 +227,23 @@ def _console_page(session: Session, lang: str) -> HTMLResponse:
     return HTMLResponse(body)
 
 
+def deals_for_console(path: Path) -> tuple[dict[int, dict[str, list[str]]], list[str]]:
+    """The hands of a deals file (PBN, DUP, BRI, DGE) by board and seat, and its problems."""
+    from controller.deals import read_deals
+    read = read_deals(path)
+    out: dict[int, dict[str, list[str]]] = {}
+    for board, info in read.deals.items():
+        if info.deal is None:
+            continue
+        out[board] = {seat.name: sorted((str(c) for c in info.deal[seat]), key=_card_order)
+                      for seat in Seat}
+    return out, read.problems
+
+
+def _card_order(card: str) -> tuple[int, int]:
+    return "SHDC".index(card[0]), "AKQJT98765432".index(card[1])
+
+
 def build_app(config: ConsoleConfig) -> Starlette:
     store = TableStore(root=config.root)
     console = Console(config=config, store=store)
@@ -323,6 +342,11 @@ def build_app(config: ConsoleConfig) -> Starlette:
         except ConnectionError as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
 
+    async def api_deals(request: Request) -> Response:
+        if session_of(request) is None:
+            return unauthorised()
+        return JSONResponse({str(b): hands for b, hands in config.deals.items()})
+
     async def api_log(request: Request) -> Response:
         if session_of(request) is None or console.rulings is None:
             return unauthorised()
@@ -342,7 +366,8 @@ def build_app(config: ConsoleConfig) -> Starlette:
         Route("/console", page), Route("/console/events", events),
         Route("/console/api/options", api_options),
         Route("/console/api/ruling", api_ruling, methods=["POST"]),
-        Route("/console/api/log", api_log), Route("/console/log.csv", log_csv),
+        Route("/console/api/log", api_log), Route("/console/api/deals", api_deals),
+        Route("/console/log.csv", log_csv),
         Mount("/static/console", StaticFiles(directory=STATIC), name="console-static"),
     ]
     return create_app(routes, lifespan=lifespan, state={"console": console})

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from controller.daemon import ControllerError, configure_logging
+from controller.deals import DealsError
 
 from ..auth import PasswordFileError, read_password_file, write_password_file
 from ..broker import add_arguments, settings_from_args
@@ -69,6 +70,8 @@ def parser() -> argparse.ArgumentParser:
                     help="the ruling log (SQLite, default %(default)s)")
     ap.add_argument("--src", default=f"console-{socket.gethostname()}",
                     help="the console's src in its rulings (default %(default)s)")
+    ap.add_argument("--deals", help="the session's deals file (PBN, DUP, BRI, DGE): the hands "
+                    "shown on the table view")
     ap.add_argument("--root", default="bridge", help="topic root (default %(default)s)")
     ap.add_argument("--client-id", default="", help="MQTT client id")
     ap.add_argument("--secure-cookie", action="store_true",
@@ -103,7 +106,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         broker = settings_from_args(args)
         host, port = _listen(args.listen)
         password_hash = read_password_file(Path(args.password_file))
-    except (ControllerError, ValueError, PasswordFileError) as exc:
+        deals: dict[int, dict[str, list[str]]] = {}
+        if args.deals:
+            from .app import deals_for_console
+            deals, problems = deals_for_console(Path(args.deals))
+            for problem in problems:
+                log.warning("%s: %s", args.deals, problem)
+    except (ControllerError, ValueError, PasswordFileError, DealsError) as exc:
         log.error("%s", exc)
         return 2
     import uvicorn
@@ -112,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = build_app(ConsoleConfig(broker=broker, password_hash=password_hash,
                                   db=Path(args.db), src=args.src, root=args.root,
                                   client_id=args.client_id,
-                                  secure_cookie=args.secure_cookie))
+                                  secure_cookie=args.secure_cookie, deals=deals))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             lifespan="on", timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)

@@ -7,6 +7,7 @@
   let lang = document.documentElement.lang || "en";
   let L = {};
   let OPT = null;
+  let DEALS = {};                   // board -> seat -> cards (the deals file, if given)
   const tables = new Map();
   const answers = new Map();        // seq -> answer text
   const sent = [];                  // rulings sent from this page: {seq, table, text}
@@ -139,6 +140,18 @@
       el("li", { value: n }, cs.join(", "))));
   }
 
+  function handsBlock(v, s) {
+    const dealt = s.board !== undefined ? DEALS[String(s.board)] : undefined;
+    const hands = dealt || v.scans || {};
+    if (!Object.keys(hands).length) return null;
+    const hand = (cards) => ["S", "H", "D", "C"].map((suit) => SUIT[suit] +
+      (cards || []).filter((c) => c[0] === suit).map((c) => c[1]).join("")
+      ).join(" ");
+    return [el("h3", {}, t("hands")), el("table", { class: "hands", id: "hands" },
+      ["N", "E", "S", "W"].map((seat) => el("tr", {}, el("th", {}, seat),
+        el("td", {}, hand(hands[seat])))))];
+  }
+
   function objectList(obj) {
     const entries = Object.entries(obj || {});
     if (!entries.length) return "-";
@@ -227,6 +240,7 @@
           el("p", {}, `${t("contract")}: `, s.contract ? callText(s.contract) : "-",
             s.declarer ? ` ${t("declarer")} ${s.declarer}` : "",
             s.tricks ? ` · ${t("tricks")} NS ${s.tricks.NS} EW ${s.tricks.EW}` : ""),
+          handsBlock(v, s),
           el("h3", {}, t("auction")), auctionTable(s),
           el("h3", {}, t("play")), playList(v),
           s.current && s.current.length ? el("p", {}, `${t("trick")} ${s.trick}: `,
@@ -340,6 +354,7 @@
     if (r.status === 401) { location.href = "/login"; return; }
     OPT = await r.json();
     L = OPT.labels;
+    DEALS = await (await fetch("/console/api/deals")).json();
     const sel = document.getElementById("lang");
     sel.addEventListener("change", () => {
       lang = sel.value;
