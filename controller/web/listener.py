@@ -86,6 +86,7 @@ class Hub:
     def __init__(self, maxsize: int = 1000) -> None:
         self._queues: set[asyncio.Queue[dict[str, Any] | None]] = set()
         self._maxsize = maxsize
+        self.closed = False     # the server is stopping: every stream ends
 
     def subscribe(self) -> asyncio.Queue[dict[str, Any] | None]:
         q: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(self._maxsize)
@@ -110,6 +111,7 @@ class Hub:
             q.get_nowait()
 
     def close(self) -> None:
+        self.closed = True
         for q in list(self._queues):
             self._drain(q)
             q.put_nowait(None)

@@ -25,6 +25,8 @@ def stream(request: Request, hub: Hub, snapshot: Callable[[], Any]) -> Streaming
 
     async def body() -> AsyncIterator[str]:
         queue = hub.subscribe()
+        if hub.closed:
+            return
         try:
             yield event(snapshot(), "snapshot")
             while True:
@@ -35,6 +37,8 @@ def stream(request: Request, hub: Hub, snapshot: Callable[[], Any]) -> Streaming
                         return
                     yield ": keep-alive\n\n"
                     continue
+                if hub.closed:
+                    return
                 yield event(snapshot(), "snapshot") if item is None else event(item)
         finally:
             hub.unsubscribe(queue)

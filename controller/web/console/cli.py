@@ -19,6 +19,7 @@ from controller.deals import DealsError
 
 from ..auth import PasswordFileError, read_password_file, write_password_file
 from ..broker import add_arguments, settings_from_args
+from ..listener import Hub
 
 log = logging.getLogger("bridge_table.console")
 
@@ -87,12 +88,17 @@ def _listen(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def _serve(server: object) -> None:
+async def _serve(server: object, hub: Hub) -> None:
     import uvicorn
     assert isinstance(server, uvicorn.Server)
+
+    def stop() -> None:
+        server.should_exit = True
+        hub.close()     # the event streams end, so the shutdown does not wait on them
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
+        loop.add_signal_handler(sig, stop)
     await server.serve()
 
 
@@ -129,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     log.info("console on http://%s:%d/ (broker %s)", host, port, broker.url)
     try:
-        asyncio.run(_serve(server))
+        asyncio.run(_serve(server, app.state.console.store.hub))
     except KeyboardInterrupt:
         pass
     log.info("stopped")

@@ -254,7 +254,7 @@
               res.tricks_played !== undefined && res.tricks_played !== res.tricks
                 ? ` (${t("tricks_played")} ${res.tricks_played})` : "",
               ` · ${t("score")} `, el("b", { id: "score" }, res.score_ns))] : null)),
-        el("div", { class: "panel" },
+        el("div", { class: "panel rulings" },
           el("h3", {}, t("alerts")),
           alerts.length ? el("ul", { class: "alerts" }, alerts.map((a) => alertItem(v, a)))
             : el("p", {}, t("no_alerts")),
