@@ -92,12 +92,14 @@ def _wait_retained(broker: Mosquitto, topic: str, pred: Any) -> dict[str, Any]:
     return found
 
 
-def _replay(broker: Mosquitto, path: Path) -> None:
+def _replay(broker: Mosquitto, path: Path, table: str = "7", lines: int | None = None) -> None:
+    """The recorded events (the first ``lines``) as the bridge of ``table`` would send them."""
     client = _client(broker)
     try:
-        for line in path.read_text().splitlines():
+        for line in path.read_text().splitlines()[:lines]:
             item = json.loads(line)
-            client.publish(item["topic"], json.dumps(item["payload"]), qos=1).wait_for_publish()
+            topic = item["topic"].replace("bridge/7/", f"bridge/{table}/")
+            client.publish(topic, json.dumps(item["payload"]), qos=1).wait_for_publish()
     finally:
         client.loop_stop()
         client.disconnect()
@@ -149,6 +151,9 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
             _wait_retained(broker, "bridge/controller/status",
                            lambda d: d.get("status") == "online")
             _replay(broker, DATA / "replay_t08_revoke.jsonl")
+            # two more tables on the same board: one in the auction, one in the play
+            _replay(broker, DATA / "replay_t08_revoke.jsonl", table="3", lines=110)
+            _replay(broker, DATA / "replay_t08_revoke.jsonl", table="12", lines=131)
             # the table's bridge is online, and South pressed the "director" button
             _publish(broker, "bridge/7/bridge", {"v": 1, "src": "sim", "status": "online"},
                      retain=True)
@@ -156,6 +161,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
                                                 "ts": time.time(), "type": "button",
                                                 "button": "director", "seat": "S"})
             _wait_retained(broker, "bridge/7/result", lambda d: d.get("board") == 10)
+            _wait_retained(broker, "bridge/12/state", lambda d: d.get("phase") == "play")
             yield Env(url=url, broker=broker, db=tmp / "console.sqlite")
         finally:
             _stop(console)
@@ -200,6 +206,10 @@ def test_phone_shows_the_room_with_the_revoke(env: Env, chromium_browser: Any) -
         expect(card).to_contain_text("Established revoke by East")
         expect(card).to_contain_text("Director called (S)")
         expect(card).to_contain_text("online")
+        # the table with a call and an alert first, then the others by number
+        expect(page.locator(".tcard")).to_have_count(3)
+        assert page.locator(".tcard").evaluate_all("cs => cs.map(c => c.dataset.table)") == \
+            ["7", "3", "12"]
         # the room fits the phone's width: no sideways scrolling
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         page.screenshot(path=str(IMG / "console-room-phone.png"))
@@ -234,6 +244,10 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         expect(page.locator("#hands")).to_contain_text("N\u2660AQ4 \u2665QT5 \u2666KQJT \u26638")
         expect(page.locator("table.auction")).to_contain_text("4\u2665")
         expect(page.locator("ol.play li")).to_have_count(13)
+        # South's call: answered from the table view, it leaves the room's first place
+        expect(page.locator("#call")).to_contain_text("Director called (S)")
+        page.click("#answer-call")
+        expect(page.locator("#call")).to_have_count(0)
         page.locator("li.alert[data-code=REVOKE]").click()
         options = page.locator("#options")
         # only the rulings valid for a revoke: adjust (64C) and clear

@@ -38,6 +38,7 @@ LABELS: dict[str, dict[str, str]] = {
     "alerts": {"en": "Alerts", "vi": "Cảnh báo", "zh": "警报"},
     "no_alerts": {"en": "No alert.", "vi": "Không có cảnh báo.", "zh": "无警报。"},
     "director_called": {"en": "Director called", "vi": "Gọi trọng tài", "zh": "叫裁判"},
+    "call_answered": {"en": "On my way", "vi": "Đang đến", "zh": "马上到"},
     "ago": {"en": "ago", "vi": "trước", "zh": "前"},
     "auction": {"en": "Auction", "vi": "Đấu giá", "zh": "叫牌"},
     "play": {"en": "Play", "vi": "Đánh bài", "zh": "打牌"},

@@ -212,6 +212,15 @@ class TableStore:
             current.latest = data
             current.history.append(entry)
 
+    def answer_calls(self, table: str) -> bool:
+        """The director has answered the table's calls (went there, or ruled)."""
+        view = self.tables.get(table)
+        if view is None or all(c.get("answered") for c in view.calls):
+            return False
+        view.calls = [{**c, "answered": True} for c in view.calls]
+        self._changed(table, "calls", {})
+        return True
+
     def _scan(self, table: str, data: dict[str, Any]) -> None:
         """A card put on a tray while the hands are scanned (before the first call)."""
         view = self.tables.get(table)

@@ -150,6 +150,7 @@ class Console:
                          board=board, alert=payload.get("alert"), code=code,
                          ruling=str(payload["ruling"]), payload=payload)
         self.pending[seq] = table
+        self.store.answer_calls(table)
         data = json.dumps(payload, separators=(",", ":")).encode()
         await self.conn.publish(f"{self.config.root}/{table}/ruling", data, qos=1)
         log.info("ruling %s seq %d on table %s by %s", payload["ruling"], seq, table,
@@ -347,6 +348,18 @@ def build_app(config: ConsoleConfig) -> Starlette:
             return unauthorised()
         return JSONResponse({str(b): hands for b, hands in config.deals.items()})
 
+    async def api_answer_calls(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return unauthorised()
+        if request.headers.get("x-csrf-token") != session.csrf:
+            return JSONResponse({"error": "missing or wrong CSRF token"}, status_code=403)
+        table = request.path_params["table"]
+        if table not in store.tables:
+            return JSONResponse({"error": f"unknown table {table!r}"}, status_code=404)
+        store.answer_calls(table)
+        return JSONResponse({"table": table})
+
     async def api_log(request: Request) -> Response:
         if session_of(request) is None or console.rulings is None:
             return unauthorised()
@@ -366,6 +379,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
         Route("/console", page), Route("/console/events", events),
         Route("/console/api/options", api_options),
         Route("/console/api/ruling", api_ruling, methods=["POST"]),
+        Route("/console/api/calls/{table}/answered", api_answer_calls, methods=["POST"]),
         Route("/console/api/log", api_log), Route("/console/api/deals", api_deals),
         Route("/console/log.csv", log_csv),
         Mount("/static/console", StaticFiles(directory=STATIC), name="console-static"),

@@ -53,7 +53,7 @@
       (a.status === "open" || a.status === "established"));
   }
   function waitingCalls(v) {
-    return (v.calls || []).filter((c) => now() - c.received < CALL_WAIT);
+    return (v.calls || []).filter((c) => !c.answered && now() - c.received < CALL_WAIT);
   }
   function rank(v) {
     const alerts = liveAlerts(v);
@@ -77,15 +77,14 @@
                      id: `table-${v.table}`, "data-table": v.table, "data-rank": r },
       el("div", { class: "thead" },
         el("strong", {}, `${t("table")} ${v.table}`),
-        el("span", { class: `dot ${v.bridge === "offline" ? "off" : v.bridge ? "on" : ""}`,
-                     title: `${t("bridge")}: ${v.bridge ? t(v.bridge) : "?"}` },
-           v.bridge ? t(v.bridge) : "")),
+        v.bridge ? el("span", { class: `dot ${v.bridge === "offline" ? "off" : "on"}`,
+                                title: t("bridge") }, t(v.bridge)) : null),
       el("div", { class: "tline" },
         s.board ? `${t("board")} ${s.board}` : "", " · ",
         s.phase ? t("phase_" + s.phase) : "",
         s.turn ? ` · ${t("turn")} ${s.turn}` : ""),
-      el("div", { class: "tline" }, contract,
-        s.tricks ? ` · NS ${s.tricks.NS} EW ${s.tricks.EW}` : ""),
+      contract ? el("div", { class: "tline" }, contract,
+        s.tricks ? ` · NS ${s.tricks.NS} EW ${s.tricks.EW}` : "") : null,
       health.length ? el("div", { class: "health" }, `${t("health")}: `,
         health.map(([k, x]) => `${k} ${x}`).join(", ")) : null,
       calls.length ? el("div", { class: "call" }, `${t("director_called")}`,
@@ -232,6 +231,12 @@
       el("h2", {}, `${t("table")} ${name} · ${t("board")} ${s.board ?? "-"}`),
       el("p", { class: "tline" }, `${t("bridge")}: ${v.bridge ? t(v.bridge) : "?"}`,
         v.health ? ` · ${t("health")}: ${objectList(v.health)}` : ""),
+      waitingCalls(v).length ? el("p", { class: "call", id: "call" },
+        `${t("director_called")} (${waitingCalls(v).map((c) => c.seat || "?").join(", ")}) `,
+        el("button", { type: "button", id: "answer-call", onclick: async () => {
+          await fetch(`/console/api/calls/${encodeURIComponent(name)}/answered`,
+                      { method: "POST", headers: { "X-CSRF-Token": csrf } });
+        } }, t("call_answered"))) : null,
       el("div", { class: "grid" },
         el("div", { class: "panel" },
           el("p", {}, `${t("phase")}: ${s.phase ? t("phase_" + s.phase) : "-"}`,
