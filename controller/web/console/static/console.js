@@ -316,7 +316,13 @@
     document.getElementById("logout").textContent = t("logout");
     document.title = t("title");
     setLive(connected);
-    if (view === "table") renderTable(app, arg);
+    if (view === "table") {
+      // a live update must not take the field the director is typing in away
+      const focused = document.activeElement && document.activeElement.id;
+      renderTable(app, arg);
+      const again = focused && document.getElementById(focused);
+      if (again) again.focus();
+    }
     else if (view === "log") renderLog(app);
     else renderRoom(app);
   }
