@@ -26,9 +26,14 @@ def data_dir() -> Path:
     return DATA
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser() -> Iterator[Any]:
     """Debian's Chromium driven by Playwright (its own browser download is not used here).
+
+    One per test module, not per session: Playwright's sync API leaves its event loop marked
+    as running in the main thread while it is open, so an ``asyncio.run`` in a later module
+    (the daemon's, the bridge's tests) would fail with "cannot be called from a running
+    event loop".
 
     Skipped with the reason where the binary or Playwright is truly absent; ``make test``
     installs both, so CI has them.

@@ -265,6 +265,8 @@ def build_app(config: ConsoleConfig) -> Starlette:
             await task
             console.rulings.close()
 
+    login_lock = asyncio.Lock()
+
     def session_of(request: Request) -> Session | None:
         return console.sessions.get(request)
 
@@ -280,11 +282,13 @@ def build_app(config: ConsoleConfig) -> Starlette:
         name = (form.get("name", [""])[0].strip() or "director")[:60]
         lang = form.get("lang", ["en"])[0]
         lang = lang if lang in LANGS else "en"
-        ok = await asyncio.to_thread(verify_password, password, config.password_hash)
+        async with login_lock:   # one check at a time: at most two guesses a second
+            ok = await asyncio.to_thread(verify_password, password, config.password_hash)
+            if not ok:
+                log.warning("wrong password from %s", request.client.host if request.client
+                            else "?")
+                await asyncio.sleep(0.5)
         if not ok:
-            log.warning("wrong password from %s", request.client.host if request.client
-                        else "?")
-            await asyncio.sleep(0.5)   # slows a guessing loop down
             return _login_page(lang, error=True, status=401)
         token, _ = console.sessions.create(name)
         response = RedirectResponse("/console", status_code=303)
