@@ -209,7 +209,10 @@
     const isSel = selected[v.table] === a.id;
     return el("li", { class: `alert ${a.status}${isSel ? " selected" : ""}`, "data-id": a.id,
                       "data-code": a.code, tabindex: 0,
-                      onclick: () => { selected[v.table] = a.id; render(); } },
+                      onclick: () => { selected[v.table] = a.id; render(); },
+                      onkeydown: (e) => {
+                        if (e.key === "Enter" || e.key === " ") { selected[v.table] = a.id; render(); }
+                      } },
       el("div", {}, el("b", {}, `#${a.id} ${a.code}`), ` ${t("status_" + a.status)}`),
       el("div", { class: "atext" }, tx(a.text)),
       isSel ? el("details", { open: true }, el("summary", {}, t("history")),
