@@ -99,6 +99,12 @@ def test_rulings_offered_published_and_answered(
         assert topic == "bridge/7/ruling"
         assert {k: payload[k] for k in ("v", "src", "seq", "ruling", "alert", "tricks")} == \
             {"v": 1, "src": "console-t", "seq": 1, "ruling": "adjust", "alert": 1, "tricks": 10}
+        # answering a call needs the CSRF token too, and a table that exists
+        assert client.post("/console/api/calls/7/answered").status_code == 403
+        assert client.post("/console/api/calls/8/answered",
+                           headers={"X-CSRF-Token": csrf}).status_code == 404
+        assert client.post("/console/api/calls/7/answered",
+                           headers={"X-CSRF-Token": csrf}).status_code == 200
         # a table ruling (no alert)
         assert post({"table": "7", "ruling": "undo"}).json()["seq"] == 2
         # the controller refuses seq 1 (as it answers on bridge/7/error): the log says so

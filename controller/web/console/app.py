@@ -331,12 +331,19 @@ def build_app(config: ConsoleConfig) -> Starlette:
                              "codes_known": [str(c) for c in Code],
                              "kinds": [str(k) for k in RulingKind]})
 
-    async def api_ruling(request: Request) -> Response:
+    def changing(request: Request) -> Session | Response:
+        """The session of a request that changes something, or the refusal (401 / 403)."""
         session = session_of(request)
         if session is None:
             return unauthorised()
         if request.headers.get("x-csrf-token") != session.csrf:
             return JSONResponse({"error": "missing or wrong CSRF token"}, status_code=403)
+        return session
+
+    async def api_ruling(request: Request) -> Response:
+        session = changing(request)
+        if not isinstance(session, Session):
+            return session
         try:
             body = json.loads(await request.body())
             if not isinstance(body, dict):
@@ -353,11 +360,9 @@ def build_app(config: ConsoleConfig) -> Starlette:
         return JSONResponse({str(b): hands for b, hands in config.deals.items()})
 
     async def api_answer_calls(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return unauthorised()
-        if request.headers.get("x-csrf-token") != session.csrf:
-            return JSONResponse({"error": "missing or wrong CSRF token"}, status_code=403)
+        session = changing(request)
+        if not isinstance(session, Session):
+            return session
         table = request.path_params["table"]
         if table not in store.tables:
             return JSONResponse({"error": f"unknown table {table!r}"}, status_code=404)
