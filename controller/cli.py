@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "vugraph": ("controller.web.vugraph:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
     "broker-config": ("controller.brokerconfig:main", "a locked-down mosquitto for a venue"),
+    "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
 }
 
 

@@ -30,8 +30,10 @@ def data_dir() -> Path:
 def chromium_browser() -> Iterator[Any]:
     """Debian's Chromium driven by Playwright (its own browser download is not used here).
 
-    Module scope: Playwright's sync API keeps its event loop marked running while open, so a
-    session-wide browser would break every asyncio test that runs after the first browser test.
+    One per test module, not per session: Playwright's sync API leaves its event loop marked
+    as running in the main thread while it is open, so an ``asyncio.run`` in a later module
+    (the daemon's, the bridge's tests) would fail with "cannot be called from a running
+    event loop".
 
     Skipped with the reason where the binary or Playwright is truly absent; ``make test``
     installs both, so CI has them.

@@ -1,0 +1,1 @@
+"""The director's console (``bridge-table console``): see ``docs/console.md``."""

@@ -1,0 +1,146 @@
+"""``bridge-table console``: the director's console web app; ``console passwd FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import getpass
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from controller.daemon import ControllerError, configure_logging
+from controller.deals import DealsError
+
+from ..auth import PasswordFileError, read_password_file, write_password_file
+from ..broker import add_arguments, settings_from_args
+from ..listener import Hub
+
+log = logging.getLogger("bridge_table.console")
+
+
+def passwd(argv: Sequence[str]) -> int:
+    ap = argparse.ArgumentParser(prog="bridge-table console passwd",
+                                 description="Write the director's password file (scrypt "
+                                             "hash, mode 0600).")
+    ap.add_argument("file", help="the password file to write")
+    ap.add_argument("--stdin", action="store_true",
+                    help="read the password from standard input (one line)")
+    args = ap.parse_args(argv)
+    try:
+        if args.stdin:
+            password = sys.stdin.readline().rstrip("\r\n")
+        else:
+            password = getpass.getpass("director's password: ")
+            if getpass.getpass("again: ") != password:
+                print("the two passwords differ; nothing written", file=sys.stderr)
+                return 1
+    except (EOFError, KeyboardInterrupt):
+        print("\nnothing written", file=sys.stderr)
+        return 1
+    if len(password) < 8:
+        print("the password must have at least 8 characters; nothing written",
+              file=sys.stderr)
+        return 1
+    try:
+        write_password_file(Path(args.file), password)
+    except OSError as exc:
+        print(f"cannot write {args.file}: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.file}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="bridge-table console",
+        description="The director's console: every table live, rulings, the ruling log. "
+                    "Make the password file first: bridge-table console passwd FILE.")
+    add_arguments(ap)
+    ap.add_argument("--listen", default="127.0.0.1:8080",
+                    help="HOST:PORT to serve on (default %(default)s)")
+    ap.add_argument("--director-password-file", dest="director_password_file",
+                    default=os.environ.get("BRIDGE_TABLE_CONSOLE_PASSWORD", "console-password"),
+                    help="the director's password file (default %(default)s)")
+    ap.add_argument("--db", default="var/console.sqlite",
+                    help="the ruling log (SQLite, default %(default)s)")
+    ap.add_argument("--src", default=f"console-{socket.gethostname()}",
+                    help="the console's src in its rulings (default %(default)s)")
+    ap.add_argument("--deals", help="the session's deals file (PBN, DUP, BRI, DGE): the hands "
+                    "shown on the table view")
+    ap.add_argument("--root", default="bridge", help="topic root (default %(default)s)")
+    ap.add_argument("--client-id", default="", help="MQTT client id")
+    ap.add_argument("--secure-cookie", action="store_true",
+                    help="mark the session cookie Secure (behind an HTTPS proxy)")
+    ap.add_argument("--log-level", default=os.environ.get("BRIDGE_TABLE_LOG_LEVEL", "INFO"))
+    return ap
+
+
+def _listen(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--listen must be HOST:PORT, not {text!r}")
+    return host.strip("[]"), int(port)
+
+
+async def _serve(server: object, hub: Hub) -> None:
+    import uvicorn
+    assert isinstance(server, uvicorn.Server)
+
+    def stop() -> None:
+        server.should_exit = True
+        hub.close()     # the event streams end, so the shutdown does not wait on them
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    await server.serve()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["passwd"]:
+        return passwd(args_list[1:])
+    args = parser().parse_args(args_list)
+    configure_logging(args.log_level)
+    try:
+        broker = settings_from_args(args)
+        host, port = _listen(args.listen)
+        password_hash = read_password_file(Path(args.director_password_file))
+        deals: dict[int, dict[str, list[str]]] = {}
+        if args.deals:
+            from .app import deals_for_console
+            deals, problems = deals_for_console(Path(args.deals))
+            for problem in problems:
+                log.warning("%s: %s", args.deals, problem)
+    except (ControllerError, ValueError, PasswordFileError, DealsError) as exc:
+        log.error("%s", exc)
+        return 2
+    import uvicorn
+
+    from .app import ConsoleConfig, build_app
+    app = build_app(ConsoleConfig(broker=broker, password_hash=password_hash,
+                                  db=Path(args.db), src=args.src, root=args.root,
+                                  client_id=args.client_id,
+                                  secure_cookie=args.secure_cookie, deals=deals))
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            lifespan="on", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    # uvicorn's own handlers are replaced by ours: Ctrl-C ends the server with no traceback
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+    log.info("console on http://%s:%d/ (broker %s)", host, port, broker.url)
+    try:
+        asyncio.run(_serve(server, app.state.console.store.hub))
+    except KeyboardInterrupt:
+        pass
+    log.info("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,387 @@
+// The director's console page: room, table and log views drawn from Server-Sent Events.
+// Plain JavaScript, no build step, no external asset.
+"use strict";
+(() => {
+  const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
+  const csrf = meta("csrf");
+  let lang = document.documentElement.lang || "en";
+  let L = {};
+  let OPT = null;
+  let DEALS = {};                   // board -> seat -> cards (the deals file, if given)
+  const tables = new Map();
+  const answers = new Map();        // seq -> answer text
+  const sent = [];                  // rulings sent from this page: {seq, table, text}
+  const selected = {};              // table -> selected alert id
+  const inputs = {};                // input id -> value typed (kept across redraws)
+  let connected = false;
+  const SUIT = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
+  const CALL_WAIT = 15 * 60;        // a director call counts as waiting this long (s)
+
+  const t = (key) => (L[key] && (L[key][lang] || L[key].en)) || key;
+  const tx = (obj) => (obj && (obj[lang] || obj.en)) || "";
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") node.className = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return node;
+  }
+
+  const cardText = (c) => (c && c.length === 2 ? SUIT[c[0]] + c[1] : c || "");
+  function callText(c) {
+    if (!c) return "";
+    const m = /^([1-7])(NT|[SHDC])(X{0,2})$/.exec(c);
+    return m ? m[1] + (m[2] === "NT" ? "NT" : SUIT[m[2]]) + m[3] : c;
+  }
+  function age(seconds) {
+    const s = Math.max(0, Math.round(seconds));
+    return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min`;
+  }
+  const now = () => Date.now() / 1000;
+  const natural = (a, b) => a.localeCompare(b, undefined, { numeric: true });
+
+  function liveAlerts(v) {
+    return (v.alerts || []).filter((a) => a.board === v.board &&
+      (a.status === "open" || a.status === "established"));
+  }
+  function waitingCalls(v) {
+    return (v.calls || []).filter((c) => !c.answered && now() - c.received < CALL_WAIT);
+  }
+  function rank(v) {
+    const alerts = liveAlerts(v);
+    if (waitingCalls(v).length) return 0;
+    if (alerts.some((a) => a.status === "open")) return 1;
+    if (v.bridge === "offline") return 2;
+    if (alerts.length) return 3;
+    return 4;
+  }
+
+  // -- room view -------------------------------------------------------------------------
+  function roomCard(v) {
+    const s = v.state || {};
+    const r = rank(v);
+    const calls = waitingCalls(v);
+    const health = v.health ? Object.entries(v.health).filter(([k, x]) =>
+      typeof x === "number" && x > 0 && !["v", "ts", "seq", "spool_depth"].includes(k)) : [];
+    const contract = s.contract ? (s.contract === "Pass" ? t("passed_out")
+      : `${callText(s.contract)} ${s.declarer || ""}`) : "";
+    return el("a", { class: `tcard rank${r}`, href: `#table/${encodeURIComponent(v.table)}`,
+                     id: `table-${v.table}`, "data-table": v.table, "data-rank": r },
+      el("div", { class: "thead" },
+        el("strong", {}, `${t("table")} ${v.table}`),
+        v.bridge ? el("span", { class: `dot ${v.bridge === "offline" ? "off" : "on"}`,
+                                title: t("bridge") }, t(v.bridge)) : null),
+      el("div", { class: "tline" },
+        s.board ? `${t("board")} ${s.board}` : "", " · ",
+        s.phase ? t("phase_" + s.phase) : "",
+        s.turn ? ` · ${t("turn")} ${s.turn}` : ""),
+      contract ? el("div", { class: "tline" }, contract,
+        s.tricks ? ` · NS ${s.tricks.NS} EW ${s.tricks.EW}` : "") : null,
+      health.length ? el("div", { class: "health" }, `${t("health")}: `,
+        health.map(([k, x]) => `${k} ${x}`).join(", ")) : null,
+      calls.length ? el("div", { class: "call" }, `${t("director_called")}`,
+        calls[calls.length - 1].seat ? ` (${calls[calls.length - 1].seat})` : "",
+        ` ${age(now() - calls[calls.length - 1].received)} ${t("ago")}`) : null,
+      liveAlerts(v).map((a) => el("div", { class: `alert ${a.status}` }, tx(a.text))));
+  }
+
+  function roomOrder(a, b) {
+    return rank(a) - rank(b) || natural(a.table, b.table);
+  }
+
+  function renderRoom(app) {
+    const list = [...tables.values()].sort(roomOrder);
+    app.replaceChildren(el("section", { id: "room" },
+      list.length ? list.map(roomCard) : el("p", {}, t("no_tables"))));
+  }
+
+  function updateRoomCard(view) {
+    const room = document.getElementById("room");
+    if (!room || !room.querySelector(".tcard")) { renderRoom(document.getElementById("app")); return; }
+    const old = document.getElementById(`table-${view.table}`);
+    const card = roomCard(view);
+    if (old && old.dataset.rank === card.dataset.rank) { old.replaceWith(card); return; }
+    if (old) old.remove();
+    const after = [...room.children].find((n) => n.dataset.table &&
+      roomOrder(view, tables.get(n.dataset.table) || view) < 0);
+    room.insertBefore(card, after || null);
+  }
+
+  // -- table view ------------------------------------------------------------------------
+  function auctionTable(s) {
+    const seats = ["N", "E", "S", "W"];
+    const cells = [];
+    const start = seats.indexOf(s.dealer || "N");
+    for (let i = 0; i < start; i++) cells.push("");
+    for (const [, call] of s.auction || []) cells.push(callText(call));
+    const rows = [];
+    for (let i = 0; i < cells.length; i += 4) rows.push(cells.slice(i, i + 4));
+    return el("table", { class: "auction" },
+      el("tr", {}, seats.map((x) => el("th", {}, x))),
+      rows.map((row) => el("tr", {}, row.map((c) => el("td", {}, c)))));
+  }
+
+  function playList(v) {
+    const byTrick = new Map();
+    for (const c of v.cards || []) {
+      if (!byTrick.has(c.trick)) byTrick.set(c.trick, []);
+      byTrick.get(c.trick).push(`${c.seat} ${cardText(c.card)}`);
+    }
+    return el("ol", { class: "play" }, [...byTrick.entries()].map(([n, cs]) =>
+      el("li", { value: n }, cs.join(", "))));
+  }
+
+  function handsBlock(v, s) {
+    const dealt = s.board !== undefined ? DEALS[String(s.board)] : undefined;
+    const hands = dealt || v.scans || {};
+    if (!Object.keys(hands).length) return null;
+    const hand = (cards) => ["S", "H", "D", "C"].map((suit) => SUIT[suit] +
+      (cards || []).filter((c) => c[0] === suit).map((c) => c[1]).join("")
+      ).join(" ");
+    return [el("h3", {}, t("hands")), el("table", { class: "hands", id: "hands" },
+      ["N", "E", "S", "W"].map((seat) => el("tr", {}, el("th", {}, seat),
+        el("td", {}, hand(hands[seat])))))];
+  }
+
+  function objectList(obj) {
+    const entries = Object.entries(obj || {});
+    if (!entries.length) return "-";
+    return entries.map(([k, x]) => `${k}: ${Array.isArray(x) ? x.map(cardText).join(" ")
+      : typeof x === "object" ? JSON.stringify(x) : x}`).join("; ");
+  }
+
+  function field(name, id) {
+    const key = `${id}:${name}`;
+    const attrs = { name, id: key, "aria-label": t(name === "tricks" ? "tricks" : name),
+                    oninput: (e) => { inputs[key] = e.target.value; } };
+    let input;
+    if (name === "suit" || name === "seat") {
+      const values = name === "suit" ? ["S", "H", "D", "C"] : ["N", "E", "S", "W"];
+      input = el("select", attrs, values.map((x) => el("option", { value: x },
+        name === "suit" ? SUIT[x] : x)));
+      input.addEventListener("change", (e) => { inputs[key] = e.target.value; });
+    } else {
+      input = el("input", { ...attrs, type: name === "card" ? "text" : "number",
+        min: name === "tricks" ? 0 : name === "board" ? 1 : null,
+        max: name === "tricks" ? 13 : null, size: 3, placeholder: t(name) });
+    }
+    if (inputs[key] !== undefined) input.value = inputs[key];
+    return el("label", {}, `${t(name)} `, input);
+  }
+
+  function optionRow(table, alertId, opt) {
+    const id = `${table}:${alertId ?? "table"}:${opt.key}`;
+    const fields = opt.inputs.map((n) => field(n, id));
+    const send = async () => {
+      const body = { table, ruling: opt.ruling, fixed: opt.fixed };
+      if (alertId !== null) body.alert = alertId;
+      for (const n of opt.inputs) body[n] = inputs[`${id}:${n}`] ??
+        document.getElementById(`${id}:${n}`).value;
+      const out = document.getElementById("send-status");
+      try {
+        const r = await fetch("/console/api/ruling", { method: "POST",
+          headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+          body: JSON.stringify(body) });
+        const d = await r.json();
+        if (!r.ok) { out.textContent = `${t("refused")}: ${d.error}`; out.className = "bad"; return; }
+        sent.push({ seq: d.seq, table, text: `${tx(opt.label)} (${opt.law})` +
+          (alertId !== null ? ` #${alertId}` : "") });
+        render();
+      } catch (e) {
+        out.textContent = String(e); out.className = "bad";
+      }
+    };
+    return el("div", { class: "option" },
+      el("button", { type: "button", "data-ruling": opt.ruling, "data-key": opt.key,
+                     onclick: send }, tx(opt.label)),
+      fields, el("span", { class: "explain" }, tx(opt.explain)));
+  }
+
+  function alertItem(v, a) {
+    const isSel = selected[v.table] === a.id;
+    return el("li", { class: `alert ${a.status}${isSel ? " selected" : ""}`, "data-id": a.id,
+                      "data-code": a.code, tabindex: 0,
+                      onclick: () => { selected[v.table] = a.id; render(); },
+                      onkeydown: (e) => {
+                        if (e.key === "Enter" || e.key === " ") { selected[v.table] = a.id; render(); }
+                      } },
+      el("div", {}, el("b", {}, `#${a.id} ${a.code}`), ` ${t("status_" + a.status)}`),
+      el("div", { class: "atext" }, tx(a.text)),
+      isSel ? el("details", { open: true }, el("summary", {}, t("history")),
+        el("ul", {}, (a.history || []).map((h) => el("li", {},
+          `${new Date(h.received * 1000).toLocaleTimeString()} ${t("status_" + h.status)} `
+          + `${h.law || ""} ${h.detail || ""}`)))) : null);
+  }
+
+  function renderTable(app, name) {
+    const v = tables.get(name);
+    if (!v) { app.replaceChildren(el("p", {}, el("a", { href: "#room" }, t("back")))); return; }
+    const s = v.state || {};
+    const alerts = (v.alerts || []).filter((a) => a.board === v.board);
+    const sel = alerts.find((a) => a.id === selected[name]);
+    const res = v.result;
+    const mine = sent.filter((x) => x.table === name);
+    app.replaceChildren(el("section", { id: "tableview", "data-table": name },
+      el("p", {}, el("a", { href: "#room", id: "back" }, `\u2190 ${t("back")}`)),
+      el("h2", {}, `${t("table")} ${name} · ${t("board")} ${s.board ?? "-"}`),
+      el("p", { class: "tline" }, `${t("bridge")}: ${v.bridge ? t(v.bridge) : "?"}`,
+        v.health ? ` · ${t("health")}: ${objectList(v.health)}` : ""),
+      waitingCalls(v).length ? el("p", { class: "call", id: "call" },
+        `${t("director_called")} (${waitingCalls(v).map((c) => c.seat || "?").join(", ")}) `,
+        el("button", { type: "button", id: "answer-call", onclick: async () => {
+          await fetch(`/console/api/calls/${encodeURIComponent(name)}/answered`,
+                      { method: "POST", headers: { "X-CSRF-Token": csrf } });
+        } }, t("call_answered"))) : null,
+      el("div", { class: "grid" },
+        el("div", { class: "panel" },
+          el("p", {}, `${t("phase")}: ${s.phase ? t("phase_" + s.phase) : "-"}`,
+            s.turn ? ` · ${t("turn")} ${s.turn}` : "",
+            ` · ${s.dealer || ""} ${s.vul || ""}`),
+          el("p", {}, `${t("contract")}: `, s.contract ? callText(s.contract) : "-",
+            s.declarer ? ` ${t("declarer")} ${s.declarer}` : "",
+            s.tricks ? ` · ${t("tricks")} NS ${s.tricks.NS} EW ${s.tricks.EW}` : ""),
+          handsBlock(v, s),
+          el("h3", {}, t("auction")), auctionTable(s),
+          el("h3", {}, t("play")), playList(v),
+          s.current && s.current.length ? el("p", {}, `${t("trick")} ${s.trick}: `,
+            s.current.map((c) => `${c.seat} ${cardText(c.card)}`).join(", ")) : null,
+          el("p", {}, `${t("penalty_cards")}: ${objectList(s.penalty_cards)}`),
+          el("p", {}, `${t("obligations")}: ${objectList(s.obligations)}`),
+          el("div", { id: "result" }, res ? [el("h3", {}, t("result")),
+            el("p", {}, res.contract === "Pass" ? t("passed_out")
+              : `${callText(res.contract)} ${res.declarer || ""}`,
+              res.tricks !== undefined ? ` · ${t("tricks")} ${res.tricks}` : "",
+              res.tricks_played !== undefined && res.tricks_played !== res.tricks
+                ? ` (${t("tricks_played")} ${res.tricks_played})` : "",
+              ` · ${t("score")} `, el("b", { id: "score" }, res.score_ns))] : null)),
+        el("div", { class: "panel rulings" },
+          el("h3", {}, t("alerts")),
+          alerts.length ? el("ul", { class: "alerts" }, alerts.map((a) => alertItem(v, a)))
+            : el("p", {}, t("no_alerts")),
+          el("h3", {}, t("options")),
+          sel ? el("div", { id: "options", "data-alert": sel.id },
+            ((OPT.codes[sel.code]) || OPT.default).map((o) => optionRow(name, sel.id, o)))
+            : el("p", {}, t("select_alert")),
+          el("h3", {}, t("table_actions")),
+          el("div", { id: "table-options" }, OPT.table.map((o) => optionRow(name, null, o))),
+          el("p", { id: "send-status", role: "status" }),
+          el("h3", {}, t("answer")),
+          el("ul", { id: "answers" }, mine.map((x) => el("li", { "data-seq": x.seq },
+            `${x.text}: `, answers.has(x.seq)
+              ? el("b", { class: answers.get(x.seq).startsWith("refused") ? "bad" : "good" },
+                answers.get(x.seq).startsWith("refused") ? `${t("refused")}${answers.get(x.seq).slice(7)}`
+                  : `${t("applied")}${answers.get(x.seq).slice(7)}`)
+              : t("pending")))),
+          v.errors && v.errors.length ? [el("h3", {}, t("errors")),
+            el("ul", { class: "errors" }, v.errors.map((e) => el("li", {},
+              `${new Date(e.received * 1000).toLocaleTimeString()} ${e.input}: ${e.error}`)))]
+            : null))));
+  }
+
+  // -- log view --------------------------------------------------------------------------
+  async function renderLog(app) {
+    const r = await fetch("/console/api/log");
+    const d = await r.json();
+    const cols = ["seq", "when", "director", "table", "board", "alert", "ruling", "answer"];
+    app.replaceChildren(el("section", { id: "log" },
+      el("p", {}, el("a", { href: "/console/log.csv", id: "csv", download: "rulings.csv" },
+        t("export_csv"))),
+      el("div", { class: "scroll" }, el("table", { class: "log" },
+        el("tr", {}, cols.map((c) => el("th", {}, c === "seq" ? "#" : t(c)))),
+        (d.rulings || []).map((row) => el("tr", {},
+          el("td", {}, row.seq), el("td", {}, new Date(row.ts * 1000).toLocaleString()),
+          el("td", {}, row.director), el("td", {}, row.table_id), el("td", {}, row.board ?? ""),
+          el("td", {}, row.alert !== null ? `#${row.alert} ${row.code || ""}` : ""),
+          el("td", {}, row.payload), el("td", {}, row.answer || t("pending"))))))));
+  }
+
+  // -- routing, live updates ---------------------------------------------------------------
+  function route() {
+    const h = decodeURIComponent(location.hash.slice(1));
+    if (h.startsWith("table/")) return ["table", h.slice(6)];
+    if (h === "log") return ["log", null];
+    return ["room", null];
+  }
+
+  function render() {
+    const app = document.getElementById("app");
+    const [view, arg] = route();
+    document.getElementById("nav-room").textContent = t("room");
+    document.getElementById("nav-log").textContent = t("log");
+    document.getElementById("logout").textContent = t("logout");
+    document.title = t("title");
+    setLive(connected);
+    if (view === "table") {
+      // a live update must not take the field the director is typing in away
+      const focused = document.activeElement && document.activeElement.id;
+      renderTable(app, arg);
+      const again = focused && document.getElementById(focused);
+      if (again) again.focus();
+    }
+    else if (view === "log") renderLog(app);
+    else renderRoom(app);
+  }
+
+  function setLive(on) {
+    const live = document.getElementById("live");
+    live.textContent = on ? t("connected") : t("disconnected");
+    live.className = on ? "live on" : "live off";
+  }
+
+  function onTable(d) {
+    const v = d.view;
+    tables.set(v.table, v);
+    const [view, arg] = route();
+    if (view === "room") updateRoomCard(v);
+    else if (view === "table" && arg === v.table) render();
+    document.dispatchEvent(new CustomEvent("bt:update", { detail: v }));
+  }
+
+  function connect() {
+    const es = new EventSource("/console/events");
+    es.addEventListener("snapshot", (e) => {
+      const d = JSON.parse(e.data);
+      tables.clear();
+      for (const v of d.tables) tables.set(v.table, v);
+      connected = true;
+      render();
+    });
+    es.onmessage = (e) => {
+      const d = JSON.parse(e.data);
+      if (d.type === "table") onTable(d);
+      else if (d.type === "answer") { answers.set(d.seq, d.answer); render(); }
+    };
+    es.onerror = () => { connected = false; setLive(false); };
+    es.onopen = () => { connected = true; setLive(true); };
+  }
+
+  async function init() {
+    const r = await fetch("/console/api/options");
+    if (r.status === 401) { location.href = "/login"; return; }
+    OPT = await r.json();
+    L = OPT.labels;
+    DEALS = await (await fetch("/console/api/deals")).json();
+    const sel = document.getElementById("lang");
+    sel.addEventListener("change", () => {
+      lang = sel.value;
+      document.documentElement.lang = lang;
+      document.cookie = `bt_lang=${lang}; path=/; samesite=strict`;
+      render();
+    });
+    window.addEventListener("hashchange", render);
+    setInterval(() => { if (route()[0] === "room") renderRoom(document.getElementById("app")); },
+                10000);   // ages of director calls
+    render();
+    connect();
+  }
+
+  init();
+})();

@@ -1,0 +1,312 @@
+"""The broker listener of the web apps: the latest retained state of every table.
+
+``TableStore`` keeps, per table, what the controller and the bridge last said (``state``,
+``indicator``, ``result``, ``bridge``, ``health``), every alert of the board with its
+history, the last ``error`` messages, the broadcast feed's cards of the board and the
+"director called" button presses. ``run_listener`` feeds it from MQTT and hands out the
+connected client so an app can publish (the console's rulings). Listeners of the store
+(``Hub``) get one compact update per change, for Server-Sent Events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiomqtt
+
+from .broker import BrokerSettings
+
+log = logging.getLogger("bridge_table.web")
+
+#: the topics the apps read, relative to the root (the controller's, the bridge's)
+TOPICS = ("state", "alert", "result", "indicator", "bridge", "health", "error", "event",
+          "feed")
+MAX_ERRORS = 20
+MAX_CALLS = 10
+MAX_PAYLOAD = 64 * 1024
+
+
+@dataclass
+class AlertView:
+    """One alert (stable ``id``) with each status it went through."""
+
+    latest: dict[str, Any]
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.latest, "history": self.history}
+
+
+@dataclass
+class TableView:
+    table: str
+    state: dict[str, Any] | None = None
+    indicator: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    bridge: str | None = None          # "online" / "offline" from bridge/{t}/bridge
+    health: dict[str, Any] | None = None
+    alerts: dict[int, AlertView] = field(default_factory=dict)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)  # director button presses
+    cards: list[dict[str, Any]] = field(default_factory=list)  # the feed's cards of the board
+    scans: dict[str, list[str]] = field(default_factory=dict)  # seat -> cards scanned
+    board: int | None = None
+    updated: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"table": self.table, "state": self.state, "result": self.result,
+                "indicator": self.indicator, "bridge": self.bridge, "health": self.health,
+                "alerts": [a.as_json() for a in self.alerts.values()],
+                "errors": self.errors, "calls": self.calls, "cards": self.cards,
+                "scans": self.scans,
+                "board": self.board, "updated": self.updated}
+
+    def new_board(self, board: int | None) -> None:
+        """A new board at the table: the last board's alerts, calls and cards are history."""
+        if board == self.board:
+            return
+        self.board = board
+        self.alerts = {k: a for k, a in self.alerts.items() if a.latest.get("board") == board}
+        self.cards = []
+        self.calls = []
+        self.scans = {}
+        if self.result is not None and self.result.get("board") != board:
+            self.result = None
+
+
+class Hub:
+    """Fan-out of updates to every open Server-Sent Events stream."""
+
+    def __init__(self, maxsize: int = 1000) -> None:
+        self._queues: set[asyncio.Queue[dict[str, Any] | None]] = set()
+        self._maxsize = maxsize
+        self.closed = False     # the server is stopping: every stream ends
+
+    def subscribe(self) -> asyncio.Queue[dict[str, Any] | None]:
+        q: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(self._maxsize)
+        self._queues.add(q)
+        return q
+
+    def unsubscribe(self, q: asyncio.Queue[dict[str, Any] | None]) -> None:
+        self._queues.discard(q)
+
+    def publish(self, item: dict[str, Any]) -> None:
+        for q in list(self._queues):
+            try:
+                q.put_nowait(item)
+            except asyncio.QueueFull:
+                # a stream that cannot keep up gets ``None``: it sends the whole snapshot
+                self._drain(q)
+                q.put_nowait(None)
+
+    @staticmethod
+    def _drain(q: asyncio.Queue[dict[str, Any] | None]) -> None:
+        while not q.empty():
+            q.get_nowait()
+
+    def close(self) -> None:
+        self.closed = True
+        for q in list(self._queues):
+            self._drain(q)
+            q.put_nowait(None)
+
+
+class TableStore:
+    """Every table's latest view, fed one MQTT message at a time (``handle``)."""
+
+    def __init__(self, root: str = "bridge", clock: Callable[[], float] = time.time) -> None:
+        self.root = root
+        self.tables: dict[str, TableView] = {}
+        self.hub = Hub()
+        self.clock = clock
+        self.watchers: list[Callable[[str, str, dict[str, Any]], None]] = []
+        self.malformed = 0
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        return [v.as_json() for v in self.tables.values()]
+
+    def handle(self, topic: str, payload: bytes) -> None:
+        parts = topic.split("/")
+        if len(parts) != 3 or parts[0] != self.root or parts[2] not in TOPICS \
+                or parts[1] == "controller":
+            return
+        table, kind = parts[1], parts[2]
+        if kind == "bridge":
+            data: Any = _decode(payload)
+            status = data.get("status") if isinstance(data, dict) else None
+            if not isinstance(status, str):
+                self.malformed += 1
+                return
+            self._view(table).bridge = status
+            self._changed(table, kind, data)
+            return
+        if not payload:   # a retained message cleared
+            return
+        data = _decode(payload)
+        if not isinstance(data, dict):
+            self.malformed += 1
+            return
+        if kind == "event" and data.get("type") == "tag":
+            self._scan(table, data)
+            return
+        if kind == "event" and (data.get("type") != "button"
+                                or data.get("button") != "director"):
+            return     # of the events, only the hand scans and the "director called" presses
+        if kind == "alert" and (not isinstance(data.get("id"), int)
+                                or isinstance(data.get("id"), bool)):
+            self.malformed += 1
+            return
+        view = self._view(table)
+        now = self.clock()
+        if kind == "state":
+            board = data.get("board")
+            view.new_board(board if isinstance(board, int) else None)
+            view.state = data
+        elif kind == "indicator":
+            view.indicator = data
+        elif kind == "result":
+            view.result = data
+        elif kind == "health":
+            view.health = data
+        elif kind == "error":
+            view.errors = [*view.errors, {**data, "received": now}][-MAX_ERRORS:]
+        elif kind == "event":
+            view.calls = [*view.calls, {"seat": data.get("seat"), "ts": data.get("ts"),
+                                        "received": now}][-MAX_CALLS:]
+        elif kind == "alert":
+            self._alert(view, data, now)
+        elif kind == "feed":
+            self._feed(view, data)
+        view.updated = now
+        self._changed(table, kind, data)
+
+    # -- helpers --------------------------------------------------------------------------
+    def _view(self, table: str) -> TableView:
+        view = self.tables.get(table)
+        if view is None:
+            view = self.tables[table] = TableView(table)
+        return view
+
+    def _changed(self, table: str, kind: str, data: dict[str, Any]) -> None:
+        for watch in self.watchers:
+            watch(table, kind, data)
+        self.hub.publish({"type": "table", "kind": kind,
+                          "view": self.tables[table].as_json()})
+
+    @staticmethod
+    def _alert(view: TableView, data: dict[str, Any], now: float) -> None:
+        aid = int(data["id"])
+        board = data.get("board")
+        entry = {"status": data.get("status"), "law": data.get("law"),
+                 "detail": data.get("detail"), "text": data.get("text"), "received": now}
+        current = view.alerts.get(aid)
+        if current is None or current.latest.get("board") != board:
+            view.alerts[aid] = AlertView(data, [entry])
+        else:
+            current.latest = data
+            current.history.append(entry)
+
+    def answer_calls(self, table: str) -> bool:
+        """The director has answered the table's calls (went there, or ruled)."""
+        view = self.tables.get(table)
+        if view is None or all(c.get("answered") for c in view.calls):
+            return False
+        view.calls = [{**c, "answered": True} for c in view.calls]
+        self._changed(table, "calls", {})
+        return True
+
+    def _scan(self, table: str, data: dict[str, Any]) -> None:
+        """A card put on a tray while the hands are scanned (before the first call)."""
+        view = self.tables.get(table)
+        phase = (view.state or {}).get("phase") if view is not None else None
+        seat, card = data.get("seat"), data.get("card")
+        if view is None or phase != "scanning" or data.get("zone") != "tray" \
+                or data.get("action") != "present" or not isinstance(seat, str) \
+                or not isinstance(card, str):
+            return
+        hand = view.scans.setdefault(seat, [])
+        if card not in hand:
+            hand.append(card)
+            self._changed(table, "scan", data)
+
+    @staticmethod
+    def _feed(view: TableView, data: dict[str, Any]) -> None:
+        kind = data.get("kind")
+        if kind == "board":
+            view.cards = []
+        elif kind == "card":
+            view.cards = [*view.cards, {"seat": data.get("seat"), "card": data.get("card"),
+                                        "trick": data.get("trick")}]
+        elif kind == "play":
+            cards = data.get("cards")
+            if isinstance(cards, list):
+                view.cards = [c for c in cards if isinstance(c, dict)]
+
+
+def _decode(payload: bytes) -> Any:
+    if len(payload) > MAX_PAYLOAD:
+        return None
+    try:
+        return json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+class Connection:
+    """The current MQTT client (``None`` while disconnected), for publishing."""
+
+    def __init__(self) -> None:
+        self.client: aiomqtt.Client | None = None
+        self.connected = asyncio.Event()
+
+    async def publish(self, topic: str, payload: bytes, qos: int = 1) -> None:
+        client = self.client
+        if client is None:
+            raise ConnectionError("not connected to the broker")
+        await client.publish(topic, payload, qos=qos)
+
+
+async def run_listener(settings: BrokerSettings, store: TableStore, conn: Connection,
+                       stop: asyncio.Event, client_id: str = "") -> None:
+    """Subscribe to the tables' topics and feed ``store`` until ``stop``; reconnects."""
+    root = store.root
+    while not stop.is_set():
+        try:
+            async with aiomqtt.Client(
+                    settings.host, settings.port, identifier=client_id or None,
+                    username=settings.username, password=settings.password,
+                    tls_context=settings.tls_context(), keepalive=settings.keepalive) as client:
+                await client.subscribe([(f"{root}/+/{kind}", 1) for kind in TOPICS])
+                conn.client = client
+                conn.connected.set()
+                log.info("connected to %s", settings.url)
+                messages = aiter(client.messages)
+                while not stop.is_set():
+                    getter = asyncio.ensure_future(anext(messages))
+                    stopper = asyncio.ensure_future(stop.wait())
+                    done, _ = await asyncio.wait({getter, stopper},
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    if getter not in done:
+                        getter.cancel()
+                        break
+                    stopper.cancel()
+                    msg = getter.result()
+                    payload = msg.payload if isinstance(msg.payload, bytes) else \
+                        str(msg.payload or "").encode()
+                    store.handle(str(msg.topic), payload)
+        except aiomqtt.MqttError as exc:
+            log.warning("broker %s: %s; retrying", settings.url, exc)
+        finally:
+            conn.client = None
+            conn.connected.clear()
+        if not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), 1.0)
+            except TimeoutError:
+                pass

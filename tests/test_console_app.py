@@ -1,0 +1,137 @@
+"""controller/web/console/app.py over HTTP (starlette's TestClient) with a real mosquitto:
+login, CSRF, only the offered rulings published, with the console's src and seq, and the
+controller's answer (an ``error``) recorded in the ruling log."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import pytest
+from broker import Mosquitto
+from starlette.testclient import TestClient
+
+from controller.daemon import BrokerSettings
+from controller.web.auth import hash_password
+from controller.web.console.app import ConsoleConfig, build_app
+
+PASSWORD = "director secret"
+
+
+def _until(pred: Callable[[], Any], what: str) -> Any:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"never: {what}")
+
+
+@pytest.fixture
+def mqttc(mosquitto: Mosquitto) -> Iterator[tuple[mqtt.Client, list[tuple[str, Any]]]]:
+    got: list[tuple[str, Any]] = []
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+    client.on_message = lambda _c, _u, m: got.append((m.topic, json.loads(m.payload)))
+    client.connect(mosquitto.host, mosquitto.port)
+    client.subscribe("bridge/+/ruling", 1)
+    client.loop_start()
+    yield client, got
+    client.loop_stop()
+    client.disconnect()
+
+
+def _app(mosquitto: Mosquitto, tmp_path: Path) -> Any:
+    return build_app(ConsoleConfig(broker=BrokerSettings.from_url(mosquitto.url),
+                                   password_hash=hash_password(PASSWORD),
+                                   db=tmp_path / "console.sqlite", src="console-t"))
+
+
+def _login(client: TestClient) -> str:
+    r = client.post("/login", content=f"name=Ada&password={PASSWORD.replace(' ', '+')}",
+                    headers={"Content-Type": "application/x-www-form-urlencoded"},
+                    follow_redirects=False)
+    assert r.status_code == 303
+    page = client.get("/console").text
+    return re.search(r'name="csrf" content="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+
+
+def test_rulings_offered_published_and_answered(
+        mosquitto: Mosquitto, tmp_path: Path,
+        mqttc: tuple[mqtt.Client, list[tuple[str, Any]]]) -> None:
+    pub, got = mqttc
+    app = _app(mosquitto, tmp_path)
+    console = app.state.console
+    with TestClient(app) as client:
+        assert client.get("/console", follow_redirects=False).status_code == 303
+        csrf = _login(client)
+        _until(lambda: console.conn.client is not None, "the console connects")
+        pub.publish("bridge/7/state", json.dumps({"v": 1, "table": "7", "board": 10,
+                                                  "phase": "complete"}), qos=1, retain=True)
+        pub.publish("bridge/7/alert", json.dumps({
+            "v": 1, "id": 1, "table": "7", "board": 10, "code": "REVOKE", "law": "63A1",
+            "seat": "E", "status": "established", "text": {"en": "x"}}), qos=1)
+        _until(lambda: 1 in console.store.tables.get("7", None).alerts
+               if "7" in console.store.tables else False, "the alert reaches the console")
+
+        def post(body: dict[str, Any], token: str | None = csrf) -> Any:
+            headers = {"X-CSRF-Token": token} if token else {}
+            return client.post("/console/api/ruling", json=body, headers=headers)
+
+        ruling = {"table": "7", "alert": 1, "ruling": "adjust", "tricks": 10}
+        assert post(ruling, token=None).status_code == 403
+        assert post(ruling, token="forged").status_code == 403
+        # not offered for a revoke, a bad number, an unknown alert or table
+        for bad in ({**ruling, "ruling": "accept"}, {**ruling, "tricks": 14},
+                    {**ruling, "alert": 2}, {**ruling, "table": "8"},
+                    {**ruling, "table": "7/#"}, {"table": "7", "ruling": "comparable"}):
+            r = post(bad)
+            assert r.status_code == 400, bad
+        assert got == []      # nothing published for any of them
+        r = post(ruling)
+        assert r.status_code == 200 and r.json()["seq"] == 1
+        topic, payload = _until(lambda: got[:1], "the ruling on the broker")[0]
+        assert topic == "bridge/7/ruling"
+        assert {k: payload[k] for k in ("v", "src", "seq", "ruling", "alert", "tricks")} == \
+            {"v": 1, "src": "console-t", "seq": 1, "ruling": "adjust", "alert": 1, "tricks": 10}
+        # answering a call needs the CSRF token too, and a table that exists
+        assert client.post("/console/api/calls/7/answered").status_code == 403
+        assert client.post("/console/api/calls/8/answered",
+                           headers={"X-CSRF-Token": csrf}).status_code == 404
+        assert client.post("/console/api/calls/7/answered",
+                           headers={"X-CSRF-Token": csrf}).status_code == 200
+        # a table ruling (no alert)
+        assert post({"table": "7", "ruling": "undo"}).json()["seq"] == 2
+        # the controller refuses seq 1 (as it answers on bridge/7/error): the log says so
+        pub.publish("bridge/7/error", json.dumps({
+            "v": 1, "table": "7", "input": "ruling", "error": "some reason",
+            "excerpt": json.dumps(payload, separators=(",", ":"))[:200]}), qos=1)
+        rows = _until(lambda: [row for row in client.get("/console/api/log").json()["rulings"]
+                               if row["answer"]], "the answer in the log")
+        assert rows[0]["seq"] == 1 and rows[0]["answer"] == "refused: some reason"
+        assert rows[0]["director"] == "Ada"
+    # a restarted console goes on from the next seq
+    app = _app(mosquitto, tmp_path)
+    with TestClient(app) as client:
+        csrf = _login(client)
+        _until(lambda: "7" in app.state.console.store.tables, "the retained state")
+        r = client.post("/console/api/ruling", json={"table": "7", "ruling": "undo"},
+                        headers={"X-CSRF-Token": csrf})
+        assert r.json()["seq"] == 3
+        assert len(client.get("/console/api/log").json()["rulings"]) == 3
+
+
+def test_wrong_password_gets_401_and_no_session(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    with TestClient(_app(mosquitto, tmp_path)) as client:
+        r = client.post("/login", content="password=nope",
+                        headers={"Content-Type": "application/x-www-form-urlencoded"},
+                        follow_redirects=False)
+        assert r.status_code == 401 and "Wrong password" in r.text
+        assert "bt_session" not in r.cookies
+        assert client.get("/console/events").status_code == 401
+        assert client.get("/console/log.csv").status_code == 401

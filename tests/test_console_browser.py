@@ -1,0 +1,274 @@
+"""The director's console end to end in a real browser (Debian's chromium under Playwright).
+
+A real mosquitto, the rules daemon (``bridge-table controller``) and the console
+(``bridge-table console``) run as subprocesses; the replayed board of scenario T08 (an
+established revoke won by the offender, Law 64A1) is published as the table's bridge would.
+The tests also write the screenshots of docs/console.md (docs/img/console-*.png).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import pytest
+from broker import Mosquitto, free_port
+
+from controller.web.auth import write_password_file
+
+DATA = Path(__file__).parent / "data"
+IMG = Path(__file__).parent.parent / "docs" / "img"
+PASSWORD = "correct horse battery"
+PHONE = {"width": 360, "height": 740}
+LAPTOP = {"width": 1280, "height": 800}
+
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
+                    "(pip install -e '.[test]')")
+from playwright.sync_api import Page, expect  # noqa: E402
+
+
+@dataclass
+class Env:
+    url: str
+    broker: Mosquitto
+    db: Path
+
+
+def _wait_http(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    import httpx
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the console exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(url + "/login", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError("the console did not answer")
+
+
+def _client(broker: Mosquitto) -> mqtt.Client:
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"test-{os.getpid()}")
+    client.connect(broker.host, broker.port)
+    client.loop_start()
+    return client
+
+
+def _wait_retained(broker: Mosquitto, topic: str, pred: Any) -> dict[str, Any]:
+    """The retained message on ``topic`` once ``pred`` holds for it."""
+    got = threading.Event()
+    found: dict[str, Any] = {}
+
+    def on_message(_c: Any, _u: Any, msg: mqtt.MQTTMessage) -> None:
+        try:
+            data = json.loads(msg.payload)
+        except ValueError:
+            return
+        if pred(data):
+            found.update(data)
+            got.set()
+
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+    client.on_message = on_message
+    client.connect(broker.host, broker.port)
+    client.subscribe(topic, 1)
+    client.loop_start()
+    try:
+        if not got.wait(60):
+            raise RuntimeError(f"nothing on {topic} as expected")
+    finally:
+        client.loop_stop()
+        client.disconnect()
+    return found
+
+
+def _replay(broker: Mosquitto, path: Path, table: str = "7", lines: int | None = None) -> None:
+    """The recorded events (the first ``lines``) as the bridge of ``table`` would send them."""
+    client = _client(broker)
+    try:
+        for line in path.read_text().splitlines()[:lines]:
+            item = json.loads(line)
+            topic = item["topic"].replace("bridge/7/", f"bridge/{table}/")
+            client.publish(topic, json.dumps(item["payload"]), qos=1).wait_for_publish()
+    finally:
+        client.loop_stop()
+        client.disconnect()
+
+
+def _publish(broker: Mosquitto, topic: str, payload: dict[str, Any],
+             retain: bool = False) -> None:
+    client = _client(broker)
+    try:
+        client.publish(topic, json.dumps(payload), qos=1, retain=retain).wait_for_publish()
+    finally:
+        client.loop_stop()
+        client.disconnect()
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "wb") as f:
+        return subprocess.Popen([sys.executable, "-m", "controller.cli", *args],
+                                stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    tmp = tmp_path_factory.mktemp("console")
+    pwfile = tmp / "console-password"
+    write_password_file(pwfile, PASSWORD)
+    with Mosquitto(tmp / "broker") as broker:
+        controller = _start(["controller", "--broker", broker.url, "--no-journal",
+                             "--deals", str(DATA / "replay_t08_revoke.pbn")],
+                            tmp / "controller.log")
+        port = free_port()
+        console = _start(["console", "--broker", broker.url, "--listen", f"127.0.0.1:{port}",
+                          "--director-password-file", str(pwfile),
+                          "--db", str(tmp / "console.sqlite"),
+                          "--src", "console-test",
+                          "--deals", str(DATA / "replay_t08_revoke.pbn")], tmp / "console.log")
+        try:
+            url = f"http://127.0.0.1:{port}"
+            _wait_http(url, console, tmp / "console.log")
+            _wait_retained(broker, "bridge/controller/status",
+                           lambda d: d.get("status") == "online")
+            _replay(broker, DATA / "replay_t08_revoke.jsonl")
+            # two more tables on the same board: one in the auction, one in the play
+            _replay(broker, DATA / "replay_t08_revoke.jsonl", table="3", lines=110)
+            _replay(broker, DATA / "replay_t08_revoke.jsonl", table="12", lines=131)
+            # the table's bridge is online, and South pressed the "director" button
+            _publish(broker, "bridge/7/bridge", {"v": 1, "src": "sim", "status": "online"},
+                     retain=True)
+            _publish(broker, "bridge/7/event", {"v": 1, "src": "sim", "seq": 165,
+                                                "ts": time.time(), "type": "button",
+                                                "button": "director", "seat": "S"})
+            _wait_retained(broker, "bridge/7/result", lambda d: d.get("board") == 10)
+            _wait_retained(broker, "bridge/12/state", lambda d: d.get("phase") == "play")
+            yield Env(url=url, broker=broker, db=tmp / "console.sqlite")
+        finally:
+            _stop(console)
+            _stop(controller)
+
+
+def _login(page: Page, url: str, password: str = PASSWORD) -> None:
+    page.goto(url + "/login")
+    page.fill("input[name=name]", "Ada")
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+
+
+def test_wrong_password_is_refused(env: Env, chromium_browser: Any) -> None:
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        _login(page, env.url, "not the password")
+        expect(page.locator("#login-error")).to_be_visible()
+        assert page.url.endswith("/login")
+        # no way round it: the console page, its events and the ruling API stay closed
+        page.goto(env.url + "/console")
+        assert page.url.endswith("/login")
+        assert page.request.get(env.url + "/console/api/options").status == 401
+        answer = page.request.post(env.url + "/console/api/ruling",
+                                   data={"table": "7", "ruling": "undo"})
+        assert answer.status == 401
+        expect(page.locator("#tableview")).to_have_count(0)
+    finally:
+        context.close()
+
+
+def test_phone_shows_the_room_with_the_revoke(env: Env, chromium_browser: Any) -> None:
+    context = chromium_browser.new_context(viewport=PHONE, device_scale_factor=2,
+                                           is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        _login(page, env.url)
+        card = page.locator("#table-7")
+        expect(card).to_be_visible()
+        expect(card).to_contain_text("Board 10")
+        expect(card).to_contain_text("Established revoke by East")
+        expect(card).to_contain_text("Director called (S)")
+        expect(card).to_contain_text("online")
+        # the table with a call and an alert first, then the others by number
+        expect(page.locator(".tcard")).to_have_count(3)
+        assert page.locator(".tcard").evaluate_all("cs => cs.map(c => c.dataset.table)") == \
+            ["7", "3", "12"]
+        # the room fits the phone's width: no sideways scrolling
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        page.screenshot(path=str(IMG / "console-room-phone.png"))
+        # the same room in Vietnamese and Chinese: the controller's alert text in that language
+        page.select_option("#lang", "vi")
+        expect(card).to_contain_text("Lỗi đánh sai được xác định")
+        page.select_option("#lang", "zh")
+        expect(card).to_contain_text("藏牌成立")
+        card.click()
+        expect(page.locator("#tableview")).to_be_visible()
+        page.locator("li.alert[data-code=REVOKE]").click()
+        expect(page.locator("#options button[data-ruling=adjust]")).to_be_visible()
+        page.screenshot(path=str(IMG / "console-table-phone.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        _login(page, env.url)
+        expect(page.locator("#table-7")).to_contain_text("Established revoke by East")
+        page.screenshot(path=str(IMG / "console-room-laptop.png"))
+        page.click("#table-7")
+        view = page.locator("#tableview")
+        expect(view).to_contain_text("Table 7")
+        # the controller's own Law 64A1 transfer: 9 tricks played, 11 after the revoke
+        expect(page.locator("#result")).to_contain_text("Tricks 11 (as played 9)")
+        expect(page.locator("#score")).to_have_text("650")
+        # the hands of the deals file (the console's --deals), the auction and the play
+        expect(page.locator("#hands")).to_contain_text("N\u2660AQ4 \u2665QT5 \u2666KQJT \u26638")
+        expect(page.locator("table.auction")).to_contain_text("4\u2665")
+        expect(page.locator("ol.play li")).to_have_count(13)
+        # South's call: answered from the table view, it leaves the room's first place
+        expect(page.locator("#call")).to_contain_text("Director called (S)")
+        page.click("#answer-call")
+        expect(page.locator("#call")).to_have_count(0)
+        page.locator("li.alert[data-code=REVOKE]").click()
+        options = page.locator("#options")
+        # only the rulings valid for a revoke: adjust (64C) and clear
+        expect(options.locator("button")).to_have_count(2)
+        expect(options).to_contain_text("Law 64C")
+        options.locator("input[name=tricks]").fill("10")
+        options.locator("button[data-ruling=adjust]").click()
+        # the controller's answer: the result published again, adjusted, and the ruling applied
+        expect(page.locator("#score")).to_have_text("620")
+        expect(page.locator("#result")).to_contain_text("Tricks 10 (as played 9)")
+        expect(page.locator("#answers")).to_contain_text("applied")
+        expect(view).to_contain_text("Established revoke by East")
+        page.screenshot(path=str(IMG / "console-table-laptop.png"), full_page=True)
+        # the ruling log: by whom, on which alert, with the controller's answer; as CSV too
+        page.click("#nav-log")
+        log = page.locator("#log")
+        expect(log).to_contain_text("Ada")
+        expect(log).to_contain_text("#1 REVOKE")
+        expect(log).to_contain_text("applied")
+        csv = page.request.get(env.url + "/console/log.csv").text()
+        assert "Ada" in csv and "REVOKE" in csv and '""tricks"":10' in csv
+    finally:
+        context.close()

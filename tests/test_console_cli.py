@@ -1,0 +1,67 @@
+"""``bridge-table console``: clear errors for bad settings, a clean end on Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from broker import Mosquitto, free_port
+
+from controller.web.auth import write_password_file
+from controller.web.console.cli import main
+
+
+def test_missing_password_file_or_bad_listen_or_broker_is_a_clear_error(
+        tmp_path: Path, capsys: object) -> None:
+    assert main(["--director-password-file", str(tmp_path / "absent")]) == 2
+    write_password_file(tmp_path / "pw", "long enough")
+    assert main(["--director-password-file", str(tmp_path / "pw"), "--listen", "nowhere"]) == 2
+    assert main(["--director-password-file", str(tmp_path / "pw"), "--broker", "http://x"]) == 2
+    assert main(["--director-password-file", str(tmp_path / "pw"), "--deals",
+                 str(tmp_path / "absent.pbn")]) == 2
+
+
+def test_ctrl_c_ends_the_console_cleanly(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    write_password_file(tmp_path / "pw", "long enough")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "console", "--broker", mosquitto.url,
+         "--listen", f"127.0.0.1:{port}", "--director-password-file", str(tmp_path / "pw"),
+         "--db", str(tmp_path / "c.sqlite")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/login", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        # an open event stream must not hold the shutdown up
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}")
+        client.post("/login", data={"password": "long enough"})
+        opened = threading.Event()
+
+        def listen() -> None:
+            try:
+                with client.stream("GET", "/console/events", timeout=60) as r:
+                    for _ in r.iter_lines():
+                        opened.set()
+            except httpx.HTTPError:
+                pass
+        reader = threading.Thread(target=listen, daemon=True)
+        reader.start()
+        assert opened.wait(30)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert b"Traceback" not in err

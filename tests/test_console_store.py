@@ -1,0 +1,41 @@
+"""controller/web/console/store.py: the ruling log and the console's seq survive a restart."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from controller.web.console.store import RulingLog
+
+
+def _add(log: RulingLog, seq: int) -> None:
+    log.add(seq=seq, ts=1.0, director="Ada", table="7", board=10, alert=1, code="REVOKE",
+            ruling="adjust", payload={"ruling": "adjust", "tricks": 10, "seq": seq})
+
+
+def test_seq_goes_on_after_a_restart(tmp_path: Path) -> None:
+    log = RulingLog(tmp_path / "c.sqlite")
+    assert log.next_seq() == 1
+    _add(log, 1)
+    assert log.next_seq() == 2      # reserved even if never logged (publish failed)
+    log.close()
+    log = RulingLog(tmp_path / "c.sqlite")
+    assert log.next_seq() == 3
+    assert [r["seq"] for r in log.rows()] == [1]
+    log.close()
+
+
+def test_answers_and_csv(tmp_path: Path) -> None:
+    log = RulingLog(tmp_path / "c.sqlite")
+    _add(log, 1)
+    _add(log, 2)
+    assert log.unanswered() == {1: "7", 2: "7"}
+    assert log.answer(1, "applied", 2.0)
+    assert not log.answer(1, "refused: late", 3.0)   # the first answer stands
+    assert log.unanswered() == {2: "7"}
+    rows = list(csv.DictReader(io.StringIO(log.csv())))
+    assert [r["answer"] for r in rows] == ["applied", ""]
+    assert rows[0]["director"] == "Ada" and rows[0]["code"] == "REVOKE"
+    assert '"tricks":10' in rows[0]["payload"]
+    log.close()

@@ -1,0 +1,105 @@
+"""controller/web/listener.py: the latest view of every table, from the MQTT messages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from controller.web.listener import TableStore
+
+
+def _msg(store: TableStore, topic: str, payload: Any) -> None:
+    store.handle(topic, payload if isinstance(payload, bytes) else json.dumps(payload).encode())
+
+
+def _alert(aid: int, status: str, board: int = 10, **extra: Any) -> dict[str, Any]:
+    return {"v": 1, "id": aid, "table": "7", "board": board, "code": "REVOKE", "law": "61",
+            "seat": "E", "status": status, "text": {"en": status}, **extra}
+
+
+def test_state_result_bridge_health_and_alert_history() -> None:
+    store = TableStore(clock=lambda: 100.0)
+    queue = store.hub.subscribe()
+    _msg(store, "bridge/7/state", {"v": 1, "table": "7", "board": 10, "phase": "play"})
+    _msg(store, "bridge/7/bridge", {"v": 1, "src": "pi", "status": "online"})
+    _msg(store, "bridge/7/health", {"v": 1, "crc_errors": 2})
+    _msg(store, "bridge/7/alert", _alert(1, "open"))
+    _msg(store, "bridge/7/alert", _alert(1, "established", law="63A1"))
+    _msg(store, "bridge/7/result", {"v": 1, "board": 10, "tricks": 11})
+    view = store.tables["7"].as_json()
+    assert view["state"]["phase"] == "play" and view["bridge"] == "online"
+    assert view["health"] == {"v": 1, "crc_errors": 2}
+    assert view["result"]["tricks"] == 11
+    [alert] = view["alerts"]
+    assert alert["status"] == "established"
+    assert [h["status"] for h in alert["history"]] == ["open", "established"]
+    assert queue.qsize() == 6     # one update per message, for the SSE streams
+
+
+def test_a_new_board_leaves_the_last_boards_alerts_calls_and_result_behind() -> None:
+    store = TableStore()
+    _msg(store, "bridge/7/state", {"v": 1, "board": 10})
+    _msg(store, "bridge/7/alert", _alert(1, "open"))
+    _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "director", "seat": "S",
+                                   "ts": 5.0})
+    _msg(store, "bridge/7/result", {"v": 1, "board": 10, "tricks": 9})
+    assert len(store.tables["7"].calls) == 1
+    _msg(store, "bridge/7/state", {"v": 1, "board": 11})
+    view = store.tables["7"]
+    assert view.alerts == {} and view.calls == [] and view.result is None
+
+
+def test_only_director_presses_and_scans_are_kept_from_the_events() -> None:
+    store = TableStore()
+    _msg(store, "bridge/7/event", {"v": 1, "type": "tag", "zone": "tray", "card": "SA"})
+    _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "claim"})
+    assert "7" not in store.tables
+
+
+def test_the_feed_gives_the_cards_played() -> None:
+    store = TableStore()
+    _msg(store, "bridge/7/feed", {"v": 1, "kind": "card", "seat": "W", "card": "CT",
+                                  "trick": 1})
+    _msg(store, "bridge/7/feed", {"v": 1, "kind": "card", "seat": "N", "card": "C3",
+                                  "trick": 1})
+    assert [c["card"] for c in store.tables["7"].cards] == ["CT", "C3"]
+    _msg(store, "bridge/7/feed", {"v": 1, "kind": "play",
+                                  "cards": [{"seat": "W", "card": "CT", "trick": 1}]})
+    assert [c["card"] for c in store.tables["7"].cards] == ["CT"]
+
+
+def test_garbage_is_counted_never_raised() -> None:
+    store = TableStore()
+    for topic, payload in [("bridge/7/state", b"\xff\x00"), ("bridge/7/alert", b"[1,2]"),
+                           ("bridge/7/alert", json.dumps({"id": "x"}).encode()),
+                           ("bridge/7/bridge", b"{}"), ("bridge/7/state", b"")]:
+        store.handle(topic, payload)
+    assert store.malformed == 4
+    # topics of others (the daemon's status, other roots, deeper levels) are not tables
+    for topic in ("bridge/controller/status", "public/7/feed", "bridge/7/x/state"):
+        store.handle(topic, b'{"v":1}')
+    assert "controller" not in store.tables and "7" not in store.tables
+
+
+def test_a_stream_that_falls_behind_gets_a_snapshot_marker() -> None:
+    store = TableStore()
+    store.hub._maxsize = 2
+    queue = store.hub.subscribe()
+    for board in range(5):
+        _msg(store, "bridge/7/state", {"v": 1, "board": board + 1})
+    items = [queue.get_nowait() for _ in range(queue.qsize())]
+    assert None in items    # the SSE stream sends the whole snapshot again
+
+
+def test_hand_scans_are_kept_while_the_hands_are_scanned_only() -> None:
+    store = TableStore()
+    tag = {"v": 1, "type": "tag", "zone": "tray", "action": "present", "seat": "N"}
+    _msg(store, "bridge/7/state", {"v": 1, "board": 10, "phase": "scanning"})
+    _msg(store, "bridge/7/event", {**tag, "card": "SA"})
+    _msg(store, "bridge/7/event", {**tag, "card": "SA"})
+    _msg(store, "bridge/7/event", {**tag, "action": "removed", "card": "SA"})
+    _msg(store, "bridge/7/state", {"v": 1, "board": 10, "phase": "play"})
+    _msg(store, "bridge/7/event", {**tag, "card": "HK"})     # a card played: not a scan
+    assert store.tables["7"].scans == {"N": ["SA"]}
+    _msg(store, "bridge/7/state", {"v": 1, "board": 11, "phase": "scanning"})
+    assert store.tables["7"].scans == {}
