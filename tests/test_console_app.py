@@ -135,3 +135,26 @@ def test_wrong_password_gets_401_and_no_session(mosquitto: Mosquitto, tmp_path: 
         assert "bt_session" not in r.cookies
         assert client.get("/console/events").status_code == 401
         assert client.get("/console/log.csv").status_code == 401
+
+
+def test_the_session_gives_each_table_its_round(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """--session: the room view's round of each table's board comes from the movement."""
+    from controller.session import load_session
+    from controller.web.console.app import rounds_of_session
+
+    session = load_session(Path(__file__).parents[1] / "hw_configs" / "session-mitchell.toml")
+    rounds = rounds_of_session(session.movement)
+    for rnd in session.movement.rounds:
+        for table, at_table in rnd.tables.items():
+            for board in at_table.boards:
+                assert rounds[str(table)][board] == rnd.number
+    app = build_app(ConsoleConfig(broker=BrokerSettings.from_url(mosquitto.url),
+                                  password_hash=hash_password(PASSWORD),
+                                  db=tmp_path / "console.sqlite", src="console-t",
+                                  rounds=rounds))
+    with TestClient(app) as client:
+        assert client.get("/console/api/rounds").status_code == 401
+        _login(client)
+        got = client.get("/console/api/rounds").json()
+    table, boards = next(iter(rounds.items()))
+    assert got[table] == {str(b): r for b, r in boards.items()}

@@ -136,6 +136,18 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     tmp = tmp_path_factory.mktemp("console")
     pwfile = tmp / "console-password"
     write_password_file(pwfile, PASSWORD)
+    # the session's movement: board 10 is table 7's second round (the room view shows it)
+    session = tmp / "session.toml"
+    session.write_text(f"""[session]
+event = "Console test"
+deals = "{DATA / 'replay_t08_revoke.pbn'}"
+[movement]
+type = "explicit"
+[[movement.round]]
+"7" = {{ ns = 1, ew = 2, boards = [9] }}
+[[movement.round]]
+"7" = {{ ns = 1, ew = 3, boards = [10] }}
+""")
     with Mosquitto(tmp / "broker") as broker:
         controller = _start(["controller", "--broker", broker.url, "--no-journal",
                              "--deals", str(DATA / "replay_t08_revoke.pbn")],
@@ -144,8 +156,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
         console = _start(["console", "--broker", broker.url, "--listen", f"127.0.0.1:{port}",
                           "--director-password-file", str(pwfile),
                           "--db", str(tmp / "console.sqlite"),
-                          "--src", "console-test",
-                          "--deals", str(DATA / "replay_t08_revoke.pbn")], tmp / "console.log")
+                          "--src", "console-test", "--session", str(session)],
+                         tmp / "console.log")
         try:
             url = f"http://127.0.0.1:{port}"
             _wait_http(url, console, tmp / "console.log")
@@ -203,7 +215,7 @@ def test_phone_shows_the_room_with_the_revoke(env: Env, chromium_browser: Any) -
         _login(page, env.url)
         card = page.locator("#table-7")
         expect(card).to_be_visible()
-        expect(card).to_contain_text("Board 10")
+        expect(card).to_contain_text("Round 2 · Board 10")
         expect(card).to_contain_text("Established revoke by East")
         expect(card).to_contain_text("Director called (S)")
         expect(card).to_contain_text("online")

@@ -22,6 +22,7 @@ LABELS: dict[str, dict[str, str]] = {
     "wrong_password": {"en": "Wrong password.", "vi": "Sai mật khẩu.", "zh": "密码错误。"},
     "language": {"en": "Language", "vi": "Ngôn ngữ", "zh": "语言"},
     "board": {"en": "Board", "vi": "Ván", "zh": "牌"},
+    "round": {"en": "Round", "vi": "Vòng", "zh": "轮"},
     "phase": {"en": "Phase", "vi": "Giai đoạn", "zh": "阶段"},
     "turn": {"en": "Turn", "vi": "Lượt", "zh": "轮到"},
     "contract": {"en": "Contract", "vi": "Hợp đồng", "zh": "定约"},

@@ -59,6 +59,8 @@ class ConsoleConfig:
     client_id: str = ""
     secure_cookie: bool = False
     deals: dict[int, dict[str, list[str]]] = field(default_factory=dict)  # board -> seat -> cards
+    #: the session's movement: table -> board -> round (the room view shows the round)
+    rounds: dict[str, dict[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -241,6 +243,16 @@ def deals_for_console(path: Path) -> tuple[dict[int, dict[str, list[str]]], list
     return out, read.problems
 
 
+def rounds_of_session(movement: Any) -> dict[str, dict[int, int]]:
+    """table -> board -> round, from a session file's movement (controller.session)."""
+    out: dict[str, dict[int, int]] = {}
+    for rnd in movement.rounds:
+        for table, at_table in rnd.tables.items():
+            for board in at_table.boards:
+                out.setdefault(str(table), {})[board] = rnd.number
+    return out
+
+
 def _card_order(card: str) -> tuple[int, int]:
     return "SHDC".index(card[0]), "AKQJT98765432".index(card[1])
 
@@ -359,6 +371,12 @@ def build_app(config: ConsoleConfig) -> Starlette:
             return unauthorised()
         return JSONResponse({str(b): hands for b, hands in config.deals.items()})
 
+    async def api_rounds(request: Request) -> Response:
+        if session_of(request) is None:
+            return unauthorised()
+        return JSONResponse({t: {str(b): r for b, r in boards.items()}
+                             for t, boards in config.rounds.items()})
+
     async def api_answer_calls(request: Request) -> Response:
         session = changing(request)
         if not isinstance(session, Session):
@@ -390,6 +408,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
         Route("/console/api/ruling", api_ruling, methods=["POST"]),
         Route("/console/api/calls/{table}/answered", api_answer_calls, methods=["POST"]),
         Route("/console/api/log", api_log), Route("/console/api/deals", api_deals),
+        Route("/console/api/rounds", api_rounds),
         Route("/console/log.csv", log_csv),
         Mount("/static/console", StaticFiles(directory=STATIC), name="console-static"),
     ]

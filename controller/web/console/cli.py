@@ -71,6 +71,8 @@ def parser() -> argparse.ArgumentParser:
                     help="the ruling log (SQLite, default %(default)s)")
     ap.add_argument("--src", default=f"console-{socket.gethostname()}",
                     help="the console's src in its rulings (default %(default)s)")
+    ap.add_argument("--session", help="the session file (docs/session.md): the round of each "
+                    "table's board, and its deals file when --deals is not given")
     ap.add_argument("--deals", help="the session's deals file (PBN, DUP, BRI, DGE): the hands "
                     "shown on the table view")
     ap.add_argument("--root", default="bridge", help="topic root (default %(default)s)")
@@ -113,11 +115,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         host, port = _listen(args.listen)
         password_hash = read_password_file(Path(args.director_password_file))
         deals: dict[int, dict[str, list[str]]] = {}
-        if args.deals:
+        rounds: dict[str, dict[int, int]] = {}
+        deals_file = Path(args.deals) if args.deals else None
+        if args.session:
+            from controller.session import load_session
+
+            from .app import rounds_of_session
+            session = load_session(args.session)   # SessionError is a ValueError
+            rounds = rounds_of_session(session.movement)
+            deals_file = deals_file or session.deals
+        if deals_file is not None:
             from .app import deals_for_console
-            deals, problems = deals_for_console(Path(args.deals))
+            deals, problems = deals_for_console(deals_file)
             for problem in problems:
-                log.warning("%s: %s", args.deals, problem)
+                log.warning("%s: %s", deals_file, problem)
     except (ControllerError, ValueError, PasswordFileError, DealsError) as exc:
         log.error("%s", exc)
         return 2
@@ -127,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = build_app(ConsoleConfig(broker=broker, password_hash=password_hash,
                                   db=Path(args.db), src=args.src, root=args.root,
                                   client_id=args.client_id,
-                                  secure_cookie=args.secure_cookie, deals=deals))
+                                  secure_cookie=args.secure_cookie, deals=deals,
+                                  rounds=rounds))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             lifespan="on", timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)

@@ -7,6 +7,7 @@
   let lang = document.documentElement.lang || "en";
   let L = {};
   let OPT = null;
+  let ROUNDS = {};                  // table -> board -> round (the session file, if given)
   let DEALS = {};                   // board -> seat -> cards (the deals file, if given)
   const tables = new Map();
   const answers = new Map();        // seq -> answer text
@@ -55,6 +56,11 @@
   function waitingCalls(v) {
     return (v.calls || []).filter((c) => !c.answered && now() - c.received < CALL_WAIT);
   }
+  function roundOf(table, board) {   // the session's round of this table's board, if known
+    const boards = ROUNDS[table];
+    return boards && board !== undefined ? boards[String(board)] : undefined;
+  }
+
   function rank(v) {
     const alerts = liveAlerts(v);
     if (waitingCalls(v).length) return 0;
@@ -80,6 +86,7 @@
         v.bridge ? el("span", { class: `dot ${v.bridge === "offline" ? "off" : "on"}`,
                                 title: t("bridge") }, t(v.bridge)) : null),
       el("div", { class: "tline" },
+        roundOf(v.table, s.board) ? `${t("round")} ${roundOf(v.table, s.board)} · ` : "",
         s.board ? `${t("board")} ${s.board}` : "", " · ",
         s.phase ? t("phase_" + s.phase) : "",
         s.turn ? ` · ${t("turn")} ${s.turn}` : ""),
@@ -369,6 +376,7 @@
     OPT = await r.json();
     L = OPT.labels;
     DEALS = await (await fetch("/console/api/deals")).json();
+    ROUNDS = await (await fetch("/console/api/rounds")).json();
     const sel = document.getElementById("lang");
     sel.addEventListener("change", () => {
       lang = sel.value;
