@@ -374,8 +374,10 @@ async def test_bridge_controller_director_broadcast_public(venue: Venue, tmp_pat
     broker-config wrote for it."""
     import aiomqtt
 
-    from controller.broadcast import BroadcastGate, BroadcastPolicy, run_relay
+    from controller.broadcast import Gate, GatePolicy, run_relay
+    from controller.broadcast.relay import Relay
     from controller.daemon import ControllerDaemon, build_engine
+    from controller.schedule import parse_movement
     from firmware_bridge.config import config_from_dict
     from firmware_bridge.publisher import Publisher, Spool
 
@@ -398,7 +400,10 @@ async def test_bridge_controller_director_broadcast_public(venue: Venue, tmp_pat
     relay_ready = asyncio.Event()
     tasks = [asyncio.create_task(daemon.run(stop)), asyncio.create_task(publisher.run(stop)),
              asyncio.create_task(run_relay(venue.settings("broadcast"),
-                                           BroadcastGate(BroadcastPolicy(0.0, "live", {})),
+                                           # the fail-closed default: table 3 plays
+                                           # board 5, and only it, in this session
+                                           Relay(Gate(GatePolicy.for_session(parse_movement(
+                                               {"tables": {"3": [5]}}, "venue", "venue-1")))),
                                            stop=stop, ready=relay_ready,
                                            client_id="venue-broadcast"))]
     director, public = venue.settings("director"), venue.settings("public")
