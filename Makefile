@@ -18,14 +18,14 @@ deps-system:
 	@[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || { \
 	  echo "installing a CJK font, the OLED's Chinese (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-wqy-microhei; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
 
 # the browser the web tests drive (Playwright's own browser download is not used)
 deps-browser:
 	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || { \
 	  echo "installing chromium (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
-	@$(PYTHON) -c 'import venv' 2>/dev/null || { \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
 
 $(STAMP): pyproject.toml
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
