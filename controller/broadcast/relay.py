@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .creds import add_broker_options, broker_settings
+from ..brokersettings import add_broker_arguments, settings_from_args
 from .gate import RELEASES, Gate, GatePolicy, Item
 from .view import apply_item, new_view, write_table_files
 
@@ -421,7 +421,7 @@ def main(argv: list[str]) -> int:
         prog="bridge-table broadcast", description=(__doc__ or "").split("\n")[0],
         epilog="Operator: bridge-table broadcast release|hold|clear --board B [--table T] "
                "[--store FILE]; bridge-table broadcast status.")
-    add_broker_options(ap)
+    add_broker_arguments(ap)
     ap.add_argument("--session", help="the session file (its movement and id)")
     ap.add_argument("--schedule", help="schedule TOML: every round (or one round)")
     ap.add_argument("--session-id", help="override the session id")
@@ -438,7 +438,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
-        broker = broker_settings(args)
+        broker = settings_from_args(args)
         session = _load_session(args)
         movement = session.movement if session is not None else None
         sid = args.session_id or (session.id if session is not None else None)

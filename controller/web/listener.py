@@ -20,7 +20,7 @@ from typing import Any
 
 import aiomqtt
 
-from .broker import BrokerSettings
+from controller.brokersettings import BrokerSettings
 
 log = logging.getLogger("bridge_table.web")
 

@@ -29,6 +29,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from controller.brokersettings import BrokerSettings
 from controller.laws.cards import Seat
 from controller.laws.irregularities import Code
 from controller.laws.rulings import RulingKind
@@ -36,7 +37,6 @@ from controller.laws.rulings import RulingKind
 from .. import sse
 from ..app import create_app
 from ..auth import COOKIE, SESSION_SECONDS, Session, Sessions, verify_password
-from ..broker import BrokerSettings
 from ..i18n import LABELS, LANGS, label
 from ..listener import Connection, TableStore, run_listener
 from . import options

@@ -14,11 +14,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from controller.brokersettings import add_broker_arguments, settings_from_args
 from controller.daemon import ControllerError, configure_logging
 from controller.deals import DealsError
 
 from ..auth import PasswordFileError, read_password_file, write_password_file
-from ..broker import add_arguments, settings_from_args
 from ..listener import Hub
 
 log = logging.getLogger("bridge_table.console")
@@ -61,7 +61,7 @@ def parser() -> argparse.ArgumentParser:
         prog="bridge-table console",
         description="The director's console: every table live, rulings, the ruling log. "
                     "Make the password file first: bridge-table console passwd FILE.")
-    add_arguments(ap)
+    add_broker_arguments(ap)
     ap.add_argument("--listen", default="127.0.0.1:8080",
                     help="HOST:PORT to serve on (default %(default)s)")
     ap.add_argument("--director-password-file", dest="director_password_file",

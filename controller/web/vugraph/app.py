@@ -239,20 +239,20 @@ async def listen(store: Store, broker: Any, stop: asyncio.Event) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from ...broadcast.creds import add_broker_options, broker_settings
+    from ...brokersettings import add_broker_arguments, settings_from_args
     from ...daemon import ControllerError
 
     ap = argparse.ArgumentParser(prog="bridge-table vugraph",
                                  description="the audience's web view of a session "
                                              "(reads public/# only)")
-    add_broker_options(ap)
+    add_broker_arguments(ap)
     ap.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default "
                                                                 "127.0.0.1:8080)")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
-        broker = broker_settings(args)
+        broker = settings_from_args(args)
         host, _, port_text = args.listen.rpartition(":")
         port = int(port_text)
         if not host or not 0 < port < 65536:
