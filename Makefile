@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 test: deps-system deps-browser $(STAMP)
-	$(PY) -m ruff check controller/laws
+	$(PY) -m ruff check controller firmware_bridge tests bench
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 
@@ -42,7 +42,7 @@ demo: deps-system $(STAMP)
 	$(VENV)/bin/bridge-table demo
 
 lint: $(STAMP)
-	$(PY) -m ruff check controller firmware_bridge
+	$(PY) -m ruff check controller firmware_bridge tests bench
 
 typecheck: $(STAMP)
 	$(PY) -m mypy

@@ -223,7 +223,8 @@ def main() -> int:
     lines += [f"| {name} | {sec:.3f} | {n / sec:,.0f} |" for name, sec, n in rows]
     lines += ["", f"Against endplay doing the same checks: the core alone is "
                   f"**{ep[0] / core:.1f}x** faster; replay with `--topics result,alert` "
-                  f"(the same output endplay gives: contract and tricks) **{ep[0] / rep_few:.1f}x**; "
+                  f"(the same output endplay gives: contract and tricks) "
+                  f"**{ep[0] / rep_few:.1f}x**; "
                   f"replay writing every message ({n_out} of them: state, indicator and feed "
                   f"after each event) {ep[0] / rep:.1f}x. Goal: 10x."]
     text = "\n".join(lines)

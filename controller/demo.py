@@ -677,7 +677,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
     when the repository's ``hw_configs/sim.toml`` is not there."""
     import io
 
-    from gpiozero.pins.mock import MockFactory  # type: ignore[import-untyped]
+    from gpiozero.pins.mock import MockFactory
 
     from firmware_bridge.bridge import Bridge
     from firmware_bridge.config import config_from_dict

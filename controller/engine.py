@@ -11,12 +11,14 @@ every table from its journal.
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import math
 import re
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 
@@ -261,6 +263,7 @@ class Engine:
             # the error cannot go under an id that is not one: it goes to {root}/controller
             return [self._error("controller", kind, problem, payload, shown=table[:64])] \
                 if "error" in self.kinds else []
+        inp: TagEvent | ButtonEvent | Ruling
         try:
             fast = _fast_event(payload) if kind == "event" else None
             if fast is not None:
@@ -445,19 +448,12 @@ class Engine:
         kind = data.get("type")
         seat = _seat(data.get("seat"))
         if kind == "button":
-            try:
-                button = Button(data.get("button"))
-            except ValueError:
-                raise BadMessage(f"unknown button {data.get('button')!r}") from None
+            button = _member(Button, data.get("button"), "button")
             return src, boot, seq, ButtonEvent(button, seat)
         if kind != "tag":
             raise BadMessage(f"type must be 'tag' or 'button', not {kind!r}")
-        try:
-            zone = Zone(data.get("zone"))
-            action = Action(data.get("action"))
-        except ValueError:
-            raise BadMessage(f"bad zone {data.get('zone')!r} or action "
-                             f"{data.get('action')!r}") from None
+        zone = _member(Zone, data.get("zone"), "zone")
+        action = _member(Action, data.get("action"), "action")
         uid = data.get("uid", "")
         if not isinstance(uid, str):
             raise BadMessage("uid must be a string")
@@ -498,10 +494,7 @@ class Engine:
 
     def _parse_ruling(self, data: Mapping[str, Any]) -> tuple[str, _Boot, int, Ruling]:
         src, boot, seq = self._common(data, self._RULING_FIELDS)
-        try:
-            kind = RulingKind(data.get("ruling"))
-        except ValueError:
-            raise BadMessage(f"unknown ruling {data.get('ruling')!r}") from None
+        kind = _member(RulingKind, data.get("ruling"), "ruling")
         alert = _opt_int(data, "alert", 1)
         tricks = _opt_int(data, "tricks", 0, 13)
         board = _opt_int(data, "board", 1)
@@ -774,6 +767,17 @@ def _seat(value: Any) -> Seat | None:
     if not isinstance(value, str) or value not in ("N", "E", "S", "W"):
         raise BadMessage(f"seat must be one of N E S W, not {value!r}")
     return Seat[value]
+
+
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def _member(kind: type[_E], value: Any, key: str) -> _E:
+    """The wire's text for one of ``kind``'s members; anything else is a BadMessage."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return kind(value)
+    raise BadMessage(f"unknown {key} {value!r}")
 
 
 def _opt_int(data: Mapping[str, Any], key: str, low: int, high: int | None = None) -> int | None:

@@ -336,7 +336,7 @@ class Journal:
         self.close()
 
 
-def _is_readonly(error: sqlite3.DatabaseError) -> bool:
+def _is_readonly(error: sqlite3.Error) -> bool:
     code = getattr(error, "sqlite_errorcode", None)
     return code is not None and (code & 0xFF) == sqlite3.SQLITE_READONLY \
         or "readonly database" in str(error)

@@ -19,6 +19,7 @@ import msgspec
 from .deals import DealsError, load_deals
 from .engine import Engine, Outgoing
 from .laws.cards import ParseError, Rules
+from .laws.record import DealInfo
 
 KINDS = ("state", "alert", "indicator", "result", "feed", "error")
 
@@ -119,7 +120,7 @@ def main(argv: list[str]) -> int:
         schedule, pairs_at = session.movement.schedule(), session.movement.pairs_at
         if not deals_path and session.deals is not None:
             deals_path, first_board = session.deals, first_board or session.deals_first_board
-    deals = {}
+    deals: dict[int, DealInfo] = {}
     if deals_path:
         try:
             deals, problems = load_deals(deals_path, first_board)

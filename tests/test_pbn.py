@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shared_data import real_dir
 
 from controller.formats.errors import BadRecord
 from controller.formats.pbn import (
@@ -35,7 +36,6 @@ from controller.laws.cards import (
 from controller.laws.irregularities import Code, Irregularity, Status
 from controller.laws.record import AuctionEntry, BoardRecord, PlayedTrick
 from controller.laws.scoring import score_ns
-from shared_data import real_dir
 
 DATA = Path(__file__).parent / "data"
 SCENARIOS = DATA / "laws_scenarios.pbn"

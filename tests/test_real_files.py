@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from shared_data import real_dir, real_file, real_files
 
 from controller.engine import Engine
 from controller.formats.events import record_events
@@ -20,7 +21,6 @@ from controller.generate import trick_winner
 from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.scoring import score_ns
-from shared_data import real_dir, real_file, real_files
 
 FILES = real_files(".pbn", ".lin")
 

@@ -98,7 +98,7 @@ class NfcReader(Reader):
                 pass
 
     def _work(self) -> None:
-        import nfc  # type: ignore[import-untyped]  # nfcpy: only tables with NFC readers load it
+        import nfc  # nfcpy: only tables with NFC readers load it
 
         ever_up = False
         down = False
