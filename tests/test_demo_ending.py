@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.demo import _end_tasks
+from controller.demo.runner import _end_tasks
 
 REPO = Path(__file__).resolve().parent.parent
 RUNS = 6       # per mode; the hang showed about once in six to twelve runs

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from controller import demo
+from controller.demo import view as demo_view
 from controller.laws import messages
 from controller.laws.cards import Card
 from controller.laws.irregularities import Code
@@ -51,14 +52,14 @@ def _texts(lang: int) -> list[object]:
         [v[lang] for v in messages.DETAILS.values()],
         [v[lang] for v in messages._UI.values()],
         messages._PHASES[messages.LANGUAGES[lang]],
-        demo._LABELS[messages.LANGUAGES[lang]],
+        demo_view._LABELS[messages.LANGUAGES[lang]],
     ]
     return tables
 
 
 VIETNAMESE = _words(_texts(1))
 ENGLISH = (_words(_texts(0)) | {w.lower() for c in Code for w in c.value.split("_")}
-           | set(demo._TAGS["vi"]) | {"law", "board", "trick", "alert", "open", "by"}) \
+           | set(demo_view._TAGS["vi"]) | {"law", "board", "trick", "alert", "open", "by"}) \
     - VIETNAMESE
 
 

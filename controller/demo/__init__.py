@@ -1,0 +1,22 @@
+"""``bridge-table demo [--lang en|vi|zh] [--speed X]``: a whole board on a simulated table.
+
+The board is ``controller/data/demo.pbn``; on the way the demo makes a defender revoke (he
+ruffs while holding the suit led), the controller flags it, it gets established when the
+offending side plays to the next trick, and Law 64 transfers tricks when play ends. On a
+terminal the table is drawn live; otherwise (``not isatty``) it prints plain lines. It ends
+with the result, the score and the board's PBN.
+
+Three parts: ``plan`` (what the simulated players do, as wire-contract events),
+``view`` (the terminal, in the chosen language) and ``runner`` (the broker, the daemon, the
+firmware bridge on the simulated table, Ctrl-C).
+"""
+
+from __future__ import annotations
+
+from .plan import DemoError, DemoPlan, load_board, plan_board
+from .runner import REPO_ROOT, TABLE, bridge_config_dict, main, parser, run_demo
+from .view import LANGS, TableView, result_line
+
+__all__ = ["LANGS", "REPO_ROOT", "TABLE", "DemoError", "DemoPlan", "TableView",
+           "bridge_config_dict", "load_board", "main", "parser", "plan_board", "result_line",
+           "run_demo"]

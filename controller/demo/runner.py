@@ -1,0 +1,310 @@
+"""The demo's runner: the broker, the rules daemon, the firmware bridge on the simulated
+table, the events played at the chosen speed, and an end that always comes (Ctrl-C too).
+
+Everything is real but the cards: a private mosquitto on a free loopback port, the rules
+daemon (``controller.daemon``), the firmware bridge (``hw_configs/sim.toml`` pointed at that
+broker) reading virtual reader firmwares on pseudo-terminals through the real serial path,
+and the simulated table placing and lifting the tags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import aiomqtt
+
+from controller.daemon import BrokerSettings, ControllerDaemon, cancel_until_done
+from controller.engine import Engine
+from controller.journal import Journal
+from controller.laws.cards import Seat
+from controller.laws.record import BoardRecord, DealInfo
+from controller.mosquitto import Mosquitto, MosquittoError
+
+from .plan import DemoError, load_board, plan_board
+from .view import LANGS, TableView, _tag, plan_text, print_end
+
+__all__ = ["REPO_ROOT", "TABLE", "bridge_config_dict", "main", "parser", "run_demo"]
+
+TABLE = "1"
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+_DESCRIPTION = "a whole board on a simulated table"
+
+
+def bridge_config_dict(sim_toml: Path, *, broker_url: str, spool: Path,
+                       lang: str) -> dict[str, Any]:
+    """``hw_configs/sim.toml`` pointed at the demo's broker and spool, in ``lang``; its
+    readers stay ``sim://`` (the simulated table's virtual firmwares, read through the real
+    serial path) and its registry ``tags-sim.toml``."""
+    import tomllib
+
+    data = tomllib.loads(sim_toml.read_text(encoding="utf-8"))
+    data["broker"]["url"] = broker_url
+    data["table"]["language"] = lang
+    data["spool"]["path"] = str(spool)
+    return data
+
+
+
+
+async def _watch(url: BrokerSettings, view: TableView, done: asyncio.Event,
+                 ready: asyncio.Event) -> None:
+    async with aiomqtt.Client(url.host, url.port) as client:
+        await client.subscribe(f"bridge/{TABLE}/#", qos=1)
+        ready.set()
+        async for m in client.messages:
+            kind = m.topic.value.rsplit("/", 1)[-1]
+            raw = m.payload if isinstance(m.payload, bytes | bytearray) else \
+                str(m.payload).encode()
+            try:
+                payload = json.loads(raw)
+            except ValueError:
+                continue
+            view.on_message(kind, payload)
+            if kind == "result" and isinstance(payload, dict):
+                done.set()
+
+
+def _delay(event: dict[str, Any], speed: float) -> float:
+    """Seconds before an event, at speed 1: scans are quick sweeps, calls and cards are not."""
+    if event["zone"] == "bid":
+        base = 0.8
+    elif event["zone"] == "board":
+        base = 0.5
+    elif event["action"] == "removed":
+        base = 0.01
+    elif event["zone"] == "tray" and "card" in event:
+        base = 0.03 if event.get("_scan") else 0.5
+    else:
+        base = 0.1
+    return base / max(speed, 0.01)
+
+
+async def _play_direct(url: BrokerSettings, events: Iterable[dict[str, Any]],
+                       speed: float) -> None:
+    """Without the simulated table: publish the events as a bridge would."""
+    async with aiomqtt.Client(url.host, url.port) as client:
+        for seq, event in enumerate(events, start=1):
+            await asyncio.sleep(_delay(event, speed))
+            body = {k: v for k, v in event.items() if not k.startswith("_")}
+            body.update(v=1, src="demo-direct", seq=seq, ts=round(time.time(), 3),
+                        uid=f"{seq:08X}")
+            await client.publish(f"bridge/{TABLE}/event", json.dumps(body), qos=1)
+
+
+def _mark_scans(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tag the hand-scan events so that they go fast."""
+    first_call = next((i for i, e in enumerate(events) if e["zone"] == "bid"), len(events))
+    return [dict(e, _scan=True) if i < first_call else e for i, e in enumerate(events)]
+
+
+
+
+async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.stdout,
+                   live: bool | None = None, board_file: Path | None = None,
+                   revoke_trick: int | None = 6, timeout: float = 300.0) -> int:
+    record = load_board(board_file)
+    plan = plan_board(record, revoke_trick=revoke_trick)
+    events = _mark_scans(plan.events())
+    assert record.deal is not None
+    live = out.isatty() if live is None else live
+    names = {"N": record.tags.get("North", ""), "E": record.tags.get("East", ""),
+             "S": record.tags.get("South", ""), "W": record.tags.get("West", "")}
+    view = TableView(lang=lang, hands={str(s): sorted(record.deal[s]) for s in Seat},
+                     names=names, out=out, live=live)
+    if not live:
+        print(f"[{_tag('demo', lang)}] {plan_text(plan, lang)}", file=out, flush=True)
+    workdir = Path(tempfile.mkdtemp(prefix="bridge-table-demo-"))
+    try:
+        with Mosquitto(workdir / "broker", persistence=False) as broker:
+            settings = BrokerSettings.from_url(broker.url)
+            # the deals file of the session: the controller checks the hand scans with it
+            engine = Engine(deals={record.board: DealInfo(
+                record.board, record.dealer, record.vulnerability, record.deal)})
+            daemon = ControllerDaemon(broker=settings, engine=engine,
+                                      journal=Journal(workdir / "journal.sqlite", sync="normal"),
+                                      status_interval=3600, info={"demo": True})
+            stop = asyncio.Event()
+            done = asyncio.Event()
+            watching = asyncio.Event()
+            tasks = [asyncio.create_task(daemon.run(stop), name="controller"),
+                     asyncio.create_task(_watch(settings, view, done, watching), name="watch")]
+            try:
+                await asyncio.wait_for(daemon.ready.wait(), 20)
+                await asyncio.wait_for(watching.wait(), 20)
+                player = asyncio.create_task(
+                    _play_through_table(settings, workdir, events, speed, view, lang,
+                                        finished=stop))
+                tasks.append(player)
+                await asyncio.wait_for(done.wait(), timeout)
+                await asyncio.sleep(0.3)  # the last state and indicator
+            finally:
+                stop.set()
+                # the controller and the player end on ``stop``; the watcher is cancelled
+                await _end_tasks([tasks[1]], [tasks[0], *tasks[2:]])
+                if daemon.journal is not None:
+                    daemon.journal.close()
+            if live:
+                view.draw(force=True)
+            print_end(view, _played_record(engine, record), out)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+async def _end_tasks(cancel: Sequence[asyncio.Task[Any]], stopping: Sequence[asyncio.Task[Any]],
+                     grace: float = 15.0) -> None:
+    """End the demo's tasks for sure: ``cancel`` cancelled; ``stopping`` (the controller and
+    the player, told by the stop event) given ``grace`` seconds, then cancelled too.
+
+    A single ``cancel()`` is not enough on Python 3.11: a cancellation that arrives while
+    ``asyncio.wait_for`` is finishing (the player's wait for the bridge's report, aiomqtt's
+    disconnect) is swallowed, the task runs on and awaiting it never returns: the demo hung
+    after the result about one run in six. The parts that can stop by themselves are told
+    to (no cancel to lose); the rest are cancelled until done (``cancel_until_done``).
+    """
+    for task in cancel:
+        with contextlib.suppress(Exception):
+            await cancel_until_done(task)
+    if stopping:
+        await asyncio.wait(stopping, timeout=grace)  # asyncio.wait never swallows a cancel
+    for task in stopping:
+        with contextlib.suppress(Exception):
+            await cancel_until_done(task)
+
+
+async def _play_through_table(settings: BrokerSettings, workdir: Path,
+                              events: list[dict[str, Any]], speed: float, view: TableView,
+                              lang: str, finished: asyncio.Event | None = None) -> None:
+    """The firmware bridge on ``hw_configs/sim.toml`` reading the simulated table
+    (``firmware_bridge.sim.table.SimTable``); falls back to publishing the events directly
+    when the repository's ``hw_configs/sim.toml`` is not there."""
+    import io
+
+    from gpiozero.pins.mock import MockFactory
+
+    from firmware_bridge.bridge import Bridge
+    from firmware_bridge.config import config_from_dict
+    from firmware_bridge.display import TerminalDisplay
+    from firmware_bridge.sim.table import SimTable
+
+    sim_toml = REPO_ROOT / "hw_configs" / "sim.toml"
+    if not sim_toml.exists():
+        view.note(view.t["not_found"].format(path=sim_toml))
+        await _play_direct(settings, events, speed)
+        return
+    async with SimTable.from_config(sim_toml, link_dir=workdir / "readers") as table:
+        data = bridge_config_dict(sim_toml, broker_url=settings.url,
+                                  spool=workdir / "spool.sqlite", lang=lang)
+        config = config_from_dict(data, sim_toml.resolve())
+        factory = MockFactory()
+        display = TerminalDisplay(config.display.cols, config.display.rows,
+                                  stream=io.StringIO(), title=f"table {config.table.id}")
+        bridge = Bridge(config, pin_factory=factory, display=display)
+        stop = asyncio.Event()
+        running = asyncio.create_task(bridge.run(stop), name="bridge")
+        try:
+            if not await table.wait_hosts(20):
+                view.note(view.t["no_readers"])
+            view.hardware = (factory, config.gpio, display)
+            finished = finished or asyncio.Event()
+            for event in events:
+                if finished.is_set():
+                    break
+                await asyncio.sleep(_delay(event, speed))
+                seen = view.events_seen
+                report = await table.play([{k: v for k, v in event.items()
+                                            if not k.startswith("_")}])
+                for problem in report.skipped:
+                    view.note(view.t["skipped"].format(what=problem))
+                # one tag at a time, as hands do: the next waits until the bridge said this one
+                deadline = time.monotonic() + 10
+                while view.events_seen <= seen and time.monotonic() < deadline \
+                        and not finished.is_set():
+                    view.event_arrived.clear()
+                    await _wait_event(view.event_arrived, 1.0)
+                if view.events_seen <= seen and not finished.is_set():
+                    view.note(view.t["not_reported"].format(what=event))
+            await finished.wait()  # keep the bridge (LEDs, display) until the end
+        finally:
+            stop.set()
+            await asyncio.wait({running}, timeout=10)  # asyncio.wait never swallows a cancel
+            with contextlib.suppress(Exception):
+                await cancel_until_done(running)
+
+
+async def _wait_event(event: asyncio.Event, timeout: float) -> None:
+    """``event.wait()`` for at most ``timeout`` seconds, through ``asyncio.wait`` (which,
+    unlike 3.11's ``wait_for``, never swallows a cancellation)."""
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({waiter}, timeout=timeout)
+    finally:
+        waiter.cancel()
+
+
+
+
+def _played_record(engine: Engine, original: BoardRecord) -> BoardRecord | None:
+    """The board as the controller recorded it, with the board file's event, site and
+    players (the rest is what was played)."""
+    record = engine.record(TABLE)
+    if record is None:
+        return None
+    tags = {**original.tags, **{k: v for k, v in record.tags.items() if v}}
+    return dataclasses.replace(record, tags=tags)
+
+
+def _speed(text: str) -> float:
+    """A play speed: a finite number above 0 (0 would never play a card)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="bridge-table demo", description=_DESCRIPTION)
+    ap.add_argument("--lang", choices=LANGS, default=os.environ.get("BRIDGE_TABLE_LANG", "en"))
+    ap.add_argument("--speed", type=_speed, default=1.0,
+                    help="play speed (2 = twice as fast; the board takes ~40 s at 1)")
+    ap.add_argument("--board", type=Path, help="another PBN board with full play")
+    ap.add_argument("--no-revoke", action="store_true", help="play the board as recorded")
+    ap.add_argument("--revoke-trick", type=int, default=6)
+    ap.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
+    ap.add_argument("--log-level", default="WARNING")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        return asyncio.run(run_demo(lang=args.lang, speed=args.speed,
+                                    live=False if args.plain else None,
+                                    board_file=args.board,
+                                    revoke_trick=None if args.no_revoke else args.revoke_trick))
+    except (DemoError, MosquittoError) as e:
+        print(f"bridge-table demo: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
