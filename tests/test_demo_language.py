@@ -1,10 +1,13 @@
-"""One language at a time: with ``--lang vi`` or ``zh`` the demo prints no English.
+"""One language at a time: with ``--lang vi`` or ``zh`` every line the demo prints is in
+that language, and an English run has no other.
 
 A word counts as English when the project's own English texts use it (every alert,
 outcome phrase, display string, phase and demo label, and the alert codes) and its
 Vietnamese texts do not. Card and call symbols (``♥9``, ``1C``, ``3NT``, ``3KC``, ``X``,
-``XX``), the seat letters N E S W (NS, EW) and the product's name stay. The PBN record the
-demo prints at its end is a file in a fixed format (tag names and all) and is not checked.
+``XX``), Law numbers and the product's name stay. Seats are named as the language names
+them (Đông, 东), never by the letters N E S W (NS, EW), except in the table display's
+rows, where the glossary keeps the letters for every language. The PBN record the demo
+prints at its end is a file in a fixed format (tag names and all) and is not checked.
 """
 
 from __future__ import annotations
@@ -75,25 +78,77 @@ def test_the_check_finds_english() -> None:
     assert english_words("Board 10 passed out") == ["Board", "passed", "out"]
 
 
-def _plain_lines(output: str) -> list[str]:
-    return output.split("[pbn]", 1)[0].splitlines()
+# Cards, calls (symbols, PBN letters) and Laws (63A1, 43B2b) as the demo prints them: not
+# words of any language.
+_CARDS_AND_CALLS = re.compile(r"[♠♥♦♣](?:10|[AKQJT2-9])|(?<![^\W\d_])(?:[1-7](?:NT|KC|[CDHS])"
+                              r"(?:XX|X)?|XX?|[CDHS](?:10|[AKQJT2-9]))(?![^\W\d_])|bridge-table"
+                              r"|(?<![^\W\d_])\d{1,2}[A-H](?:\d+[a-z]?)*")
+# Latin letters, Vietnamese's included: a seat letter is one standing alone among them.
+_LATIN = "0-9A-Za-z\u00c0-\u024f\u1e00-\u1eff"
+_SEAT_LETTERS = re.compile(rf"(?<![{_LATIN}])(?:NS|EW|[NESW])(?![{_LATIN}])")
+_LATIN_WORD = re.compile(rf"[{_LATIN[3:]}]+")
+_CJK = re.compile(r"[\u2e80-\u9fff\uff00-\uffef]")
+_VIETNAMESE_LETTERS = re.compile(r"[\u00c0-\u024f\u1e00-\u1eff]")
+
+
+def seat_letters(text: str) -> list[str]:
+    return _SEAT_LETTERS.findall(_CARDS_AND_CALLS.sub(" ", text))
+
+
+def latin_words(text: str) -> list[str]:
+    return _LATIN_WORD.findall(_CARDS_AND_CALLS.sub(" ", text))
+
+
+def foreign(line: str, lang: str) -> list[str]:
+    """What in a line of the demo's own text is not in ``lang``."""
+    if lang == "en":
+        return _CJK.findall(line) + _VIETNAMESE_LETTERS.findall(line)
+    out = english_words(line) + seat_letters(line)
+    if lang == "vi":
+        return out + _CJK.findall(line)
+    return out + latin_words(line)
+
+
+def test_the_checks_find_other_languages() -> None:
+    assert seat_letters("[bàn] N:- E:lượt | Ván 10") == ["N", "E"]
+    assert seat_letters("[điểm] NS +650") == ["NS"]
+    assert seat_letters("[giá] Nam 1S, Đông 2NT, Bắc X") == []
+    assert seat_letters("[bài] Nước 6: Đông ♥9; Nữ") == []
+    assert foreign("[得分] NS +650", "zh") == ["NS", "NS"]
+    assert foreign("[出牌] 第1墩：西 ♣10 1NT XX 第63A1条 43B2b", "zh") == []
+    assert foreign("[ván] 第10副", "vi") == ["第", "副"]
+    assert foreign("[board] Ván 10", "en") == ["á"]
+
+
+def _own_lines(output: str) -> list[str]:
+    """The demo's own text: every line before the PBN record (a file in a fixed format, tag
+    names and all), without the table display's rows after ``|`` (a 20-column display
+    writes seats as N E S W in every language, as cards and PBN do)."""
+    lines = output.split("[pbn]", 1)[0].splitlines()
+    return [line.split(" | ", 1)[0] for line in lines]
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("lang", ["vi", "zh"])
-def test_the_demo_prints_no_english(lang: str) -> None:
+@pytest.mark.parametrize("lang", ["en", "vi", "zh"])
+def test_every_line_of_the_demo_is_in_the_chosen_language(lang: str) -> None:
+    """The whole plain output of a demo run: no English words and no seat letters in a
+    Vietnamese or Chinese run (no Latin word at all in Chinese but cards and calls), no
+    Chinese in Vietnamese, neither Chinese nor Vietnamese in English."""
     proc = subprocess.run([sys.executable, "-m", "controller.cli", "demo", "--lang", lang,
                            "--speed", "60", "--plain"], cwd=REPO, capture_output=True,
                           text=True, timeout=240, stdin=subprocess.DEVNULL,
                           env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = _plain_lines(proc.stdout)
+    lines = _own_lines(proc.stdout)
     assert len(lines) > 100
-    offenders = [(line, english_words(line)) for line in lines if english_words(line)]
+    offenders = [(line, foreign(line, lang)) for line in lines if foreign(line, lang)]
     assert not offenders, offenders[:5]
-    # the displays' rows the demo prints ([bàn] / [牌桌] lines) are in the language too
-    table = "[bàn]" if lang == "vi" else "[牌桌]"
-    assert any(line.startswith(table) for line in lines)
+    # the table display's rows are printed too, in the language: no other's script there
+    rows = [line.split(" | ", 1)[1] for line in proc.stdout.split("[pbn]", 1)[0].splitlines()
+            if " | " in line]
+    assert rows
+    other_script = {"en": _CJK, "vi": _CJK, "zh": _VIETNAMESE_LETTERS}[lang]
+    assert not [row for row in rows if other_script.search(row)]
 
 
 @pytest.mark.parametrize("lang", ["vi", "zh"])
@@ -116,11 +171,12 @@ def test_the_live_view_prints_no_english(lang: str) -> None:
                    "tricks_played": 9, "score_ns": 650}
     for phase in ("scanning", "auction", "lead", "play", "complete", "waiting"):
         view.state["phase"] = phase
-        offenders = [(line, english_words(line)) for line in view.lines()
-                     if english_words(line)]
+        # the display's box ("  |...|") shows the display's rows, seat letters and all
+        lines = [line for line in view.lines() if not line.startswith("  |")]
+        offenders = [(line, foreign(line, lang)) for line in lines if foreign(line, lang)]
         assert not offenders, offenders
     passed = demo.result_line({"board": 3, "contract": "Pass"}, lang)
-    assert not english_words(passed), passed
+    assert not foreign(passed, lang), passed
     assert english_words(demo.result_line({"board": 3, "contract": "Pass"}, "en"))
 
 

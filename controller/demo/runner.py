@@ -35,7 +35,7 @@ from controller.laws.record import BoardRecord, DealInfo
 from controller.mosquitto import Mosquitto, MosquittoError
 
 from .plan import DemoError, load_board, plan_board
-from .view import LANGS, TableView, _tag, plan_text, print_end
+from .view import LANGS, TableView, _tag, event_text, plan_text, print_end
 
 __all__ = ["REPO_ROOT", "TABLE", "bridge_config_dict", "main", "parser", "run_demo"]
 
@@ -237,7 +237,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
                     view.event_arrived.clear()
                     await _wait_event(view.event_arrived, 1.0)
                 if view.events_seen <= seen and not finished.is_set():
-                    view.note(view.t["not_reported"].format(what=event))
+                    view.note(view.t["not_reported"].format(what=event_text(event, lang)))
             await finished.wait()  # keep the bridge (LEDs, display) until the end
         finally:
             stop.set()

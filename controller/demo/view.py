@@ -28,6 +28,7 @@ from controller.laws.messages import (
     seat_name,
     status_name,
     suit_name,
+    ui_text,
     vulnerability_name,
 )
 from controller.laws.record import BoardRecord
@@ -53,9 +54,10 @@ _LABELS: dict[str, dict[str, str]] = {
            "none": "none", "result": "Result", "score": "Score", "turn": "turn",
            "alert": "alert", "by": "by", "played": "as played", "waiting": "waiting",
            "title": "bridge-table demo", "board_n": "Board {n}", "trick_n": "Trick {n}",
+           "colon": ": ", "comma": ", ",
            "board_line": "Board {n}, dealer {dealer}, {vul}",
            "result_line": "Board {board}: {contract} by {declarer}, {tricks} tricks "
-                          "(as played {played}), Score NS {score}",
+                          "(as played {played}), Score {score}",
            "plan": "board {board}: {contract} by {declarer}; {revoke}",
            "revoke": "{seat} will revoke on trick {trick} ({card} on a {suit} lead)",
            "no_revoke": "no revoke", "passed_out": "passed out", "no_result": "no result",
@@ -69,9 +71,10 @@ _LABELS: dict[str, dict[str, str]] = {
            "result": "Kết quả", "score": "Điểm", "turn": "lượt", "alert": "báo lỗi",
            "by": "của", "played": "khi chơi", "waiting": "đang chờ",
            "title": "bridge-table: trình diễn", "board_n": "Ván {n}", "trick_n": "Nước {n}",
+           "colon": ": ", "comma": ", ",
            "board_line": "Ván {n}, người chia bài {dealer}, {vul}",
            "result_line": "Ván {board}: {contract} của {declarer}, {tricks} nước "
-                          "(khi chơi {played}), điểm NS {score}",
+                          "(khi chơi {played}), điểm {score}",
            "plan": "ván {board}: {contract} của {declarer}; {revoke}",
            "revoke": "{seat} sẽ đánh sai ở nước {trick} ({card} khi cái {suit})",
            "no_revoke": "không có lỗi đánh sai", "passed_out": "bốn nín",
@@ -84,10 +87,11 @@ _LABELS: dict[str, dict[str, str]] = {
            "trick": "墩", "tricks": "墩数", "display": "桌面显示", "alerts": "违规",
            "none": "无", "result": "结果", "score": "得分", "turn": "轮到",
            "alert": "违规", "by": "庄家", "played": "实打", "waiting": "等待",
-           "title": "bridge-table 演示", "board_n": "第{n}副", "trick_n": "第{n}墩",
+           "title": "bridge-table 演示", "board_n": "第{n}副", "trick_n": "第{n}墩", "colon": "：",
+           "comma": "，",
            "board_line": "第{n}副，发牌人{dealer}，局况{vul}",
            "result_line": "第{board}副：{contract} 庄家{declarer}，{tricks}墩（实打{played}墩），"
-                          "得分 NS {score}",
+                          "得分 {score}",
            "plan": "第{board}副：{contract} 庄家{declarer}；{revoke}",
            "revoke": "{seat}将在第{trick}墩藏牌（{suit}引牌时出{card}）",
            "no_revoke": "无藏牌", "passed_out": "四家不叫", "no_result": "没有结果",
@@ -144,6 +148,31 @@ def _vul_name(vul: object, lang: str) -> str:
 
 def _phase_name(phase: object, lang: str) -> str:
     return phase_name(str(phase), lang)
+
+
+def _seat_mark(seat: object, lang: str) -> str:
+    """A seat in a compact list (LEDs, auction, tricks): English keeps its letters N E S W;
+    Vietnamese and Chinese name the seat (their letters would be English's: N is Nam,
+    South, in Vietnamese; the glossary keeps the letters for 20-column displays)."""
+    return str(seat) if lang == "en" else _seat_name(seat, lang)
+
+
+def _score_text(score: int, lang: str) -> str:
+    """North-South's score as the display messages say it (``NS +650``, ``Bắc-Nam +650``)."""
+    return ui_text("score", lang, score=f"{score:+d}")
+
+
+def _tricks_text(tricks: dict[str, Any], lang: str) -> str:
+    return ui_text("tricks", lang, ns=tricks.get("NS", 0), ew=tricks.get("EW", 0))
+
+
+def event_text(event: dict[str, Any], lang: str) -> str:
+    """A sensor event as the table sees it: the seat and its card or call, or the board."""
+    if event.get("board") is not None:
+        return _LABELS.get(lang, _LABELS["en"])["board_n"].format(n=event["board"])
+    what = _card_name(event["card"], lang) if event.get("card") else \
+        _call_name(event.get("call"), lang)
+    return f"{_seat_name(event.get('seat'), lang)} {what}"
 
 
 
@@ -211,7 +240,7 @@ class TableView:
                 self.tricks.append([])
             self.tricks[number - 1].append((seat, card))
             if not self.live:
-                self._line("card", f"{self.t['trick_n'].format(n=number)}: "
+                self._line("card", f"{self.t['trick_n'].format(n=number)}{self.t['colon']}"
                                    f"{_seat_name(seat, self.lang)} {_card_name(card, self.lang)}")
         elif p.get("kind") == "call" and not self.live:
             self._line("call", f"{_seat_name(str(p.get('seat')), self.lang)} "
@@ -243,7 +272,7 @@ class TableView:
             status = status_name(Status(str(a.get("status"))), self.lang)
         except ValueError:
             status = str(a.get("status"))
-        return f"#{a.get('id')} {status}{'：' if self.lang == 'zh' else ': '}{msg}"
+        return f"#{a.get('id')} {status}{self.t['colon']}{msg}"
 
     def _indicator_summary(self, ind: dict[str, Any]) -> str:
         seats = ind.get("seats") or {}
@@ -253,7 +282,7 @@ class TableView:
             flags = [self.t["turn"]] if st.get("turn") else []
             if st.get("alert"):
                 flags.append(self.t["alert"].upper())
-            marks.append(f"{s}:{'+'.join(flags) or '-'}")
+            marks.append(f"{_seat_mark(s, self.lang)}:{'+'.join(flags) or '-'}")
         lines = (ind.get("display") or {}).get(self.lang) or []
         return " ".join(marks) + (" | " + " / ".join(str(x) for x in lines) if lines else "")
 
@@ -306,28 +335,29 @@ class TableView:
                 left(self._hand("W")) + self._hand("E"), ""]
         out += [pad + seat_line("S"), pad + self._hand("S"), ""]
         auction = st.get("auction") or []
-        out.append(f"{t['auction']}: " + " ".join(f"{s}:{_call_name(str(c), self.lang)}"
-                                                  for s, c in auction))
+        out.append(f"{t['auction']}{t['colon']}" + " ".join(
+            f"{_seat_mark(s, self.lang)}:{_call_name(str(c), self.lang)}" for s, c in auction))
         if st.get("contract"):
             out.append(f"  {_contract_name(st.get('contract'), self.lang)} {t['by']} "
                        f"{_seat_name(str(st.get('declarer')), self.lang)}")
         tricks = st.get("tricks") or {}
-        out.append(f"{t['tricks']}: NS {tricks.get('NS', 0)}  EW {tricks.get('EW', 0)}")
+        out.append(f"{t['tricks']}{t['colon']}{_tricks_text(tricks, self.lang)}")
         for i, trick in enumerate(self.tricks[-3:], start=max(1, len(self.tricks) - 2)):
-            out.append(f"  {t['trick_n'].format(n=i)}: "
-                       + " ".join(f"{s}:{_card_name(c, self.lang)}" for s, c in trick))
+            out.append(f"  {t['trick_n'].format(n=i)}{t['colon']}" + " ".join(
+                f"{_seat_mark(s, self.lang)}:{_card_name(c, self.lang)}" for s, c in trick))
         out.append("")
         display = self._display_lines()
-        out.append(f"{t['display']}:")
+        out.append(f"{t['display']}{t['colon'].rstrip()}")
         width = max([20] + [columns(x) for x in display])
         out.append("  +" + "-" * width + "+")
         out += [f"  |{x}{' ' * (width - columns(x))}|" for x in display] or \
             [f"  |{' ' * width}|"]
         out.append("  +" + "-" * width + "+")
-        out.append(f"{t['alerts']}:" + ("" if self.alerts else f" {t['none']}"))
+        out.append(f"{t['alerts']}{t['colon'].rstrip()}" if self.alerts
+                   else f"{t['alerts']}{t['colon']}{t['none']}")
         out += ["  " + self._alert_text(a) for a in self.alerts.values()]
         if self.result:
-            out += ["", f"{t['result']}: {result_line(self.result, self.lang)}"]
+            out += ["", f"{t['result']}{t['colon']}{result_line(self.result, self.lang)}"]
         return out
 
     def draw(self, force: bool = False) -> None:
@@ -345,14 +375,15 @@ class TableView:
 def result_line(result: dict[str, Any], lang: str = "en") -> str:
     t = _LABELS.get(lang, _LABELS["en"])
     if result.get("contract") in (None, "Pass"):
-        return f"{t['board_n'].format(n=result.get('board'))}: {t['passed_out']}, NS 0"
-    score = int(result.get("score_ns") or 0)
+        return (f"{t['board_n'].format(n=result.get('board'))}{t['colon']}{t['passed_out']}"
+                f"{t['comma']}{ui_text('score', lang, score=0)}")
+    score = _score_text(int(result.get("score_ns") or 0), lang)
     # English keeps the declarer's letter ("4H by S"); the other languages name the seat
     declarer = str(result.get("declarer")) if lang == "en" else \
         _seat_name(str(result.get("declarer")), lang)
     return t["result_line"].format(board=result.get("board"), contract=result.get("contract"),
                                    declarer=declarer, tricks=result.get("tricks"),
-                                   played=result.get("tricks_played"), score=f"{score:+d}")
+                                   played=result.get("tricks_played"), score=score)
 
 
 
@@ -382,7 +413,8 @@ def print_end(view: TableView, record: BoardRecord | None, out: IO[str]) -> None
         print(f"[{_tag('demo', lang)}] {view.t['no_result']}", file=out)
         return
     print(f"[{_tag('result', lang)}] {result_line(result, lang)}", file=out)
-    print(f"[{_tag('score', lang)}] NS {int(result.get('score_ns') or 0):+d}", file=out)
+    print(f"[{_tag('score', lang)}] {_score_text(int(result.get('score_ns') or 0), lang)}",
+          file=out)
     if record is not None:
         print("[pbn]", file=out)
         print(record_to_pbn(record), file=out)
