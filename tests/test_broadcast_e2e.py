@@ -1,5 +1,6 @@
 """End to end: mosquitto, the controller, the relay and the vugraph as processes; the
-attacks of issue #12 fail, and a real browser shows what was released.
+attacks on the release gate fail (unscheduled table, forged result, next session's
+board 1, two relays), and a real browser shows what was released.
 
 One stack for the module (starting it takes seconds); the tests run in order.
 """

@@ -1,5 +1,5 @@
 """``bridge-table broker-config`` against a real mosquitto started with the configuration it
-writes: every attack of issue #8 refused, every legitimate path working.
+writes: every attack from the venue's network refused, every legitimate path working.
 
 The attacks speak MQTT 5 (paho) so that the broker's reason codes are seen: mosquitto
 answers an unauthorised QoS 1 publish with PUBACK 0x87 (Not authorized) and drops it; it

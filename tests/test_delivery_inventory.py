@@ -1,9 +1,8 @@
 """A bridge restarted during play: the inventory readers' state is kept in the spool, so the
-readers report only what changed while the bridge was down (issue: 29 extra events, 500+
-false alerts, 0 of 3 results). The table already takes a card read again on the tray it lies
-on as no event (``Play.put``: "a re-read of a tag already there"; hand scans count a card
-once): the first test keeps it so, at every point of a board.
-"""
+readers report only what changed while the bridge was down (without it, one restart gave 29
+extra events, 500+ false alerts, 0 of 3 results). The table already takes a card read again
+on the tray it lies on as no event (``Play.put``: "a re-read of a tag already there"; hand
+scans count a card once): the first test keeps it so, at every point of a board."""
 
 from __future__ import annotations
 

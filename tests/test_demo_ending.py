@@ -1,5 +1,6 @@
-"""``bridge-table demo`` always ends (issue 8: it hung after the result about one run in six,
-piped and on a terminal), and refuses what it cannot play."""
+"""``bridge-table demo`` always ends (a cancellation lost in Python 3.11's ``wait_for`` once
+hung it after the result about one run in six, piped and on a terminal), and refuses what it
+cannot play."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Engine against hostile input: deep nesting, bad table ids, unbounded tables and
-sources (issue 8: an error message, never a crash, and memory that stays bounded)."""
+sources: an error message, never a crash, and memory that stays bounded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fuzzing every file format the commands read (issue 8): random bytes and mutated valid
+"""Fuzzing every file format the commands read, whoever wrote them: random bytes and mutated valid
 files. Each reader collects what is wrong (``errors``/``problems``) or raises its documented
 error (``DupFormatError``, ``DealsError``, ``ScheduleError``, ``PolicyError``,
 ``ConfigError``, ``RegistryError``), never another exception."""

@@ -1,8 +1,8 @@
-"""Fuzzing the serial surface beyond tests/test_protocol.py (issue 8): sealed lines (a good
-CRC) of random tokens, streams of valid and damaged frames cut anywhere, fed through the
-decoder into the host session. The decoder yields frames or ``ProtocolError``s, the session
-answers with tag changes, anomalies and commands; nothing raises, and the session's view
-stays a set of well-formed UIDs per antenna."""
+"""Fuzzing the serial surface beyond tests/test_protocol.py, what a noisy line may bring:
+sealed lines (a good CRC) of random tokens, streams of valid and damaged frames cut
+anywhere, fed through the decoder into the host session. The decoder yields frames or
+``ProtocolError``s, the session answers with tag changes, anomalies and commands; nothing
+raises, and the session's view stays a set of well-formed UIDs per antenna."""
 
 from __future__ import annotations
 

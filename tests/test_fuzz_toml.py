@@ -1,5 +1,5 @@
 """Fuzzing the TOML files the commands read with documents that ARE valid TOML but hold
-anything in any key (issue 8): the bridge config, the simulator's view of it, the round's
+anything in any key (a hand-edited file): the bridge config, the simulator's view of it, the round's
 schedule, the indicator policy and the tag registry each answer with their documented error
 (``ConfigError``, ``SimError``, ``ScheduleError``, ``PolicyError``, ``RegistryError``),
 never another exception. (Random bytes and mutated files: tests/test_fuzz_files.py.)"""

@@ -1,7 +1,8 @@
-"""Fuzzing the wire surface (issue 8): random payloads, random events in random order, topics
-and table ids through ``Engine.handle``. Whatever comes, the Engine answers with contract
-messages (an ``error`` for what it cannot apply) and never raises; a stream of well-formed
-events in any order is applied without an internal error (a defect of the Laws core)."""
+"""Fuzzing the wire surface, the controller's input from the network: random payloads, random
+events in random order, topics and table ids through ``Engine.handle``. Whatever comes, the
+Engine answers with contract messages (an ``error`` for what it cannot apply) and never
+raises; a stream of well-formed events in any order is applied without an internal error (a
+defect of the Laws core)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue #9, the Laws' second pass: each case written from the Laws text (2017 and, where
+"""The Laws' second pass: each case written from the Laws text (2017 and, where
 it differs, 2007), through the core and through the wire contract.
 
 Deals are laws.md section 7's; the notation is the one ``tests/scenarios.py`` reads.

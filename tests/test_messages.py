@@ -222,7 +222,7 @@ def test_a_detail_reads_differently_while_open() -> None:
     assert "corrected before both sides" in alert_text(done, "en")
 
 
-# -- the Laws' own words (issue 16) ------------------------------------------------------
+# -- the Laws' own words (the translated Laws' vocabulary, ../shared/spec/glossary.md) -----
 
 TERMS_FILE = Path(__file__).parent / "data" / "glossary-terms.tsv"
 

@@ -242,7 +242,7 @@ def test_t12_defective_trick() -> None:
     assert result["score_ns"] == -430
 
 
-# -- the deal file checked against the hand scans, before anyone calls (issue: verification)
+# -- the deal file checked against the hand scans, before anyone calls (a fouled deal found early)
 
 DEAL8 = D("N:JT86.KJT4.QT52.A A9.973.76.Q98743 K32.A6.J9843.JT2 Q754.Q852.AK.K65")
 DEAL9 = D("N:KJ74.J8.AKJ5.AQ6 A.AQT94.82.KT932 Q532.763.T93.875 T986.K52.Q764.J4")
