@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.session.movement import Movement, MovementError, Round, TableRound
+
 __all__ = ["ScheduleError", "boards_of", "load_schedule", "parse_schedule", "read_toml",
            "load_movement", "parse_movement", "Movement", "Round", "TableRound",
            "ScheduledSession"]
@@ -102,50 +104,9 @@ def load_schedule(path: str | Path) -> dict[str, frozenset[int]]:
 #     "2" = [3, 4]                    # boards only
 #
 # A file with only ``[tables]`` is a one-round movement. ``load_movement`` gives an object
-# with the same names as the session file's ``Session`` (``id``, ``event``, ``movement``
-# with ``rounds``, ``tables_playing``, ``boards_at``), so the relay takes either.
-
-
-@dataclass(frozen=True)
-class TableRound:
-    ns: str | None
-    ew: str | None
-    boards: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Round:
-    number: int
-    tables: Mapping[str, TableRound]
-
-
-@dataclass(frozen=True)
-class Movement:
-    rounds: tuple[Round, ...]
-
-    def tables_playing(self, board: int) -> frozenset[str]:
-        return frozenset(t for r in self.rounds for t, tr in r.tables.items()
-                         if board in tr.boards)
-
-    def boards_at(self, table: str, round: int) -> tuple[int, ...]:
-        for r in self.rounds:
-            if r.number == round and table in r.tables:
-                return r.tables[table].boards
-        return ()
-
-    def round_of(self, table: str, board: int) -> int | None:
-        for r in self.rounds:
-            tr = r.tables.get(table)
-            if tr is not None and board in tr.boards:
-                return r.number
-        return None
-
-    def pairs_at(self, table: str, board: int) -> tuple[str | None, str | None] | None:
-        for r in self.rounds:
-            tr = r.tables.get(table)
-            if tr is not None and board in tr.boards:
-                return tr.ns, tr.ew
-        return None
+# with the same names as the session file's ``Session`` (``id``, ``event``, ``movement``),
+# its movement the session's own ``controller.session.movement.Movement``, so the relay
+# takes either.
 
 
 @dataclass(frozen=True)
@@ -156,12 +117,15 @@ class ScheduledSession:
     pairs: Mapping[str, str] = field(default_factory=dict)
 
 
-def _pair(value: Any, where: str) -> str | None:
+def _pair(value: Any, where: str) -> int | None:
+    """A pair or team number: an integer from 1, or its digits as a string."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | str):
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ScheduleError(f"{where}: {value!r} is not a pair or team number")
-    return str(value)
+    return value
 
 
 def _table_round(value: Any, where: str) -> TableRound:
@@ -196,8 +160,6 @@ def parse_movement(data: dict[str, Any], source: str = "schedule",
             rounds.append(Round(number, {
                 str(t): _table_round(v, f"{source}: round {number} tables.{t}")
                 for t, v in tables.items()}))
-        if len({r.number for r in rounds}) != len(rounds):
-            raise ScheduleError(f"{source}: two rounds have the same number")
     elif "tables" in data:
         one = parse_schedule(data, source)
         rounds.append(Round(1, {t: TableRound(None, None, tuple(sorted(b)))
@@ -216,8 +178,11 @@ def parse_movement(data: dict[str, Any], source: str = "schedule",
     pairs = data.get("pairs", {})
     if not isinstance(pairs, dict) or not all(isinstance(v, str) for v in pairs.values()):
         raise ScheduleError(f"{source}: [pairs] maps a pair number to the players' names")
-    return ScheduledSession(sid.strip(), Movement(tuple(rounds)), event,
-                            {str(k): v for k, v in pairs.items()})
+    try:
+        movement = Movement(tuple(rounds))
+    except MovementError as exc:  # a pair at two tables, a board twice at a table...
+        raise ScheduleError(f"{source}: {exc}") from None
+    return ScheduledSession(sid.strip(), movement, event, {str(k): v for k, v in pairs.items()})
 
 
 def load_movement(path: str | Path) -> ScheduledSession:

@@ -16,28 +16,33 @@ from controller.schedule import Movement, Round, TableRound
 
 def mitchell(n: int, rounds: int, per: int) -> Movement:
     return Movement(tuple(Round(r + 1, {
-        str(t + 1): TableRound(str(t + 1), str(n + (t + r) % n + 1),
+        str(t + 1): TableRound(t + 1, n + (t + r) % n + 1,
                                tuple(range(((t + r) % n) * per + 1, ((t + r) % n) * per + per + 1)))
         for t in range(n)}) for r in range(rounds)))
 
 
 def howell(n: int, rounds: int, per: int, rnd: random.Random) -> Movement:
+    """The sets in a random order, each round shifted a random distinct step: no table
+    plays a set twice (a movement refuses that), no two tables share one in a round."""
     out = []
+    sets = list(range(n))
+    rnd.shuffle(sets)
+    shifts = rnd.sample(range(n), rounds)
     for r in range(rounds):
-        sets = list(range(n))
-        rnd.shuffle(sets)
+        at = [sets[(t + shifts[r]) % n] for t in range(n)]
         out.append(Round(r + 1, {str(t + 1): TableRound(None, None, tuple(
-            range(sets[t] * per + 1, sets[t] * per + per + 1))) for t in range(n)}))
+            range(at[t] * per + 1, at[t] * per + per + 1))) for t in range(n)}))
     return Movement(tuple(out))
 
 
 def teams(n: int, rounds: int, per: int) -> Movement:
     matches = max(1, n // 2)
+    sets = max(matches, rounds)  # a match never meets a set twice
     out = []
     for r in range(rounds):
         tables = {}
         for t in range(n):
-            s = ((t // 2) + r) % matches
+            s = ((t // 2) + r) % sets
             boards = tuple(range(s * per + 1, s * per + per + 1))
             tables[f"T{t + 1}"] = TableRound(None, None, boards)
         out.append(Round(r + 1, tables))

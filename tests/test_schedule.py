@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from controller.daemon import ControllerError, build_engine
-from controller.schedule import ScheduleError, load_schedule, parse_schedule
+from controller.schedule import ScheduleError, load_schedule, parse_movement, parse_schedule
 
 
 def test_lists_and_ranges() -> None:
@@ -63,3 +63,34 @@ def test_a_binary_schedule_file_is_a_schedule_error(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe\x00\x80 binary")
     with pytest.raises(ScheduleError, match="not UTF-8 text"):
         load_schedule(path)
+
+
+def test_every_round_is_the_sessions_movement() -> None:
+    """A schedule file's rounds make the session file's ``Movement`` (one class for both):
+    pair numbers as integers, the movement's questions answered alike."""
+    from controller.session.movement import Movement as SessionMovement
+
+    got = parse_movement({"round": [
+        {"tables": {"1": {"ns": 1, "ew": "3", "boards": "1-2"}, "2": [3, 4]}},
+        {"number": 2, "tables": {"1": {"ns": 1, "ew": 4, "boards": [3, 4]}}}]}, "s", "id")
+    mv = got.movement
+    assert isinstance(mv, SessionMovement)
+    assert mv.pairs_at("1", 2) == (1, 3) and mv.pairs_at("1", 4) == (1, 4)
+    assert mv.pairs_at("2", 3) is None  # boards only: the movement names no pairs there
+    assert mv.tables_playing(3) == {"1", "2"} and mv.round_of("1", 3) == 2
+    assert mv.schedule() == {"1": frozenset({1, 2, 3, 4}), "2": frozenset({3, 4})}
+
+
+@pytest.mark.parametrize("rounds, fragment", [
+    ([{"tables": {"1": {"ns": 1, "ew": 2, "boards": [1]},
+                  "2": {"ns": 1, "ew": 3, "boards": [2]}}}], "pair 1 at tables 1 and 2"),
+    ([{"tables": {"1": [1]}}, {"tables": {"1": [1, 2]}}], "plays board 1 twice"),
+    ([{"number": 1, "tables": {"1": [1]}}, {"number": 1, "tables": {"2": [2]}}],
+     "same number"),
+    ([{"tables": {"1": {"ns": "A", "boards": [1]}}}], "not a pair or team number"),
+])
+def test_a_movement_that_cannot_be_is_a_schedule_error(rounds: list[object],
+                                                       fragment: str) -> None:
+    with pytest.raises(ScheduleError, match="^s: ") as err:
+        parse_movement({"round": rounds}, "s", "id")
+    assert fragment in str(err.value)

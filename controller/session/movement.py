@@ -35,8 +35,11 @@ class MovementError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TableRound:
-    ns: int
-    ew: int
+    """A table in a round: the pairs (or teams) NS and EW, None where the movement names
+    only the boards (a schedule file's boards-only form, ``controller.schedule``)."""
+
+    ns: int | None
+    ew: int | None
     boards: tuple[int, ...]
 
 
@@ -69,12 +72,14 @@ class Movement:
             seated: dict[tuple[int, str], str] = {}
             for table, tr in rnd.tables.items():
                 for pair, side in ((tr.ns, "NS"), (tr.ew, "EW")):
+                    if pair is None:
+                        continue
                     key = (pair, side if self.kind == "teams" else "")
                     if key in seated:
                         raise MovementError(f"round {rnd.number}: pair {pair} at tables "
                                             f"{seated[key]} and {table}")
                     seated[key] = table
-                if tr.ns == tr.ew:
+                if tr.ns is not None and tr.ns == tr.ew:
                     raise MovementError(f"round {rnd.number}, table {table}: pair {tr.ns} "
                                         f"on both sides")
                 for board in tr.boards:
@@ -96,7 +101,8 @@ class Movement:
 
     @property
     def pairs(self) -> list[int]:
-        return sorted({p for r in self.rounds for tr in r.tables.values() for p in (tr.ns, tr.ew)})
+        return sorted({p for r in self.rounds for tr in r.tables.values() for p in (tr.ns, tr.ew)
+                       if p is not None})
 
     def round(self, number: int) -> Round | None:
         return next((r for r in self.rounds if r.number == number), None)
@@ -119,8 +125,12 @@ class Movement:
         return hit[0] if hit is not None else None
 
     def pairs_at(self, table: str, board: int) -> tuple[int, int] | None:
+        """The pairs NS and EW at ``table`` for ``board``; None where the movement does not
+        name them."""
         hit = self._where.get((table, board))
-        return (hit[1].ns, hit[1].ew) if hit is not None else None
+        if hit is None or hit[1].ns is None or hit[1].ew is None:
+            return None
+        return hit[1].ns, hit[1].ew
 
     def schedule(self) -> dict[str, frozenset[int]]:
         """Table -> every board it plays: the shape ``controller.schedule`` loads."""
