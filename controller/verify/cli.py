@@ -475,6 +475,13 @@ async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         station = await run_station(readers, registry, follower, deals=dealset.deals,
                                     console=console)
         report = _report(station, cfg.station_id, dealset, dealset.deals)
+    return _finish(report, console, args, out)
+
+
+def _finish(report: VerifyReport, console: _Console, args: argparse.Namespace,
+            out: TextIO) -> int:
+    """The summary and the report files after a run; the exit code (1: a board not
+    verified or faulty)."""
     console.end()
     print(summary_text(report), file=out)
     if args.report:
@@ -568,12 +575,7 @@ async def _events(args: argparse.Namespace, out: TextIO, err: TextIO,
                               tuple(sorted(set(dealset.deals) | set(dealset.broken))),
                               dealset.problems, notes)
         await mqtt.report(report)
-    console.end()
-    print(summary_text(report), file=out)
-    if args.report:
-        for p in write_report(report, args.report):
-            print(f"report: {p}", file=out)
-    return 1 if report.faulty or report.not_verified() else 0
+    return _finish(report, console, args, out)
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
