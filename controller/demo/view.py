@@ -45,15 +45,17 @@ log = logging.getLogger("bridge_table.demo")
 
 LANGS = ("en", "vi", "zh")
 
-# Every word the demo prints, in each language: with --lang vi or zh no English is left but
-# card and call symbols, the seat letters N E S W and the PBN record at the end (a file
-# format, its tag names fixed). Seats in sentences are named in full (laws/messages.py).
+# Every word the demo prints, in each language, but those the display messages already say
+# (``ui_text``: "Board {n}", "Trick {n}", NS's score and tricks): with --lang vi or zh no
+# English is left but card and call symbols, Law numbers, the table display's rows (seat
+# letters N E S W) and the PBN record at the end (a file format, its tag names fixed).
+# Seats are named in full (laws/messages.py), or by their letters in English lists.
 _LABELS: dict[str, dict[str, str]] = {
     "en": {"board": "Board", "dealer": "dealer", "vul": "vul", "auction": "Auction",
            "trick": "Trick", "tricks": "Tricks", "display": "Table display", "alerts": "Alerts",
            "none": "none", "result": "Result", "score": "Score", "turn": "turn",
            "alert": "alert", "by": "by", "played": "as played", "waiting": "waiting",
-           "title": "bridge-table demo", "board_n": "Board {n}", "trick_n": "Trick {n}",
+           "title": "bridge-table demo",
            "colon": ": ", "comma": ", ",
            "board_line": "Board {n}, dealer {dealer}, {vul}",
            "result_line": "Board {board}: {contract} by {declarer}, {tricks} tricks "
@@ -70,7 +72,7 @@ _LABELS: dict[str, dict[str, str]] = {
            "display": "Màn hình bàn", "alerts": "Báo lỗi", "none": "không có",
            "result": "Kết quả", "score": "Điểm", "turn": "lượt", "alert": "báo lỗi",
            "by": "của", "played": "khi chơi", "waiting": "đang chờ",
-           "title": "bridge-table: trình diễn", "board_n": "Ván {n}", "trick_n": "Nước {n}",
+           "title": "bridge-table: trình diễn",
            "colon": ": ", "comma": ", ",
            "board_line": "Ván {n}, người chia bài {dealer}, {vul}",
            "result_line": "Ván {board}: {contract} của {declarer}, {tricks} nước "
@@ -87,7 +89,7 @@ _LABELS: dict[str, dict[str, str]] = {
            "trick": "墩", "tricks": "墩数", "display": "桌面显示", "alerts": "违规",
            "none": "无", "result": "结果", "score": "得分", "turn": "轮到",
            "alert": "违规", "by": "庄家", "played": "实打", "waiting": "等待",
-           "title": "bridge-table 演示", "board_n": "第{n}副", "trick_n": "第{n}墩", "colon": "：",
+           "title": "bridge-table 演示", "colon": "：",
            "comma": "，",
            "board_line": "第{n}副，发牌人{dealer}，局况{vul}",
            "result_line": "第{board}副：{contract} 庄家{declarer}，{tricks}墩（实打{played}墩），"
@@ -169,7 +171,7 @@ def _tricks_text(tricks: dict[str, Any], lang: str) -> str:
 def event_text(event: dict[str, Any], lang: str) -> str:
     """A sensor event as the table sees it: the seat and its card or call, or the board."""
     if event.get("board") is not None:
-        return _LABELS.get(lang, _LABELS["en"])["board_n"].format(n=event["board"])
+        return ui_text("board", lang, n=event["board"])
     what = _card_name(event["card"], lang) if event.get("card") else \
         _call_name(event.get("call"), lang)
     return f"{_seat_name(event.get('seat'), lang)} {what}"
@@ -240,7 +242,7 @@ class TableView:
                 self.tricks.append([])
             self.tricks[number - 1].append((seat, card))
             if not self.live:
-                self._line("card", f"{self.t['trick_n'].format(n=number)}{self.t['colon']}"
+                self._line("card", f"{ui_text('trick', self.lang, n=number)}{self.t['colon']}"
                                    f"{_seat_name(seat, self.lang)} {_card_name(card, self.lang)}")
         elif p.get("kind") == "call" and not self.live:
             self._line("call", f"{_seat_name(str(p.get('seat')), self.lang)} "
@@ -321,8 +323,8 @@ class TableView:
         dealer = _seat_name(str(st["dealer"]), self.lang) if st.get("dealer") else "-"
         vul = _vul_name(st["vul"], self.lang) if st.get("vul") else "-"
         phase = _phase_name(st["phase"], self.lang) if st.get("phase") else t["waiting"]
-        head = (f"{t['title']} · {t['board_n'].format(n=st.get('board') or '-')} · {t['dealer']} "
-                f"{dealer} · {t['vul']} {vul} · {phase}")
+        board = ui_text("board", self.lang, n=st.get("board") or "-")
+        head = f"{t['title']} · {board} · {t['dealer']} {dealer} · {t['vul']} {vul} · {phase}"
         out = [head, ""]
 
         def seat_line(s: str) -> str:
@@ -343,7 +345,7 @@ class TableView:
         tricks = st.get("tricks") or {}
         out.append(f"{t['tricks']}{t['colon']}{_tricks_text(tricks, self.lang)}")
         for i, trick in enumerate(self.tricks[-3:], start=max(1, len(self.tricks) - 2)):
-            out.append(f"  {t['trick_n'].format(n=i)}{t['colon']}" + " ".join(
+            out.append(f"  {ui_text('trick', self.lang, n=i)}{t['colon']}" + " ".join(
                 f"{_seat_mark(s, self.lang)}:{_card_name(c, self.lang)}" for s, c in trick))
         out.append("")
         display = self._display_lines()
@@ -375,7 +377,7 @@ class TableView:
 def result_line(result: dict[str, Any], lang: str = "en") -> str:
     t = _LABELS.get(lang, _LABELS["en"])
     if result.get("contract") in (None, "Pass"):
-        return (f"{t['board_n'].format(n=result.get('board'))}{t['colon']}{t['passed_out']}"
+        return (f"{ui_text('board', lang, n=result.get('board'))}{t['colon']}{t['passed_out']}"
                 f"{t['comma']}{ui_text('score', lang, score=0)}")
     score = _score_text(int(result.get("score_ns") or 0), lang)
     # English keeps the declarer's letter ("4H by S"); the other languages name the seat
