@@ -35,7 +35,7 @@ from controller.laws.record import BoardRecord, DealInfo
 from controller.mosquitto import Mosquitto, MosquittoError
 
 from .plan import DemoError, load_board, plan_board
-from .view import LANGS, TableView, _tag, event_text, plan_text, print_end
+from .view import LANGS, TableView, event_text, print_end
 
 __all__ = ["REPO_ROOT", "TABLE", "bridge_config_dict", "main", "parser", "run_demo"]
 
@@ -125,8 +125,7 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
              "S": record.tags.get("South", ""), "W": record.tags.get("West", "")}
     view = TableView(lang=lang, hands={str(s): sorted(record.deal[s]) for s in Seat},
                      names=names, out=out, live=live)
-    if not live:
-        print(f"[{_tag('demo', lang)}] {plan_text(plan, lang)}", file=out, flush=True)
+    view.plan(plan)
     workdir = Path(tempfile.mkdtemp(prefix="bridge-table-demo-"))
     try:
         with Mosquitto(workdir / "broker", persistence=False) as broker:

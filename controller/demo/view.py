@@ -252,6 +252,11 @@ class TableView:
                 n=p.get("board"), dealer=_seat_name(str(p.get("dealer")), self.lang),
                 vul=_vul_name(p.get("vul"), self.lang)))
 
+    def plan(self, plan: DemoPlan) -> None:
+        """What the simulated players will do, as the first plain line."""
+        if not self.live:
+            self._line("demo", plan_text(plan, self.lang))
+
     def note(self, text: str) -> None:
         if not self.live:
             self._line("demo", text)
