@@ -83,3 +83,25 @@ def test_broken_board_file_is_a_clear_error(tmp_path: Path) -> None:
     proc = run_demo("--board", str(bad))
     assert proc.returncode == 2
     assert "bridge-table demo:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_plans_events_are_the_records_events() -> None:
+    """The plan does not write events of its own: as recorded, they are
+    ``formats.events.record_events``'s, less what the bridge adds from its readers."""
+    from controller.formats.events import record_events
+
+    record = load_board()
+    bridge_adds = {"v", "src", "seq", "ts", "uid"}
+    assert plan_board(record, revoke_trick=None).events() == [
+        {k: v for k, v in e.items() if k not in bridge_adds} for e in record_events(record)]
+
+
+def test_the_revoking_ruff_wins_its_trick_and_play_goes_on_from_it() -> None:
+    plan = plan_board(load_board(), revoke_trick=6)
+    tricks = plan.tricks()
+    assert len(tricks) == 13 and all(len(t.cards) == 4 for t in tricks)
+    assert tricks[5].winner is Seat.E  # ♥9 ruffs the diamond lead: hearts are trumps
+    assert tricks[6].leader is Seat.E
+    events = plan.events()
+    assert [e["card"] for e in events if e["zone"] == "tray" and e["action"] == "present"
+            ][52:] == [str(c) for _, c in plan.play]
