@@ -273,6 +273,7 @@ class Auction:
         """Cards exposed during the auction that are still on the table."""
         return {s: frozenset(cards) for s, cards in self._on_table.items() if cards}
 
+    @property
     def penalty_cards(self) -> dict[Seat, frozenset[Card]]:
         """Once complete: the cards exposed during the auction by a defender (24 -> 50)."""
         if not self._complete or self._declarer is None:
@@ -281,10 +282,11 @@ class Auction:
         return {s: frozenset(x.cards) for s, x in self._exposures.items()
                 if s not in declaring and x.cards}
 
+    @property
     def minor_penalty_cards(self) -> dict[Seat, frozenset[Card]]:
-        """The subset of ``penalty_cards()`` that are minor: a single low card (24A, 50B)."""
+        """The subset of ``penalty_cards`` that are minor: a single low card (24A, 50B)."""
         out: dict[Seat, frozenset[Card]] = {}
-        for seat, cards in self.penalty_cards().items():
+        for seat, cards in self.penalty_cards.items():
             exposure = self._exposures[seat]
             if len(cards) == 1 and not exposure.premature_lead \
                     and not next(iter(cards)).rank.is_honour:

@@ -267,6 +267,7 @@ class Play:
             for t in self._tricks if t.cards or t.winner is not None
         )
 
+    @property
     def tricks_won(self) -> tuple[int, int]:
         """Completed tricks as played, (NS, EW); cheap, for displays."""
         ns = ew = 0
@@ -278,6 +279,7 @@ class Play:
                     ew += 1
         return ns, ew
 
+    @property
     def current_trick(self) -> PlayedTrick | None:
         """The trick in progress (cards played so far), or None between tricks."""
         t = self._tricks[-1] if self._tricks else None
@@ -293,6 +295,7 @@ class Play:
                 return t.number
         return 0
 
+    @property
     def card_count(self) -> int:
         """How many cards lie in the tricks (cheap: no copies)."""
         return sum(len(t.cards) for t in self._tricks)
