@@ -51,6 +51,7 @@ from controller.laws.messages import (
     suit_name,
     vulnerability_name,
 )
+from controller.laws.play import trick_winner
 from controller.laws.record import BoardRecord, DealInfo
 from controller.mosquitto import Mosquitto, MosquittoError
 
@@ -133,12 +134,6 @@ def load_board(path: Path | None = None) -> BoardRecord:
     return record
 
 
-def _winner(trick: Sequence[tuple[Seat, Card]], trump: Suit | None) -> Seat:
-    led = trick[0][1].suit
-    return max(trick, key=lambda sc: (2 if sc[1].suit is trump else 1 if sc[1].suit is led
-                                      else 0, int(sc[1].rank)))[0]
-
-
 def _auto(hand: set[Card], led: Suit | None) -> Card:
     """laws.md AUTO: the lowest card of the suit led, else the lowest card (clubs first)."""
     follow = sorted((c for c in hand if c.suit is led), key=lambda c: c.rank)
@@ -197,7 +192,7 @@ def plan_board(record: BoardRecord, *, revoke_trick: int | None = 6) -> DemoPlan
             hands[seat].discard(card)
             trick.append((seat, card))
             play.append((seat, card))
-        leader = _winner(trick, trump)
+        leader = trick_winner(trick, trump)
     return DemoPlan(record=record, play=tuple(play), revoke=revoke)
 
 

@@ -67,7 +67,7 @@ from .irregularities import Code, IrregularityLog, Status
 from .record import PlayedTrick
 from .rulings import Ruling, RulingKind
 
-__all__ = ["Play", "PlayError", "trick_winner"]
+__all__ = ["Play", "PlayError", "trick_winner", "build_tricks"]
 
 _LAST_TRICK = 13
 
@@ -99,6 +99,23 @@ def trick_winner(cards: Iterable[tuple[Seat, Card]], trump: Suit | None) -> Seat
         elif card.suit is trump:
             best_seat, best = seat, card
     return best_seat
+
+
+def build_tricks(
+    plays: Iterable[tuple[Seat, Card]], opening_leader: Seat, trump: Suit | None,
+) -> tuple[PlayedTrick, ...]:
+    """Cards in playing order (as LIN and the feeds give them) into tricks, each led by the
+    winner of the one before; the last may be incomplete (no winner)."""
+    cards = list(plays)
+    tricks: list[PlayedTrick] = []
+    leader = opening_leader
+    for start in range(0, len(cards), 4):
+        trick = tuple(cards[start:start + 4])
+        winner = trick_winner(trick, trump) if len(trick) == 4 else None
+        tricks.append(PlayedTrick(len(tricks) + 1, leader, trick, winner))
+        if winner is not None:
+            leader = winner
+    return tuple(tricks)
 
 
 @dataclass(eq=False)
