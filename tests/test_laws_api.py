@@ -6,12 +6,11 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from shared_data import real_file, real_files
+from stdlib_only import run_stdlib_only
 
 import controller.laws as laws
 from controller.formats.lin import read_lin
@@ -31,27 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 DOC = ROOT / "docs" / "laws-core.md"
 
-#: Only the standard library and the package itself: the embedding runs without hardware
-#: (gpiozero, RPLCD, luma...), MQTT or web libraries.
-_BLOCK = (
-    "import sys, importlib.abc\n"
-    "class Block(importlib.abc.MetaPathFinder):\n"
-    "    def find_spec(self, name, path, target=None):\n"
-    "        top = name.split('.')[0]\n"
-    "        if top not in sys.stdlib_module_names and top != 'controller':\n"
-    "            raise ImportError('blocked third-party import: ' + name)\n"
-    "sys.meta_path.insert(0, Block())\n"
-)
-
-
 def _doc_blocks(kind: str) -> list[str]:
     return re.findall(rf"```{kind}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
-
-
-def _run(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", _BLOCK + code], capture_output=True,
-                          text=True, cwd=cwd, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
 # --------------------------------------------------------------------------- the flat API
@@ -105,7 +85,8 @@ def test_the_ten_line_embedding_of_the_docs_runs_without_third_party_modules(
         tmp_path: Path) -> None:
     code = _doc_blocks("python")[0]
     assert len(code.strip().splitlines()) <= 10
-    proc = _run(code, tmp_path)
+    # only the standard library: no hardware (gpiozero, RPLCD, luma...), MQTT or web
+    proc = run_stdlib_only(code, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == _doc_blocks("text")[0]
     assert "INSUFFICIENT_BID" in proc.stdout and "2S by E 110" in proc.stdout
@@ -115,8 +96,7 @@ def test_the_check_record_example_of_the_docs_runs_on_a_file(tmp_path: Path) -> 
     code = _doc_blocks("python")[1]
     (tmp_path / "board.pbn").write_text(
         (DATA / "check_record_broken.pbn").read_text(encoding="utf-8"), encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120, env={"PYTHONPATH": str(ROOT)})
+    proc = run_stdlib_only(code, tmp_path)     # the formats are pure Python too
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "1 ok" and len(lines) == 7
