@@ -62,10 +62,16 @@ from .cards import (
 )
 from .check import Problem, ProblemKind, RecordCheck, check_record
 from .dealcheck import (
+    Conflict,
+    DealIndex,
+    DuplicateBoardDetector,
     Finding,
     FindingKind,
+    ForeignTag,
+    FouledBoardDetector,
     Verdict,
     check_board,
+    deal_key,
     match_board,
 )
 from .events import MARKER_NAMES, MARKERS, Action, Button, ButtonEvent, TagEvent, Zone
@@ -73,7 +79,16 @@ from .irregularities import Code, Irregularity, IrregularityLog, Status
 from .play import Play, PlayError, build_tricks, trick_winner
 from .record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
 from .rulings import Ruling, RulingKind
-from .scoring import imps, matchpoints, matchpoints_ew, neuberg, record_score_ns, score, score_ns
+from .scoring import (
+    artificial_score,
+    imps,
+    matchpoints,
+    matchpoints_ew,
+    neuberg,
+    record_score_ns,
+    score,
+    score_ns,
+)
 from .table import Board, FeedItem, Input, Phase, Table, Update
 
 __all__ = [
@@ -92,7 +107,9 @@ __all__ = [
     "BoardRecord", "AuctionEntry", "PlayedTrick", "DealInfo",
     "Code", "Irregularity", "IrregularityLog", "Status", "Ruling", "RulingKind",
     "check_record", "RecordCheck", "Problem", "ProblemKind",
-    "check_board", "match_board", "Verdict", "Finding", "FindingKind",
+    "check_board", "match_board", "Verdict", "Finding", "FindingKind", "ForeignTag",
+    "DealIndex", "deal_key", "DuplicateBoardDetector", "FouledBoardDetector", "Conflict",
     # scoring
     "score", "score_ns", "record_score_ns", "imps", "matchpoints", "matchpoints_ew", "neuberg",
+    "artificial_score",
 ]
