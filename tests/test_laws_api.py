@@ -9,6 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
+from fuzzing import fuzz_settings, mutated
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from shared_data import real_file, real_files
 from stdlib_only import run_stdlib_only
 
@@ -255,3 +258,48 @@ def test_readers_take_a_path_and_text_and_report_an_unreadable_file(tmp_path: Pa
     assert read_lin(text).records == read_lin(DATA / "read_broken.lin").records
     missing = read_lin(tmp_path / "absent.lin")
     assert missing.records == [] and "cannot read" in missing.errors[0].message
+
+
+FUZZ: settings = fuzz_settings(100)
+
+
+@FUZZ
+@given(st.sampled_from([(DATA / n).read_bytes() for n in
+                        ("check_record_broken.pbn", "laws_scenarios.pbn",
+                         "replay_t08_revoke.pbn")]).flatmap(mutated),
+       st.sampled_from(list(Rules)))
+def test_check_record_returns_a_value_for_any_record_a_mutated_file_gives(
+        data: bytes, rules: Rules) -> None:
+    # whatever the file says, the check is a value: never an exception
+    for record in read_pbn(data.decode("utf-8", "replace")).records():
+        check = check_record(record, rules)
+        assert check.board == record.board
+        assert all(isinstance(str(p), str) for p in check.problems)
+
+
+@FUZZ
+@given(st.data())
+def test_check_record_returns_a_value_for_cards_and_seats_in_any_order(
+        data: st.DataObject) -> None:
+    # records no reader would give: any seat playing any card, tricks of any size, any
+    # result and claim
+    clean = _broken()[0]
+    cards = data.draw(st.lists(st.sampled_from(laws.FULL_DECK), max_size=60))
+    seats = data.draw(st.lists(st.sampled_from(list(Seat)), min_size=len(cards),
+                               max_size=len(cards)))
+    assert clean.deal is not None
+    if data.draw(st.booleans()):    # each card from the hand that holds it: deeper play
+        seats = [clean.deal.holder(c) or Seat.N for c in cards]
+    sizes = data.draw(st.lists(st.integers(1, 5), max_size=15))
+    tricks, at = [], 0
+    for number, size in enumerate(sizes, start=1):
+        played = tuple(zip(seats[at:at + size], cards[at:at + size], strict=True))
+        at += size
+        if played:
+            tricks.append(laws.PlayedTrick(number, played[0][0], played,
+                                           data.draw(st.none() | st.sampled_from(list(Seat)))))
+    record = dataclasses.replace(clean, tricks=tuple(tricks),
+                                 tricks_result=data.draw(st.none() | st.integers(-2, 15)),
+                                 deal=data.draw(st.sampled_from([clean.deal, None])))
+    check = check_record(record)
+    assert check.ok is (not check.problems and not check.irregularities)

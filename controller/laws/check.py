@@ -25,7 +25,7 @@ and the record's own ``irregularities`` say what it was.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .auction import Auction, auction_outcome
 from .cards import (
@@ -97,6 +97,10 @@ def check_record(record: BoardRecord, rules: Rules = Rules.L2017) -> RecordCheck
     problems: list[Problem] = []
     problems += _deal_problems(record)
     problems += _marking_problems(record)
+    if record.tricks_result is not None and not 0 <= record.tricks_result <= _TRICKS:
+        problems.append(Problem(ProblemKind.RESULT,
+                                f"{record.tricks_result} tricks to declarer, not 0..13"))
+        record = replace(record, tricks_result=None, score_ns=None)
     log = IrregularityLog()
     auction = Auction(record.dealer, log, rules=rules)
     for entry in record.standing_calls:
