@@ -136,7 +136,7 @@ def _board_lines(board: Board, lang: str) -> list[str]:
             second = _ui("passed_out", lang)
         elif contract is not None and auction.declarer is not None:
             if board.play is not None:
-                ns, ew = board.play.tricks_won()
+                ns, ew = board.play.tricks_won
                 second = _ui("contract_tricks", lang, contract=contract, seat=auction.declarer,
                              ns=ns, ew=ew)
             else:

@@ -235,7 +235,7 @@ class Engine:
     def record(self, table: str) -> BoardRecord | None:
         """The current (or last) board of ``table`` as played, for PBN / LIN output."""
         ts = self._tables.get(table)
-        return ts.table.record() if ts is not None else None
+        return ts.table.record if ts is not None else None
 
     def retained(self) -> list[Outgoing]:
         out: list[Outgoing] = []
@@ -555,7 +555,7 @@ class Engine:
                              self._alert(name, update.previous_board, item), retain=False)
                     for item in update.previous]
         # the board as played, built once when its result changed (result, feed, fouled check)
-        record = table.record() if update.result_changed else None
+        record = table.record if update.result_changed else None
         for item in update.irregularities:
             ts.alerts[item.id] = item
             if "alert" in kinds:
@@ -636,9 +636,9 @@ class Engine:
         tricks_ns = tricks_ew = trick_no = 0
         current: list[dict[str, str]] = []
         if play is not None:
-            tricks_ns, tricks_ew = play.tricks_won()
+            tricks_ns, tricks_ew = play.tricks_won
             trick_no = play.trick_number
-            cur = play.current_trick()
+            cur = play.current_trick
             if cur is not None:
                 current = [{"seat": s.name, "card": str(c)} for s, c in cur.cards]
         turn = board.turn

@@ -19,12 +19,14 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
+from controller.laws import SEAT_NAMES, Button, Zone
 from firmware_bridge.errors import ConfigError
 
-SEATS: tuple[str, ...] = ("N", "E", "S", "W")
-ZONES: tuple[str, ...] = ("tray", "bid", "board", "pocket")
+# seats, zones and buttons as the Laws core names them (the events it is fed)
+SEATS: tuple[str, ...] = SEAT_NAMES
+ZONES: tuple[str, ...] = tuple(z.value for z in Zone)
 LANGUAGES: tuple[str, ...] = ("en", "vi", "zh")
-BUTTONS: tuple[str, ...] = ("director", "claim", "undo", "next")
+BUTTONS: tuple[str, ...] = tuple(b.value for b in Button)
 READER_KINDS: tuple[str, ...] = ("inventory", "tap")
 READER_SCHEMES: tuple[str, ...] = ("serial", "nfc", "sim")
 GPIO_FACTORIES: tuple[str, ...] = ("auto", "lgpio", "rpigpio", "mock")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller.display_text import columns
+from controller.laws import Suit
 from firmware_bridge.config import DisplayConfig
 from firmware_bridge.errors import DisplayError
 
@@ -46,8 +47,8 @@ LATIN_FONTS: tuple[Path, ...] = (
 # Letters NFD does not take apart.
 _ASCII_EXTRA = str.maketrans({"đ": "d", "Đ": "D", "ø": "o", "Ø": "O", "ß": "ss",
                               "æ": "ae", "Æ": "AE", "–": "-", "—": "-", "‘": "'", "’": "'",
-                              "“": '"', "”": '"', "…": "...", "♠": "S", "♥": "H", "♦": "D",
-                              "♣": "C"})
+                              "“": '"', "”": '"', "…": "..."}
+                             | {s.symbol: s.name for s in Suit})   # the core's suit letters
 
 
 def to_ascii(text: str) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from controller.laws import CALL_NAMES, CARD_NAMES, MARKER_NAMES, SEAT_NAMES
 from firmware_bridge.protocol import normalise_uid
 from firmware_bridge.readers.base import ReaderError
 
@@ -39,13 +40,12 @@ __all__ = [
 
 TagKind = Literal["card", "call", "marker", "board"]
 
+# The vocabulary is the Laws core's (controller.laws), not spelled again here.
 #: Enrolment order of a deck: SA, SK, ..., S2, HA, ..., C2.
-CARD_ORDER: tuple[str, ...] = tuple(s + r for s in "SHDC" for r in "AKQJT98765432")
+CARD_ORDER: tuple[str, ...] = CARD_NAMES
 #: Calls as the wire contract writes them: 1C .. 7NT, Pass, X, XX.
-CALL_ORDER: tuple[str, ...] = tuple(
-    f"{level}{d}" for level in range(1, 8) for d in ("C", "D", "H", "S", "NT")
-) + ("Pass", "X", "XX")
-MARKERS: tuple[str, ...] = ("STOP", "ALERT")
+CALL_ORDER: tuple[str, ...] = CALL_NAMES
+MARKERS: tuple[str, ...] = MARKER_NAMES
 MAX_BOARD = 999
 
 
@@ -300,7 +300,7 @@ def _describe(info: TagInfo) -> str:
 
 #: Copies of each card a simulated bidding box holds (bids: one each).
 SIM_COPIES = {"Pass": 12, "X": 4, "XX": 4}
-SIM_BOXES = ("N", "E", "S", "W")
+SIM_BOXES = SEAT_NAMES
 
 
 def sim_registry(path: Path, boards: int = 36) -> RegistryFile:

@@ -48,7 +48,7 @@ def real_files(*suffixes: str) -> list[Path | None]:
     path = shared_root() / "data" / "real"
     if not path.is_dir():
         return [None]
-    return sorted(p for p in path.rglob("*") if p.suffix.lower() in suffixes)
+    return [*sorted(p for p in path.rglob("*") if p.suffix.lower() in suffixes)]
 
 
 def real_file(path: Path | None) -> Path:

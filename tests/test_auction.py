@@ -188,8 +188,8 @@ def test_t05_exposed_honour_then_call_after_close() -> None:
     x = r.one(Code.CARD_EXPOSED_DURING_AUCTION)
     assert (x.status, x.param("penalty")) == (Status.ESTABLISHED, "major")
     assert x.detail == "honour,major_penalty_card"
-    assert r.auction.penalty_cards() == {E: frozenset({Card.parse("HJ")})}
-    assert r.auction.minor_penalty_cards() == {}
+    assert r.auction.penalty_cards == {E: frozenset({Card.parse("HJ")})}
+    assert r.auction.minor_penalty_cards == {}
     feed(r, "E:X")
     late = r.one(Code.CALL_AFTER_AUCTION_CLOSED)
     assert (late.seat, late.law, late.detail, late.param("lead_restriction")) == \
@@ -508,7 +508,7 @@ def test_single_low_card_exposed_no_obligation_minor_penalty_card() -> None:
     assert (x.detail, x.law, x.status) == ("low,minor_penalty_card", "24A",
                                            Status.ESTABLISHED)
     assert r.auction.obligations == {}
-    assert r.auction.minor_penalty_cards() == {E: frozenset({Card.parse("D5")})}
+    assert r.auction.minor_penalty_cards == {E: frozenset({Card.parse("D5")})}
 
 
 def test_two_cards_exposed_partner_pass_next() -> None:
@@ -523,13 +523,13 @@ def test_declarer_exposed_card_goes_back() -> None:
     r = run(N, "+N:SA N:1S E:P S:P W:P")
     x = r.one(Code.CARD_EXPOSED_DURING_AUCTION)
     assert (x.status, x.param("outcome")) == (Status.RESOLVED, "returned")
-    assert r.auction.penalty_cards() == {}
+    assert r.auction.penalty_cards == {}
 
 
 def test_exposed_card_taken_back_still_a_penalty_card() -> None:
     r = run(N, "N:1C +E:D5 -E:D5 E:P S:P W:P")
     assert r.auction.exposed == {}
-    assert r.auction.penalty_cards() == {E: frozenset({Card.parse("D5")})}
+    assert r.auction.penalty_cards == {E: frozenset({Card.parse("D5")})}
 
 
 def test_premature_lead_ruling_on_low_card() -> None:
@@ -682,7 +682,7 @@ def test_legal_auctions_raise_nothing_and_give_the_contract(
     assert a.declarer is declarer
     assert a.dummy is (None if declarer is None else declarer.partner)
     assert a.opening_leader is (None if declarer is None else declarer.lho)
-    assert a.obligations == {} and a.penalty_cards() == {} and a.lead_restrictions == ()
+    assert a.obligations == {} and a.penalty_cards == {} and a.lead_restrictions == ()
 
 
 def _replay(dealer: Seat, calls: list[tuple[Seat, Call]], rules: Rules
@@ -847,7 +847,7 @@ def test_passed_out_board_exposed_card_resolved() -> None:
     r = run(N, "+N:C2 N:P E:P S:P W:P")
     x = r.one(Code.CARD_EXPOSED_DURING_AUCTION)
     assert (x.status, x.param("outcome")) == (Status.RESOLVED, "passed_out")
-    assert r.auction.penalty_cards() == {}
+    assert r.auction.penalty_cards == {}
 
 
 def test_pass_at_the_next_turn_after_an_implied_pass_is_a_new_call() -> None:

@@ -137,10 +137,10 @@ def test_54a_declarer_spreads_dummy_becomes_declarer_everywhere(rules: Rules,
     result = h.result()
     assert result is not None and result["declarer"] == "S"
     assert feed_items(h, "result")[-1]["declarer"] == "S"
-    record = h.t.record()
+    record = h.t.record
     assert record is not None and record.declarer is Seat.S
     # the score is the same side's: NS declare either way
-    assert result["score_ns"] == h.t.board.score_ns()  # type: ignore[union-attr]
+    assert result["score_ns"] == h.t.board.score_ns  # type: ignore[union-attr]
 
 
 def test_54a_option_on_the_core_swaps_roles() -> None:

@@ -12,7 +12,8 @@ from shared_data import real_dir
 
 from controller.formats.errors import BadRecord
 from controller.formats.lin import read_lin, record_to_lin, vugraph_result, write_lin
-from controller.formats.pbn import auction_outcome, read_pbn
+from controller.formats.pbn import read_pbn
+from controller.laws.auction import auction_outcome
 from controller.laws.cards import Contract, Seat, Vulnerability
 
 DATA = Path(__file__).parent / "data"

@@ -14,15 +14,14 @@ from shared_data import real_dir
 from controller.formats.errors import BadRecord
 from controller.formats.pbn import (
     MANDATORY_TAGS,
-    auction_outcome,
     deals_by_board,
     game_to_record,
     pbn_text,
     read_pbn,
     record_to_pbn,
-    trick_winner,
     write_pbn,
 )
+from controller.laws.auction import auction_outcome
 from controller.laws.cards import (
     Call,
     Card,
@@ -34,6 +33,7 @@ from controller.laws.cards import (
     board_vulnerability,
 )
 from controller.laws.irregularities import Code, Irregularity, Status
+from controller.laws.play import trick_winner
 from controller.laws.record import AuctionEntry, BoardRecord, PlayedTrick
 from controller.laws.scoring import score_ns
 
@@ -252,14 +252,16 @@ def test_auction_outcome() -> None:
     assert auction_outcome(passes) == (True, Contract.parse("Pass"), None)
 
 
-def test_sources_a_path_a_file_name_an_open_file_and_text() -> None:
+def test_sources_an_open_file_a_path_and_text() -> None:
     text = SCENARIOS.read_text(encoding="utf-8")
     with open(SCENARIOS, encoding="utf-8") as fp:
         from_file = read_pbn(fp).records()
-    assert from_file == read_pbn(SCENARIOS).records() == read_pbn(str(SCENARIOS)).records()
-    assert from_file == read_pbn(text).records()
-    missing = read_pbn(str(DATA / "no-such-file.pbn"))      # not a file: read as text
-    assert missing.games == [] and missing.errors
+    assert from_file == read_pbn(SCENARIOS).records() == read_pbn(text).records()
+    # a str is always the text: a file name in one is no PBN, never opened
+    named = read_pbn(str(SCENARIOS))
+    assert named.games == [] and named.errors
+    missing = read_pbn(DATA / "no-such-file.pbn")
+    assert missing.games == [] and "cannot read" in missing.errors[0].message
 
 
 def test_write_pbn_to_a_file() -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
-import subprocess
 import sys
 from pathlib import Path
+
+from stdlib_only import run_stdlib_only
 
 CORE = Path(__file__).resolve().parents[1] / "controller" / "laws"
 FORBIDDEN_STDLIB = {"asyncio", "socket", "sqlite3", "subprocess", "threading", "os", "io",
@@ -54,19 +55,11 @@ def test_core_does_not_open_files_or_read_clocks() -> None:
 def test_core_imports_in_a_clean_interpreter_without_third_party_modules() -> None:
     # Block every non-stdlib import, then import the whole core.
     code = (
-        "import sys, importlib.abc\n"
-        "class Block(importlib.abc.MetaPathFinder):\n"
-        "    def find_spec(self, name, path, target=None):\n"
-        "        top = name.split('.')[0]\n"
-        "        if top not in sys.stdlib_module_names and top != 'controller':\n"
-        "            raise ImportError('blocked third-party import: ' + name)\n"
-        "sys.meta_path.insert(0, Block())\n"
         "import pkgutil, importlib, controller.laws as core\n"
         "for m in pkgutil.iter_modules(core.__path__):\n"
         "    importlib.import_module('controller.laws.' + m.name)\n"
         "print('ok')\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=CORE.parents[1])
+    proc = run_stdlib_only(code, CORE.parents[1])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"

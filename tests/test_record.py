@@ -24,7 +24,7 @@ def played_t08() -> Harness:
 
 
 def test_table_record_of_a_board_with_a_revoke() -> None:
-    record = played_t08().t.record()
+    record = played_t08().t.record
     assert record is not None
     assert record.deal == Deal.from_pbn(T08)
     assert str(record.contract) == "4H" and record.declarer is not None
@@ -34,7 +34,7 @@ def test_table_record_of_a_board_with_a_revoke() -> None:
 
 
 def test_pbn_round_trip_of_the_played_board() -> None:
-    record = played_t08().t.record()
+    record = played_t08().t.record
     assert record is not None
     text = record_to_pbn(record)
     for tag in ("Event", "Site", "Date", "Board", "West", "North", "East", "South", "Dealer",
@@ -52,7 +52,7 @@ def test_pbn_round_trip_of_the_played_board() -> None:
 
 
 def test_lin_round_trip_of_the_played_board() -> None:
-    record = played_t08().t.record()
+    record = played_t08().t.record
     assert record is not None
     back = read_lin(io.StringIO(record_to_lin(record)))
     again = back.records[0]

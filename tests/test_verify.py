@@ -101,7 +101,7 @@ def test_every_fault_is_found_and_named(kind: str) -> None:
     by_board = {r.board: r for r in results}
     assert all(by_board[b].ok for b in (1, 2, 4)), [by_board[b].verdict for b in (1, 2, 4)]
     assert not by_board[3].ok
-    assert FAULT_KINDS[kind] in {k.value for k in by_board[3].verdict.kinds()}
+    assert FAULT_KINDS[kind] in {k.value for k in by_board[3].verdict.kinds}
 
 
 def test_each_fault_names_what_and_where() -> None:
@@ -137,7 +137,7 @@ def test_cards_before_the_board_tag_take_the_tag() -> None:
     results = follow(follower, iter(events[:-2]))
     # all four pockets in and no tag yet: closed without it, named by the deal the cards are
     (r,) = results
-    assert r.board_tag is None and r.board == 1 and r.verdict.kinds() == {K.NO_BOARD_TAG}
+    assert r.board_tag is None and r.board == 1 and r.verdict.kinds == {K.NO_BOARD_TAG}
     follower2 = StationFollower(deals)
     pockets = [e for e in events if e.zone is Zone.POCKET]
     board = [e for e in events if e.zone is Zone.BOARD]
@@ -182,12 +182,12 @@ def test_sequential_layout_follows_the_order() -> None:
     for plan in plan_boards(deals, [Fault(2, "rotated_1")], tags):
         results += follow(follower, board_events(plan, tags, seats=order, sequential=True))
     assert [(r.board, r.ok) for r in results] == [(1, True), (2, False), (3, True)]
-    assert results[1].verdict.kinds() == {K.ROTATED}
+    assert results[1].verdict.kinds == {K.ROTATED}
     # shown in the wrong order, the hands look rotated: the order matters
     follower = StationFollower(deals, layout="sequential", order=order)
     plan = plan_boards(deals, (), tags)[0]
     (r,) = follow(follower, board_events(plan, tags, seats=tuple(Seat), sequential=True))
-    assert r.verdict.kinds() == {K.ROTATED} and r.verdict.findings[0].count == 2
+    assert r.verdict.kinds == {K.ROTATED} and r.verdict.findings[0].count == 2
 
 
 def test_tap_readers_close_a_pocket_at_thirteen() -> None:
@@ -210,8 +210,8 @@ def test_unknown_and_broken_boards() -> None:
     follow(follower, board_events(BoardPlan(9, True, plans[0].pockets), tags))
     r = {x.board: x.verdict for x in follower.results}
     assert r[1].ok and r[3].ok
-    assert r[2].kinds() == {K.NO_DEAL} and "broken" in r[2].findings[0].detail
-    assert r[9].kinds() == {K.NO_DEAL} and "board 1's deal" in r[9].findings[0].detail
+    assert r[2].kinds == {K.NO_DEAL} and "broken" in r[2].findings[0].detail
+    assert r[9].kinds == {K.NO_DEAL} and "board 1's deal" in r[9].findings[0].detail
 
 
 def test_a_deal_dealt_twice_is_named() -> None:
@@ -334,7 +334,7 @@ async def test_500_boards_through_the_serial_path_of_the_simulated_station() -> 
     planted = {f.board: f.kind for f in faults}
     for r in results:
         if r.board in planted:
-            assert FAULT_KINDS[planted[r.board]] in {k.value for k in r.verdict.kinds()}, r
+            assert FAULT_KINDS[planted[r.board]] in {k.value for k in r.verdict.kinds}, r
         else:
             assert r.ok, r.verdict
 

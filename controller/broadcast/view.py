@@ -85,8 +85,8 @@ def apply_item(view: dict[str, Any], kind: str, payload: Mapping[str, Any],
 
 def view_record(view: Mapping[str, Any]) -> Any:
     """The board as a ``BoardRecord`` (for the LIN and PBN writers); None if incomplete."""
-    from ..formats.pbn import build_tricks
     from ..laws.cards import Call, Card, Contract, Deal, Seat, Vulnerability
+    from ..laws.play import build_tricks
     from ..laws.record import AuctionEntry, BoardRecord
 
     res = view.get("result")

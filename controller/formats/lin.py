@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TextIO
 
+from controller.laws.auction import auction_outcome
 from controller.laws.cards import (
     PASSED_OUT,
     Call,
@@ -44,11 +44,12 @@ from controller.laws.cards import (
     Vulnerability,
     board_vulnerability,
 )
+from controller.laws.play import trick_winner
 from controller.laws.record import AuctionEntry, BoardRecord, PlayedTrick
 from controller.laws.scoring import record_score_ns
 
 from .errors import BadRecord, FormatError
-from .pbn import _looks_like_path, auction_outcome, trick_winner
+from .source import Source, read_source
 
 __all__ = ["LinFile", "read_lin", "record_to_lin", "write_lin", "LIN_SEATS", "vugraph_result",
            "ALERTED_TAG"]
@@ -365,23 +366,25 @@ def _board_record(board: _Board, number_hint: int, event: list[str],
     )
 
 
-def read_lin(source: TextIO | str | Path) -> LinFile:
-    """Read a LIN file (an open text file, a Path, or the LIN text itself).
+def _board_number(board: _Board) -> int | None:
+    """The board's number as the file gives it (``qx``, else ``ah``), for reporting."""
+    texts = [board.qx] + [value for key, value, _ in board.items if key == "ah"]
+    for text in texts:
+        m = re.search(r"\d+", text)
+        if m and int(m.group()) >= 1:
+            return int(m.group())
+    return None
 
-    A one-line string with no ``|`` that names an existing file is read as that file.
+
+def read_lin(source: Source) -> LinFile:
+    """Read a LIN file: an open text file (the usual way), a ``Path``, or the LIN text.
+
+    Reading never raises for a broken file: a board that cannot be understood is skipped
+    and its problem, with the board's number when the file gives one, goes to ``errors``.
     """
-    try:
-        if isinstance(source, str) and _looks_like_path(source, "|"):
-            source = Path(source)
-        if isinstance(source, Path):
-            text = source.read_bytes().decode("utf-8", errors="replace")
-        elif isinstance(source, str):
-            text = source
-        else:
-            text = source.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        return LinFile([], [FormatError(0, f"cannot read: {exc}")])
-    text = text.lstrip("\ufeff")
+    text = read_source(source)
+    if isinstance(text, FormatError):
+        return LinFile([], [text])
     boards, event, results = _split_boards(_pairs(text))
     records: list[BoardRecord] = []
     errors: list[FormatError] = []
@@ -389,7 +392,8 @@ def read_lin(source: TextIO | str | Path) -> LinFile:
         try:
             records.append(_board_record(board, index, event, results))
         except BadRecord as exc:
-            errors.append(FormatError(exc.error.line or board.line, str(exc)))
+            errors.append(FormatError(exc.error.line or board.line, str(exc),
+                                      _board_number(board)))
     return LinFile(records, errors)
 
 

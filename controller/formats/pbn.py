@@ -32,20 +32,17 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, unquote
 
+from controller.laws.auction import auction_outcome
 from controller.laws.cards import (
-    PASSED_OUT,
-    Bid,
     Call,
-    CallKind,
     Card,
     Contract,
     Deal,
-    Doubling,
     ParseError,
     Seat,
     Suit,
@@ -54,15 +51,16 @@ from controller.laws.cards import (
     board_vulnerability,
 )
 from controller.laws.irregularities import Code, Irregularity, IrregularityLog, Status
+from controller.laws.play import trick_winner
 from controller.laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
 from controller.laws.scoring import record_score_ns
 
 from .errors import BadRecord, FormatError
+from .source import Source, read_source
 
 __all__ = [
     "PbnGame", "PbnFile", "Token", "DealInfo", "read_pbn", "deals_by_board", "game_to_record",
-    "record_to_pbn", "write_pbn", "MANDATORY_TAGS", "auction_outcome", "trick_winner",
-    "build_tricks",
+    "record_to_pbn", "write_pbn", "MANDATORY_TAGS",
 ]
 
 #: The 15 tags of PBN's mandatory tag set, in export order (3.1).
@@ -100,12 +98,17 @@ class PbnGame:
     irregularity_tags: tuple[str, ...] = ()
     comments: tuple[str, ...] = ()
     tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: what reading found wrong in this game (for a skipped game, what stopped it last)
+    problems: tuple[FormatError, ...] = ()
 
 
 @dataclass(frozen=True)
 class PbnFile:
+    """The games read, every problem in file order, and the games that were not understood."""
+
     games: list[PbnGame]
     errors: list[FormatError]
+    skipped: list[PbnGame] = field(default_factory=list)
 
     def records(self) -> list[BoardRecord]:
         """Every game as a BoardRecord (read_pbn keeps only games that convert)."""
@@ -289,39 +292,20 @@ class _GameBuilder:
         )
 
 
-def _text_of(source: TextIO | str | Path) -> str:
-    if isinstance(source, str) and _looks_like_path(source, "["):
-        source = Path(source)
-    if isinstance(source, Path):
-        return source.read_bytes().decode("utf-8", errors="replace")
-    if isinstance(source, str):
-        return source
-    return source.read()
+def read_pbn(source: Source) -> PbnFile:
+    """Read a PBN file: an open text file (the usual way), a ``Path``, or the PBN text.
 
-
-def _looks_like_path(text: str, marker: str) -> bool:
-    """A one-line string without the format's marker that names a file: read the file."""
-    if "\n" in text or marker in text or not text.strip():
-        return False
-    try:
-        return Path(text).is_file()
-    except OSError:
-        return False
-
-
-def read_pbn(source: TextIO | str | Path) -> PbnFile:
-    """Read a PBN file (an open text file, a Path, or the PBN text itself).
-
-    A one-line string with no ``[`` that names an existing file is read as that file.
-
-    Every game kept converts with ``game_to_record``; a game that does not is reported in
-    ``errors`` with the line of its first tag and skipped.
+    Reading never raises for a broken file. Problems are collected per game, as
+    ``chess.pgn`` does: each game in ``games`` converts with ``game_to_record`` and carries
+    the problems that did not stop it (``PbnGame.problems``); a game that cannot be
+    understood goes to ``skipped`` with its problems, the one that stopped it last.
+    ``errors`` lists every problem of the file in order, those outside any game included.
     """
-    try:
-        text = _text_of(source)
-    except (OSError, UnicodeDecodeError) as exc:
-        return PbnFile([], [FormatError(0, f"cannot read: {exc}")])
+    text = read_source(source)
+    if isinstance(text, FormatError):
+        return PbnFile([], [text])
     games: list[PbnGame] = []
+    skipped: list[PbnGame] = []
     errors: list[FormatError] = []
     builder: _GameBuilder | None = None
     previous: dict[str, str] = {}
@@ -330,17 +314,22 @@ def read_pbn(source: TextIO | str | Path) -> PbnFile:
         nonlocal builder, previous
         if builder is None:
             return
-        errors.extend(builder.errors)
-        if builder.tags:
-            game = builder.build()
-            previous = dict(game.tags)
-            board = _board_number(game.tags.get("Board", ""))
-            try:
-                game_to_record(game)
-            except BadRecord as exc:
-                errors.append(FormatError(exc.error.line or game.line, str(exc), board))
-            else:
-                games.append(game)
+        if not builder.tags:
+            errors.extend(builder.errors)
+            builder = None
+            return
+        game = builder.build()
+        previous = dict(game.tags)
+        board = _board_number(game.tags.get("Board", ""))
+        problems = [replace(e, board=board) for e in builder.errors]
+        try:
+            game_to_record(game)
+        except BadRecord as exc:
+            problems.append(FormatError(exc.error.line or game.line, str(exc), board))
+            skipped.append(replace(game, problems=tuple(problems)))
+        else:
+            games.append(replace(game, problems=tuple(problems)))
+        errors.extend(problems)
         builder = None
 
     for event in _scan(text):
@@ -361,7 +350,7 @@ def read_pbn(source: TextIO | str | Path) -> PbnFile:
         else:
             builder.comment(event.text, event.line)
     finish()
-    return PbnFile(games, errors)
+    return PbnFile(games, errors, skipped)
 
 
 def _board_number(text: str) -> int | None:
@@ -370,71 +359,6 @@ def _board_number(text: str) -> int | None:
 
 
 # --- interpreting ------------------------------------------------------------------------
-
-def auction_outcome(
-    calls: Sequence[tuple[Seat, Call]],
-) -> tuple[bool, Contract | None, Seat | None]:
-    """(complete, contract, declarer) of a sequence of standing calls (Law 22).
-
-    Complete after four passes (passed out: ``PASSED_OUT``, no declarer) or after a bid and
-    three passes. The declarer is the first player of the final side to name the final
-    denomination.
-    """
-    last_bid: tuple[Seat, Bid] | None = None
-    doubling = Doubling.NONE
-    passes = 0
-    for seat, call in calls:
-        if call.kind is CallKind.PASS:
-            passes += 1
-        else:
-            passes = 0
-            if call.bid is not None:
-                last_bid, doubling = (seat, call.bid), Doubling.NONE
-            elif call.kind is CallKind.DOUBLE:
-                doubling = Doubling.DOUBLED
-            else:
-                doubling = Doubling.REDOUBLED
-    if last_bid is None:
-        return (passes >= 4, PASSED_OUT if passes >= 4 else None, None)
-    if passes < 3:
-        return (False, None, None)
-    final_seat, final_bid = last_bid
-    declarer = final_seat
-    for seat, call in calls:
-        if (call.bid is not None and seat.side is final_seat.side
-                and call.bid.denomination is final_bid.denomination):
-            declarer = seat
-            break
-    return (True, Contract(final_bid, doubling), declarer)
-
-
-def trick_winner(cards: Sequence[tuple[Seat, Card]], trump: Suit | None) -> Seat:
-    """Laws 44E/F: highest trump, else highest card of the suit led."""
-    # once a trump has won the lead, only a higher trump beats it
-    best_seat, best = cards[0]
-    for seat, card in cards[1:]:
-        if card.suit is best.suit:
-            if card.rank > best.rank:
-                best_seat, best = seat, card
-        elif trump is not None and card.suit is trump:
-            best_seat, best = seat, card
-    return best_seat
-
-
-def build_tricks(
-    plays: Sequence[tuple[Seat, Card]], opening_leader: Seat, trump: Suit | None,
-) -> tuple[PlayedTrick, ...]:
-    """Cards in playing order (as LIN gives them) into tricks; the last may be incomplete."""
-    tricks: list[PlayedTrick] = []
-    leader = opening_leader
-    for start in range(0, len(plays), 4):
-        cards = tuple(plays[start:start + 4])
-        winner = trick_winner(cards, trump) if len(cards) == 4 else None
-        tricks.append(PlayedTrick(len(tricks) + 1, leader, cards, winner))
-        if winner is not None:
-            leader = winner
-    return tuple(tricks)
-
 
 def _seat_of(text: str, what: str, line: int) -> Seat:
     try:

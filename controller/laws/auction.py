@@ -55,8 +55,9 @@ Which reading the code follows where laws.md is terse or ambiguous:
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Final
+from typing import Final, NamedTuple
 
 from .cards import (
     PASS,
@@ -75,7 +76,7 @@ from .irregularities import Code, Irregularity, IrregularityLog, Status
 from .record import AuctionEntry
 from .rulings import Ruling, RulingKind
 
-__all__ = ["Auction", "PASS_NEXT", "PASS_ALL"]
+__all__ = ["Auction", "AuctionOutcome", "auction_outcome", "PASS_NEXT", "PASS_ALL"]
 
 PASS_NEXT: Final = "pass_next"
 PASS_ALL: Final = "pass_all"
@@ -273,6 +274,7 @@ class Auction:
         """Cards exposed during the auction that are still on the table."""
         return {s: frozenset(cards) for s, cards in self._on_table.items() if cards}
 
+    @property
     def penalty_cards(self) -> dict[Seat, frozenset[Card]]:
         """Once complete: the cards exposed during the auction by a defender (24 -> 50)."""
         if not self._complete or self._declarer is None:
@@ -281,10 +283,11 @@ class Auction:
         return {s: frozenset(x.cards) for s, x in self._exposures.items()
                 if s not in declaring and x.cards}
 
+    @property
     def minor_penalty_cards(self) -> dict[Seat, frozenset[Card]]:
-        """The subset of ``penalty_cards()`` that are minor: a single low card (24A, 50B)."""
+        """The subset of ``penalty_cards`` that are minor: a single low card (24A, 50B)."""
         out: dict[Seat, frozenset[Card]] = {}
-        for seat, cards in self.penalty_cards().items():
+        for seat, cards in self.penalty_cards.items():
             exposure = self._exposures[seat]
             if len(cards) == 1 and not exposure.premature_lead \
                     and not next(iter(cards)).rank.is_honour:
@@ -1234,3 +1237,45 @@ def _relation(offender: Seat, due: Seat) -> str:
 def _lowest_sufficient(last: Bid, denomination: Denomination) -> Bid | None:
     level = last.level if denomination > last.denomination else last.level + 1
     return Bid(level, denomination) if level <= 7 else None
+
+
+class AuctionOutcome(NamedTuple):
+    """What a sequence of standing calls comes to (Law 22): ``complete``, and once complete
+    the ``contract`` (``PASSED_OUT`` after four passes) and its ``declarer``."""
+
+    complete: bool
+    contract: Contract | None
+    declarer: Seat | None
+
+
+def auction_outcome(calls: Iterable[tuple[Seat, Call]]) -> AuctionOutcome:
+    """The outcome of calls that all stand, in the order made (as a record gives them).
+
+    Complete after four passes or after a bid and three passes. The declarer is the first
+    player of the final side to name the final denomination (the Laws' definition of
+    declarer, as the ``Auction`` class finds it while the calls are made). No irregularity
+    is judged here: replay the calls through ``Auction`` for that (``check_record`` does).
+    """
+    standing = list(calls)
+    last: tuple[Seat, Bid] | None = None
+    doubling = Doubling.NONE
+    passes = 0
+    for seat, call in standing:
+        if call.kind is CallKind.PASS:
+            passes += 1
+            continue
+        passes = 0
+        if call.bid is not None:
+            last, doubling = (seat, call.bid), Doubling.NONE
+        else:
+            doubling = Doubling.DOUBLED if call.kind is CallKind.DOUBLE else Doubling.REDOUBLED
+    if last is None:
+        return AuctionOutcome(True, PASSED_OUT, None) if passes >= 4 \
+            else AuctionOutcome(False, None, None)
+    if passes < 3:
+        return AuctionOutcome(False, None, None)
+    final_seat, final_bid = last
+    declarer = next(s for s, c in standing
+                    if c.bid is not None and s.side is final_seat.side
+                    and c.bid.denomination is final_bid.denomination)
+    return AuctionOutcome(True, Contract(final_bid, doubling), declarer)

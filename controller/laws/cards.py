@@ -14,7 +14,8 @@ from typing import Final
 __all__ = [
     "Seat", "Side", "Suit", "Rank", "Card", "Denomination", "Call", "Bid", "Contract",
     "Vulnerability", "Rules", "Doubling", "FULL_DECK", "board_dealer", "board_vulnerability",
-    "Deal", "ParseError",
+    "Deal", "ParseError", "CallKind", "PASS", "DOUBLE", "REDOUBLE", "PASSED_OUT", "ALL_CALLS",
+    "SEAT_NAMES", "CARD_NAMES", "CALL_NAMES",
 ]
 
 
@@ -287,6 +288,11 @@ PASS: Final = Call(CallKind.PASS)
 DOUBLE: Final = Call(CallKind.DOUBLE)
 REDOUBLE: Final = Call(CallKind.REDOUBLE)
 
+#: Every call of a bidding box in the order a box is enrolled: 1C 1D .. 7NT, Pass, X, XX.
+ALL_CALLS: Final[tuple[Call, ...]] = tuple(
+    Call.make_bid(level, d) for level in range(1, 8) for d in Denomination
+) + (PASS, DOUBLE, REDOUBLE)
+
 
 @dataclass(frozen=True, slots=True)
 class Contract:
@@ -454,3 +460,13 @@ class Deal:
 
     def __str__(self) -> str:
         return self.to_pbn()
+
+
+# The vocabulary as text, from the values: what readers, tag registries and configs spell
+# (firmware_bridge takes it from here rather than spelling it again).
+#: Seats clockwise: ``N E S W``.
+SEAT_NAMES: Final[tuple[str, ...]] = tuple(s.name for s in Seat)
+#: The 52 cards in enrolment order: ``SA SK .. S2 HA .. C2``.
+CARD_NAMES: Final[tuple[str, ...]] = tuple(str(c) for c in FULL_DECK)
+#: The calls in enrolment order: ``1C 1D 1H 1S 1NT .. 7NT Pass X XX``.
+CALL_NAMES: Final[tuple[str, ...]] = tuple(str(c) for c in ALL_CALLS)

@@ -94,6 +94,7 @@ class Verdict:
     ok: bool
     findings: tuple[Finding, ...] = ()
 
+    @property
     def kinds(self) -> frozenset[FindingKind]:
         return frozenset(f.kind for f in self.findings)
 

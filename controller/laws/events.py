@@ -7,10 +7,11 @@ from typing import NamedTuple
 
 from .cards import Call, Card, Seat
 
-__all__ = ["Zone", "Action", "Button", "TagEvent", "ButtonEvent", "MARKERS"]
+__all__ = ["Zone", "Action", "Button", "TagEvent", "ButtonEvent", "MARKERS", "MARKER_NAMES"]
 
-#: Bidding-box cards that are not calls.
-MARKERS: frozenset[str] = frozenset({"STOP", "ALERT"})
+#: Bidding-box cards that are not calls, in the order a box is enrolled.
+MARKER_NAMES: tuple[str, ...] = ("STOP", "ALERT")
+MARKERS: frozenset[str] = frozenset(MARKER_NAMES)
 
 
 class Zone(enum.StrEnum):

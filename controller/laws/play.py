@@ -67,7 +67,7 @@ from .irregularities import Code, IrregularityLog, Status
 from .record import PlayedTrick
 from .rulings import Ruling, RulingKind
 
-__all__ = ["Play", "PlayError", "trick_winner"]
+__all__ = ["Play", "PlayError", "trick_winner", "build_tricks"]
 
 _LAST_TRICK = 13
 
@@ -99,6 +99,23 @@ def trick_winner(cards: Iterable[tuple[Seat, Card]], trump: Suit | None) -> Seat
         elif card.suit is trump:
             best_seat, best = seat, card
     return best_seat
+
+
+def build_tricks(
+    plays: Iterable[tuple[Seat, Card]], opening_leader: Seat, trump: Suit | None,
+) -> tuple[PlayedTrick, ...]:
+    """Cards in playing order (as LIN and the feeds give them) into tricks, each led by the
+    winner of the one before; the last may be incomplete (no winner)."""
+    cards = list(plays)
+    tricks: list[PlayedTrick] = []
+    leader = opening_leader
+    for start in range(0, len(cards), 4):
+        trick = tuple(cards[start:start + 4])
+        winner = trick_winner(trick, trump) if len(trick) == 4 else None
+        tricks.append(PlayedTrick(len(tricks) + 1, leader, trick, winner))
+        if winner is not None:
+            leader = winner
+    return tuple(tricks)
 
 
 @dataclass(eq=False)
@@ -267,6 +284,7 @@ class Play:
             for t in self._tricks if t.cards or t.winner is not None
         )
 
+    @property
     def tricks_won(self) -> tuple[int, int]:
         """Completed tricks as played, (NS, EW); cheap, for displays."""
         ns = ew = 0
@@ -278,6 +296,7 @@ class Play:
                     ew += 1
         return ns, ew
 
+    @property
     def current_trick(self) -> PlayedTrick | None:
         """The trick in progress (cards played so far), or None between tricks."""
         t = self._tricks[-1] if self._tricks else None
@@ -293,6 +312,7 @@ class Play:
                 return t.number
         return 0
 
+    @property
     def card_count(self) -> int:
         """How many cards lie in the tricks (cheap: no copies)."""
         return sum(len(t.cards) for t in self._tricks)

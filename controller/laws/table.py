@@ -171,6 +171,7 @@ class Board:
     def complete(self) -> bool:
         return self.phase is Phase.COMPLETE
 
+    @property
     def known_hands(self) -> dict[Seat, frozenset[Card]] | None:
         """The hands for Play: the deal file first, then four complete, disjoint scans."""
         if self.deal is not None:
@@ -181,31 +182,35 @@ class Board:
             return scans
         return None
 
+    @property
     def record_deal(self) -> Deal | None:
-        hands = self.known_hands()
+        hands = self.known_hands
         if hands is None and self.play is not None:
             inferred = self.play.known_hands
             if all(len(inferred.get(s, ())) == 13 for s in Seat):
                 hands = inferred
         return Deal.from_hands(dict(hands)) if hands else None
 
+    @property
     def declarer_tricks(self) -> tuple[int | None, int | None]:
         """(as played, after Law 64 and rulings); None before the end of play."""
         if self.play is None or not self.play.complete:
             return None, None
         return self.play.declarer_tricks_played, self.play.declarer_tricks
 
+    @property
     def score_ns(self) -> int | None:
         contract = self.auction.contract
         if contract is None or not self.complete:
             return None
         if contract.passed_out:
             return 0
-        _, tricks = self.declarer_tricks()
+        _, tricks = self.declarer_tricks
         if tricks is None:
             return None
         return score_ns(contract, self.auction.declarer, self.vulnerability, tricks)
 
+    @property
     def tricks(self) -> tuple[PlayedTrick, ...]:
         return self.play.tricks if self.play is not None else ()
 
@@ -236,8 +241,8 @@ class Board:
                 declarer = self.auction.declarer
                 assert declarer is not None
                 self.play = Play(
-                    contract, declarer, self.log, rules=self.rules, hands=self.known_hands(),
-                    penalty_cards=self.auction.penalty_cards(),
+                    contract, declarer, self.log, rules=self.rules, hands=self.known_hands,
+                    penalty_cards=self.auction.penalty_cards,
                 )
                 self.phase = Phase.LEAD
         play = self.play
@@ -248,7 +253,7 @@ class Board:
                 self._lead_faced = True
                 self.auction.face_opening_lead()
             phase = self.phase
-            if phase is Phase.LEAD and play.card_count():
+            if phase is Phase.LEAD and play.card_count:
                 self.phase = phase = Phase.PLAY
             if (phase is Phase.PLAY or phase is Phase.LEAD) and play.complete:
                 self.phase = phase = Phase.COMPLETE
@@ -468,7 +473,7 @@ class Board:
     def _ruling(self, ruling: Ruling) -> None:
         kind = ruling.kind
         if kind is RulingKind.UNINTENDED and (self.done or (
-                self.play is not None and self.play.card_count())):
+                self.play is not None and self.play.card_count)):
             self.notes.append("ruling unintended: the auction period is over (25A)")
             return
         if kind is RulingKind.CLEAR and ruling.alert is not None:
@@ -623,17 +628,18 @@ class Table:
         self._next_id = max(self._next_id, board.log.next_id)
         return Update(irregularities=tuple(board.log.drain()))
 
+    @property
     def record(self) -> BoardRecord | None:
         board = self.board
         if board is None:
             return None
-        played, result = board.declarer_tricks()
+        played, result = board.declarer_tricks
         return BoardRecord(
             board=board.number, dealer=board.dealer, vulnerability=board.vulnerability,
-            deal=board.record_deal(), auction=board.auction.record,
+            deal=board.record_deal, auction=board.auction.record,
             contract=board.auction.contract, declarer=board.auction.declarer,
-            tricks=board.tricks(), tricks_played=played, tricks_result=result,
-            score_ns=board.score_ns(), irregularities=tuple(board.log), table=self.table_id,
+            tricks=board.tricks, tricks_played=played, tricks_result=result,
+            score_ns=board.score_ns, irregularities=tuple(board.log), table=self.table_id,
         )
 
     # -- boards ---------------------------------------------------------------------------
@@ -699,7 +705,7 @@ class Table:
         board = self.board
         if board is None or not board.complete:
             return ()
-        return (board.number, str(board.contract), board.declarer, board.declarer_tricks())
+        return (board.number, str(board.contract), board.declarer, board.declarer_tricks)
 
     def _collect(self, board: Board, before: tuple[object, ...],
                  started: Update | None = None, zone: Zone | None = None) -> Update:
@@ -753,7 +759,7 @@ class Table:
                 out.append(FeedItem("play"))
                 fed.cards_n, fed.last_card = 0, None
             return out
-        count = play.card_count()
+        count = play.card_count
         grown = count - fed.cards_n
         if grown < 0:
             tail = []

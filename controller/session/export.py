@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..formats.pbn import record_to_pbn, trick_winner
+from ..formats.pbn import record_to_pbn
 from ..laws.cards import Call, Card, Contract, ParseError, Seat, Vulnerability
 from ..laws.irregularities import Code, Irregularity, Status
+from ..laws.play import trick_winner
 from ..laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
 from .movement import table_key
 from .results import BoardResult, ResultsError, SessionScores, json_lines, load_jsonl

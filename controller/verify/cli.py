@@ -397,7 +397,7 @@ async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"report: {path}", file=out)
     by_board = {r.board: r for r in report.results}
     missed = [f for f in faults if f.board not in by_board or FAULT_KINDS[f.kind] not in
-              {k.value for k in by_board[f.board].verdict.kinds()}]
+              {k.value for k in by_board[f.board].verdict.kinds}]
     planted = {f.board for f in faults}
     clean = [r.board for r in report.results if not r.ok and r.board not in planted]
     if missed or clean:
