@@ -19,16 +19,16 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
+from firmware_bridge.backends import DISPLAYS
 from firmware_bridge.errors import ConfigError
+from firmware_bridge.readers import reader_schemes
 
 SEATS: tuple[str, ...] = ("N", "E", "S", "W")
 ZONES: tuple[str, ...] = ("tray", "bid", "board", "pocket")
 LANGUAGES: tuple[str, ...] = ("en", "vi", "zh")
 BUTTONS: tuple[str, ...] = ("director", "claim", "undo", "next")
 READER_KINDS: tuple[str, ...] = ("inventory", "tap")
-READER_SCHEMES: tuple[str, ...] = ("serial", "nfc", "sim")
 GPIO_FACTORIES: tuple[str, ...] = ("auto", "lgpio", "rpigpio", "mock")
-DISPLAY_TYPES: tuple[str, ...] = ("terminal", "hd44780", "ssd1306", "none")
 #: BCM numbers of the 40-pin header's GPIOs.
 BCM_PINS = range(0, 28)
 
@@ -414,9 +414,10 @@ def _readers(root: _Section) -> tuple[ReaderConfig, ...]:
         names[name] = i
         url = sec.string("url", required=True)
         scheme = urlsplit(url).scheme
-        if scheme not in READER_SCHEMES or "://" not in url:
+        schemes = reader_schemes()  # the reader registry, with installed plug-ins
+        if scheme not in schemes or "://" not in url:
             raise sec.error("url", f"{url!r}: the scheme must be one of "
-                                   + ", ".join(f"{s}://" for s in READER_SCHEMES))
+                                   + ", ".join(f"{s}://" for s in schemes))
         if url in urls:
             raise sec.error("url", f"{url!r} is already used by readers[{urls[url]}]")
         urls[url] = i
@@ -500,7 +501,7 @@ def _gpio(root: _Section) -> GpioConfig:
 
 def _display(root: _Section, base: Path) -> DisplayConfig:
     sec = root.section("display")
-    kind = sec.string("type", "terminal", choices=DISPLAY_TYPES)
+    kind = sec.string("type", "terminal", choices=DISPLAYS.names())
     i2c_port = sec.integer("i2c_port", 1, minimum=0)
     address = sec.integer("address", 0x3C if kind == "ssd1306" else 0x27,
                           minimum=0x03, maximum=0x77)

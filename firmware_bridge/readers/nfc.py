@@ -19,6 +19,7 @@ import time
 import urllib.parse
 from typing import Any
 
+from firmware_bridge.extras import MissingExtra, needs_extra
 from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind
 
 __all__ = ["NfcReader", "parse_nfc_url"]
@@ -33,6 +34,16 @@ def parse_nfc_url(url: str) -> tuple[str, dict[str, str]]:
         raise ReaderError(f"nfc URL without a device (usb, tty:AMA0:pn532, udp:HOST:PORT): {url!r}")
     query = {k: v[-1] for k, v in urllib.parse.parse_qs(query_text).items()}
     return urllib.parse.unquote(device), query
+
+
+def _import_nfcpy() -> Any:
+    """nfcpy, imported when a reader starts: only tables with NFC readers load it."""
+    try:
+        with needs_extra("nfc", "the nfc:// reader"):
+            import nfc
+    except MissingExtra as error:
+        raise ReaderError(str(error)) from None
+    return nfc
 
 
 class NfcReader(Reader):
@@ -51,6 +62,7 @@ class NfcReader(Reader):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._nfc: Any = None
 
     @classmethod
     def from_url(cls, name: str, url: str, *, kind: str | None = None,
@@ -74,6 +86,7 @@ class NfcReader(Reader):
         return cls(name, device, **merged)
 
     async def _start(self) -> None:
+        self._nfc = _import_nfcpy()
         self._loop = asyncio.get_running_loop()
         self._stopping.clear()
         self._thread = threading.Thread(target=self._work, name=f"nfc-reader-{self.name}",
@@ -98,8 +111,7 @@ class NfcReader(Reader):
                 pass
 
     def _work(self) -> None:
-        import nfc  # type: ignore[import-untyped]  # nfcpy: only tables with NFC readers load it
-
+        nfc = self._nfc
         ever_up = False
         down = False
         while not self._stopping.is_set():
