@@ -68,7 +68,7 @@ class MemoryChannel:
         if action not in ("present", "removed"):
             raise ReaderError(f"memory channel {self.name!r}: action must be 'present' or "
                               f"'removed', not {action!r}")
-        self._write(_Tag(antenna, uid.upper(), action, ts))
+        self._write(_Tag(antenna, uid, action, ts))
 
     def remove(self, antenna: str, uid: str, ts: float | None = None) -> None:
         self.see(antenna, uid, "removed", ts)
@@ -189,7 +189,7 @@ class MemoryReader(Reader):
     def see(self, antenna: str, uid: str, action: Action = "present",
             ts: float | None = None) -> None:
         """Straight into this reader (on its event loop), as if its channel saw it."""
-        self._tag(antenna, uid.upper(), action, ts)
+        self._tag(antenna, uid, action, ts)
 
     async def _start(self) -> None:
         self._loop = asyncio.get_running_loop()
