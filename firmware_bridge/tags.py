@@ -27,17 +27,17 @@ import tomllib
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from firmware_bridge.protocol import normalise_uid
 from firmware_bridge.readers.base import ReaderError
+from firmware_bridge.taginfo import NULL_REGISTRY, NullRegistry, TagInfo, TagKind, TagLookup
 
 __all__ = [
-    "TagInfo", "TagKind", "TagRegistry", "RegistryError", "RegistryFile", "CARD_ORDER",
+    "TagInfo", "TagKind", "TagLookup", "NullRegistry", "NULL_REGISTRY", "TagRegistry",
+    "RegistryError", "RegistryFile", "CARD_ORDER",
     "CALL_ORDER", "MARKERS", "Enrollment", "EnrollError", "sim_registry", "main",
 ]
-
-TagKind = Literal["card", "call", "marker", "board"]
 
 #: Enrolment order of a deck: SA, SK, ..., S2, HA, ..., C2.
 CARD_ORDER: tuple[str, ...] = tuple(s + r for s in "SHDC" for r in "AKQJT98765432")
@@ -55,21 +55,6 @@ class RegistryError(Exception):
 
 class EnrollError(RegistryError):
     """Enrolment cannot go on (reader gone, name already taken, ...)."""
-
-
-@dataclass(frozen=True)
-class TagInfo:
-    """What a tag is. Exactly one of card (with deck) / call / marker / board is set."""
-
-    uid: str
-    kind: TagKind
-    card: str | None = None
-    deck: str | None = None
-    call: str | None = None
-    marker: str | None = None
-    board: int | None = None
-    #: the bidding box a call/marker card belongs to (the seat comes from the antenna)
-    box: str | None = None
 
 
 @dataclass

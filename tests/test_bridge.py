@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from firmware_bridge.errors import IndicatorError
 from firmware_bridge.gpio import SeatLights
 from firmware_bridge.readers.base import Action, Reader
 from firmware_bridge.readers.memory import MemoryReader
+from firmware_bridge.taginfo import TagInfo as Info
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).parent.parent
@@ -56,17 +56,6 @@ class Readers:
         self.by_name[name] = reader
         self.opened.set()
         return reader
-
-
-@dataclass(frozen=True)
-class Info:
-    uid: str
-    kind: str
-    card: str | None = None
-    deck: str | None = None
-    call: str | None = None
-    marker: str | None = None
-    board: int | None = None
 
 
 class Registry:

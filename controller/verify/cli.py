@@ -38,6 +38,7 @@ from controller.brokersettings import BrokerSettings, BrokerSettingsError, resol
 from controller.deals import DealsError, read_deals
 from controller.laws.cards import FULL_DECK, Deal, Seat
 from controller.laws.dealcheck import DuplicateBoardDetector
+from firmware_bridge.taginfo import NULL_REGISTRY
 
 from .report import (
     VerifyReport,
@@ -115,15 +116,10 @@ def demo_deals(boards: int) -> DealSet:
     return DealSet(base.path, deals, frozenset(), base.problems)
 
 
-class _NoRegistry:
-    def lookup(self, uid: str) -> None:
-        return None
-
-
 def load_registry(files: Sequence[Path]) -> tuple[TagLookup, str | None]:
     """Engineer A's TagRegistry over the config's files; a warning when it is unavailable."""
     if not files:
-        return _NoRegistry(), "no tag registry files in the config: every tag is unknown"
+        return NULL_REGISTRY, "no tag registry files in the config: every tag is unknown"
     from firmware_bridge.tags import RegistryError, TagRegistry
     try:
         return TagRegistry.load(list(files)), None

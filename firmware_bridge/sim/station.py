@@ -28,24 +28,12 @@ from controller.laws.cards import FULL_DECK, Card, Deal, Seat
 from firmware_bridge.readers import open_reader
 from firmware_bridge.sim.firmware import VirtualFirmware
 from firmware_bridge.sim.table import SimReaderSpec, SimTable
+from firmware_bridge.taginfo import TagInfo
 
-__all__ = ["SimTagInfo", "SimTags", "Fault", "FAULT_KINDS", "BoardPlan", "plan_boards",
+__all__ = ["SimTags", "Fault", "FAULT_KINDS", "BoardPlan", "plan_boards",
            "demo_faults", "SimStation"]
 
 Layout = Literal["pockets", "sequential"]
-
-
-@dataclass(frozen=True)
-class SimTagInfo:
-    """Shaped like engineer A's ``TagInfo``."""
-
-    uid: str
-    kind: Literal["card", "call", "marker", "board"]
-    card: str | None = None
-    deck: str | None = None
-    call: str | None = None
-    marker: str | None = None
-    board: int | None = None
 
 
 class SimTags:
@@ -53,7 +41,7 @@ class SimTags:
     ``0B00BBBB`` board wallets; ``extra`` entries for replacement cards."""
 
     def __init__(self) -> None:
-        self._extra: dict[str, SimTagInfo] = {}
+        self._extra: dict[str, TagInfo] = {}
 
     @staticmethod
     def uid_for_card(deck: str, card: Card) -> str:
@@ -63,11 +51,11 @@ class SimTags:
     def uid_for_board(board: int) -> str:
         return f"0B00{board:04X}"
 
-    def add(self, info: SimTagInfo) -> str:
+    def add(self, info: TagInfo) -> str:
         self._extra[info.uid] = info
         return info.uid
 
-    def lookup(self, uid: str) -> SimTagInfo | None:
+    def lookup(self, uid: str) -> TagInfo | None:
         uid = uid.upper()
         if uid in self._extra:
             return self._extra[uid]
@@ -78,10 +66,10 @@ class SimTags:
                 return None
             if index < 52:
                 card = next(c for c in FULL_DECK if c.index == index)
-                return SimTagInfo(uid, "card", card=str(card), deck=str(deck))
+                return TagInfo(uid, "card", card=str(card), deck=str(deck))
         if len(uid) == 8 and uid.startswith("0B00"):
             try:
-                return SimTagInfo(uid, "board", board=int(uid[4:], 16))
+                return TagInfo(uid, "board", board=int(uid[4:], 16))
             except ValueError:
                 return None
         return None
@@ -163,7 +151,7 @@ def plan_boards(deals: Mapping[int, Deal], faults: Sequence[Fault] = (),
                 info = tags.lookup(pockets[Seat.S][0])
                 assert info is not None
                 uid = f"05{board:04X}{len(pockets[Seat.S]):02X}99"
-                tags.add(SimTagInfo(uid, "card", card=info.card, deck=info.deck))
+                tags.add(TagInfo(uid, "card", card=info.card, deck=info.deck))
                 pockets[Seat.N].append(uid)
             elif kind == "foreign_card":
                 uid = pockets[Seat.W][0]
