@@ -10,7 +10,6 @@ the config file's directory unless absolute. ``docs/config.md`` describes every 
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
+from controller.tomlfile import TomlFileError, load_toml
 from firmware_bridge.backends import DISPLAYS
 from firmware_bridge.errors import ConfigError
 from firmware_bridge.readers import reader_schemes
@@ -561,15 +561,9 @@ def load_config(path: str | Path, *, broker_url: str | None = None,
     """
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as e:
-        raise ConfigError(str(path), "", f"cannot read the file: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(str(path), "", f"not UTF-8 text: {e}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(str(path), "", f"not valid TOML: {e}") from None
+        data = load_toml(path)
+    except TomlFileError as e:
+        raise ConfigError(str(path), "", e.problem.describe()) from None
     overrides = {"url": broker_url,
                  "credentials": str(Path(credentials).resolve()) if credentials else None}
     for key, value in overrides.items():

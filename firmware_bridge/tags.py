@@ -23,12 +23,12 @@ import contextlib
 import os
 import sys
 import tempfile
-import tomllib
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.tomlfile import TomlFileError, load_toml
 from firmware_bridge.protocol import normalise_uid
 from firmware_bridge.readers.base import ReaderError
 from firmware_bridge.taginfo import NULL_REGISTRY, NullRegistry, TagInfo, TagKind, TagLookup
@@ -70,16 +70,13 @@ class RegistryFile:
     def read(cls, path: Path, *, missing_ok: bool = False) -> RegistryFile:
         """Parse one file; RegistryError with the file name and the problem if it is broken."""
         try:
-            with open(path, "rb") as fp:
-                data = tomllib.load(fp)
-        except FileNotFoundError:
-            if missing_ok:
-                return cls(path)
-            raise RegistryError(f"{path}: no such registry file") from None
-        except OSError as error:
-            raise RegistryError(f"{path}: cannot read: {error}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise RegistryError(f"{path}: not valid TOML: {error}") from None
+            data = load_toml(path)
+        except TomlFileError as error:
+            if error.problem.reason == "missing":
+                if missing_ok:
+                    return cls(path)
+                raise RegistryError(f"{path}: no such registry file") from None
+            raise RegistryError(str(error)) from None
         return cls._from_data(path, data)
 
     @classmethod

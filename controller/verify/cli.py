@@ -27,7 +27,6 @@ import json
 import random
 import signal
 import sys
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -38,6 +37,7 @@ from controller.brokersettings import BrokerSettings, BrokerSettingsError, resol
 from controller.deals import DealsError, read_deals
 from controller.laws.cards import FULL_DECK, Deal, Seat
 from controller.laws.dealcheck import DuplicateBoardDetector
+from controller.tomlfile import read_toml
 from firmware_bridge.taginfo import NULL_REGISTRY
 
 from .report import (
@@ -433,13 +433,7 @@ async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from firmware_bridge.readers import ReaderError, open_reader
     dealset = _required_deals(args, err, "--deals FILE is needed (or --simulate)")
     path = Path(args.config)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise VerifyError(f"{path}: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise VerifyError(f"{path}: not valid TOML: {e}") from None
-    cfg = station_config(data, path.resolve())
+    cfg = station_config(read_toml(path, VerifyError), path.resolve())
     registry, warning = load_registry(cfg.registry_files)
     if warning:
         print(f"warning: {warning}", file=err)
@@ -511,10 +505,7 @@ async def _events(args: argparse.Namespace, out: TextIO, err: TextIO,
     station_id, root, layout, order = args.station, args.root, args.layout, None
     path = Path(args.config)
     if path.is_file():
-        try:
-            cfg = station_config(tomllib.loads(path.read_text(encoding="utf-8")), path.resolve())
-        except tomllib.TOMLDecodeError as e:
-            raise VerifyError(f"{path}: not valid TOML: {e}") from None
+        cfg = station_config(read_toml(path, VerifyError), path.resolve())
         station_id = station_id or cfg.station_id
         layout = layout or cfg.layout
         order = cfg.order
