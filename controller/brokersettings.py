@@ -41,7 +41,7 @@ from urllib.parse import unquote, urlsplit
 
 from controller.tomlfile import TomlFileError, loads_toml
 
-__all__ = ["BrokerSettings", "BrokerSettingsError", "ControllerError", "ENV",
+__all__ = ["BrokerSettings", "BrokerSettingsError", "ControllerError", "DEFAULT_URL", "ENV",
            "add_broker_arguments", "read_credentials", "resolve", "settings_from_args"]
 
 log = logging.getLogger("bridge_table.broker")
@@ -96,6 +96,8 @@ class BrokerSettings:
         if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl"):
             raise BrokerSettingsError(f"broker URL {url!r}: the scheme must be mqtt:// or "
                                       f"mqtts:// (mqtt://HOST:PORT, mqtts://HOST:PORT)")
+        if "://" in url and not parts.hostname:
+            raise BrokerSettingsError(f"broker URL {url!r}: no host name")
         tls = parts.scheme in ("mqtts", "ssl")
         try:
             port = parts.port or (8883 if tls else 1883)

@@ -321,8 +321,6 @@ def _broker(root: _Section, base: Path, src: str) -> BrokerConfig:
     file (``credentials = "..."``): see ``controller.brokersettings``."""
     sec = root.section("broker")
     url = sec.string("url", "")
-    if url and "://" in url and not urlsplit(url).hostname:
-        raise sec.error("url", f"{url!r}: no host name")
     files: dict[str, Path | None] = {}
     for key in ("credentials", "password_file", "ca_file", "cert_file", "key_file"):
         text = sec.string(key, "")

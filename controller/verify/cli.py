@@ -33,7 +33,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
+from controller.brokersettings import DEFAULT_URL, BrokerSettings, BrokerSettingsError, resolve
 from controller.deals import DealsError, read_deals
 from controller.laws.cards import FULL_DECK, Deal, Seat
 from controller.laws.dealcheck import DuplicateBoardDetector
@@ -360,7 +360,7 @@ async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     plans = plan_boards(deals, faults, tags)
     layout: Layout = "sequential" if args.layout == "sequential" else "pockets"
     sim = SimStation(layout=layout, station_id="station-sim",
-                     broker_url=args.broker or "mqtt://127.0.0.1:1883")
+                     broker_url=args.broker or DEFAULT_URL)
     console = _Console(len(deals), out, err, args.quiet)
     follower = StationFollower(deals, layout=layout)
     async with sim:

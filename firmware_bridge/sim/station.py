@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
 
+from controller.brokersettings import DEFAULT_URL
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
 from firmware_bridge.readers import open_reader
 from firmware_bridge.sim.firmware import VirtualFirmware
@@ -172,7 +173,7 @@ class SimStation:
     ``config()`` is the station's TOML as a dict (engineer B's schema + ``[station]``)."""
 
     def __init__(self, *, layout: Layout = "pockets", station_id: str = "station-sim",
-                 broker_url: str = "mqtt://127.0.0.1:1883",
+                 broker_url: str = DEFAULT_URL,
                  order: Sequence[Seat] = tuple(Seat)) -> None:
         self.layout: Layout = layout
         self.station_id = station_id
