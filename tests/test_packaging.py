@@ -240,3 +240,22 @@ def test_the_simulated_table_runs_on_a_laptop(laptop_env: dict[str, str], tmp_pa
     log = bridge.stderr.read().decode()
     assert code == 0, log
     assert "pip install 'bridge-table[pi]'" in log and "Traceback" not in log
+
+
+def test_the_bridge_needs_no_web_stack(laptop_env: dict[str, str]) -> None:
+    """firmware_bridge imports controller.brokersettings and controller.tomlfile (standard
+    library only): with the web stack missing too, every bridge module still imports."""
+    env = {**laptop_env,
+           "BT_BLOCKED_MODULES": laptop_env["BT_BLOCKED_MODULES"] + ",starlette,uvicorn"}
+    code = textwrap.dedent("""
+        import importlib, pkgutil, sys
+        import firmware_bridge
+        for info in pkgutil.walk_packages(firmware_bridge.__path__, "firmware_bridge."):
+            importlib.import_module(info.name)
+        loaded = sorted({m.split(".")[0] for m in sys.modules} & {"starlette", "uvicorn"})
+        web = sorted(m for m in sys.modules if m.startswith("controller.web"))
+        print(loaded, web)
+    """)
+    done = run(env, "-c", code, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] []"
