@@ -9,7 +9,6 @@ its LEDs."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -20,9 +19,8 @@ from pathlib import Path
 
 import pytest
 from broker import Mosquitto
-from mqttwatch import Watch
 from test_sim import small_board
-from test_sim_bridge import sim_config, stop
+from test_sim_bridge import play_and_watch, sim_config, stop
 
 from firmware_bridge.extras import EXTRAS, HARDWARE_MODULES, MissingExtra, needs_extra
 
@@ -222,15 +220,7 @@ def test_the_simulated_table_runs_on_a_laptop(laptop_env: dict[str, str], tmp_pa
         assert sim.stdout.readline().decode().strip() == "hosts ready"
         events = small_board()[:6]
 
-        async def watch() -> list[object]:
-            async with Watch(mosquitto.url, "bridge/1/event") as w:
-                assert sim.stdin is not None
-                sim.stdin.write(b"".join(json.dumps(e).encode() + b"\n" for e in events))
-                sim.stdin.flush()
-                await w.wait(lambda m: len(w.of("event", "1")) >= len(events), timeout=60)
-                return [m.payload for m in w.of("event", "1")]
-
-        seen = asyncio.run(watch())
+        seen = play_and_watch(sim, mosquitto.url, events)
         assert len(seen) == len(events)
         assert all(isinstance(p, dict) and p["src"] == "table-1-pi" for p in seen)
     finally:

@@ -26,7 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from firmware_bridge.readers.base import Action, Reader, ReaderError, ReaderKind
+from firmware_bridge.readers.base import (
+    Action,
+    Reader,
+    ReaderError,
+    ReaderKind,
+    options_from_query,
+)
 
 __all__ = ["MemoryChannel", "MemoryReader", "channel", "channels", "parse_memory_url", "reset"]
 
@@ -169,18 +175,7 @@ class MemoryReader(Reader):
     def from_url(cls, name: str, url: str, *, kind: str | None = None,
                  **options: Any) -> MemoryReader:
         channel_name, query = parse_memory_url(url)
-        merged: dict[str, Any] = {}
-        for key, value in query.items():
-            if key == "debounce":
-                try:
-                    merged[key] = float(value)
-                except ValueError:
-                    raise ReaderError(f"memory reader option debounce={value!r} is not a "
-                                      f"number") from None
-            elif key == "kind":
-                merged[key] = value
-            else:
-                raise ReaderError(f"unknown memory reader option {key!r} (kind, debounce)")
+        merged = options_from_query("memory", query, numbers=("debounce",))
         merged |= options
         if kind is not None:
             merged["kind"] = kind

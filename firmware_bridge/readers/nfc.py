@@ -20,7 +20,7 @@ import urllib.parse
 from typing import Any
 
 from firmware_bridge.extras import MissingExtra, needs_extra
-from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind
+from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind, options_from_query
 
 __all__ = ["NfcReader", "parse_nfc_url"]
 
@@ -68,18 +68,8 @@ class NfcReader(Reader):
     def from_url(cls, name: str, url: str, *, kind: str | None = None,
                  **options: Any) -> NfcReader:
         device, query = parse_nfc_url(url)
-        merged: dict[str, Any] = {}
-        for key, value in query.items():
-            if key in ("debounce", "poll_interval", "reconnect_interval"):
-                try:
-                    merged[key] = float(value)
-                except ValueError:
-                    raise ReaderError(f"nfc reader option {key}={value!r} is not a number") \
-                        from None
-            elif key in ("antenna", "kind"):
-                merged[key] = value
-            else:
-                raise ReaderError(f"unknown nfc reader option {key!r}")
+        merged = options_from_query("nfc", query, strings=("antenna", "kind"),
+                                    numbers=("debounce", "poll_interval", "reconnect_interval"))
         merged |= options
         if kind is not None:
             merged["kind"] = kind
