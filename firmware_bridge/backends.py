@@ -64,20 +64,22 @@ class Registry:
         if name in self._loaded:
             return self._loaded[name]
         target = self.builtins.get(name)
+        point = None if target is not None else self._entry_points().get(name)
+        if target is None and point is None:
+            raise UnknownBackend(f"unknown {self.kind} {name!r} (known: "
+                                 f"{', '.join(self.names())})")
         try:
-            if target is not None:
-                module_name, _, attr = target.partition(":")
-                value: Any = getattr(importlib.import_module(module_name), attr)
+            if point is not None:
+                value: Any = point.load()
             else:
-                point = self._entry_points().get(name)
-                if point is None:
-                    raise UnknownBackend(f"unknown {self.kind} {name!r} (known: "
-                                         f"{', '.join(self.names())})")
-                value = point.load()
+                assert target is not None
+                module_name, _, attr = target.partition(":")
+                value = getattr(importlib.import_module(module_name), attr)
         except MissingExtra as error:
             raise BackendUnavailable(f"{self.kind} {name!r}: {error}") from None
-        except (ImportError, AttributeError) as error:
-            raise BackendUnavailable(f"{self.kind} {name!r} cannot be loaded: {error}") from error
+        except Exception as error:  # a plug-in's own bug must not stop the bridge's start
+            raise BackendUnavailable(f"{self.kind} {name!r} cannot be loaded: "
+                                     f"{type(error).__name__}: {error}") from error
         self._loaded[name] = value
         return value
 

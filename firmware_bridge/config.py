@@ -402,6 +402,7 @@ def _readers(root: _Section) -> tuple[ReaderConfig, ...]:
     if not isinstance(raw, list):
         raise root.error("readers", "must be an array of tables ([[readers]])")
     readers: list[ReaderConfig] = []
+    schemes = reader_schemes()  # the reader registry, with installed plug-ins
     names: dict[str, int] = {}
     urls: dict[str, int] = {}
     for i, item in enumerate(raw):
@@ -412,7 +413,6 @@ def _readers(root: _Section) -> tuple[ReaderConfig, ...]:
         names[name] = i
         url = sec.string("url", required=True)
         scheme = urlsplit(url).scheme
-        schemes = reader_schemes()  # the reader registry, with installed plug-ins
         if scheme not in schemes or "://" not in url:
             raise sec.error("url", f"{url!r}: the scheme must be one of "
                                    + ", ".join(f"{s}://" for s in schemes))

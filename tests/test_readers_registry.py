@@ -57,6 +57,7 @@ def install_plugin(root: Path, readers: dict[str, str], displays: dict[str, str]
     """A distribution on sys.path as pip would leave it: a module and a dist-info with the
     entry points (importlib.metadata reads exactly these files)."""
     (root / "bt_plugin_example.py").write_text(PLUGIN)
+    (root / "bt_plugin_boom.py").write_text('raise RuntimeError("no SPI bus here")\n')
     info = root / "bt_plugin_example-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bt-plugin-example\n"
@@ -69,7 +70,8 @@ def install_plugin(root: Path, readers: dict[str, str], displays: dict[str, str]
 @pytest.fixture
 def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     install_plugin(tmp_path, {"loop": "bt_plugin_example:LoopReader",
-                              "broken": "bt_plugin_example:NoSuchClass"},
+                              "broken": "bt_plugin_example:NoSuchClass",
+                              "boom": "bt_plugin_boom:Reader"},
                    {"banner": "bt_plugin_example:BannerDisplay"})
     monkeypatch.syspath_prepend(str(tmp_path))
 
@@ -147,6 +149,8 @@ async def test_a_plugin_reader_is_found_validated_and_opened(tmp_path: Path) -> 
 def test_a_broken_plugin_is_a_reader_error_not_a_crash() -> None:
     with pytest.raises(ReaderError, match="reader 'broken' cannot be loaded"):
         open_reader("north", "broken://x")
+    with pytest.raises(ReaderError, match="reader 'boom' cannot be loaded: RuntimeError: no SPI"):
+        open_reader("north", "boom://x")
 
 
 @pytest.mark.usefixtures("plugin")
