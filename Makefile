@@ -30,7 +30,7 @@ deps-browser:
 $(STAMP): pyproject.toml
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[all,test]'
 	@touch $(STAMP)
 
 test: deps-system deps-browser $(STAMP)

@@ -33,14 +33,15 @@ import logging
 import os
 import ssl
 import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["BrokerSettings", "BrokerSettingsError", "ControllerError", "ENV",
+from controller.tomlfile import TomlFileError, loads_toml
+
+__all__ = ["BrokerSettings", "BrokerSettingsError", "ControllerError", "DEFAULT_URL", "ENV",
            "add_broker_arguments", "read_credentials", "resolve", "settings_from_args"]
 
 log = logging.getLogger("bridge_table.broker")
@@ -95,6 +96,8 @@ class BrokerSettings:
         if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl"):
             raise BrokerSettingsError(f"broker URL {url!r}: the scheme must be mqtt:// or "
                                       f"mqtts:// (mqtt://HOST:PORT, mqtts://HOST:PORT)")
+        if "://" in url and not parts.hostname:
+            raise BrokerSettingsError(f"broker URL {url!r}: no host name")
         tls = parts.scheme in ("mqtts", "ssl")
         try:
             port = parts.port or (8883 if tls else 1883)
@@ -173,10 +176,10 @@ def read_credentials(path: str | Path) -> dict[str, str]:
     p = Path(path)
     text = _read_text(p, "credentials file")
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise BrokerSettingsError(f"the credentials file {str(p)!r} is not valid TOML: "
-                                  f"{e}") from None
+        data = loads_toml(text, str(p))
+    except TomlFileError as e:
+        raise BrokerSettingsError(f"the credentials file {str(p)!r} is "
+                                  f"{e.problem.describe()}") from None
     unknown = sorted(set(data) - set(_FILE_KEYS))
     if unknown:
         raise BrokerSettingsError(f"{str(p)!r}: unknown key(s) {', '.join(unknown)} (known: "

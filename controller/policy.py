@@ -26,7 +26,6 @@ Pure: no I/O beyond ``IndicatorPolicy.load`` reading the file it is given.
 from __future__ import annotations
 
 import enum
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from types import MappingProxyType
 from typing import Any
 
 from controller.laws.irregularities import DIRECTOR_ONLY, Code
+from controller.tomlfile import read_toml
 
 __all__ = ["Visibility", "IndicatorPolicy", "PolicyError", "DEFAULT_POLICY"]
 
@@ -117,17 +117,7 @@ class IndicatorPolicy:
 
     @classmethod
     def load(cls, path: str | Path) -> IndicatorPolicy:
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except OSError as e:
-            raise PolicyError(f"cannot read policy file {path}: {e.strerror}") from e
-        except tomllib.TOMLDecodeError as e:
-            raise PolicyError(f"policy file {path} is not valid TOML: {e}") from e
-        except UnicodeDecodeError as e:  # tomllib decodes the bytes itself: a binary file
-            raise PolicyError(f"policy file {path} is not valid TOML (not UTF-8 text at byte "
-                              f"{e.start})") from None
-        return cls.from_mapping(data)
+        return cls.from_mapping(read_toml(path, PolicyError, "a valid TOML policy file"))
 
     def to_mapping(self) -> dict[str, Any]:
         """The policy as a policy file would write it (for logs and the status topic)."""

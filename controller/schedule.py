@@ -12,13 +12,13 @@ is TOML, one entry a table, a list of boards or ranges::
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from controller.session.movement import Movement, MovementError, Round, TableRound
+from controller.tomlfile import TomlFileError, loads_toml, read_toml
 
 __all__ = ["ScheduleError", "boards_of", "load_schedule", "parse_schedule", "read_toml",
            "load_movement", "parse_movement", "Movement", "Round", "TableRound",
@@ -66,23 +66,9 @@ def parse_schedule(data: dict[str, Any], source: str = "schedule") -> dict[str, 
     return out
 
 
-def read_toml(path: Path, error: type[ValueError], what: str = "TOML") -> dict[str, Any]:
-    """A TOML file's contents; a file that cannot be read, is not text or not TOML raises
-    ``error`` with a message naming the file (never a traceback for a binary file)."""
-    try:
-        with open(path, "rb") as fp:
-            return tomllib.load(fp)
-    except OSError as exc:
-        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise error(f"{path}: not {what}: {exc}") from None
-    except UnicodeDecodeError:
-        raise error(f"{path}: not {what}: not UTF-8 text") from None
-
-
 def load_schedule(path: str | Path) -> dict[str, frozenset[int]]:
     p = Path(path)
-    return parse_schedule(read_toml(p, ScheduleError), str(p))
+    return parse_schedule(read_toml(p, ScheduleError, "TOML"), str(p))
 
 
 # -- the whole session's movement (every round), for the broadcast relay ------------------
@@ -194,8 +180,8 @@ def load_movement(path: str | Path) -> ScheduledSession:
     except OSError as exc:
         raise ScheduleError(f"{p}: cannot read: {exc.strerror or exc}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ScheduleError(f"{p}: not TOML: {exc}") from None
+        data = loads_toml(raw, str(p))
+    except TomlFileError as exc:
+        raise ScheduleError(f"{p}: {exc.problem.describe('TOML')}") from None
     default_id = f"{p.stem}-{hashlib.sha256(raw).hexdigest()[:12]}"
     return parse_movement(data, str(p), default_id)

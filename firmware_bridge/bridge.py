@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from firmware_bridge.config import SEATS, BridgeConfig, ReaderConfig, load_config
 from firmware_bridge.display import Display, NullDisplay, make_display
@@ -45,6 +45,7 @@ from firmware_bridge.errors import (
 from firmware_bridge.gpio import SeatLights, TableGpio
 from firmware_bridge.publisher import Publisher, Spool, wait_event
 from firmware_bridge.readers.base import Reader, ReaderHealth, TagRead
+from firmware_bridge.taginfo import NULL_REGISTRY, TagLookup
 
 log = logging.getLogger(__name__)
 
@@ -60,18 +61,7 @@ HEALTH_COALESCE = 0.2
 PUBLISHER_GRACE = 5.0
 
 
-class TagLookup(Protocol):
-    """What the bridge needs of the tag registry (firmware_bridge.tags.TagRegistry)."""
-
-    def lookup(self, uid: str) -> Any | None: ...
-
-
 ReaderOpener = Callable[..., Reader]
-
-
-class _NoTags:
-    def lookup(self, uid: str) -> None:
-        return None
 
 
 @dataclass(frozen=True)
@@ -183,7 +173,7 @@ class Bridge:
     def _load_registry(self) -> TagLookup:
         if not self.config.registry.files:
             log.warning("no tag registry configured: every tag is published as unknown")
-            return _NoTags()
+            return NULL_REGISTRY
         from firmware_bridge.tags import TagRegistry  # the tag registry (engineer A's module)
         try:
             return TagRegistry.load(list(self.config.registry.files))

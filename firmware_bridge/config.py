@@ -10,7 +10,6 @@ the config file's directory unless absolute. ``docs/config.md`` describes every 
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,10 @@ from urllib.parse import urlsplit
 
 from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
 from controller.laws import SEAT_NAMES, Button, Zone
+from controller.tomlfile import TomlFileError, load_toml
+from firmware_bridge.backends import DISPLAYS
 from firmware_bridge.errors import ConfigError
+from firmware_bridge.readers import reader_schemes
 
 # seats, zones and buttons as the Laws core names them (the events it is fed)
 SEATS: tuple[str, ...] = SEAT_NAMES
@@ -28,9 +30,7 @@ ZONES: tuple[str, ...] = tuple(z.value for z in Zone)
 LANGUAGES: tuple[str, ...] = ("en", "vi", "zh")
 BUTTONS: tuple[str, ...] = tuple(b.value for b in Button)
 READER_KINDS: tuple[str, ...] = ("inventory", "tap")
-READER_SCHEMES: tuple[str, ...] = ("serial", "nfc", "sim")
 GPIO_FACTORIES: tuple[str, ...] = ("auto", "lgpio", "rpigpio", "mock")
-DISPLAY_TYPES: tuple[str, ...] = ("terminal", "hd44780", "ssd1306", "none")
 #: BCM numbers of the 40-pin header's GPIOs.
 BCM_PINS = range(0, 28)
 
@@ -323,8 +323,6 @@ def _broker(root: _Section, base: Path, src: str) -> BrokerConfig:
     file (``credentials = "..."``): see ``controller.brokersettings``."""
     sec = root.section("broker")
     url = sec.string("url", "")
-    if url and "://" in url and not urlsplit(url).hostname:
-        raise sec.error("url", f"{url!r}: no host name")
     files: dict[str, Path | None] = {}
     for key in ("credentials", "password_file", "ca_file", "cert_file", "key_file"):
         text = sec.string(key, "")
@@ -406,6 +404,7 @@ def _readers(root: _Section) -> tuple[ReaderConfig, ...]:
     if not isinstance(raw, list):
         raise root.error("readers", "must be an array of tables ([[readers]])")
     readers: list[ReaderConfig] = []
+    schemes = reader_schemes()  # the reader registry, with installed plug-ins
     names: dict[str, int] = {}
     urls: dict[str, int] = {}
     for i, item in enumerate(raw):
@@ -416,9 +415,9 @@ def _readers(root: _Section) -> tuple[ReaderConfig, ...]:
         names[name] = i
         url = sec.string("url", required=True)
         scheme = urlsplit(url).scheme
-        if scheme not in READER_SCHEMES or "://" not in url:
+        if scheme not in schemes or "://" not in url:
             raise sec.error("url", f"{url!r}: the scheme must be one of "
-                                   + ", ".join(f"{s}://" for s in READER_SCHEMES))
+                                   + ", ".join(f"{s}://" for s in schemes))
         if url in urls:
             raise sec.error("url", f"{url!r} is already used by readers[{urls[url]}]")
         urls[url] = i
@@ -502,7 +501,7 @@ def _gpio(root: _Section) -> GpioConfig:
 
 def _display(root: _Section, base: Path) -> DisplayConfig:
     sec = root.section("display")
-    kind = sec.string("type", "terminal", choices=DISPLAY_TYPES)
+    kind = sec.string("type", "terminal", choices=DISPLAYS.names())
     i2c_port = sec.integer("i2c_port", 1, minimum=0)
     address = sec.integer("address", 0x3C if kind == "ssd1306" else 0x27,
                           minimum=0x03, maximum=0x77)
@@ -562,15 +561,9 @@ def load_config(path: str | Path, *, broker_url: str | None = None,
     """
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as e:
-        raise ConfigError(str(path), "", f"cannot read the file: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(str(path), "", f"not UTF-8 text: {e}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(str(path), "", f"not valid TOML: {e}") from None
+        data = load_toml(path)
+    except TomlFileError as e:
+        raise ConfigError(str(path), "", e.problem.describe()) from None
     overrides = {"url": broker_url,
                  "credentials": str(Path(credentials).resolve()) if credentials else None}
     for key, value in overrides.items():

@@ -17,10 +17,11 @@ then the first ``rows`` rows). What a display cannot draw falls back:
 from __future__ import annotations
 
 import abc
+import contextlib
 import logging
 import sys
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,6 +29,7 @@ from controller.display_text import columns
 from controller.laws import Suit
 from firmware_bridge.config import DisplayConfig
 from firmware_bridge.errors import DisplayError
+from firmware_bridge.extras import MissingExtra, needs_extra
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +146,13 @@ class Display(abc.ABC):
             return [to_ascii(line) for line in lines]
         return list(lines)
 
+    @classmethod
+    def from_config(cls, config: DisplayConfig, *, stream: TextIO | None = None,
+                    title: str = "") -> Display:
+        """The display a table file's ``[display]`` describes: what the registry
+        (``firmware_bridge.backends.DISPLAYS``) calls; a backend overrides it."""
+        return cls()
+
     def show_indicator(self, by_language: Mapping[str, Sequence[str]], language: str) -> None:
         self.show(self.choose_lines(by_language, language))
 
@@ -176,6 +185,11 @@ class TerminalDisplay(Display):
         self.title = title
         self.lines: list[str] = [""] * rows
 
+    @classmethod
+    def from_config(cls, config: DisplayConfig, *, stream: TextIO | None = None,
+                    title: str = "") -> TerminalDisplay:
+        return cls(config.cols, config.rows, stream=stream, title=title)
+
     def show(self, lines: Sequence[str]) -> None:
         fitted = fit_lines(lines, self.cols, self.rows)
         fitted += [""] * (self.rows - len(fitted))
@@ -200,24 +214,33 @@ class HD44780Display(Display):
     ascii_only = True
 
     def __init__(self, config: DisplayConfig, *, lcd: Any | None = None) -> None:
-        from RPLCD.codecs import A00Codec, A02Codec
+        with _needs_pi("the HD44780 display"):
+            from RPLCD.codecs import A00Codec, A02Codec
 
         self.cols = config.cols
         self.rows = config.rows
         self.codec = A00Codec() if config.charmap == "A00" else A02Codec()
         if lcd is None:
             try:
-                from RPLCD.i2c import CharLCD
+                with _needs_pi("the HD44780 display"):
+                    from RPLCD.i2c import CharLCD
                 lcd = CharLCD(config.expander, config.address, port=config.i2c_port,
                               cols=config.cols, rows=config.rows, charmap=config.charmap,
                               auto_linebreaks=False,
                               expander_params={"gpio_bank": "A"}
                               if config.expander == "MCP23017" else None)
+            except DisplayError:
+                raise
             except Exception as e:  # no I2C bus, nothing at the address, ...
                 raise DisplayError(f"HD44780 at I2C {config.i2c_port}:0x{config.address:02x}:"
                                    f" {e}") from e
         self.lcd = lcd
         self.lines: list[str] | None = None
+
+    @classmethod
+    def from_config(cls, config: DisplayConfig, *, stream: TextIO | None = None,
+                    title: str = "") -> HD44780Display:
+        return cls(config)
 
     def measure(self, text: str) -> int:
         """Characters the LCD shows for ``text``: the bytes its charmap encodes it to."""
@@ -256,14 +279,18 @@ class SSD1306Display(Display):
 
     def __init__(self, config: DisplayConfig, *, device: Any | None = None,
                  font_size: int = 12) -> None:
-        from PIL import ImageFont
+        with _needs_pi("the SSD1306 display"):
+            from PIL import ImageFont
 
         if device is None:
             try:
-                from luma.core.interface.serial import i2c
-                from luma.oled.device import ssd1306
+                with _needs_pi("the SSD1306 display"):
+                    from luma.core.interface.serial import i2c
+                    from luma.oled.device import ssd1306
                 device = ssd1306(i2c(port=config.i2c_port, address=config.address),
                                  width=config.width, height=config.height)
+            except DisplayError:
+                raise
             except Exception as e:
                 raise DisplayError(f"SSD1306 at I2C {config.i2c_port}:0x{config.address:02x}:"
                                    f" {e}") from e
@@ -285,6 +312,11 @@ class SSD1306Display(Display):
         self.lines: list[str] | None = None
         #: the font each shown line is drawn in
         self.line_fonts: list[Any] = []
+
+    @classmethod
+    def from_config(cls, config: DisplayConfig, *, stream: TextIO | None = None,
+                    title: str = "") -> SSD1306Display:
+        return cls(config)
 
     def measure(self, text: str, font: Any | None = None) -> float:
         return float((font or self.font).getlength(text))
@@ -320,11 +352,26 @@ class SSD1306Display(Display):
 
 def make_display(config: DisplayConfig, *, stream: TextIO | None = None,
                  title: str = "") -> Display:
-    """The display the config asks for; raises DisplayError if its hardware is missing."""
-    if config.type == "terminal":
-        return TerminalDisplay(config.cols, config.rows, stream=stream, title=title)
-    if config.type == "hd44780":
-        return HD44780Display(config)
-    if config.type == "ssd1306":
-        return SSD1306Display(config)
-    return NullDisplay()
+    """The display the config asks for, from the registry
+    (``firmware_bridge.backends.DISPLAYS``); raises DisplayError if its backend or its
+    hardware is missing."""
+    from firmware_bridge.backends import DISPLAYS, BackendUnavailable, UnknownBackend
+
+    try:
+        cls = DISPLAYS.load(config.type)
+    except (UnknownBackend, BackendUnavailable) as e:
+        raise DisplayError(str(e)) from None
+    display = cls.from_config(config, stream=stream, title=title)
+    if not isinstance(display, Display):
+        raise DisplayError(f"display {config.type!r}: {cls!r} made {display!r}, not a Display")
+    return display
+
+
+@contextlib.contextmanager
+def _needs_pi(what: str) -> Iterator[None]:
+    """A display library of the ``[pi]`` extra imported here; missing: DisplayError."""
+    try:
+        with needs_extra("pi", what):
+            yield
+    except MissingExtra as e:
+        raise DisplayError(str(e)) from None

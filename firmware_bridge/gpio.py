@@ -22,6 +22,7 @@ from typing import Any
 
 from firmware_bridge.config import SEATS, GpioConfig
 from firmware_bridge.errors import GpioError
+from firmware_bridge.extras import MissingExtra, needs_extra
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +61,18 @@ def make_pin_factory(name: str, *, model_path: Path = MODEL_PATH) -> Any:
     if name == "auto" and chosen == "mock":
         log.warning("not a Raspberry Pi (%s): LEDs and buttons are simulated", model_path)
     try:
-        if chosen == "mock":
-            from gpiozero.pins.mock import MockFactory
-            return MockFactory()
-        if chosen == "lgpio":
-            from gpiozero.pins.lgpio import LGPIOFactory
-            return LGPIOFactory()
-        if chosen == "rpigpio":
-            from gpiozero.pins.rpigpio import RPiGPIOFactory
-            return RPiGPIOFactory()
+        with needs_extra("pi", f"GPIO pin factory {chosen!r}"):
+            if chosen == "mock":
+                from gpiozero.pins.mock import MockFactory
+                return MockFactory()
+            if chosen == "lgpio":
+                from gpiozero.pins.lgpio import LGPIOFactory
+                return LGPIOFactory()
+            if chosen == "rpigpio":
+                from gpiozero.pins.rpigpio import RPiGPIOFactory
+                return RPiGPIOFactory()
+    except MissingExtra as e:
+        raise GpioError(str(e)) from None
     except Exception as e:  # ImportError, or the backend's own failure to open the chip
         raise GpioError(f"GPIO pin factory {chosen!r} is not available: {e}") from e
     raise GpioError(f"unknown GPIO pin factory {name!r} (auto, lgpio, rpigpio, mock)")
@@ -78,7 +82,8 @@ class _SeatLeds:
     """One seat's LEDs; remembers what it shows so a repeated indicator changes nothing."""
 
     def __init__(self, seat: str, config: GpioConfig, factory: Any) -> None:
-        from gpiozero import LED, RGBLED
+        with needs_extra("pi", "the seat LEDs"):
+            from gpiozero import LED, RGBLED
 
         self.seat = seat
         self.blink = config.alert_blink
@@ -127,7 +132,11 @@ class TableGpio:
 
     def __init__(self, config: GpioConfig, on_button: ButtonHandler, *,
                  pin_factory: Any | None = None) -> None:
-        from gpiozero import Button
+        try:
+            with needs_extra("pi", "the table's LEDs and buttons"):
+                from gpiozero import Button
+        except MissingExtra as e:
+            raise GpioError(str(e)) from None
 
         self.config = config
         self.factory = pin_factory if pin_factory is not None else \

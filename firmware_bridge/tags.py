@@ -23,22 +23,22 @@ import contextlib
 import os
 import sys
 import tempfile
-import tomllib
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from controller.laws import CALL_NAMES, CARD_NAMES, MARKER_NAMES, SEAT_NAMES
+from controller.tomlfile import TomlFileError, load_toml
 from firmware_bridge.protocol import normalise_uid
 from firmware_bridge.readers.base import ReaderError
+from firmware_bridge.taginfo import NULL_REGISTRY, NullRegistry, TagInfo, TagKind, TagLookup
 
 __all__ = [
-    "TagInfo", "TagKind", "TagRegistry", "RegistryError", "RegistryFile", "CARD_ORDER",
+    "TagInfo", "TagKind", "TagLookup", "NullRegistry", "NULL_REGISTRY", "TagRegistry",
+    "RegistryError", "RegistryFile", "CARD_ORDER",
     "CALL_ORDER", "MARKERS", "Enrollment", "EnrollError", "sim_registry", "main",
 ]
-
-TagKind = Literal["card", "call", "marker", "board"]
 
 # The vocabulary is the Laws core's (controller.laws), not spelled again here.
 #: Enrolment order of a deck: SA, SK, ..., S2, HA, ..., C2.
@@ -57,21 +57,6 @@ class EnrollError(RegistryError):
     """Enrolment cannot go on (reader gone, name already taken, ...)."""
 
 
-@dataclass(frozen=True)
-class TagInfo:
-    """What a tag is. Exactly one of card (with deck) / call / marker / board is set."""
-
-    uid: str
-    kind: TagKind
-    card: str | None = None
-    deck: str | None = None
-    call: str | None = None
-    marker: str | None = None
-    board: int | None = None
-    #: the bidding box a call/marker card belongs to (the seat comes from the antenna)
-    box: str | None = None
-
-
 @dataclass
 class RegistryFile:
     """One registry file's content, editable (enrolment) and writable back atomically."""
@@ -85,16 +70,13 @@ class RegistryFile:
     def read(cls, path: Path, *, missing_ok: bool = False) -> RegistryFile:
         """Parse one file; RegistryError with the file name and the problem if it is broken."""
         try:
-            with open(path, "rb") as fp:
-                data = tomllib.load(fp)
-        except FileNotFoundError:
-            if missing_ok:
-                return cls(path)
-            raise RegistryError(f"{path}: no such registry file") from None
-        except OSError as error:
-            raise RegistryError(f"{path}: cannot read: {error}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise RegistryError(f"{path}: not valid TOML: {error}") from None
+            data = load_toml(path)
+        except TomlFileError as error:
+            if error.problem.reason == "missing":
+                if missing_ok:
+                    return cls(path)
+                raise RegistryError(f"{path}: no such registry file") from None
+            raise RegistryError(str(error)) from None
         return cls._from_data(path, data)
 
     @classmethod

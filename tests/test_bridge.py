@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,25 +21,22 @@ from firmware_bridge.config import BridgeConfig, config_from_dict
 from firmware_bridge.display import NullDisplay
 from firmware_bridge.errors import IndicatorError
 from firmware_bridge.gpio import SeatLights
-from firmware_bridge.readers.base import Reader
+from firmware_bridge.readers.base import Action, Reader
+from firmware_bridge.readers.memory import MemoryReader
+from firmware_bridge.taginfo import TagInfo as Info
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).parent.parent
 
 
-# -- test doubles: a scripted reader on A's Reader base, a dict registry -------------------
+# -- the package's memory:// readers (firmware_bridge.readers.memory), a dict registry -----
 
-class ScriptedReader(Reader):
-    """A Reader whose tags the test pushes in (through the base class' own _tag/_health)."""
+class ScriptedReader(MemoryReader):
+    """A memory reader whose reads carry a fixed time unless the test gives one."""
 
-    async def _start(self) -> None:
-        pass
-
-    async def _stop(self) -> None:
-        pass
-
-    def see(self, antenna: str, uid: str, action: str = "present", ts: float = 1.7e9) -> None:
-        self._tag(antenna, uid, action, ts)  # type: ignore[arg-type]
+    def see(self, antenna: str, uid: str, action: Action = "present",
+            ts: float | None = 1.7e9) -> None:
+        super().see(antenna, uid, action, ts)
 
 
 class Readers:
@@ -55,21 +51,11 @@ class Readers:
         self.attempts[name] = self.attempts.get(name, 0) + 1
         if name in self.failing:
             raise OSError(f"no such device {url}")
-        reader = ScriptedReader(name, kind=kind or "inventory", debounce=0)  # type: ignore[arg-type]
+        reader = ScriptedReader(name, f"test-bridge/{name}", kind=kind or "inventory",  # type: ignore[arg-type]
+                                debounce=0)
         self.by_name[name] = reader
         self.opened.set()
         return reader
-
-
-@dataclass(frozen=True)
-class Info:
-    uid: str
-    kind: str
-    card: str | None = None
-    deck: str | None = None
-    call: str | None = None
-    marker: str | None = None
-    board: int | None = None
 
 
 class Registry:

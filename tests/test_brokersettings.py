@@ -160,3 +160,32 @@ def test_every_command_takes_a_credentials_file(tmp_path: Path, command: str,
     assert code == 2
     said = capsys.readouterr().err + caplog.text
     assert str(absent) in said and "Traceback" not in said
+
+
+@pytest.mark.parametrize("url", [
+    "mqtt://broker.venue:1884", "mqtts://broker.venue", "tcp://10.0.0.2:1883", "ssl://h:8883",
+    "broker.venue:1883", "mqtt://", "mqtt://:1883", "http://broker.venue", "mqtt://h:port",
+    "ws://h:9001",
+])
+def test_the_daemon_and_the_table_file_accept_the_same_urls(url: str, tmp_path: Path) -> None:
+    """One parser: what ``--broker`` of every command takes (``resolve``) is what a table
+    file's ``[broker] url`` takes (``firmware_bridge.config``), to the same settings."""
+    from firmware_bridge.config import config_from_dict
+    from firmware_bridge.errors import ConfigError
+
+    try:
+        daemon: BrokerSettings | str = resolve(url, env={})
+    except BrokerSettingsError as e:
+        daemon = str(e)
+    try:
+        config = config_from_dict({"table": {"id": "1"}, "broker": {"url": url}},
+                                  tmp_path / "t.toml")
+        bridge: BrokerSettings | str = config.broker.settings()
+    except ConfigError as e:
+        assert "broker.url" in str(e)
+        bridge = e.problem
+    if isinstance(daemon, BrokerSettings):
+        assert isinstance(bridge, BrokerSettings) and bridge.url == daemon.url
+        assert bridge.tls == daemon.tls
+    else:
+        assert bridge == daemon

@@ -229,3 +229,34 @@ def test_shipped_sim_config_loads() -> None:
     assert all(r.url.startswith("sim://") for r in config.readers)
     bids = {a.seat for r in config.readers for a in r.antennas.values() if a.zone == "bid"}
     assert bids == {"N", "E", "S", "W"}
+
+
+def test_reader_schemes_and_display_types_come_from_the_registries(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No list kept by hand in the config: a backend registered in
+    ``firmware_bridge.readers.READERS`` / ``firmware_bridge.backends.DISPLAYS`` is valid in
+    a table file, one that is not is refused with the registry's names."""
+    from firmware_bridge.backends import DISPLAYS
+    from firmware_bridge.readers import READERS
+
+    path = tmp_path / "t.toml"
+    text = ('[table]\nid = "1"\n[display]\ntype = "epaper"\n[[readers]]\nname = "n"\n'
+            'url = "pn5180://spi0.0"\nantennas = { "0" = { seat = "N", zone = "tray" } }\n')
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"readers\[0\]\.url: 'pn5180://spi0\.0': the scheme "
+                                          r"must be one of memory://, nfc://, serial://, sim://"):
+        load_config(path)
+    monkeypatch.setitem(READERS.builtins, "pn5180", "firmware_bridge.readers.memory:MemoryReader")
+    with pytest.raises(ConfigError, match="display.type: 'epaper' is not one of hd44780, none, "
+                                          "ssd1306, terminal"):
+        load_config(path)
+    monkeypatch.setitem(DISPLAYS.builtins, "epaper", "firmware_bridge.display:NullDisplay")
+    config = load_config(path)
+    assert (config.readers[0].url, config.display.type) == ("pn5180://spi0.0", "epaper")
+
+
+def test_memory_readers_in_a_table_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('[table]\nid = "1"\n[[readers]]\nname = "n"\nurl = "memory://1/n?kind=tap"\n'
+                    'antennas = { "0" = { zone = "board" } }\n')
+    assert load_config(path).readers[0].url == "memory://1/n?kind=tap"

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from broker import Mosquitto
@@ -48,6 +49,22 @@ def stop(proc: subprocess.Popen[bytes]) -> int:
     return proc.returncode
 
 
+def play_and_watch(sim: subprocess.Popen[bytes], url: str,
+                   events: list[dict[str, Any]]) -> list[Any]:
+    """Type ``events`` into ``sim run --stdin`` and return the event payloads table 1's
+    bridge publishes for them."""
+
+    async def watch() -> list[Any]:
+        async with Watch(url, "bridge/1/event") as w:
+            assert sim.stdin is not None
+            sim.stdin.write(b"".join(json.dumps(e).encode() + b"\n" for e in events))
+            sim.stdin.flush()
+            await w.wait(lambda m: len(w.of("event", "1")) >= len(events), timeout=60)
+            return [m.payload for m in w.of("event", "1")]
+
+    return asyncio.run(watch())
+
+
 @pytest.mark.timeout(120)
 def test_sim_run_and_the_bridge_talk_through_the_well_known_directory(
         tmp_path: Path, mosquitto: Mosquitto) -> None:
@@ -72,15 +89,7 @@ def test_sim_run_and_the_bridge_talk_through_the_well_known_directory(
         expected = [(e["zone"], e.get("seat"), e["action"], e.get("card") or e.get("call")
                      or e.get("board")) for e in events if not e.get("unknown")]
 
-        async def watch() -> list[dict[str, object]]:
-            async with Watch(mosquitto.url, "bridge/1/event") as w:
-                assert sim.stdin is not None
-                sim.stdin.write(b"".join(json.dumps(e).encode() + b"\n" for e in events))
-                sim.stdin.flush()
-                await w.wait(lambda m: len(w.of("event", "1")) >= len(events), timeout=60)
-                return [m.payload for m in w.of("event", "1")]
-
-        seen = asyncio.run(watch())
+        seen = play_and_watch(sim, mosquitto.url, events)
         got = [(p["zone"], p.get("seat"), p["action"], p.get("card") or p.get("call")
                 or p.get("board")) for p in seen if isinstance(p, dict) and not p.get("unknown")]
         assert got == expected

@@ -293,7 +293,7 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
 
 
 def load_session(path: str | Path) -> Session:
-    from controller.schedule import read_toml
+    from controller.tomlfile import read_toml
 
     p = Path(path)
     session = parse_session(read_toml(p, SessionError, "a TOML session file"), str(p), p.parent)

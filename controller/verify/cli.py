@@ -27,17 +27,18 @@ import json
 import random
 import signal
 import sys
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
+from controller.brokersettings import DEFAULT_URL, BrokerSettings, BrokerSettingsError, resolve
 from controller.deals import DealsError, read_deals
 from controller.laws.cards import FULL_DECK, Deal, Seat
 from controller.laws.dealcheck import DuplicateBoardDetector
+from controller.tomlfile import read_toml
+from firmware_bridge.taginfo import NULL_REGISTRY
 
 from .report import (
     VerifyReport,
@@ -115,15 +116,10 @@ def demo_deals(boards: int) -> DealSet:
     return DealSet(base.path, deals, frozenset(), base.problems)
 
 
-class _NoRegistry:
-    def lookup(self, uid: str) -> None:
-        return None
-
-
 def load_registry(files: Sequence[Path]) -> tuple[TagLookup, str | None]:
     """Engineer A's TagRegistry over the config's files; a warning when it is unavailable."""
     if not files:
-        return _NoRegistry(), "no tag registry files in the config: every tag is unknown"
+        return NULL_REGISTRY, "no tag registry files in the config: every tag is unknown"
     from firmware_bridge.tags import RegistryError, TagRegistry
     try:
         return TagRegistry.load(list(files)), None
@@ -364,7 +360,7 @@ async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     plans = plan_boards(deals, faults, tags)
     layout: Layout = "sequential" if args.layout == "sequential" else "pockets"
     sim = SimStation(layout=layout, station_id="station-sim",
-                     broker_url=args.broker or "mqtt://127.0.0.1:1883")
+                     broker_url=args.broker or DEFAULT_URL)
     console = _Console(len(deals), out, err, args.quiet)
     follower = StationFollower(deals, layout=layout)
     async with sim:
@@ -437,13 +433,7 @@ async def _live(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from firmware_bridge.readers import ReaderError, open_reader
     dealset = _required_deals(args, err, "--deals FILE is needed (or --simulate)")
     path = Path(args.config)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise VerifyError(f"{path}: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise VerifyError(f"{path}: not valid TOML: {e}") from None
-    cfg = station_config(data, path.resolve())
+    cfg = station_config(read_toml(path, VerifyError), path.resolve())
     registry, warning = load_registry(cfg.registry_files)
     if warning:
         print(f"warning: {warning}", file=err)
@@ -522,10 +512,7 @@ async def _events(args: argparse.Namespace, out: TextIO, err: TextIO,
     station_id, root, layout, order = args.station, args.root, args.layout, None
     path = Path(args.config)
     if path.is_file():
-        try:
-            cfg = station_config(tomllib.loads(path.read_text(encoding="utf-8")), path.resolve())
-        except tomllib.TOMLDecodeError as e:
-            raise VerifyError(f"{path}: not valid TOML: {e}") from None
+        cfg = station_config(read_toml(path, VerifyError), path.resolve())
         station_id = station_id or cfg.station_id
         layout = layout or cfg.layout
         order = cfg.order

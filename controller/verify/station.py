@@ -22,7 +22,7 @@ import contextlib
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from controller.laws.cards import Card, Deal, ParseError, Seat
 from controller.laws.dealcheck import (
@@ -36,9 +36,10 @@ from controller.laws.dealcheck import (
     match_board,
 )
 from controller.laws.events import Action, TagEvent, Zone
+from firmware_bridge.taginfo import TagInfo, TagLookup
 
 __all__ = [
-    "Layout", "BoardResult", "StationFollower", "TagLookup", "TagInfoLike", "Station",
+    "Layout", "BoardResult", "StationFollower", "TagLookup", "TagInfo", "Station",
     "StationReader", "tag_event", "VerifyError", "tag_event_from_payload", "EventFollower",
 ]
 
@@ -274,25 +275,8 @@ class StationFollower:
 
 # --- from reader reads to tag events --------------------------------------------------------
 
-class TagInfoLike(Protocol):
-    """What the station needs of a registry entry (engineer A's ``TagInfo``)."""
-
-    @property
-    def kind(self) -> str: ...
-    @property
-    def card(self) -> str | None: ...
-    @property
-    def deck(self) -> str | None: ...
-    @property
-    def board(self) -> int | None: ...
-
-
-class TagLookup(Protocol):
-    def lookup(self, uid: str) -> TagInfoLike | None: ...
-
-
 def tag_event(zone: str, seat: str | None, uid: str, action: str,
-              info: TagInfoLike | None) -> TagEvent:
+              info: TagInfo | None) -> TagEvent:
     """A ``TagEvent`` for one read: ``info`` None (or a tag of the wrong kind) is unknown."""
     z = Zone(zone)
     a = Action(action)

@@ -5,17 +5,19 @@
 ...     async for item in reader: ...
 
 Schemes: ``serial://PATH`` (docs/serial-protocol.md firmware), ``nfc://DEVICE`` (nfcpy:
-``nfc://tty:AMA0:pn532``, ``nfc://usb:054c:06c1``, ``nfc://udp:127.0.0.1:54321``) and
+``nfc://tty:AMA0:pn532``, ``nfc://usb:054c:06c1``, ``nfc://udp:127.0.0.1:54321``),
 ``sim://TABLE/READER`` (a simulated reader firmware on a pseudo-terminal, read through the real
-serial path). Like python-can's interfaces, a backend module is imported only when used, so a
-table without NFC readers never imports nfcpy.
+serial path) and ``memory://CHANNEL`` (in-process, fed by a program: ``readers.memory``). Like
+python-can's interfaces, a backend module is imported only when used, so a table without NFC
+readers never imports nfcpy; another distribution adds a scheme through the entry-point group
+``bridge_table.readers`` (docs/config.md, "Adding a reader or display backend").
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from firmware_bridge.backends import BackendUnavailable, Registry, UnknownBackend
 from firmware_bridge.readers.base import (
     Action,
     Reader,
@@ -26,16 +28,25 @@ from firmware_bridge.readers.base import (
 )
 
 __all__ = [
-    "BACKENDS", "open_reader", "Reader", "ReaderError", "ReaderHealth", "ReaderKind", "TagRead",
-    "Action",
+    "BACKENDS", "READERS", "open_reader", "reader_schemes", "Reader", "ReaderError",
+    "ReaderHealth", "ReaderKind", "TagRead", "Action",
 ]
 
-#: URL scheme -> "module:Class"; each class has ``from_url(name, url, *, kind, **options)``.
-BACKENDS: dict[str, str] = {
+#: URL scheme -> reader class (``from_url(name, url, *, kind, **options)``), one line a
+#: backend; third-party backends register under the entry-point group instead.
+READERS = Registry("reader", "bridge_table.readers", {
     "serial": "firmware_bridge.readers.serial:SerialReader",
     "nfc": "firmware_bridge.readers.nfc:NfcReader",
     "sim": "firmware_bridge.readers.sim:SimReader",
-}
+    "memory": "firmware_bridge.readers.memory:MemoryReader",
+})
+#: the built-in table itself (kept for code that read it before the registry)
+BACKENDS: dict[str, str] = READERS.builtins
+
+
+def reader_schemes() -> tuple[str, ...]:
+    """Every URL scheme a table file may use: built in and from installed plug-ins."""
+    return READERS.names()
 
 
 def open_reader(name: str, url: str, *, kind: str | None = None, **options: Any) -> Reader:
@@ -43,23 +54,24 @@ def open_reader(name: str, url: str, *, kind: str | None = None, **options: Any)
 
     ``kind`` ("inventory" or "tap") overrides the backend's default; ``options`` are the
     backend's keyword arguments (``debounce``, ``baudrate``, ...) and win over the URL's query.
-    Raises ReaderError for an unknown scheme or bad options.
+    Raises ReaderError for an unknown scheme, a backend that cannot be loaded (its extra
+    not installed) or bad options.
     """
     scheme, sep, _ = url.partition("://")
     if not sep:
-        raise ReaderError(f"reader {name!r}: URL {url!r} has no scheme (serial://, nfc://, sim://)")
-    target = BACKENDS.get(scheme)
-    if target is None:
-        raise ReaderError(
-            f"reader {name!r}: unknown scheme {scheme!r} (known: {', '.join(sorted(BACKENDS))})")
-    module_name, class_name = target.split(":")
+        raise ReaderError(f"reader {name!r}: URL {url!r} has no scheme "
+                          f"({', '.join(s + '://' for s in reader_schemes())})")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ReaderError(f"reader {name!r}: backend {scheme!r} unavailable: {error}") from error
-    cls = getattr(module, class_name)
+        cls = READERS.load(scheme)
+    except UnknownBackend:
+        raise ReaderError(f"reader {name!r}: unknown scheme {scheme!r} "
+                          f"(known: {', '.join(reader_schemes())})") from None
+    except BackendUnavailable as error:
+        raise ReaderError(f"reader {name!r}: {error}") from error
     try:
-        reader: Reader = cls.from_url(name, url, kind=kind, **options)
+        reader = cls.from_url(name, url, kind=kind, **options)
     except TypeError as error:  # an option the backend does not take
         raise ReaderError(f"reader {name!r}: {error}") from error
+    if not isinstance(reader, Reader):
+        raise ReaderError(f"reader {name!r}: backend {scheme!r} made {reader!r}, not a Reader")
     return reader

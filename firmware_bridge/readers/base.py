@@ -12,12 +12,13 @@ import abc
 import asyncio
 import collections
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-__all__ = ["TagRead", "ReaderHealth", "Reader", "ReaderKind", "Action", "ReaderError"]
+__all__ = ["TagRead", "ReaderHealth", "Reader", "ReaderKind", "Action", "ReaderError",
+           "options_from_query"]
 
 ReaderKind = Literal["inventory", "tap"]
 Action = Literal["present", "removed"]
@@ -28,6 +29,29 @@ class ReaderError(Exception):
 
     Raised only when a reader is set up; a running reader reports trouble as ReaderHealth.
     """
+
+
+def options_from_query(scheme: str, query: Mapping[str, str], *,
+                       numbers: Collection[str] = (), integers: Collection[str] = (),
+                       strings: Collection[str] = ("kind",)) -> dict[str, Any]:
+    """A reader URL's query (``?debounce=0.1&kind=tap``) as keyword options for its backend:
+    ``numbers`` become floats, ``integers`` ints, ``strings`` stay; any other key, or a
+    number that is not one, is a ReaderError naming the scheme."""
+    options: dict[str, Any] = {}
+    for key, value in query.items():
+        try:
+            if key in integers:
+                options[key] = int(value)
+            elif key in numbers:
+                options[key] = float(value)
+            elif key in strings:
+                options[key] = value
+            else:
+                raise ReaderError(f"unknown {scheme} reader option {key!r}")
+        except ValueError:
+            raise ReaderError(f"{scheme} reader option {key}={value!r} is not a number") \
+                from None
+    return options
 
 
 @dataclass(frozen=True)

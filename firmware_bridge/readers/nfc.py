@@ -19,7 +19,8 @@ import time
 import urllib.parse
 from typing import Any
 
-from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind
+from firmware_bridge.extras import MissingExtra, needs_extra
+from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind, options_from_query
 
 __all__ = ["NfcReader", "parse_nfc_url"]
 
@@ -33,6 +34,16 @@ def parse_nfc_url(url: str) -> tuple[str, dict[str, str]]:
         raise ReaderError(f"nfc URL without a device (usb, tty:AMA0:pn532, udp:HOST:PORT): {url!r}")
     query = {k: v[-1] for k, v in urllib.parse.parse_qs(query_text).items()}
     return urllib.parse.unquote(device), query
+
+
+def _import_nfcpy() -> Any:
+    """nfcpy, imported when a reader starts: only tables with NFC readers load it."""
+    try:
+        with needs_extra("nfc", "the nfc:// reader"):
+            import nfc
+    except MissingExtra as error:
+        raise ReaderError(str(error)) from None
+    return nfc
 
 
 class NfcReader(Reader):
@@ -51,29 +62,21 @@ class NfcReader(Reader):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._nfc: Any = None
 
     @classmethod
     def from_url(cls, name: str, url: str, *, kind: str | None = None,
                  **options: Any) -> NfcReader:
         device, query = parse_nfc_url(url)
-        merged: dict[str, Any] = {}
-        for key, value in query.items():
-            if key in ("debounce", "poll_interval", "reconnect_interval"):
-                try:
-                    merged[key] = float(value)
-                except ValueError:
-                    raise ReaderError(f"nfc reader option {key}={value!r} is not a number") \
-                        from None
-            elif key in ("antenna", "kind"):
-                merged[key] = value
-            else:
-                raise ReaderError(f"unknown nfc reader option {key!r}")
+        merged = options_from_query("nfc", query, strings=("antenna", "kind"),
+                                    numbers=("debounce", "poll_interval", "reconnect_interval"))
         merged |= options
         if kind is not None:
             merged["kind"] = kind
         return cls(name, device, **merged)
 
     async def _start(self) -> None:
+        self._nfc = _import_nfcpy()
         self._loop = asyncio.get_running_loop()
         self._stopping.clear()
         self._thread = threading.Thread(target=self._work, name=f"nfc-reader-{self.name}",
@@ -98,8 +101,7 @@ class NfcReader(Reader):
                 pass
 
     def _work(self) -> None:
-        import nfc  # nfcpy: only tables with NFC readers load it
-
+        nfc = self._nfc
         ever_up = False
         down = False
         while not self._stopping.is_set():

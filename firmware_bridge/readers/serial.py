@@ -31,7 +31,7 @@ from firmware_bridge.protocol import (
     TagChange,
     encode_command,
 )
-from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind
+from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind, options_from_query
 
 __all__ = ["SerialReader", "parse_serial_url"]
 
@@ -55,20 +55,8 @@ _FLOAT_OPTIONS = ("debounce", "reconnect_interval", "heartbeat_timeout")
 
 
 def _options_from_query(query: dict[str, str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for key, value in query.items():
-        try:
-            if key == "baudrate":
-                options[key] = int(value)
-            elif key in _FLOAT_OPTIONS:
-                options[key] = float(value)
-            elif key in ("kind", "reader_id"):
-                options[key] = value
-            else:
-                raise ReaderError(f"unknown serial reader option {key!r}")
-        except ValueError:
-            raise ReaderError(f"serial reader option {key}={value!r} is not a number") from None
-    return options
+    return options_from_query("serial", query, numbers=_FLOAT_OPTIONS, integers=("baudrate",),
+                              strings=("kind", "reader_id"))
 
 
 class SerialReader(Reader):

@@ -24,28 +24,17 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
 
+from controller.brokersettings import DEFAULT_URL
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
 from firmware_bridge.readers import open_reader
 from firmware_bridge.sim.firmware import VirtualFirmware
 from firmware_bridge.sim.table import SimReaderSpec, SimTable
+from firmware_bridge.taginfo import TagInfo
 
-__all__ = ["SimTagInfo", "SimTags", "Fault", "FAULT_KINDS", "BoardPlan", "plan_boards",
+__all__ = ["SimTags", "Fault", "FAULT_KINDS", "BoardPlan", "plan_boards",
            "demo_faults", "SimStation"]
 
 Layout = Literal["pockets", "sequential"]
-
-
-@dataclass(frozen=True)
-class SimTagInfo:
-    """Shaped like engineer A's ``TagInfo``."""
-
-    uid: str
-    kind: Literal["card", "call", "marker", "board"]
-    card: str | None = None
-    deck: str | None = None
-    call: str | None = None
-    marker: str | None = None
-    board: int | None = None
 
 
 class SimTags:
@@ -53,7 +42,7 @@ class SimTags:
     ``0B00BBBB`` board wallets; ``extra`` entries for replacement cards."""
 
     def __init__(self) -> None:
-        self._extra: dict[str, SimTagInfo] = {}
+        self._extra: dict[str, TagInfo] = {}
 
     @staticmethod
     def uid_for_card(deck: str, card: Card) -> str:
@@ -63,11 +52,11 @@ class SimTags:
     def uid_for_board(board: int) -> str:
         return f"0B00{board:04X}"
 
-    def add(self, info: SimTagInfo) -> str:
+    def add(self, info: TagInfo) -> str:
         self._extra[info.uid] = info
         return info.uid
 
-    def lookup(self, uid: str) -> SimTagInfo | None:
+    def lookup(self, uid: str) -> TagInfo | None:
         uid = uid.upper()
         if uid in self._extra:
             return self._extra[uid]
@@ -78,10 +67,10 @@ class SimTags:
                 return None
             if index < 52:
                 card = next(c for c in FULL_DECK if c.index == index)
-                return SimTagInfo(uid, "card", card=str(card), deck=str(deck))
+                return TagInfo(uid, "card", card=str(card), deck=str(deck))
         if len(uid) == 8 and uid.startswith("0B00"):
             try:
-                return SimTagInfo(uid, "board", board=int(uid[4:], 16))
+                return TagInfo(uid, "board", board=int(uid[4:], 16))
             except ValueError:
                 return None
         return None
@@ -163,7 +152,7 @@ def plan_boards(deals: Mapping[int, Deal], faults: Sequence[Fault] = (),
                 info = tags.lookup(pockets[Seat.S][0])
                 assert info is not None
                 uid = f"05{board:04X}{len(pockets[Seat.S]):02X}99"
-                tags.add(SimTagInfo(uid, "card", card=info.card, deck=info.deck))
+                tags.add(TagInfo(uid, "card", card=info.card, deck=info.deck))
                 pockets[Seat.N].append(uid)
             elif kind == "foreign_card":
                 uid = pockets[Seat.W][0]
@@ -184,7 +173,7 @@ class SimStation:
     ``config()`` is the station's TOML as a dict (engineer B's schema + ``[station]``)."""
 
     def __init__(self, *, layout: Layout = "pockets", station_id: str = "station-sim",
-                 broker_url: str = "mqtt://127.0.0.1:1883",
+                 broker_url: str = DEFAULT_URL,
                  order: Sequence[Seat] = tuple(Seat)) -> None:
         self.layout: Layout = layout
         self.station_id = station_id

@@ -17,7 +17,6 @@ import contextlib
 import json
 import shutil
 import tempfile
-import tomllib
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal
 
+from controller.tomlfile import read_toml
 from firmware_bridge.sim.firmware import VirtualFirmware
 from firmware_bridge.tags import TagRegistry, sim_registry
 
@@ -125,11 +125,7 @@ class SimTable:
         """A table for a bridge config (hw_configs/sim.toml): ``[table] id``, the registry files,
         and every ``[[readers]]`` entry with a ``sim://`` URL (its antennas map)."""
         path = Path(path)
-        try:
-            with open(path, "rb") as fp:
-                data = tomllib.load(fp)
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise SimError(f"{path}: cannot read the table config: {error}") from None
+        data = read_toml(path, SimError, "a TOML table config")
         try:
             table_id = str(data.get("table", {}).get("id", "1"))
             layout: list[SimReaderSpec] = []
