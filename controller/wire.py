@@ -63,6 +63,9 @@ CardName = Annotated[str, Meta(pattern="^[SHDC][AKQJT98765432]$",
                                description="suit S H D C and rank A K Q J T 9 .. 2")]
 CallName = Annotated[str, Meta(pattern="^([1-7](C|D|H|S|NT)|Pass|X|XX)$",
                                description="a call as PBN writes it")]
+BidCard = Annotated[str, Meta(pattern="^([1-9](C|D|H|S|NT)|Pass|X|XX)$",
+                              description="a call card as read: a bid above seven (8C, "
+                                          "Law 38) is the irregularity an alert names")]
 Contract = Annotated[str, Meta(pattern="^([1-7](C|D|H|S|NT)(X|XX)?|Pass)$",
                                description="e.g. 4S, 4SX, 3NT; Pass when passed out")]
 Vul = Literal["None", "NS", "EW", "All"]
@@ -202,7 +205,7 @@ class Alert(Struct, kw_only=True, omit_defaults=True):
     text: Texts
     detail: str | None = None
     card: CardName | None = None
-    call: CallName | None = None
+    call: BidCard | None = None
     params: dict[str, Any] | None = None
 
 
@@ -242,8 +245,9 @@ class Result(Struct, kw_only=True, omit_defaults=True):
     vul: Vul
     contract: Contract
     declarer: SeatName | None = None
-    tricks: Tricks13
-    tricks_played: Tricks13
+    #: null when the board was passed out
+    tricks: Tricks13 | None
+    tricks_played: Tricks13 | None
     score_ns: int
     irregularities: list[ResultIrregularity]
     ns: int | None = None
