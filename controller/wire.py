@@ -340,6 +340,10 @@ class ControllerStatus(Struct, kw_only=True, omit_defaults=True):
     counters: dict[str, int] | None = None
     engine: dict[str, int] | None = None
     refused_sources: dict[str, str] | None = None
+    #: what the command adds: ``--rules``, the table of ``bridge-table run``, the demo
+    rules: str | None = None
+    table: str | None = None
+    demo: bool | None = None
 
 
 class ReaderHealth(Struct, kw_only=True):

@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from shared_data import real_file, real_files
+from test_properties import _random_input
 
 from controller import wire
 from controller.engine import Engine, Outgoing
@@ -23,8 +25,6 @@ from controller.formats.pbn import deals_by_board, read_pbn
 from controller.generate import random_board, random_deal
 from controller.laws.cards import Rules, board_dealer, board_vulnerability
 from controller.laws.record import BoardRecord, DealInfo
-from shared_data import real_file, real_files
-from test_properties import _random_input
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -82,7 +82,7 @@ def test_events_round_trip(event: wire.Event) -> None:
     data = wire.encode(event)
     assert b"null" not in data  # absent fields are absent, not null
     assert wire.decode_input("event", data) == event
-    assert wire.decode(data, wire.Event) == event
+    assert wire.decode(data, type(event)) == event
     assert wire.decode_input("event", json.loads(data)) == event
 
 
@@ -352,3 +352,46 @@ def test_the_schema_command_writes_it() -> None:
 
 def test_the_contract_points_to_the_schema() -> None:
     assert "wire-schema.json" in DOC.read_text(encoding="utf-8")
+
+
+# -- the daemon's own payloads ------------------------------------------------------------------
+def _daemon(engine: Any, **info: Any) -> Any:
+    from controller.brokersettings import BrokerSettings
+    from controller.daemon import ControllerDaemon
+    return ControllerDaemon(broker=BrokerSettings(), engine=engine, info=info)
+
+
+@pytest.mark.parametrize("info", [{"rules": "2017"}, {"rules": "2007", "table": "3"},
+                                  {"demo": True}])
+def test_the_daemons_status_fits(info: dict[str, Any]) -> None:
+    daemon = _daemon(Engine(), **info)
+    daemon.engine.handle("bridge/3/event", {**GOOD, "zone": "board", "seat": None,
+                                            "card": None, "board": 1})
+    online = daemon.status()
+    fits(online, wire.ControllerStatus)
+    assert online["tables"] == ["3"] and online["status"] == "online"
+    fits(daemon.status("offline"), wire.ControllerStatus)
+
+
+def test_the_daemons_errors_follow_the_documented_shape() -> None:
+    class Broken:
+        stats: dict[str, int] = {}
+        tables: list[str] = []
+
+        def handle(self, topic: str, payload: bytes) -> list[Outgoing]:
+            raise RuntimeError("a defect")
+
+    daemon = _daemon(Broken())
+    payload = json.dumps(GOOD).encode()
+    [internal] = daemon._apply("bridge/7/ruling", payload)
+    assert internal.topic == "bridge/7/error"
+    fits(internal.payload, wire.Error)
+    assert internal.payload["input"] == "ruling" and internal.payload["error"] == "internal"
+    assert internal.payload["excerpt"] == payload.decode()[:200]
+    assert "a defect" in internal.payload["detail"]
+    big = b'{"v":1,' + b" " * 70_000 + b"}"
+    too_large = daemon._too_large("bridge/7/event", len(big), big[:800])
+    fits(too_large.payload, wire.Error)
+    assert too_large.payload["error"] == "payload_too_large"
+    assert too_large.payload["detail"]["bytes"] == len(big)
+    assert too_large.payload["excerpt"].startswith('{"v":1,')
