@@ -395,3 +395,36 @@ def test_the_daemons_errors_follow_the_documented_shape() -> None:
     assert too_large.payload["error"] == "payload_too_large"
     assert too_large.payload["detail"]["bytes"] == len(big)
     assert too_large.payload["excerpt"].startswith('{"v":1,')
+
+
+# -- the firmware bridge encodes with the wire module ----------------------------------------
+def test_the_bridge_spools_contract_events_and_health(tmp_path: Path) -> None:
+    from firmware_bridge.bridge import Bridge
+    from firmware_bridge.config import config_from_dict
+    from firmware_bridge.publisher import Publisher, Spool
+
+    config = config_from_dict({
+        "table": {"id": "4", "src": "table-4-pi"},
+        "broker": {"url": "mqtt://127.0.0.1:9"},  # never connected in this test
+        "spool": {"path": "spool.sqlite"},
+        "gpio": {"factory": "mock"},
+        "display": {"type": "none"},
+    }, tmp_path / "table.toml")
+    bridge = Bridge(config)
+    bridge.publisher = Publisher(config, Spool(config.spool.path))
+    assert bridge.press("claim", "W", ts=5.0) == 1
+    assert bridge.press("next", None, ts=6.0) == 2
+    tag = wire.TagEvent(v=wire.VERSION, src="table-4-pi", seq=0, ts=7.0, zone="tray",
+                        seat="N", action="present", uid="04AA", card="SA", deck="4")
+    assert bridge.publisher.publish_event(tag) == 3
+    sent = [wire.decode_input("event", m.payload) for m in bridge.publisher.spool.pending()]
+    boot = bridge.publisher.boot
+    assert sent == [
+        wire.ButtonEvent(v=1, src="table-4-pi", seq=1, boot=boot, ts=5.0, button="claim",
+                         seat="W"),
+        wire.ButtonEvent(v=1, src="table-4-pi", seq=2, boot=boot, ts=6.0, button="next"),
+        msgspec.structs.replace(tag, seq=3, boot=boot),
+    ]
+    fits(bridge.health_payload(), wire.Health)
+    for status in ("online", "offline"):
+        fits(json.loads(bridge.publisher.status_payload(status)), wire.BridgeStatus)
