@@ -16,9 +16,11 @@ from typing import IO, Any
 
 import msgspec
 
+from . import wire
 from .deals import DealsError, load_deals
 from .engine import Engine, Outgoing
 from .laws.cards import ParseError, Rules
+from .laws.record import DealInfo
 
 KINDS = ("state", "alert", "indicator", "result", "feed", "error")
 
@@ -79,7 +81,7 @@ def replay_lines(engine: Engine, lines: Iterable[bytes | str], *, table: str = "
             topic, payload = head.topic, bytes(head.payload)
         else:
             kind = "ruling" if head.ruling is not None else "event"
-            topic, payload = f"{root}/{table}/{kind}", line
+            topic, payload = wire.topic(table, kind, root=root), line
         outs = engine.handle(topic, payload)
         for out in outs:
             if out.topic.endswith("/error"):
@@ -119,7 +121,7 @@ def main(argv: list[str]) -> int:
         schedule, pairs_at = session.movement.schedule(), session.movement.pairs_at
         if not deals_path and session.deals is not None:
             deals_path, first_board = session.deals, first_board or session.deals_first_board
-    deals = {}
+    deals: dict[int, DealInfo] = {}
     if deals_path:
         try:
             deals, problems = load_deals(deals_path, first_board)

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from controller import wire
 from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
 from firmware_bridge.errors import ConfigError
 
@@ -180,7 +181,7 @@ class BridgeConfig:
 
     def topic(self, kind: str) -> str:
         """``{root}/{table}/{kind}``: e.g. ``bridge/1/event``."""
-        return f"{self.broker.root}/{self.table.id}/{kind}"
+        return wire.topic(self.table.id, kind, root=self.broker.root)
 
 
 def _key_text(key: str) -> str:

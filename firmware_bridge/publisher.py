@@ -342,8 +342,8 @@ class Publisher:
         self.ack_topic = config.topic(f"ack/{self.src}")
         root = config.broker.root.strip("/")
         #: the controllers' status topics (every table's daemon, and this table's own)
-        self.controller_topics = (f"{root}/controller/status",
-                                  f"{root}/controller/{config.table.id}/status")
+        self.controller_topics = (wire.status_topic(root=root),
+                                  wire.status_topic(config.table.id, root=root))
         self.boot = spool.boot
         #: the last ack of this boot (seq), and counters for health
         self.acked_seq: int | None = None
