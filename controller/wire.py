@@ -40,7 +40,8 @@ __all__ = [
     "Last", "Played", "ActiveIrregularity", "State", "Alert", "SeatLights", "Indicator",
     "ResultIrregularity", "Result", "FeedBoard", "FeedCall", "FeedCard", "FeedAuction",
     "FeedPlay", "FeedResult", "Feed", "Error", "Ack", "BridgeStatus", "ControllerStatus",
-    "ReaderHealth", "Health", "PublicSession", "BoardView",
+    "ReaderHealth", "Health", "PublicSession", "BoardView", "Finding", "VerifiedBoard",
+    "VerifyBoard", "VerifyReport", "Verify",
     "OUTPUTS", "topic", "ack_topic", "status_topic", "parse_topic", "encode", "decode",
     "decode_input", "to_builtins", "error_payload", "schema", "main",
 ]
@@ -405,12 +406,55 @@ class BoardView(Struct, kw_only=True, omit_defaults=True):
     dealer: SeatName | None = None
     vul: Vul | None = None
     deal: str | None = None
-    calls: list[tuple[SeatName, CallName, int | None]] = []
-    cards: list[tuple[SeatName, CardName]] = []
-    irregularities: list[dict[str, Any]] = []
+    calls: list[tuple[SeatName, CallName, int | None]]
+    cards: list[tuple[SeatName, CardName]]
+    irregularities: list[dict[str, Any]]
     claim: dict[str, int] | None = None
     result: dict[str, Any] | None = None
     status: Literal["playing", "complete"]
+
+
+class Finding(Struct, omit_defaults=True):
+    """One fault the verification station found on a board (docs/verification.md)."""
+
+    kind: str
+    detail: str
+    seat: SeatName | None = None
+    card: CardName | None = None
+    other_seat: SeatName | None = None
+    board: int | None = None
+    count: int | None = None
+
+
+class VerifiedBoard(Struct, kw_only=True):
+    board: int
+    ok: bool
+    board_tag: int | None
+    deck: str | None
+    counts: dict[SeatName, int]
+    findings: list[Finding]
+
+
+class VerifyBoard(VerifiedBoard, tag_field="type", tag="board", kw_only=True):
+    """``{root}/{station}/verify``, ``type: board``: one board's verdict."""
+
+    v: V
+    station: str
+
+
+class VerifyReport(Struct, tag_field="type", tag="report", kw_only=True):
+    """``{root}/{station}/verify``, ``type: report`` (retained): the whole run."""
+
+    v: V
+    station: str
+    deals: str
+    summary: dict[str, Any]
+    file_problems: list[str]
+    notes: dict[str, int]
+    boards: list[VerifiedBoard]
+
+
+Verify: TypeAlias = VerifyBoard | VerifyReport
 
 
 #: topic kind -> the Struct (or union) of its payload: what ``decode`` and the schema use
@@ -418,7 +462,7 @@ OUTPUTS: Final[Mapping[str, Any]] = {
     "event": Event, "ruling": Ruling, "state": State, "alert": Alert, "indicator": Indicator,
     "result": Result, "feed": Feed, "error": Error, "ack": Ack, "bridge": BridgeStatus,
     "status": ControllerStatus, "health": Health, "session": PublicSession,
-    "board": BoardView,
+    "board": BoardView, "verify": Verify,
 }
 
 

@@ -428,3 +428,40 @@ def test_the_bridge_spools_contract_events_and_health(tmp_path: Path) -> None:
     fits(bridge.health_payload(), wire.Health)
     for status in ("online", "offline"):
         fits(json.loads(bridge.publisher.status_payload(status)), wire.BridgeStatus)
+
+
+# -- the verification station and the public topics -----------------------------------------
+def test_the_verification_stations_payloads_fit() -> None:
+    from test_verify import _results
+
+    from controller.verify.report import VerifyReport, report_json, result_json
+
+    results = _results()
+    report = VerifyReport("station-9", "set.dup", tuple(results), tuple(range(1, 8)),
+                          ("board 7: broken",))
+    fits(report_json(report), wire.Verify)
+    for r in results:  # what MqttReporter.board publishes
+        fits({"v": wire.VERSION, "type": "board", "station": "station-9"} | result_json(r),
+             wire.Verify)
+    assert any(not r.ok for r in results)
+
+
+def test_the_public_board_view_and_session_fit() -> None:
+    from controller.broadcast.view import apply_item, new_view
+
+    engine = Engine(deals={1: DealInfo(1, board_dealer(1), board_vulnerability(1),
+                                       random_deal(random.Random(3)))})
+    record = random_board(random.Random(3), 1).record
+    outs = [o for e in record_events(record) for o in engine.handle("bridge/5/event", e)]
+    view = new_view("s1", "5", 1, {"round": 1, "ns": 3, "ew": 11, "event": "Club"})
+    for out in outs:
+        kind = out.topic.rsplit("/", 1)[1]
+        if kind in ("feed", "alert", "result"):
+            apply_item(view, kind, out.payload)
+    fits(view, wire.BoardView)
+    fits({"v": wire.VERSION, "session": "s1", "tables": ["1", "5"], "event": "Club"},
+         wire.PublicSession)
+    for out in outs:  # the relay republishes feed and result with the session
+        if out.topic.endswith(("/feed", "/result")):
+            fits({**out.payload, "session": "s1"},
+                 wire.OUTPUTS[out.topic.rsplit("/", 1)[1]])
