@@ -82,7 +82,7 @@ log = logging.getLogger("bridge_table.controller")
 
 T = TypeVar("T")
 
-DEFAULT_MAX_PAYLOAD = 64 * 1024
+DEFAULT_MAX_PAYLOAD = wire.MAX_PAYLOAD
 #: seconds to wait for the PUBACKs of what the daemon publishes (a board's outputs at once)
 PUBLISH_TIMEOUT = 30.0
 NODELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -30,7 +30,7 @@ TOPICS = ("state", "alert", "result", "indicator", "bridge", "health", "error", 
           "feed")
 MAX_ERRORS = 20
 MAX_CALLS = 10
-MAX_PAYLOAD = 64 * 1024
+MAX_PAYLOAD = wire.MAX_PAYLOAD
 
 
 @dataclass
