@@ -12,8 +12,6 @@ makes them), as JSON bytes, as a bridge publishes them. The decode figure is
 from __future__ import annotations
 
 import argparse
-import io
-import random
 import sys
 import time
 from collections.abc import Callable
@@ -23,24 +21,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_replay import make_session  # noqa: E402
+
 from controller import engine as engine_module  # noqa: E402
 from controller.engine import Engine  # noqa: E402
-from controller.formats.events import record_events, write_jsonl  # noqa: E402
-from controller.generate import random_board  # noqa: E402
 from controller.laws.record import DealInfo  # noqa: E402
 
 
 def make_lines(n: int, seed: int) -> tuple[dict[int, DealInfo], list[bytes]]:
-    rng = random.Random(seed)
-    records = [random_board(rng, i).record for i in range(1, n + 1)]
-    buf = io.StringIO()
-    seq = 1
-    for r in records:
-        events = record_events(r, scans=False, seq_start=seq, return_hands=False)
-        seq += len(events)
-        write_jsonl(events, buf)
+    """``bench/bench_replay.py``'s generated session, one event a line."""
+    records, data = make_session(n, seed)
     deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal) for r in records}
-    return deals, buf.getvalue().encode().splitlines()
+    return deals, data.splitlines()
 
 
 def parser() -> Callable[[bytes], Any]:
