@@ -508,17 +508,16 @@ class Publisher:
 
     def on_ack(self, payload: bytes) -> None:
         """``{root}/{t}/ack/{src}``: drop what the controller has applied."""
-        try:
-            data = json.loads(payload) if payload.strip() else None
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            data = None
-        if not isinstance(data, dict):
-            if payload.strip():
-                log.warning("ack ignored, not a JSON object: %r", payload[:200])
+        if not payload.strip():  # a cleared retained message
             return
-        boot, seq = data.get("boot"), data.get("seq")
-        if not isinstance(boot, str) or not isinstance(seq, int) or isinstance(seq, bool):
-            log.warning("ack ignored, no boot or seq: %r", payload[:200])
+        try:
+            ack = wire.decode(payload, wire.Ack)
+        except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError) as e:
+            log.warning("ack ignored, not a contract ack (%s): %r", e, payload[:200])
+            return
+        boot, seq = ack.boot, ack.seq
+        if boot is None:
+            log.warning("ack ignored, no boot: %r", payload[:200])
             return
         # an ack of an earlier boot drops what is left of that boot (after a seq wrap)
         dropped = self.spool.acknowledge(boot, seq)

@@ -465,3 +465,25 @@ def test_the_public_board_view_and_session_fit() -> None:
         if out.topic.endswith(("/feed", "/result")):
             fits({**out.payload, "session": "s1"},
                  wire.OUTPUTS[out.topic.rsplit("/", 1)[1]])
+
+
+def test_the_bridge_reads_acks_with_the_wire_module(tmp_path: Path,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    from firmware_bridge.config import config_from_dict
+    from firmware_bridge.publisher import Publisher, Spool
+
+    config = config_from_dict({"table": {"id": "4", "src": "table-4-pi"},
+                               "broker": {"url": "mqtt://127.0.0.1:9"},
+                               "spool": {"path": "spool.sqlite"}}, tmp_path / "table.toml")
+    publisher = Publisher(config, Spool(config.spool.path))
+    for ts in (1.0, 2.0, 3.0):
+        publisher.publish_event({"ts": ts, "type": "button", "button": "director"})
+    for bad in (b"{", b"[]", b'{"v":1,"src":"table-4-pi","seq":"2","boot":"b"}',
+                b'{"v":2,"src":"table-4-pi","seq":2,"boot":"b"}',
+                b'{"v":1,"src":"table-4-pi","seq":2}'):
+        publisher.on_ack(bad)
+    assert publisher.spool.depth() == 3 and publisher.acked_seq is None
+    assert len([r for r in caplog.records if "ack ignored" in r.getMessage()]) == 5
+    ack = wire.Ack(v=wire.VERSION, src="table-4-pi", seq=2, boot=publisher.boot)
+    publisher.on_ack(wire.encode(ack))
+    assert publisher.spool.depth() == 1 and publisher.acked_seq == 2
