@@ -23,11 +23,11 @@ from . import WIRE_VERSION, wire
 from .display_text import display_lines
 from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit
 from .laws.dealcheck import FouledBoardDetector
-from .laws.events import MARKERS, Action, Button, ButtonEvent, TagEvent, Zone
+from .laws.events import MARKERS, ButtonEvent, TagEvent
 from .laws.irregularities import Code, Irregularity, Status
 from .laws.messages import alert_texts
 from .laws.record import BoardRecord, DealInfo
-from .laws.rulings import Ruling, RulingKind
+from .laws.rulings import Ruling
 from .laws.table import FeedItem, Phase, Table, Update
 from .policy import IndicatorPolicy
 
@@ -614,10 +614,6 @@ def _jsonable(value: Any) -> Any:
 
 
 
-_ZONES = {z.value: z for z in Zone}
-_ACTIONS = {a.value: a for a in Action}
-_BUTTONS = {b.value: b for b in Button}
-_RULINGS = {k.value: k for k in RulingKind}
 _SEATS = {s.name: s for s in Seat}
 _CARDS = {str(c): c for c in FULL_DECK}
 _CALLS = {str(c): c for c in (
@@ -639,7 +635,7 @@ def _parse_input(kind: str, payload: bytes | str | Mapping[str, Any]
             if tag.card is not None and tag.unknown is None:  # the common case, inline
                 card = _CARDS.get(tag.card)
                 return tag.src, _Boot(tag.boot, tag.acked), tag.seq, TagEvent(
-                    _ZONES[tag.zone], _ACTIONS[tag.action],
+                    tag.zone, tag.action,
                     _SEATS[tag.seat] if tag.seat is not None else None, tag.uid.upper(),
                     card=card if card is not None else Card.parse(tag.card),
                     deck=None if tag.deck is None else str(tag.deck), ts=tag.ts)
@@ -648,7 +644,7 @@ def _parse_input(kind: str, payload: bytes | str | Mapping[str, Any]
             button: wire.ButtonEvent = msg  # type: ignore[assignment]
             seat = _SEATS[button.seat] if button.seat is not None else None
             return button.src, _Boot(button.boot, button.acked), button.seq, ButtonEvent(
-                _BUTTONS[button.button], seat)
+                button.button, seat)
         if cls is wire.Ruling:
             ruling: wire.Ruling = msg  # type: ignore[assignment]
             return ruling.src, _Boot(ruling.boot), ruling.seq, _ruling(ruling)
@@ -675,7 +671,7 @@ def _call(text: str) -> Call:
 
 def _tag_event(msg: wire.TagEvent) -> TagEvent:
     """Raises ParseError for a card or call the core does not know."""
-    zone, action = _ZONES[msg.zone], _ACTIONS[msg.action]
+    zone, action = msg.zone, msg.action
     seat = _SEATS[msg.seat] if msg.seat is not None else None
     uid = msg.uid.upper()
     if msg.unknown is True:
@@ -693,7 +689,7 @@ def _tag_event(msg: wire.TagEvent) -> TagEvent:
 def _ruling(msg: wire.Ruling) -> Ruling:
     """Raises ParseError for a card, call or suit the core does not know."""
     return Ruling(
-        _RULINGS[msg.ruling], alert=msg.alert, tricks=msg.tricks,
+        msg.ruling, alert=msg.alert, tricks=msg.tricks,
         seat=_SEATS[msg.seat] if msg.seat is not None else None,
         card=_card(msg.card) if msg.card is not None else None,
         call=_call(msg.call) if msg.call is not None else None,

@@ -32,6 +32,9 @@ import msgspec
 from msgspec import Meta, Struct
 
 from . import WIRE_VERSION
+from .laws.events import Action, Button, Zone
+from .laws.irregularities import Code
+from .laws.rulings import RulingKind
 
 __all__ = [
     "VERSION", "ROOT", "MAX_PAYLOAD", "MAX_SEQ", "MAX_SRC", "Malformed", "Topic",
@@ -79,6 +82,11 @@ Boot = Annotated[str, Meta(pattern="^[A-Za-z0-9_.:-]{1,64}$",
                            description="1.2: the bridge's epoch id")]
 Seconds = Annotated[float, Meta(ge=-1e15, le=1e15,
                                 description="seconds since the epoch (finite)")]
+EventCard = Annotated[str, Meta(description="a card as the Names say (SA, HT, C2); the "
+                                           "controller also reads s10-style spellings")]
+EventCall = Annotated[str, Meta(description="a call (1C .. 7NT, Pass, X, XX; a bid above "
+                                           "seven is read, for Law 38) or a bidding-box "
+                                           "marker, STOP or ALERT")]
 Texts = Annotated[dict[str, str], Meta(description="language (en, vi, zh) -> text")]
 
 
@@ -100,13 +108,14 @@ class _EventHead(_Input, kw_only=True, omit_defaults=True):
 class TagEvent(_EventHead, tag_field="type", tag="tag", kw_only=True, omit_defaults=True):
     """``bridge/{t}/event``, ``type: tag``: a tag came onto or off a reader."""
 
-    zone: Literal["tray", "bid", "board", "pocket"]
+    zone: Zone
     seat: SeatName | None = None
-    action: Literal["present", "removed"]
-    uid: str = ""
-    card: str | None = None
-    deck: str | int | None = None
-    call: str | None = None
+    action: Action
+    uid: Annotated[str, Meta(description="the tag's UID, hex")] = ""
+    card: EventCard | None = None
+    deck: Annotated[str | int, Meta(description="the pack: a board number or a name")] | None \
+        = None
+    call: EventCall | None = None
     board: BoardNo | None = None
     unknown: bool | None = None
 
@@ -115,7 +124,7 @@ class ButtonEvent(_EventHead, tag_field="type", tag="button", kw_only=True,
                   omit_defaults=True):
     """``bridge/{t}/event``, ``type: button``."""
 
-    button: Literal["director", "claim", "undo", "next"]
+    button: Button
     seat: SeatName | None = None
 
 
@@ -125,13 +134,12 @@ Event: TypeAlias = TagEvent | ButtonEvent
 class Ruling(_Input, kw_only=True, omit_defaults=True):
     """``bridge/{t}/ruling``: the director's ruling (see the contract's table of kinds)."""
 
-    ruling: Literal["accept", "reject", "undo", "adjust", "comparable", "not_comparable",
-                    "lead", "option", "board", "claim", "clear", "unintended"]
+    ruling: RulingKind
     alert: Annotated[int, Meta(ge=1)] | None = None
     tricks: Tricks13 | None = None
     seat: SeatName | None = None
-    card: str | None = None
-    call: str | None = None
+    card: EventCard | None = None
+    call: EventCall | None = None
     suit: Literal["S", "H", "D", "C"] | None = None
     option: str | None = None
     board: BoardNo | None = None
@@ -161,7 +169,7 @@ class Played(Struct):
 
 class ActiveIrregularity(Struct, omit_defaults=True):
     id: int
-    code: str
+    code: Code
     status: Status
     seat: SeatName | None = None
 
@@ -199,7 +207,7 @@ class Alert(Struct, kw_only=True, omit_defaults=True):
     id: int
     table: str
     board: int | None
-    code: str
+    code: Code
     law: str | None
     seat: SeatName | None
     trick: int | None
@@ -231,7 +239,7 @@ class Indicator(Struct, kw_only=True, omit_defaults=True):
 
 class ResultIrregularity(Struct):
     id: int
-    code: str
+    code: Code
     status: Status
     law: str | None
     seat: SeatName | None
@@ -550,7 +558,7 @@ def _explain(exc: msgspec.ValidationError) -> str:
 def _check_tag(msg: TagEvent) -> Malformed | None:
     if msg.acked is not None and (msg.boot is None or msg.acked >= msg.seq):
         return Malformed("acked must be an integer from 0 to seq - 1, with a boot")
-    if msg.seat is None and msg.zone in ("tray", "bid"):
+    if msg.seat is None and (msg.zone is Zone.TRAY or msg.zone is Zone.BID):
         return Malformed(f"a {msg.zone} tag needs a seat")
     if msg.unknown is not True and (
             (msg.card is not None) + (msg.call is not None) + (msg.board is not None) != 1):
@@ -565,11 +573,12 @@ def _check_button(msg: ButtonEvent) -> Malformed | None:
 
 
 def _check_ruling(msg: Ruling) -> Malformed | None:
-    if msg.ruling in ("adjust", "claim") and msg.tricks is None:
+    if (msg.ruling is RulingKind.ADJUST or msg.ruling is RulingKind.CLAIM) \
+            and msg.tricks is None:
         return Malformed(f"ruling {msg.ruling} needs tricks (0-13)")
-    if msg.ruling == "board" and msg.board is None:
+    if msg.ruling is RulingKind.BOARD and msg.board is None:
         return Malformed("ruling board needs board")
-    if msg.ruling == "unintended" and msg.alert is None and (
+    if msg.ruling is RulingKind.UNINTENDED and msg.alert is None and (
             msg.call is None or msg.seat is None):
         return Malformed("ruling unintended needs alert, or seat and call")
     return None

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO, cast
 
 from controller import wire
+from controller.laws.events import Action, Button, Zone
 from firmware_bridge.config import SEATS, BridgeConfig, ReaderConfig, load_config
 from firmware_bridge.display import Display, NullDisplay, make_display
 from firmware_bridge.errors import (
@@ -348,8 +349,8 @@ class Bridge:
         # zone and seat come from the validated config (firmware_bridge.config); the
         # publisher numbers the event (seq, boot)
         event = wire.TagEvent(v=wire.VERSION, src=self.config.table.src, seq=0, ts=read.ts,
-                              zone=cast(Any, antenna.zone), seat=cast(Any, antenna.seat),
-                              action=read.action, uid=uid, **what)
+                              zone=Zone(antenna.zone), seat=cast(Any, antenna.seat),
+                              action=Action(read.action), uid=uid, **what)
         held = self.health.readers[rc.name].kind == "inventory"
         return self._publish(event, lying=(rc.name, read.antenna, uid, read.action) if held
                              else None)
@@ -405,7 +406,7 @@ class Bridge:
         """A button press -> a ``button`` event."""
         body = wire.ButtonEvent(v=wire.VERSION, src=self.config.table.src, seq=0,
                                 ts=time.time() if ts is None else ts,
-                                button=cast(Any, button), seat=cast(Any, seat))
+                                button=Button(button), seat=cast(Any, seat))
         self.health.buttons += 1
         return self._publish(body)
 

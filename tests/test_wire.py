@@ -24,7 +24,9 @@ from controller.formats.lin import read_lin
 from controller.formats.pbn import deals_by_board, read_pbn
 from controller.generate import random_board, random_deal
 from controller.laws.cards import Rules, board_dealer, board_vulnerability
+from controller.laws.events import Action, Button, Zone
 from controller.laws.record import BoardRecord, DealInfo
+from controller.laws.rulings import RulingKind
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -64,16 +66,16 @@ def check_outputs(outs: list[Outgoing]) -> int:
 
 # -- round trips --------------------------------------------------------------------------
 EVENTS: list[wire.Event] = [
-    wire.TagEvent(v=1, src="table-7-pi", seq=1042, ts=1764412345.25, zone="tray", seat="E",
-                  action="present", uid="04A2193B7C5E80", card="H9", deck="10"),
-    wire.TagEvent(v=1, src="p", seq=3, boot="9f2c.a:b-_", acked=2, ts=1.0, zone="board",
-                  action="removed", uid="B1", board=5),
-    wire.TagEvent(v=1, src="p", seq=4, ts=1.0, zone="bid", seat="N", action="present",
+    wire.TagEvent(v=1, src="table-7-pi", seq=1042, ts=1764412345.25, zone=Zone.TRAY, seat="E",
+                  action=Action.PRESENT, uid="04A2193B7C5E80", card="H9", deck="10"),
+    wire.TagEvent(v=1, src="p", seq=3, boot="9f2c.a:b-_", acked=2, ts=1.0, zone=Zone.BOARD,
+                  action=Action.REMOVED, uid="B1", board=5),
+    wire.TagEvent(v=1, src="p", seq=4, ts=1.0, zone=Zone.BID, seat="N", action=Action.PRESENT,
                   uid="X", call="STOP"),
-    wire.TagEvent(v=1, src="p", seq=5, ts=1.0, zone="tray", seat="S", action="present",
+    wire.TagEvent(v=1, src="p", seq=5, ts=1.0, zone=Zone.TRAY, seat="S", action=Action.PRESENT,
                   uid="DEAD", unknown=True),
-    wire.ButtonEvent(v=1, src="p", seq=6, ts=2.0, button="claim", seat="W"),
-    wire.ButtonEvent(v=1, src="p", seq=7, ts=2.0, button="next"),
+    wire.ButtonEvent(v=1, src="p", seq=6, ts=2.0, button=Button.CLAIM, seat="W"),
+    wire.ButtonEvent(v=1, src="p", seq=7, ts=2.0, button=Button.NEXT),
 ]
 
 
@@ -87,10 +89,10 @@ def test_events_round_trip(event: wire.Event) -> None:
 
 
 def test_rulings_round_trip() -> None:
-    ruling = wire.Ruling(v=1, src="td", seq=7, ts=3.0, ruling="unintended", seat="N",
+    ruling = wire.Ruling(v=1, src="td", seq=7, ts=3.0, ruling=RulingKind.UNINTENDED, seat="N",
                          call="1D")
     assert wire.decode_input("ruling", wire.encode(ruling)) == ruling
-    adjust = wire.Ruling(v=1, src="td", seq=8, ts=3.0, ruling="adjust", alert=2, tricks=9)
+    adjust = wire.Ruling(v=1, src="td", seq=8, ts=3.0, ruling=RulingKind.ADJUST, alert=2, tricks=9)
     assert wire.decode_input("ruling", wire.encode(adjust)) == adjust
 
 
@@ -414,15 +416,15 @@ def test_the_bridge_spools_contract_events_and_health(tmp_path: Path) -> None:
     bridge.publisher = Publisher(config, Spool(config.spool.path))
     assert bridge.press("claim", "W", ts=5.0) == 1
     assert bridge.press("next", None, ts=6.0) == 2
-    tag = wire.TagEvent(v=wire.VERSION, src="table-4-pi", seq=0, ts=7.0, zone="tray",
-                        seat="N", action="present", uid="04AA", card="SA", deck="4")
+    tag = wire.TagEvent(v=wire.VERSION, src="table-4-pi", seq=0, ts=7.0, zone=Zone.TRAY,
+                        seat="N", action=Action.PRESENT, uid="04AA", card="SA", deck="4")
     assert bridge.publisher.publish_event(tag) == 3
     sent = [wire.decode_input("event", m.payload) for m in bridge.publisher.spool.pending()]
     boot = bridge.publisher.boot
     assert sent == [
-        wire.ButtonEvent(v=1, src="table-4-pi", seq=1, boot=boot, ts=5.0, button="claim",
+        wire.ButtonEvent(v=1, src="table-4-pi", seq=1, boot=boot, ts=5.0, button=Button.CLAIM,
                          seat="W"),
-        wire.ButtonEvent(v=1, src="table-4-pi", seq=2, boot=boot, ts=6.0, button="next"),
+        wire.ButtonEvent(v=1, src="table-4-pi", seq=2, boot=boot, ts=6.0, button=Button.NEXT),
         msgspec.structs.replace(tag, seq=3, boot=boot),
     ]
     fits(bridge.health_payload(), wire.Health)
