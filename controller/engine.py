@@ -2,8 +2,9 @@
 
 ``Engine.handle(topic, payload)`` is the one path every consumer uses: the live daemon
 (``controller/daemon.py``), ``bridge-table replay`` and the benchmarks. It decodes the
-payload once with ``controller.wire`` (whose Structs say what a valid payload is), drops duplicates (same ``src``, ``boot`` and ``seq``, as QoS 1 redelivers and
-bridges resend), applies the event or ruling to the table's ``Table`` and returns what must
+payload once with ``controller.wire`` (whose Structs say what a valid payload is), drops
+duplicates (same ``src``, ``boot`` and ``seq``, as QoS 1 redelivers and bridges resend),
+applies the event or ruling to the table's ``Table`` and returns what must
 be published; ``acks_due`` gives the acknowledgements to publish after. It does no I/O and
 reads no clock: the same inputs give the same outputs, which is what lets the daemon rebuild
 every table from its journal.
