@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import aiomqtt
 
 # one broker-settings parser for every command; the old names stay importable from here
+from controller import wire
 from controller.brokersettings import (  # noqa: F401 - re-exported
     BrokerSettings,
     ControllerError,
@@ -81,7 +82,7 @@ log = logging.getLogger("bridge_table.controller")
 
 T = TypeVar("T")
 
-DEFAULT_MAX_PAYLOAD = 64 * 1024
+DEFAULT_MAX_PAYLOAD = wire.MAX_PAYLOAD
 #: seconds to wait for the PUBACKs of what the daemon publishes (a board's outputs at once)
 PUBLISH_TIMEOUT = 30.0
 NODELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -176,14 +177,14 @@ class ControllerDaemon:
     def status_topic(self) -> str:
         """``{root}/controller/status``; ``{root}/controller/{t}/status`` for a one-table
         controller (``bridge-table run``), so that every Pi has its own."""
-        if len(self.only_tables) == 1:
-            return f"{self.root}/controller/{self.only_tables[0]}/status"
-        return f"{self.root}/controller/status"
+        only = self.only_tables[0] if len(self.only_tables) == 1 else None
+        return wire.status_topic(only, root=self.root)
 
     @property
     def subscriptions(self) -> list[tuple[str, int]]:
         tables = list(self.only_tables) or ["+"]
-        return [(f"{self.root}/{t}/{kind}", 1) for t in tables for kind in ("event", "ruling")]
+        return [(wire.topic(t, kind, root=self.root), 1) for t in tables
+                for kind in ("event", "ruling")]
 
     def _table_of(self, topic: str) -> str:
         """The topic's table id, for an error about it; ``controller`` when it is not a
@@ -228,20 +229,21 @@ class ControllerDaemon:
         except Exception as e:  # a bug in the Engine must not stop the other tables
             self.counters.engine_failures += 1
             log.exception("engine failed on %s (%d bytes)", topic, len(payload))
-            return [_Out(f"{self.root}/{self._table_of(topic)}/error",
-                         {"v": 1, "table": self._table_of(topic), "error": "internal",
-                          "detail": f"{type(e).__name__}: {e}"})]
+            table = self._table_of(topic)
+            return [_Out(wire.topic(table, "error", root=self.root), wire.error_payload(
+                table, topic.rsplit("/", 1)[-1], "internal", payload,
+                detail=f"{type(e).__name__}: {e}"))]
         self.counters.applied += 1
         return outs
 
-    def _too_large(self, topic: str, size: int) -> OutgoingLike:
+    def _too_large(self, topic: str, size: int, excerpt: bytes = b"") -> OutgoingLike:
         table = self._table_of(topic)
         self.counters.oversize += 1
         log.warning("table %s: %d-byte payload on %s refused (limit %d)", table, size, topic,
                     self.max_payload)
-        return _Out(f"{self.root}/{table}/error",
-                    {"v": 1, "table": table, "error": "payload_too_large",
-                     "detail": {"topic": topic, "bytes": size, "limit": self.max_payload}})
+        return _Out(wire.topic(table, "error", root=self.root), wire.error_payload(
+            table, topic.rsplit("/", 1)[-1], "payload_too_large", excerpt,
+            detail={"topic": topic, "bytes": size, "limit": self.max_payload}))
 
     async def _process(self, client: aiomqtt.Client, batch: Sequence[aiomqtt.Message]) -> None:
         accepted: list[tuple[str, bytes]] = []
@@ -253,7 +255,7 @@ class ControllerDaemon:
                 str(m.payload).encode()
             self.counters.received += 1
             if len(payload) > self.max_payload:
-                plan.append(self._too_large(topic, len(payload)))
+                plan.append(self._too_large(topic, len(payload), bytes(payload[:800])))
             else:
                 plan.append(len(accepted))
                 accepted.append((topic, bytes(payload)))
@@ -312,7 +314,7 @@ class ControllerDaemon:
 
     # -- status ---------------------------------------------------------------------------
     def status(self, status: str = "online") -> dict[str, Any]:
-        payload: dict[str, Any] = {"v": 1, "src": self.client_id, "status": status}
+        payload: dict[str, Any] = {"v": wire.VERSION, "src": self.client_id, "status": status}
         if status == "online":
             payload.update(ts=round(time.time(), 3), tables=sorted(self.engine.tables),
                            counters=self.counters.as_dict(), engine=dict(self.engine.stats),

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import msgspec
 
+from . import wire
 from .deals import DealsError, load_deals
 from .engine import Engine, Outgoing
 from .laws.cards import ParseError, Rules
@@ -80,7 +81,7 @@ def replay_lines(engine: Engine, lines: Iterable[bytes | str], *, table: str = "
             topic, payload = head.topic, bytes(head.payload)
         else:
             kind = "ruling" if head.ruling is not None else "event"
-            topic, payload = f"{root}/{table}/{kind}", line
+            topic, payload = wire.topic(table, kind, root=root), line
         outs = engine.handle(topic, payload)
         for out in outs:
             if out.topic.endswith("/error"):

@@ -31,8 +31,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
+from controller import wire
+from controller.laws.events import Action, Button, Zone
 from firmware_bridge.config import SEATS, BridgeConfig, ReaderConfig, load_config
 from firmware_bridge.display import Display, NullDisplay, make_display
 from firmware_bridge.errors import (
@@ -85,7 +87,7 @@ def parse_indicator(payload: bytes, table: str) -> Indicator:
         raise IndicatorError(f"not JSON: {e}") from None
     if not isinstance(data, dict):
         raise IndicatorError(f"not a JSON object but {type(data).__name__}")
-    if data.get("v") != 1:
+    if data.get("v") != wire.VERSION:
         raise IndicatorError(f"unsupported version v={data.get('v')!r}")
     if "table" in data and str(data["table"]) != table:
         raise IndicatorError(f"for table {data['table']!r}, this is table {table!r}")
@@ -318,29 +320,29 @@ class Bridge:
             return None
         uid = read.uid.upper()
         self._note_sighting(rc, read, uid)
-        body: dict[str, Any] = {"ts": read.ts, "type": "tag", "zone": antenna.zone}
-        if antenna.seat is not None:
-            body["seat"] = antenna.seat
-        body["action"] = read.action
-        body["uid"] = uid
         assert self._registry is not None
         info: Any = self._registry.lookup(uid)
         kind = getattr(info, "kind", None)
+        what: dict[str, Any]
         if kind == "card":
-            body["card"] = info.card
-            body["deck"] = info.deck
+            what = {"card": info.card, "deck": info.deck}
         elif kind == "call":
-            body["call"] = info.call
+            what = {"call": info.call}
         elif kind == "marker":
-            body["call"] = info.marker  # STOP / ALERT: bidding-box markers, as the contract says
+            what = {"call": info.marker}  # STOP / ALERT: bidding-box markers, as the contract says
         elif kind == "board":
-            body["board"] = info.board
+            what = {"board": info.board}
         else:
-            body["unknown"] = True
+            what = {"unknown": True}
             self.health.unknown_tags += 1
             self._health_changed()
+        # zone and seat come from the validated config (firmware_bridge.config); the
+        # publisher numbers the event (seq, boot)
+        event = wire.TagEvent(v=wire.VERSION, src=self.config.table.src, seq=0, ts=read.ts,
+                              zone=Zone(antenna.zone), seat=cast(Any, antenna.seat),
+                              action=Action(read.action), uid=uid, **what)
         held = self.health.readers[rc.name].kind == "inventory"
-        return self._publish(body, lying=(rc.name, read.antenna, uid, read.action) if held
+        return self._publish(event, lying=(rc.name, read.antenna, uid, read.action) if held
                              else None)
 
     def _note_sighting(self, rc: ReaderConfig, read: TagRead, uid: str) -> None:
@@ -369,7 +371,7 @@ class Bridge:
         held = self.health.readers[rc.name].kind != "tap"
         places[where] = (read.ts, held)
 
-    def _publish(self, body: dict[str, Any], *,
+    def _publish(self, body: wire.Event | Mapping[str, Any], *,
                  lying: tuple[str, str, str, str] | None = None) -> int | None:
         if self.publisher is None:
             return None
@@ -392,10 +394,9 @@ class Bridge:
 
     def press(self, button: str, seat: str | None, ts: float | None = None) -> int | None:
         """A button press -> a ``button`` event."""
-        body: dict[str, Any] = {"ts": time.time() if ts is None else ts, "type": "button",
-                                "button": button}
-        if seat is not None:
-            body["seat"] = seat
+        body = wire.ButtonEvent(v=wire.VERSION, src=self.config.table.src, seq=0,
+                                ts=time.time() if ts is None else ts,
+                                button=Button(button), seat=cast(Any, seat))
         self.health.buttons += 1
         return self._publish(body)
 
@@ -458,7 +459,7 @@ class Bridge:
         h = self.health
         publisher = self.publisher
         return {
-            "v": 1, "src": self.config.table.src, "table": self.config.table.id,
+            "v": wire.VERSION, "src": self.config.table.src, "table": self.config.table.id,
             "ts": time.time(),
             "connected": bool(publisher and publisher.connected.is_set()),
             "spool_depth": publisher.spool.depth() if publisher else 0,

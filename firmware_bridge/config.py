@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from controller import wire
 from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
 from controller.laws import SEAT_NAMES, Button, Zone
 from controller.tomlfile import TomlFileError, load_toml
@@ -182,7 +183,7 @@ class BridgeConfig:
 
     def topic(self, kind: str) -> str:
         """``{root}/{table}/{kind}``: e.g. ``bridge/1/event``."""
-        return f"{self.broker.root}/{self.table.id}/{kind}"
+        return wire.topic(self.table.id, kind, root=self.broker.root)
 
 
 def _key_text(key: str) -> str:

@@ -38,12 +38,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import aiomqtt
+import msgspec
 
+from controller import wire
 from firmware_bridge.config import BridgeConfig
-from firmware_bridge.errors import SpoolError
+from firmware_bridge.errors import BridgeError, SpoolError
 
 log = logging.getLogger(__name__)
 
@@ -204,9 +206,11 @@ class Spool:
                 raise SpoolError(f"{self.path}: cannot start a boot: {e}") from None
         return boot
 
-    def append_event(self, topic: str, head: Mapping[str, Any], body: Mapping[str, Any], *,
+    def append_event(self, topic: str, head: wire.Event | Mapping[str, Any],
+                     body: Mapping[str, Any] | None = None, *,
                      lying: tuple[str, str, str, str] | None = None) -> tuple[int, bytes]:
-        """Spool one event: takes the next seq, stores ``head + {seq, boot} + body``.
+        """Spool one event: takes the next seq, stores ``head`` (a ``controller.wire``
+        event) with that seq and the boot, or the mapping ``head + {seq, boot} + body``.
 
         Returns ``(seq, payload)``. One transaction: seq, boot, message and, with ``lying``
         = (reader, antenna, uid, action), what lies on that antenna are kept together.
@@ -223,7 +227,10 @@ class Spool:
                 if boot is None or seq > MAX_SEQ:
                     seq = 1
                     boot = self._start_boot(seq)
-                payload = encode_json({**head, "seq": seq, "boot": boot, **body})
+                if isinstance(head, wire.TagEvent | wire.ButtonEvent):
+                    payload = wire.encode(msgspec.structs.replace(head, seq=seq, boot=boot))
+                else:
+                    payload = encode_json({**head, "seq": seq, "boot": boot, **(body or {})})
                 self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('next_seq', ?)",
                                  (seq + 1,))
                 self._db.execute("INSERT INTO outbox(topic, payload, qos, retain, seq, created,"
@@ -335,8 +342,8 @@ class Publisher:
         self.ack_topic = config.topic(f"ack/{self.src}")
         root = config.broker.root.strip("/")
         #: the controllers' status topics (every table's daemon, and this table's own)
-        self.controller_topics = (f"{root}/controller/status",
-                                  f"{root}/controller/{config.table.id}/status")
+        self.controller_topics = (wire.status_topic(root=root),
+                                  wire.status_topic(config.table.id, root=root))
         self.boot = spool.boot
         #: the last ack of this boot (seq), and counters for health
         self.acked_seq: int | None = None
@@ -363,14 +370,21 @@ class Publisher:
 
     # -- producer side ---------------------------------------------------------------
 
-    def publish_event(self, body: Mapping[str, Any], *,
+    def publish_event(self, event: wire.Event | Mapping[str, Any], *,
                       lying: tuple[str, str, str, str] | None = None) -> int:
-        """Spool one event (``body`` holds ts, type, ...) and wake the sender; returns seq.
+        """Spool one event and wake the sender; returns seq. ``event`` is a
+        ``controller.wire`` event (its ``src`` this bridge's, ``seq`` and ``boot`` set here),
+        or the fields after ``seq`` (ts, type, zone, ...), as a recording holds them.
 
         ``lying`` (reader, antenna, uid, action) records, in the same transaction, what lies
-        on an inventory antenna."""
-        seq, payload = self.spool.append_event(self.event_topic, {"v": 1, "src": self.src},
-                                               body, lying=lying)
+        on an inventory antenna. Raises BridgeError for a body that is no contract event."""
+        if not isinstance(event, wire.TagEvent | wire.ButtonEvent):
+            try:
+                event = msgspec.convert({**event, "v": wire.VERSION, "src": self.src, "seq": 0},
+                                        wire.Event)
+            except msgspec.ValidationError as exc:
+                raise BridgeError(f"not a contract event: {exc}") from None
+        seq, payload = self.spool.append_event(self.event_topic, event, lying=lying)
         if b'"boot":"' + self.boot.encode() + b'"' not in payload:  # seq wrapped: a new boot
             self.boot = self.spool.boot
         self.drained.clear()
@@ -383,8 +397,8 @@ class Publisher:
         self._health_sent = False
         self._wake.set()
 
-    def status_payload(self, status: str) -> bytes:
-        return encode_json({"v": 1, "src": self.src, "status": status})
+    def status_payload(self, status: Literal["online", "offline"]) -> bytes:
+        return wire.encode(wire.BridgeStatus(v=wire.VERSION, src=self.src, status=status))
 
     # -- connection ------------------------------------------------------------------
 
@@ -494,17 +508,16 @@ class Publisher:
 
     def on_ack(self, payload: bytes) -> None:
         """``{root}/{t}/ack/{src}``: drop what the controller has applied."""
-        try:
-            data = json.loads(payload) if payload.strip() else None
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            data = None
-        if not isinstance(data, dict):
-            if payload.strip():
-                log.warning("ack ignored, not a JSON object: %r", payload[:200])
+        if not payload.strip():  # a cleared retained message
             return
-        boot, seq = data.get("boot"), data.get("seq")
-        if not isinstance(boot, str) or not isinstance(seq, int) or isinstance(seq, bool):
-            log.warning("ack ignored, no boot or seq: %r", payload[:200])
+        try:
+            ack = wire.decode(payload, wire.Ack)
+        except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError) as e:
+            log.warning("ack ignored, not a contract ack (%s): %r", e, payload[:200])
+            return
+        boot, seq = ack.boot, ack.seq
+        if boot is None:
+            log.warning("ack ignored, no boot: %r", payload[:200])
             return
         # an ack of an earlier boot drops what is left of that boot (after a seq wrap)
         dropped = self.spool.acknowledge(boot, seq)

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import wire
 from ..brokersettings import add_broker_arguments, settings_from_args
 from .gate import RELEASES, Gate, GatePolicy, Item
 from .view import apply_item, new_view, write_table_files
@@ -250,7 +251,7 @@ class Relay:
     def session_payload(self) -> dict[str, Any]:
         mv = self.gate.policy.movement
         tables = sorted({t for r in mv.rounds for t in r.tables}) if mv is not None else []
-        return {"v": 1, "session": self.session, "tables": tables, **self.session_info}
+        return {"v": wire.VERSION, "session": self.session, "tables": tables, **self.session_info}
 
 
 async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event | None = None,
@@ -268,10 +269,10 @@ async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event
                     broker.host, broker.port, identifier=cid, clean_session=False,
                     username=broker.username, password=broker.password,
                     tls_context=broker.tls_context(), keepalive=broker.keepalive) as client:
-                await client.subscribe([(f"{root}/controller/status", 1),
-                                        (f"{root}/controller/+/status", 1),
-                                        (f"{root}/+/state", 1), (f"{root}/+/feed", 1),
-                                        (f"{root}/+/alert", 1), (f"{root}/+/result", 1)])
+                await client.subscribe(
+                    [(wire.status_topic(root=root), 1), (wire.status_topic("+", root=root), 1)]
+                    + [(wire.topic("+", kind, root=root), 1)
+                       for kind in ("state", "feed", "alert", "result")])
                 await client.publish(f"{relay.public}/session",
                                      json.dumps(relay.session_payload()), qos=1, retain=True)
                 if ready is not None:

@@ -25,12 +25,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import wire
+
 __all__ = ["new_view", "apply_item", "view_record", "write_table_files"]
 
 
 def new_view(session: str, table: str, board: int, info: Mapping[str, Any]) -> dict[str, Any]:
     view: dict[str, Any] = {
-        "v": 1, "session": session, "table": table, "board": board,
+        "v": wire.VERSION, "session": session, "table": table, "board": board,
         "dealer": None, "vul": None, "deal": None, "calls": [], "cards": [],
         "irregularities": [], "claim": None, "result": None, "status": "playing",
     }

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import IO, Any
 
 import aiomqtt
+import msgspec
 
+from controller import wire
 from controller.daemon import BrokerSettings, ControllerDaemon, cancel_until_done
 from controller.engine import Engine
 from controller.journal import Journal
@@ -63,7 +65,7 @@ def bridge_config_dict(sim_toml: Path, *, broker_url: str, spool: Path,
 async def _watch(url: BrokerSettings, view: TableView, done: asyncio.Event,
                  ready: asyncio.Event) -> None:
     async with aiomqtt.Client(url.host, url.port) as client:
-        await client.subscribe(f"bridge/{TABLE}/#", qos=1)
+        await client.subscribe(wire.topic(TABLE, "#"), qos=1)
         ready.set()
         async for m in client.messages:
             kind = m.topic.value.rsplit("/", 1)[-1]
@@ -100,9 +102,10 @@ async def _play_direct(url: BrokerSettings, events: Iterable[dict[str, Any]],
         for seq, event in enumerate(events, start=1):
             await asyncio.sleep(_delay(event, speed))
             body = {k: v for k, v in event.items() if not k.startswith("_")}
-            body.update(v=1, src="demo-direct", seq=seq, ts=round(time.time(), 3),
+            body.update(v=wire.VERSION, src="demo-direct", seq=seq, ts=round(time.time(), 3),
                         uid=f"{seq:08X}")
-            await client.publish(f"bridge/{TABLE}/event", json.dumps(body), qos=1)
+            message = msgspec.convert(body, wire.Event)  # as a bridge encodes it
+            await client.publish(wire.topic(TABLE, "event"), wire.encode(message), qos=1)
 
 
 def _mark_scans(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
+from controller import wire
 from controller.laws.cards import FULL_DECK, Call, CallKind, Card, Seat
 from controller.laws.record import BoardRecord
 
@@ -87,10 +88,8 @@ def record_events(
 
     def emit(**fields: Any) -> None:
         k = len(events)
-        event: Event = {"v": 1, "src": src, "seq": seq_start + k,
-                        "ts": ts_start + k * ts_step, "type": "tag"}
-        event.update(fields)
-        events.append(event)
+        events.append(wire.to_builtins(wire.TagEvent(
+            v=wire.VERSION, src=src, seq=seq_start + k, ts=ts_start + k * ts_step, **fields)))
 
     def card_event(seat: Seat, card: Card, action: str) -> None:
         emit(zone="tray", seat=seat.name, action=action, uid=card_uid(card), card=str(card),

@@ -33,6 +33,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller import wire
 from controller.brokersettings import DEFAULT_URL, BrokerSettings, BrokerSettingsError, resolve
 from controller.deals import DealsError, read_deals
 from controller.laws.cards import FULL_DECK, Deal, Seat
@@ -193,7 +194,7 @@ class MqttReporter:
         self.settings = broker_settings(url)
         self.host, self.port = self.settings.host, self.settings.port
         self.tls = self.settings.tls
-        self.topic = f"{root}/{station}/verify"
+        self.topic = wire.topic(station, "verify", root=root)
         self.station = station
         self.error: str | None = None
         self._client: Any = None
@@ -228,7 +229,7 @@ class MqttReporter:
             await self.__aexit__(None, None, None)
 
     async def board(self, result: BoardResult) -> None:
-        await self._publish({"v": 1, "type": "board", "station": self.station}
+        await self._publish({"v": wire.VERSION, "type": "board", "station": self.station}
                             | result_json(result), retain=False)
 
     async def report(self, report: VerifyReport) -> None:
@@ -541,7 +542,7 @@ async def _events(args: argparse.Namespace, out: TextIO, err: TextIO,
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
-        topic = f"{root}/{station_id}/event"
+        topic = wire.topic(station_id, "event", root=root)
         print(f"station {station_id}: following {topic} on {args.events} for "
               f"{len(dealset.deals)} boards (Ctrl-C to stop)", file=err)
         try:

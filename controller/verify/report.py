@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller import wire
 from controller.laws.cards import Seat
 from controller.laws.dealcheck import Finding
 
@@ -89,9 +90,9 @@ class VerifyReport:
 
 
 def report_json(report: VerifyReport) -> dict[str, Any]:
-    return {"v": 1, "type": "report", "station": report.station, "deals": report.deals_file,
-            "summary": report.summary(), "file_problems": list(report.file_problems),
-            "notes": dict(report.notes),
+    return {"v": wire.VERSION, "type": "report", "station": report.station,
+            "deals": report.deals_file, "summary": report.summary(),
+            "file_problems": list(report.file_problems), "notes": dict(report.notes),
             "boards": [result_json(r) for r in report.results]}
 
 

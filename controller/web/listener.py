@@ -20,6 +20,7 @@ from typing import Any
 
 import aiomqtt
 
+from controller import wire
 from controller.brokersettings import BrokerSettings
 
 log = logging.getLogger("bridge_table.web")
@@ -29,7 +30,7 @@ TOPICS = ("state", "alert", "result", "indicator", "bridge", "health", "error", 
           "feed")
 MAX_ERRORS = 20
 MAX_CALLS = 10
-MAX_PAYLOAD = 64 * 1024
+MAX_PAYLOAD = wire.MAX_PAYLOAD
 
 
 @dataclass
@@ -132,11 +133,11 @@ class TableStore:
         return [v.as_json() for v in self.tables.values()]
 
     def handle(self, topic: str, payload: bytes) -> None:
-        parts = topic.split("/")
-        if len(parts) != 3 or parts[0] != self.root or parts[2] not in TOPICS \
-                or parts[1] == "controller":
+        parsed = wire.parse_topic(topic, root=self.root)
+        if parsed is None or parsed.rest is not None or parsed.kind not in TOPICS \
+                or parsed.table == "controller":
             return
-        table, kind = parts[1], parts[2]
+        table, kind = parsed.table, parsed.kind
         if kind == "bridge":
             data: Any = _decode(payload)
             status = data.get("status") if isinstance(data, dict) else None
@@ -282,7 +283,7 @@ async def run_listener(settings: BrokerSettings, store: TableStore, conn: Connec
                     settings.host, settings.port, identifier=client_id or None,
                     username=settings.username, password=settings.password,
                     tls_context=settings.tls_context(), keepalive=settings.keepalive) as client:
-                await client.subscribe([(f"{root}/+/{kind}", 1) for kind in TOPICS])
+                await client.subscribe([(wire.topic("+", kind, root=root), 1) for kind in TOPICS])
                 conn.client = client
                 conn.connected.set()
                 log.info("connected to %s", settings.url)

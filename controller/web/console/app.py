@@ -29,6 +29,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from controller import wire
 from controller.brokersettings import BrokerSettings
 from controller.laws.cards import Seat
 from controller.laws.irregularities import Code
@@ -154,7 +155,7 @@ class Console:
         self.pending[seq] = table
         self.store.answer_calls(table)
         data = json.dumps(payload, separators=(",", ":")).encode()
-        await self.conn.publish(f"{self.config.root}/{table}/ruling", data, qos=1)
+        await self.conn.publish(wire.topic(table, "ruling", root=self.config.root), data, qos=1)
         log.info("ruling %s seq %d on table %s by %s", payload["ruling"], seq, table,
                  session.name)
         return {"seq": seq, "payload": payload}
