@@ -19,6 +19,7 @@ import msgspec
 from .deals import DealsError, load_deals
 from .engine import Engine, Outgoing
 from .laws.cards import ParseError, Rules
+from .laws.record import DealInfo
 
 KINDS = ("state", "alert", "indicator", "result", "feed", "error")
 
@@ -92,7 +93,8 @@ def _report(errors: IO[str] | None, source: str, lineno: int, message: str) -> N
         print(f"{source}:{lineno}: {message}", file=errors)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], out: IO[bytes] | None = None) -> int:
+    """The command; ``out`` is where the messages go (standard output by default)."""
     args = parse_args(argv)
     kinds: set[str] | None = None
     if args.topics:
@@ -119,7 +121,7 @@ def main(argv: list[str]) -> int:
         schedule, pairs_at = session.movement.schedule(), session.movement.pairs_at
         if not deals_path and session.deals is not None:
             deals_path, first_board = session.deals, first_board or session.deals_first_board
-    deals = {}
+    deals: dict[int, DealInfo] = {}
     if deals_path:
         try:
             deals, problems = load_deals(deals_path, first_board)
@@ -139,7 +141,8 @@ def main(argv: list[str]) -> int:
     engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy,
                     kinds=frozenset(kinds | {"error"}) if kinds is not None else None,
                     schedule=schedule, pairs_at=pairs_at)
-    out = sys.stdout.buffer
+    if out is None:
+        out = sys.stdout.buffer
     try:
         fp: IO[bytes] = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")
     except OSError as exc:
