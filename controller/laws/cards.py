@@ -420,9 +420,13 @@ class Deal:
             if len(suits) != 4:
                 raise ParseError(f"hand {part!r} needs four suits")
             cards: set[Card] = set()
-            for suit, ranks in zip((Suit.S, Suit.H, Suit.D, Suit.C), suits, strict=True):
+            for letter, suit, ranks in zip("SHDC", (Suit.S, Suit.H, Suit.D, Suit.C), suits,
+                                           strict=True):
                 for ch in ranks:
-                    cards.add(Card(suit, Rank.parse(ch)))
+                    # the 52 cards are made once (``_CARDS``); a lower-case or bad rank
+                    # goes through Rank.parse, which reads it or says why not
+                    card = _CARDS.get(letter + ch)
+                    cards.add(card if card is not None else Card(suit, Rank.parse(ch)))
             hands[seat] = frozenset(cards)
         return cls.from_hands(hands)  # type: ignore[arg-type]
 
