@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -247,6 +247,8 @@ class Engine:
         self.refusals: OrderedDict[str, str] = OrderedDict()
         #: (table, src) whose acknowledgement changed since ``acks_due`` was last called
         self._acks_dirty: set[tuple[str, str]] = set()
+        #: inputs applied without building outputs (``rebuild``)
+        self._quiet = False
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -278,6 +280,31 @@ class Engine:
             if ts.result is not None:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, True))
         return out
+
+    def rebuild(self, inputs: Iterable[tuple[str, bytes | str | Mapping[str, Any]]]) -> int:
+        """Apply ``(topic, payload)`` inputs already published (a journal's, in order) as
+        ``handle`` does, building no output: the tables, seqs, alerts, results and feed
+        numbers end as after ``handle``; ``snapshot`` and ``retained`` give the current
+        state; the next ``handle`` goes on from there. Returns how many were fed."""
+        count = 0
+        self._quiet = True
+        try:
+            for topic, payload in inputs:
+                try:
+                    self.handle(topic, payload)
+                except Exception:  # a defect: the live path logs it; keep rebuilding
+                    self.stats["internal_errors"] += 1
+                count += 1
+        finally:
+            self._quiet = False
+        if "indicator" in self.kinds:
+            # the last indicator, as if it had been built all along: the next input
+            # publishes one only if it changes (as ``handle`` alone would have)
+            for name, ts in self._tables.items():
+                if ts.indicator_key is None:
+                    ts.indicator_key = self._indicator_key(ts)
+                    ts.indicator = self._indicator(name, ts, ts.indicator_key)
+        return count
 
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
         """Apply one message from ``{root}/{t}/event`` or ``{root}/{t}/ruling``."""
@@ -581,6 +608,8 @@ class Engine:
         }, retain=False)
 
     def _publish(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
+        if self._quiet:
+            return self._follow(name, ts, update)
         out: list[Outgoing] = []
         kinds = self.kinds
         table = ts.table
@@ -629,6 +658,24 @@ class Engine:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
             out += self._compare_tables(name, ts, record)
         return out
+
+    def _follow(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
+        """``_publish`` without outputs (``rebuild``): what the next outputs depend on is
+        kept (alerts, feed numbers, notes, result, the fouled-board check); state and
+        indicator are built again when next asked for."""
+        if update.board_started:
+            ts.alerts = {}
+        for item in update.irregularities:
+            ts.alerts[item.id] = item
+        ts.feed_seq += len(update.feed)
+        ts.notes = update.notes
+        ts.state = ts.indicator = ts.indicator_key = None
+        board = ts.table.board
+        if update.result_changed and board is not None:
+            record = ts.table.record()
+            ts.result = self._result(name, record)
+            self._compare_tables(name, ts, record)
+        return []
 
     def _compare_tables(self, name: str, ts: _TableState,
                         record: BoardRecord | None) -> list[Outgoing]:
