@@ -34,6 +34,8 @@ ROWS = 4
 def columns(text: str) -> int:
     """Columns ``text`` takes on a character display or a terminal: East Asian wide and
     fullwidth characters take two, combining marks none."""
+    if text.isascii():
+        return len(text)
     return sum(0 if unicodedata.combining(ch) else
                2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 

@@ -17,6 +17,7 @@ from typing import IO, Any
 import msgspec
 
 from .deals import DealsError, load_deals
+from .display_text import LANGUAGES
 from .engine import Engine, Outgoing
 from .laws.cards import ParseError, Rules
 from .laws.record import DealInfo
@@ -53,6 +54,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="table id for lines that are bare payloads (default: 1)")
     p.add_argument("--rules", default="2017", help="Laws edition: 2017 (default) or 2007")
     p.add_argument("--policy", help="indicator policy TOML file")
+    p.add_argument("--languages", default=",".join(LANGUAGES),
+                   help="languages of the indicator's display text, comma-separated "
+                   f"(default: {','.join(LANGUAGES)})")
     return p.parse_args(argv)
 
 
@@ -139,9 +143,14 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
         except (OSError, PolicyError) as exc:
             print(f"bridge-table replay: {exc}", file=sys.stderr)
             return 2
-    engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy,
-                    kinds=frozenset(kinds | {"error"}) if kinds is not None else None,
-                    schedule=schedule, pairs_at=pairs_at)
+    languages = tuple(lang.strip() for lang in args.languages.split(",") if lang.strip())
+    try:
+        engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy,
+                        kinds=frozenset(kinds | {"error"}) if kinds is not None else None,
+                        schedule=schedule, pairs_at=pairs_at, languages=languages)
+    except ValueError as exc:  # --languages
+        print(f"bridge-table replay: {exc}", file=sys.stderr)
+        return 2
     if out is None:
         out = sys.stdout.buffer
     try:

@@ -52,7 +52,9 @@ class Seat(enum.IntEnum):
 
     @property
     def side(self) -> Side:
-        return Side.NS if self in (Seat.N, Seat.S) else Side.EW
+        # N and S are the even seats; an int test, not two enum comparisons (hot: every
+        # trick's winner is asked its side on every card)
+        return Side.EW if self & 1 else Side.NS
 
     def is_opponent_of(self, other: Seat) -> bool:
         return self.side is not other.side
