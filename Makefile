@@ -49,6 +49,7 @@ typecheck: $(STAMP)
 
 bench: deps-system $(STAMP)
 	$(PY) bench/bench_replay.py --write
+	$(PY) bench/bench_rebuild.py --write
 	$(PY) bench/bench_bridge_latency.py
 	$(PY) bench/bench_controller.py --write-docs
 	$(PY) bench/bench_verify.py
