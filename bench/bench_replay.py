@@ -193,6 +193,9 @@ def main() -> int:
     ap.add_argument("--boards", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--main-tree", type=Path,
+                    help="an earlier checkout (git archive main | tar -x -C DIR) whose "
+                    "replay command is timed alongside")
     args = ap.parse_args()
     records, data = make_session(args.boards, args.seed)
     n_events = len(data.splitlines())
@@ -209,11 +212,12 @@ def main() -> int:
         deals = Path(tmp) / "deals.pbn"
         events.write_bytes(data)
         deals.write_text(pbn_text(records))
-        def command(*extra: str) -> float:
+        def command(*extra: str, tree: Path = ROOT) -> float:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             proc = subprocess.run([sys.executable, "-m", "controller.cli", "replay",
                                    str(events), "--deals", str(deals), *extra],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  cwd=tree.resolve())
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             assert proc.returncode == 0, proc.stderr[-2000:]
             # the command's own CPU time (user + system), start-up included
@@ -221,6 +225,8 @@ def main() -> int:
 
         cli = min(command() for _ in range(3))
         cli_en = min(command("--languages", "en") for _ in range(3))
+        cli_main = min(command(tree=args.main_tree) for _ in range(3)) \
+            if args.main_tree else None
     rows = [
         ("JSON decode only (the floor)", floor, n_events),
         ("Laws core: Table.apply, no JSON", core, n_core),
@@ -231,6 +237,9 @@ def main() -> int:
         ("`bridge-table replay --languages en` command (one display language)", cli_en,
          n_events),
     ]
+    if cli_main is not None:
+        rows.append(("the earlier checkout's `bridge-table replay` command (`--main-tree`)",
+                     cli_main, n_events))
     lines = [
         f"Command: `.venv/bin/python bench/bench_replay.py --boards {args.boards} "
         f"--seed {args.seed}`",
@@ -250,7 +259,9 @@ def main() -> int:
                   f"replay writing every message ({n_out} of them: state, indicator and feed "
                   f"after each event) {ep[0] / rep:.1f}x in process; the command, start-up "
                   f"and deals file included, **{ep[0] / cli:.1f}x** "
-                  f"({ep[0] / cli_en:.1f}x with one display language). Goal: 10x."]
+                  f"({ep[0] / cli_en:.1f}x with one display language)"
+                  + (f"; the earlier checkout's command {ep[0] / cli_main:.1f}x"
+                     if cli_main is not None else "") + ". Goal: 10x."]
     text = "\n".join(lines)
     print(text)
     if args.write:

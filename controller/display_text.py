@@ -63,6 +63,28 @@ def _ui(key: str, lang: str, **values: object) -> str:
 
 
 @lru_cache(maxsize=4096)
+def _open_forms(key: str, lang: str, values: tuple[tuple[str, object], ...],
+                numbers: tuple[str, ...]) -> tuple[str, ...]:
+    """The row's forms with ``values`` filled in and each of ``numbers`` left as its
+    ``{name}`` placeholder (a number is written as ``str`` of it in every language)."""
+    filled: dict[str, object] = dict(values)
+    filled.update((name, "{" + name + "}") for name in numbers)
+    return tuple(ui_variants(key, lang, **filled))
+
+
+def _ui_numbers(key: str, lang: str, values: tuple[tuple[str, object], ...],
+                **numbers: int) -> str:
+    """``_ui(key, lang, **values, **numbers)``, rendered once per ``values`` and finished
+    per call with the numbers (the tricks of a contract change every trick, a board's
+    number every board: each would otherwise render every form of the row anew)."""
+    forms = _open_forms(key, lang, values, tuple(numbers))
+    for name, number in numbers.items():
+        mark, text = "{" + name + "}", str(number)
+        forms = tuple(form.replace(mark, text) for form in forms)
+    return first_fit(forms)
+
+
+@lru_cache(maxsize=4096)
 def _calls(calls: tuple[Call, ...], lang: str) -> str:
     # the last calls that fit, newest kept
     shown = [call_text(c, lang, short=True) for c in calls]
@@ -164,7 +186,8 @@ def render_display(key: DisplayKey, languages: Sequence[str] = LANGUAGES
 @lru_cache(maxsize=4096)
 def _head_row(head: tuple[object, ...], lang: str) -> str:
     number, dealer, vul = head
-    return _ui("board_info", lang, n=number, dealer=dealer, vul=vul)
+    assert isinstance(number, int)
+    return _ui_numbers("board_info", lang, (("dealer", dealer), ("vul", vul)), n=number)
 
 
 def _mid_rows(mid: tuple[object, ...], lang: str) -> tuple[str, str]:
@@ -186,7 +209,8 @@ def _second_row(second: tuple[object, ...], lang: str) -> str:
     if contract is not None and declarer is not None:
         if isinstance(tricks, tuple):
             ns, ew = tricks
-            return _ui("contract_tricks", lang, contract=contract, seat=declarer, ns=ns, ew=ew)
+            return _ui_numbers("contract_tricks", lang,
+                               (("contract", contract), ("seat", declarer)), ns=ns, ew=ew)
         return _ui("contract", lang, contract=contract, seat=declarer)
     return ""
 
