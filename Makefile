@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck bench clean deps-system deps-browser
+.PHONY: test demo lint typecheck bench clean deps-system deps-browser mypyc mypyc-clean
 
 deps-system:
 	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || { \
@@ -49,9 +49,17 @@ typecheck: $(STAMP)
 
 bench: deps-system $(STAMP)
 	$(PY) bench/bench_replay.py --write
+	$(PY) bench/bench_rebuild.py --write
 	$(PY) bench/bench_bridge_latency.py
 	$(PY) bench/bench_controller.py --write-docs
 	$(PY) bench/bench_verify.py
+
+# optional: the Laws core compiled with mypyc, in place (controller/mypyc_core.py)
+mypyc: $(STAMP)
+	$(PY) -m controller.mypyc_core build
+
+mypyc-clean:
+	$(PY) -m controller.mypyc_core clean
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache

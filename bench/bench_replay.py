@@ -3,6 +3,10 @@ on generated boards against the same work done with endplay, in the same run.
 
     .venv/bin/python bench/bench_replay.py [--boards 1000] [--seed 1] [--write]
 
+Times are CPU seconds (``time.process_time``; the command's from ``getrusage`` of its
+process), best of three: on a machine shared with other work, wall-clock time measures
+the neighbours as much as the code.
+
 The endplay baseline reads the same JSONL (the same JSON parser: the floor), applies each
 call with its checks (turn, sufficient bid, legal double/redouble, end of auction,
 contract and declarer via ``Contract.from_auction``) and each card with its checks
@@ -17,6 +21,7 @@ import io
 import os
 import platform
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -55,10 +60,10 @@ def make_session(n: int, seed: int) -> tuple[list[BoardRecord], bytes]:
 
 
 def bench_json_floor(data: bytes) -> float:
-    t = time.perf_counter()
+    t = time.process_time()
     for line in data.splitlines():
         _decoder.decode(line)
-    return time.perf_counter() - t
+    return time.process_time() - t
 
 
 def bench_core(records: list[BoardRecord], data: bytes) -> tuple[float, int]:
@@ -73,10 +78,10 @@ def bench_core(records: list[BoardRecord], data: bytes) -> tuple[float, int]:
             card=Card.parse(d["card"]) if "card" in d else None,
             call=Call.parse(d["call"]) if "call" in d else None, board=d.get("board")))
     table = Table("1", deals=deals)
-    t = time.perf_counter()
+    t = time.process_time()
     for inp in inputs:
         table.apply(inp)
-    return time.perf_counter() - t, len(inputs)
+    return time.process_time() - t, len(inputs)
 
 
 def bench_replay(records: list[BoardRecord], data: bytes,
@@ -86,10 +91,10 @@ def bench_replay(records: list[BoardRecord], data: bytes,
     deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal) for r in records}
     engine = Engine(deals=deals, kinds=kinds)
     out: list[bytes] = []
-    t = time.perf_counter()
+    t = time.process_time()
     for msg in replay_lines(engine, data.splitlines()):
         out.append(_encoder.encode({"topic": msg.topic, "payload": msg.payload}))
-    elapsed = time.perf_counter() - t
+    elapsed = time.process_time() - t
     return elapsed, len(out), b"\n".join(out)
 
 
@@ -101,7 +106,7 @@ def bench_endplay(records: list[BoardRecord], data: bytes) -> tuple[float, int]:
     dealers = {r.board: r.dealer for r in records}
     players = [Player.north, Player.east, Player.south, Player.west]
     declarer_tricks = 0
-    t = time.perf_counter()
+    t = time.process_time()
     deal = None
     auction: list[Bid] = []
     turn = 0
@@ -159,7 +164,15 @@ def bench_endplay(records: list[BoardRecord], data: bytes) -> tuple[float, int]:
             if played % 4 == 0 and declarer is not None:
                 if deal.first in (declarer, declarer.partner):
                     declarer_tricks += 1
-    return time.perf_counter() - t, declarer_tricks
+    return time.process_time() - t, declarer_tricks
+
+
+def core_kind() -> str:
+    """Which Laws core the commands import: the sources, or the mypyc build."""
+    proc = subprocess.run([sys.executable, "-c", "import controller.laws.table as t; "
+                           "print(t.__file__)"], capture_output=True, text=True, cwd=ROOT)
+    return "compiled with mypyc (`make mypyc`)" if proc.stdout.strip().endswith(".so") \
+        else "pure Python (the sources)"
 
 
 def machine() -> str:
@@ -180,6 +193,9 @@ def main() -> int:
     ap.add_argument("--boards", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--main-tree", type=Path,
+                    help="an earlier checkout (git archive main | tar -x -C DIR) whose "
+                    "replay command is timed alongside")
     args = ap.parse_args()
     records, data = make_session(args.boards, args.seed)
     n_events = len(data.splitlines())
@@ -196,12 +212,21 @@ def main() -> int:
         deals = Path(tmp) / "deals.pbn"
         events.write_bytes(data)
         deals.write_text(pbn_text(records))
-        t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "controller.cli", "replay", str(events),
-                               "--deals", str(deals)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, cwd=ROOT)
-        cli = time.perf_counter() - t
-        assert proc.returncode == 0, proc.stderr[-2000:]
+        def command(*extra: str, tree: Path = ROOT) -> float:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            proc = subprocess.run([sys.executable, "-m", "controller.cli", "replay",
+                                   str(events), "--deals", str(deals), *extra],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  cwd=tree.resolve())
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            # the command's own CPU time (user + system), start-up included
+            return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+        cli = min(command() for _ in range(3))
+        cli_en = min(command("--languages", "en") for _ in range(3))
+        cli_main = min(command(tree=args.main_tree) for _ in range(3)) \
+            if args.main_tree else None
     rows = [
         ("JSON decode only (the floor)", floor, n_events),
         ("Laws core: Table.apply, no JSON", core, n_core),
@@ -209,15 +234,21 @@ def main() -> int:
         ("replay in process, `--topics result,alert`", rep_few, n_events),
         ("endplay: decode + each call and card with its checks", ep[0], n_events),
         ("`bridge-table replay` command, start-up and --deals included", cli, n_events),
+        ("`bridge-table replay --languages en` command (one display language)", cli_en,
+         n_events),
     ]
+    if cli_main is not None:
+        rows.append(("the earlier checkout's `bridge-table replay` command (`--main-tree`)",
+                     cli_main, n_events))
     lines = [
         f"Command: `.venv/bin/python bench/bench_replay.py --boards {args.boards} "
         f"--seed {args.seed}`",
         f"Machine: {machine()}",
+        f"Laws core: {core_kind()}",
         f"Session: {args.boards} random boards, {n_events} events (board, calls, cards; "
         f"no scans), {n_out} messages out",
         "",
-        "| path | seconds | events/s |",
+        "| path | CPU seconds | events per CPU second |",
         "|---|---:|---:|",
     ]
     lines += [f"| {name} | {sec:.3f} | {n / sec:,.0f} |" for name, sec, n in rows]
@@ -226,7 +257,11 @@ def main() -> int:
                   f"(the same output endplay gives: contract and tricks) "
                   f"**{ep[0] / rep_few:.1f}x**; "
                   f"replay writing every message ({n_out} of them: state, indicator and feed "
-                  f"after each event) {ep[0] / rep:.1f}x. Goal: 10x."]
+                  f"after each event) {ep[0] / rep:.1f}x in process; the command, start-up "
+                  f"and deals file included, **{ep[0] / cli:.1f}x** "
+                  f"({ep[0] / cli_en:.1f}x with one display language)"
+                  + (f"; the earlier checkout's command {ep[0] / cli_main:.1f}x"
+                     if cli_main is not None else "") + ". Goal: 10x."]
     text = "\n".join(lines)
     print(text)
     if args.write:

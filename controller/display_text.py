@@ -9,7 +9,8 @@ first that fits is taken. Seats are N E S W in every language. An alert shows it
 Law, the seat and its status whole: on the last row when that fits, else on the last two.
 
 The indicator is rebuilt after every event, so the phrases are memoised: a table meets the
-same few hundred of them all day.
+same few hundred of them all day. The rows are rendered from a ``display_key`` (the values
+they show), once per key and language, and only in the languages asked for.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from .laws.cards import Call
+from .laws.cards import Call, Contract
 from .laws.irregularities import Irregularity
 from .laws.messages import alert_parts, call_text, ui_variants
 from .laws.table import Board, Phase
@@ -33,6 +34,8 @@ ROWS = 4
 def columns(text: str) -> int:
     """Columns ``text`` takes on a character display or a terminal: East Asian wide and
     fullwidth characters take two, combining marks none."""
+    if text.isascii():
+        return len(text)
     return sum(0 if unicodedata.combining(ch) else
                2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
@@ -57,6 +60,28 @@ def _ui_cached(key: str, lang: str, values: tuple[tuple[str, object], ...]) -> s
 
 def _ui(key: str, lang: str, **values: object) -> str:
     return _ui_cached(key, lang, tuple(sorted(values.items())))
+
+
+@lru_cache(maxsize=4096)
+def _open_forms(key: str, lang: str, values: tuple[tuple[str, object], ...],
+                numbers: tuple[str, ...]) -> tuple[str, ...]:
+    """The row's forms with ``values`` filled in and each of ``numbers`` left as its
+    ``{name}`` placeholder (a number is written as ``str`` of it in every language)."""
+    filled: dict[str, object] = dict(values)
+    filled.update((name, "{" + name + "}") for name in numbers)
+    return tuple(ui_variants(key, lang, **filled))
+
+
+def _ui_numbers(key: str, lang: str, values: tuple[tuple[str, object], ...],
+                **numbers: int) -> str:
+    """``_ui(key, lang, **values, **numbers)``, rendered once per ``values`` and finished
+    per call with the numbers (the tricks of a contract change every trick, a board's
+    number every board: each would otherwise render every form of the row anew)."""
+    forms = _open_forms(key, lang, values, tuple(numbers))
+    for name, number in numbers.items():
+        mark, text = "{" + name + "}", str(number)
+        forms = tuple(form.replace(mark, text) for form in forms)
+    return first_fit(forms)
 
 
 @lru_cache(maxsize=4096)
@@ -101,51 +126,106 @@ def _alert_lines(irr: Irregularity, lang: str) -> list[str]:
         return alert_rows(irr, lang)
 
 
-def display_lines(board: Board | None, shown: Sequence[Irregularity]) -> dict[str, list[str]]:
-    return {lang: _lines(board, shown, lang) for lang in LANGUAGES}
+#: What a display's rows depend on (``display_key``): the board row's values, the middle
+#: rows' values and the alert shown. Equal keys give equal rows, so the rows are rendered
+#: once per key and language (cached), and a table whose key did not change is not
+#: rendered at all (controller/engine.py keeps the last key per table).
+DisplayKey = tuple[tuple[object, ...] | None, tuple[object, ...], Irregularity | None]
 
 
-def _lines(board: Board | None, shown: Sequence[Irregularity], lang: str) -> list[str]:
+def display_key(board: Board | None, shown: Sequence[Irregularity]) -> DisplayKey:
+    """The values the rows of ``board`` with ``shown`` alerts are rendered from: the board
+    row's, the second row's (the auction, or the contract and tricks) and the third's (whose
+    turn it is), each its own key so that each row is rendered once per value."""
+    alert = shown[0] if shown else None
     if board is None:
-        rows = [_ui("waiting_board", lang), "", "", ""]
+        return None, (), alert
+    head = (board.number, board.dealer, board.vulnerability)
+    auction = board.auction
+    phase = board.phase
+    second: tuple[object, ...]
+    third: tuple[object, ...]
+    if phase is Phase.SCANNING or phase is Phase.AUCTION:
+        second = (tuple(c for _, c in auction.calls[-4:]),)
+        third = ("call_turn", board.turn)
     else:
-        rows = _board_lines(board, lang)
-    return with_alert(rows, _alert_lines(shown[0], lang)) if shown else rows
+        tricks = board.play.tricks_won if board.play is not None else None
+        second = (auction.contract, auction.declarer, tricks)
+        if phase is Phase.LEAD:
+            third = ("lead", auction.opening_leader)
+        elif phase is Phase.PLAY:
+            third = ("turn", board.turn)
+        elif phase is Phase.COMPLETE:
+            third = ("board_complete" if board.done else "return_cards", board.number)
+        else:
+            third = ("", None)
+    return head, (second, third), alert
+
+
+def display_lines(board: Board | None, shown: Sequence[Irregularity],
+                  languages: Sequence[str] = LANGUAGES) -> dict[str, list[str]]:
+    """The display's rows in each of ``languages``."""
+    return render_display(display_key(board, shown), languages)
+
+
+def render_display(key: DisplayKey, languages: Sequence[str] = LANGUAGES
+                   ) -> dict[str, list[str]]:
+    """The rows for a ``display_key``, a fresh list per language (the payload's own)."""
+    head, mid, alert = key
+    out: dict[str, list[str]] = {}
+    for lang in languages:
+        if head is None:
+            rows: Sequence[str] = (_ui("waiting_board", lang), "", "", "")
+        else:
+            rows = (_head_row(head, lang), *_mid_rows(mid, lang), "")
+        out[lang] = with_alert(rows, _alert_lines(alert, lang)) if alert is not None \
+            else list(rows)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _head_row(head: tuple[object, ...], lang: str) -> str:
+    number, dealer, vul = head
+    assert isinstance(number, int)
+    return _ui_numbers("board_info", lang, (("dealer", dealer), ("vul", vul)), n=number)
+
+
+def _mid_rows(mid: tuple[object, ...], lang: str) -> tuple[str, str]:
+    """The second and third rows (auction or contract and tricks; whose turn it is)."""
+    second, third = mid
+    assert isinstance(second, tuple) and isinstance(third, tuple)
+    return _second_row(second, lang), _third_row(third, lang)
+
+
+@lru_cache(maxsize=16384)
+def _second_row(second: tuple[object, ...], lang: str) -> str:
+    if len(second) == 1:  # the auction's last calls
+        calls = second[0]
+        assert isinstance(calls, tuple)
+        return _calls(calls, lang) if calls else _ui("auction", lang)
+    contract, declarer, tricks = second
+    if isinstance(contract, Contract) and contract.passed_out:
+        return _ui("passed_out", lang)
+    if contract is not None and declarer is not None:
+        if isinstance(tricks, tuple):
+            ns, ew = tricks
+            return _ui_numbers("contract_tricks", lang,
+                               (("contract", contract), ("seat", declarer)), ns=ns, ew=ew)
+        return _ui("contract", lang, contract=contract, seat=declarer)
+    return ""
+
+
+@lru_cache(maxsize=1024)
+def _third_row(third: tuple[object, ...], lang: str) -> str:
+    key, value = third
+    if not key or value is None:
+        return ""
+    assert isinstance(key, str)
+    if key in ("board_complete", "return_cards"):
+        return _ui(key, lang, n=value)
+    return _ui(key, lang, seat=value)
 
 
 def with_alert(rows: Sequence[str], alert: Sequence[str]) -> list[str]:
     """The board's rows with the alert's rows (one or two) in place of the last ones."""
     return [*rows[:ROWS - len(alert)], *alert]
-
-
-def _board_lines(board: Board, lang: str) -> list[str]:
-    first = _ui("board_info", lang, n=board.number, dealer=board.dealer,
-                vul=board.vulnerability)
-    second = third = ""
-    auction = board.auction
-    phase = board.phase
-    if phase is Phase.SCANNING or phase is Phase.AUCTION:
-        calls = tuple(c for _, c in auction.calls[-4:])
-        second = _calls(calls, lang) if calls else _ui("auction", lang)
-        turn = board.turn
-        if turn is not None:
-            third = _ui("call_turn", lang, seat=turn)
-    else:
-        contract = auction.contract
-        if contract is not None and contract.passed_out:
-            second = _ui("passed_out", lang)
-        elif contract is not None and auction.declarer is not None:
-            if board.play is not None:
-                ns, ew = board.play.tricks_won
-                second = _ui("contract_tricks", lang, contract=contract, seat=auction.declarer,
-                             ns=ns, ew=ew)
-            else:
-                second = _ui("contract", lang, contract=contract, seat=auction.declarer)
-        if phase is Phase.LEAD and auction.opening_leader is not None:
-            third = _ui("lead", lang, seat=auction.opening_leader)
-        elif phase is Phase.PLAY and board.turn is not None:
-            third = _ui("turn", lang, seat=board.turn)
-        elif phase is Phase.COMPLETE:
-            third = _ui("board_complete" if board.done else "return_cards", lang,
-                        n=board.number)
-    return [first, second, third, ""]

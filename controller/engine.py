@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import msgspec
 
 from . import WIRE_VERSION, wire
-from .display_text import display_lines
-from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit
+from .display_text import LANGUAGES, DisplayKey, display_key, render_display
+from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit, Vulnerability
 from .laws.dealcheck import FouledBoardDetector
 from .laws.events import MARKERS, ButtonEvent, TagEvent
 from .laws.irregularities import Code, Irregularity, Status
@@ -75,6 +75,18 @@ class Outgoing:
     payload: dict[str, Any]
     retain: bool
     qos: int = 1
+    #: the payload's JSON, encoded on first use and kept (``data()``)
+    _data: bytes | None = field(default=None, compare=False, repr=False)
+
+    def data(self) -> bytes:
+        """The payload as canonical JSON (``encode``), encoded once however many consumers
+        (the daemon's publish, the journal, replay's output) ask for it. The payload must
+        not be changed after the first call."""
+        data = self._data
+        if data is None:
+            data = encode(self.payload)
+            object.__setattr__(self, "_data", data)
+        return data
 
 
 class _Boot(NamedTuple):
@@ -161,6 +173,16 @@ class _TableState:
     state: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
     alerts: dict[int, Irregularity] = field(default_factory=dict)
+    #: what ``indicator`` was built from (``Engine._indicator_key``): equal keys, equal
+    #: indicators, so an unchanged key is neither rebuilt nor published again
+    indicator_key: tuple[Any, ...] | None = None
+    #: the display rows of the last indicator built, and the key they were rendered from
+    display_key: DisplayKey | None = None
+    display: dict[str, list[str]] | None = None
+    #: the auction's calls (``Auction.calls``, a tuple rebuilt on every change) and their
+    #: texts for ``state``, so that a state after a card does not spell the auction again
+    auction_calls: tuple[tuple[Seat, Call], ...] | None = None
+    auction_texts: tuple[tuple[str, str], ...] = ()
 
 
 class Engine:
@@ -178,15 +200,24 @@ class Engine:
         max_tables: int = MAX_TABLES,
         max_sources: int = MAX_SOURCES,
         pairs_at: Callable[[str, int], tuple[int, int] | None] | None = None,
+        languages: tuple[str, ...] = LANGUAGES,
     ) -> None:
         """``kinds`` limits the outputs built (``replay --topics``): every input is still
         applied, and ``snapshot``/``retained`` still give the full current state.
         ``max_tables`` bounds the tables, ``max_sources`` the sources (``src``) per table:
         an input past either is refused with an ``error``.
         ``pairs_at(table, board)``: the session's movement, naming the pairs (or teams) at
-        the table in ``state`` and ``result`` (``ns``, ``ew``; wire contract 1.2)."""
+        the table in ``state`` and ``result`` (``ns``, ``ew``; wire contract 1.2).
+        ``languages``: the languages of the indicator's ``display`` text (default all
+        three, as the contract's listeners expect); a room that shows one language renders
+        only that one."""
         if max_tables < 1 or max_sources < 1:
             raise ValueError("max_tables and max_sources must be at least 1")
+        unknown = [lang for lang in languages if lang not in LANGUAGES]
+        if unknown or not languages:
+            raise ValueError(f"languages must be some of {', '.join(LANGUAGES)}, not "
+                             f"{', '.join(unknown) or 'none'}")
+        self.languages = tuple(dict.fromkeys(languages))
         self.max_tables = max_tables
         self.max_sources = max_sources
         self.root = root
@@ -207,6 +238,8 @@ class Engine:
         self.refusals: OrderedDict[str, str] = OrderedDict()
         #: (table, src) whose acknowledgement changed since ``acks_due`` was last called
         self._acks_dirty: set[tuple[str, str]] = set()
+        #: inputs applied without building outputs (``rebuild``)
+        self._quiet = False
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -232,11 +265,37 @@ class Engine:
             ts = self._tables[name]
             out.append(Outgoing(self._topic(name, "state"), self.snapshot(name), True))
             if ts.indicator is None:
-                ts.indicator = self._indicator(name, ts)
+                key = self._indicator_key(ts)
+                ts.indicator, ts.indicator_key = self._indicator(name, ts, key), key
             out.append(Outgoing(self._topic(name, "indicator"), ts.indicator, True))
             if ts.result is not None:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, True))
         return out
+
+    def rebuild(self, inputs: Iterable[tuple[str, bytes | str | Mapping[str, Any]]]) -> int:
+        """Apply ``(topic, payload)`` inputs already published (a journal's, in order) as
+        ``handle`` does, building no output: the tables, seqs, alerts, results and feed
+        numbers end as after ``handle``; ``snapshot`` and ``retained`` give the current
+        state; the next ``handle`` goes on from there. Returns how many were fed."""
+        count = 0
+        self._quiet = True
+        try:
+            for topic, payload in inputs:
+                try:
+                    self.handle(topic, payload)
+                except Exception:  # a defect: the live path logs it; keep rebuilding
+                    self.stats["internal_errors"] += 1
+                count += 1
+        finally:
+            self._quiet = False
+        if "indicator" in self.kinds:
+            # the last indicator, as if it had been built all along: the next input
+            # publishes one only if it changes (as ``handle`` alone would have)
+            for name, ts in self._tables.items():
+                if ts.indicator_key is None:
+                    ts.indicator_key = self._indicator_key(ts)
+                    ts.indicator = self._indicator(name, ts, ts.indicator_key)
+        return count
 
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
         """Apply one message from ``{root}/{t}/event`` or ``{root}/{t}/ruling``."""
@@ -394,6 +453,8 @@ class Engine:
             table if shown is None else shown, kind, message, payload), retain=False)
 
     def _publish(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
+        if self._quiet:
+            return self._follow(name, ts, update)
         out: list[Outgoing] = []
         kinds = self.kinds
         table = ts.table
@@ -425,18 +486,41 @@ class Engine:
         else:
             ts.state = None  # built on demand by snapshot()
         if "indicator" in kinds:
-            indicator = self._indicator(name, ts)
-            if indicator != ts.indicator:
-                ts.indicator = indicator
-                out.append(Outgoing(self._topic(name, "indicator"), indicator, retain=True))
+            # publish what changed: an indicator whose inputs are those of the last one is
+            # the last one, neither rebuilt nor published
+            key = self._indicator_key(ts)
+            if key != ts.indicator_key:
+                ts.indicator_key = key
+                indicator = self._indicator(name, ts, key)
+                if indicator != ts.indicator:
+                    ts.indicator = indicator
+                    out.append(Outgoing(self._topic(name, "indicator"), indicator, retain=True))
         else:
-            ts.indicator = None
+            ts.indicator = ts.indicator_key = None
         if update.result_changed and board is not None:
             ts.result = self._result(name, record)
             if "result" in kinds:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
             out += self._compare_tables(name, ts, record)
         return out
+
+    def _follow(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
+        """``_publish`` without outputs (``rebuild``): what the next outputs depend on is
+        kept (alerts, feed numbers, notes, result, the fouled-board check); state and
+        indicator are built again when next asked for."""
+        if update.board_started:
+            ts.alerts = {}
+        for item in update.irregularities:
+            ts.alerts[item.id] = item
+        ts.feed_seq += len(update.feed)
+        ts.notes = update.notes
+        ts.state = ts.indicator = ts.indicator_key = None
+        board = ts.table.board
+        if update.result_changed and board is not None:
+            record = ts.table.record
+            ts.result = self._result(name, record)
+            self._compare_tables(name, ts, record)
+        return []
 
     def _compare_tables(self, name: str, ts: _TableState,
                         record: BoardRecord | None) -> list[Outgoing]:
@@ -492,19 +576,22 @@ class Engine:
             trick_no = play.trick_number
             cur = play.current_trick
             if cur is not None:
-                current = [{"seat": s.name, "card": str(c)} for s, c in cur.cards]
+                current = [{"seat": _SEAT_TEXT[s], "card": _CARD_TEXT[c.index]}
+                           for s, c in cur.cards]
         turn = board.turn
+        declarer = auction.declarer
         state.update(
-            board=board.number, dealer=str(board.dealer), vul=str(board.vulnerability),
+            board=board.number, dealer=_SEAT_TEXT[board.dealer],
+            vul=_VUL_TEXT[board.vulnerability],
             phase=str(board.phase) if not board.done else "done",
-            turn=str(turn) if turn is not None else None,
-            auction=[[str(s), str(c)] for s, c in auction.calls],
+            turn=_SEAT_TEXT[turn] if turn is not None else None,
+            auction=[[s, c] for s, c in self._auction_texts(ts, auction.calls)],
             contract=str(contract) if contract is not None else None,
-            declarer=str(auction.declarer) if auction.declarer is not None else None,
-            dummy=str(auction.declarer.partner) if auction.declarer is not None else None,
+            declarer=_SEAT_TEXT[declarer] if declarer is not None else None,
+            dummy=_SEAT_TEXT[declarer.partner] if declarer is not None else None,
             tricks={"NS": tricks_ns, "EW": tricks_ew}, trick=trick_no, current=current,
-            obligations={str(s): o for s, o in auction.obligations.items()},
-            penalty_cards={str(s): sorted(str(c) for c in cs)
+            obligations={_SEAT_TEXT[s]: o for s, o in auction.obligations.items()},
+            penalty_cards={_SEAT_TEXT[s]: sorted(_CARD_TEXT[c.index] for c in cs)
                            for s, cs in (play.penalty_cards.items() if play else ()) if cs},
             irregularities=[
                 {"id": i.id, "code": str(i.code), "status": str(i.status),
@@ -518,6 +605,14 @@ class Engine:
         self._add_pairs(state, name, board.number)
         return state
 
+    @staticmethod
+    def _auction_texts(ts: _TableState, calls: tuple[tuple[Seat, Call], ...]
+                       ) -> tuple[tuple[str, str], ...]:
+        if calls is not ts.auction_calls:
+            ts.auction_calls = calls
+            ts.auction_texts = tuple((_SEAT_TEXT[s], _call_text(c)) for s, c in calls)
+        return ts.auction_texts
+
     def _add_pairs(self, payload: dict[str, Any], table: str, board: int) -> None:
         pairs = self.pairs_at(table, board) if self.pairs_at is not None else None
         if pairs is not None:
@@ -529,17 +624,29 @@ class Engine:
         return [i for i in ts.alerts.values() if i.status in _ACTIVE
                 and self.policy.shows_at_table(i.code, play_ended=play_over)]
 
-    def _indicator(self, name: str, ts: _TableState) -> dict[str, Any]:
+    def _indicator_key(self, ts: _TableState) -> tuple[Any, ...]:
+        """Everything the indicator shows: the board, whose turn it is, the alerts shown
+        (their ids and seats) and the display's key."""
         board = ts.table.board
         shown = self._shown(ts)
         turn = board.turn if board is not None else None
-        seats = {
-            str(s): {"turn": turn is s, "alert": any(i.seat is s for i in shown)} for s in Seat
-        }
+        return (board.number if board is not None else None, turn,
+                tuple((i.id, i.seat) for i in shown), display_key(board, shown))
+
+    def _indicator(self, name: str, ts: _TableState, key: tuple[Any, ...]) -> dict[str, Any]:
+        board_no, turn, shown, dkey = key
+        alerting = [False] * 4
+        for _, seat in shown:
+            if seat is not None:
+                alerting[seat] = True
+        seats = {_SEAT_TEXT[s]: {"turn": turn is s, "alert": alerting[s]} for s in _SEAT_ORDER}
+        if dkey != ts.display_key or ts.display is None:
+            ts.display_key, ts.display = dkey, render_display(dkey, self.languages)
         return {
-            "v": WIRE_VERSION, "table": name, "board": board.number if board else None,
-            "seats": seats, "alerts": [i.id for i in shown],
-            "display": display_lines(board, shown),
+            "v": WIRE_VERSION, "table": name, "board": board_no,
+            "seats": seats, "alerts": [i for i, _ in shown],
+            # each payload its own lists: a consumer may keep (or change) the one it got
+            "display": {lang: list(rows) for lang, rows in ts.display.items()},
         }
 
     def _result(self, name: str, record: BoardRecord | None) -> dict[str, Any]:
@@ -620,6 +727,19 @@ _CARDS = {str(c): c for c in FULL_DECK}
 _CALLS = {str(c): c for c in (
     [Call.parse(f"{lv}{d}") for lv in range(1, 8) for d in ("C", "D", "H", "S", "NT")]
     + [Call.parse("Pass"), Call.parse("X"), Call.parse("XX")])}
+# the texts of core values, looked up rather than built by __str__ on every output
+#: by seat (a list: indexing by an IntEnum is cheaper than hashing it)
+_SEAT_TEXT = [str(s) for s in sorted(Seat)]
+#: by ``Card.index``
+_CARD_TEXT = [str(c) for c in sorted(FULL_DECK, key=lambda c: c.index)]
+_SEAT_ORDER = tuple(Seat)
+_CALL_TEXTS = {c: text for text, c in _CALLS.items()}
+_VUL_TEXT = {v: str(v) for v in Vulnerability}
+
+
+def _call_text(call: Call) -> str:
+    text = _CALL_TEXTS.get(call)
+    return text if text is not None else str(call)
 
 _Parsed = tuple[str, _Boot, int, TagEvent | ButtonEvent | Ruling]
 

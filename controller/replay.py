@@ -18,6 +18,7 @@ import msgspec
 
 from . import wire
 from .deals import DealsError, load_deals
+from .display_text import LANGUAGES
 from .engine import Engine, Outgoing
 from .laws.cards import ParseError, Rules
 from .laws.record import DealInfo
@@ -54,6 +55,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="table id for lines that are bare payloads (default: 1)")
     p.add_argument("--rules", default="2017", help="Laws edition: 2017 (default) or 2007")
     p.add_argument("--policy", help="indicator policy TOML file")
+    p.add_argument("--languages", default=",".join(LANGUAGES),
+                   help="languages of the indicator's display text, comma-separated "
+                   f"(default: {','.join(LANGUAGES)})")
     return p.parse_args(argv)
 
 
@@ -94,7 +98,8 @@ def _report(errors: IO[str] | None, source: str, lineno: int, message: str) -> N
         print(f"{source}:{lineno}: {message}", file=errors)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], out: IO[bytes] | None = None) -> int:
+    """The command; ``out`` is where the messages go (standard output by default)."""
     args = parse_args(argv)
     kinds: set[str] | None = None
     if args.topics:
@@ -124,7 +129,8 @@ def main(argv: list[str]) -> int:
     deals: dict[int, DealInfo] = {}
     if deals_path:
         try:
-            deals, problems = load_deals(deals_path, first_board)
+            # the deal tags only: the auctions and play of the file are not replayed
+            deals, problems = load_deals(deals_path, first_board, deal_tags_only=True)
         except DealsError as exc:
             print(f"bridge-table replay: {exc}", file=sys.stderr)
             return 2
@@ -138,27 +144,53 @@ def main(argv: list[str]) -> int:
         except (OSError, PolicyError) as exc:
             print(f"bridge-table replay: {exc}", file=sys.stderr)
             return 2
-    engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy,
-                    kinds=frozenset(kinds | {"error"}) if kinds is not None else None,
-                    schedule=schedule, pairs_at=pairs_at)
-    out = sys.stdout.buffer
+    languages = tuple(lang.strip() for lang in args.languages.split(",") if lang.strip())
+    try:
+        engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy,
+                        kinds=frozenset(kinds | {"error"}) if kinds is not None else None,
+                        schedule=schedule, pairs_at=pairs_at, languages=languages)
+    except ValueError as exc:  # --languages
+        print(f"bridge-table replay: {exc}", file=sys.stderr)
+        return 2
+    if out is None:
+        out = sys.stdout.buffer
     try:
         fp: IO[bytes] = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")
     except OSError as exc:
         print(f"bridge-table replay: {exc}", file=sys.stderr)
         return 2
     with fp:
-        buffer: list[bytes] = []
-        for msg in replay_lines(engine, fp, table=args.table, errors=sys.stderr,
-                                source=args.events):
-            kind = msg.topic.rsplit("/", 1)[-1]
-            if kinds is not None and kind not in kinds:
-                continue
-            buffer.append(_encoder.encode({"topic": msg.topic, "payload": msg.payload}))
-            if len(buffer) >= 512:
-                out.write(b"\n".join(buffer) + b"\n")
-                buffer.clear()
-        if buffer:
-            out.write(b"\n".join(buffer) + b"\n")
+        write_messages(replay_lines(engine, fp, table=args.table, errors=sys.stderr,
+                                    source=args.events), out, kinds)
     out.flush()
     return 0
+
+
+def write_messages(messages: Iterable[Outgoing], out: IO[bytes],
+                   kinds: set[str] | None = None) -> int:
+    """Write ``{"topic": ..., "payload": ...}`` lines, buffered; returns how many.
+
+    The line is the bytes ``msgspec`` gives for that object, put together from the topic's
+    JSON (encoded once per topic) and the payload's (``Outgoing.data``: encoded once)."""
+    heads: dict[str, bytes] = {}
+    buffer: list[bytes] = []
+    count = 0
+    for msg in messages:
+        topic = msg.topic
+        head = heads.get(topic)
+        if head is None:
+            keep = kinds is None or topic.rsplit("/", 1)[-1] in kinds
+            head = heads[topic] = \
+                b'{"topic":' + _encoder.encode(topic) + b',"payload":' if keep else b""
+        if not head:  # a kind --topics leaves out
+            continue
+        buffer.append(head)
+        buffer.append(msg.data())
+        buffer.append(b"}\n")
+        count += 1
+        if len(buffer) >= 3072:
+            out.write(b"".join(buffer))
+            buffer.clear()
+    if buffer:
+        out.write(b"".join(buffer))
+    return count

@@ -53,7 +53,9 @@ class Seat(enum.IntEnum):
 
     @property
     def side(self) -> Side:
-        return Side.NS if self in (Seat.N, Seat.S) else Side.EW
+        # N and S are the even seats; an int test, not two enum comparisons (hot: every
+        # trick's winner is asked its side on every card)
+        return Side.EW if self & 1 else Side.NS
 
     def is_opponent_of(self, other: Seat) -> bool:
         return self.side is not other.side
@@ -426,9 +428,13 @@ class Deal:
             if len(suits) != 4:
                 raise ParseError(f"hand {part!r} needs four suits")
             cards: set[Card] = set()
-            for suit, ranks in zip((Suit.S, Suit.H, Suit.D, Suit.C), suits, strict=True):
+            for letter, suit, ranks in zip("SHDC", (Suit.S, Suit.H, Suit.D, Suit.C), suits,
+                                           strict=True):
                 for ch in ranks:
-                    cards.add(Card(suit, Rank.parse(ch)))
+                    # the 52 cards are made once (``_CARDS``); a lower-case or bad rank
+                    # goes through Rank.parse, which reads it or says why not
+                    card = _CARDS.get(letter + ch)
+                    cards.add(card if card is not None else Card(suit, Rank.parse(ch)))
             hands[seat] = frozenset(cards)
         return cls.from_hands(hands)  # type: ignore[arg-type]
 

@@ -785,7 +785,9 @@ def _resolved_by_undo(item: Irregularity) -> Irregularity:
 def _describe(inp: Input) -> str:
     if isinstance(inp, TagEvent):
         what = inp.card or inp.call or inp.marker or inp.board or inp.uid
-        return f"{inp.zone} {inp.action} {inp.seat or ''} {what}".strip()
+        # ``is not None``: North is seat 0, false as an IntEnum, and was left out
+        seat = inp.seat if inp.seat is not None else ""
+        return f"{inp.zone} {inp.action} {seat} {what}".strip()
     if isinstance(inp, ButtonEvent):
         return f"button {inp.button}"
     return f"ruling {inp.kind}"

@@ -1,0 +1,191 @@
+"""Rebuild benchmark: a restart's journal fed back to a fresh Engine, the way it was (every
+message through ``Engine.handle``, its outputs built and thrown away) and the way the daemon
+does it now (``Engine.rebuild``: outputs not built), side by side in one run.
+
+    .venv/bin/python bench/bench_rebuild.py [--tables 64] [--boards 8] [--seed 1] [--write]
+        [--main-tree DIR]
+
+``--main-tree DIR``: a checkout of an earlier version (``git archive main | tar -x -C DIR``),
+whose daemon rebuild is timed on the same journal in the same run, in a subprocess (its
+own ``controller`` package).
+
+The journal is a real one (``controller.journal.Journal``, SQLite WAL) holding a session
+of ``--tables`` tables each playing ``--boards`` random boards with hand scans, the tables'
+events interleaved as they arrive at a daemon, every message already published
+(``published_through`` at the end). Each path is timed three times in CPU seconds
+(``time.process_time``: the machine may be shared); the best counts.
+``--write`` puts the figures into docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_replay import core_kind, machine, write_section  # noqa: E402
+from controller.brokersettings import BrokerSettings  # noqa: E402
+from controller.daemon import ControllerDaemon  # noqa: E402
+from controller.engine import Engine  # noqa: E402
+from controller.formats.events import record_events  # noqa: E402
+from controller.generate import random_board  # noqa: E402
+from controller.journal import Journal  # noqa: E402
+from controller.laws.record import DealInfo  # noqa: E402
+
+HEADING = "## Journal rebuild on restart"
+
+
+def make_journal(path: Path, tables: int, boards: int, seed: int
+                 ) -> tuple[dict[int, DealInfo], int]:
+    rng = random.Random(seed)
+    records = [random_board(rng, n).record for n in range(1, boards + 1)]
+    deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal) for r in records}
+    streams: list[list[tuple[str, bytes]]] = []
+    for t in range(1, tables + 1):
+        stream: list[tuple[str, bytes]] = []
+        seq = 1
+        # each table plays the boards in its own order (a movement)
+        order = records[t % boards:] + records[:t % boards]
+        for record in order:
+            events = record_events(record, src=f"table-{t}-pi", seq_start=seq)
+            seq += len(events)
+            stream += [(f"bridge/{t}/event", msgspec.json.encode(e)) for e in events]
+        streams.append(stream)
+    messages = [m for group in zip(*streams, strict=True) for m in group]
+    with Journal(path, sync="normal") as journal:
+        for i in range(0, len(messages), 500):
+            journal.append_incoming(messages[i:i + 500])
+        journal.record_published(journal.last_incoming, [])
+    return deals, len(messages)
+
+
+def best(run: Callable[[], int]) -> tuple[float, int]:
+    times = []
+    count = 0
+    for _ in range(3):
+        t = time.process_time()
+        count = run()
+        times.append(time.process_time() - t)
+    return min(times), count
+
+
+_OTHER_TREE = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from controller.brokersettings import BrokerSettings
+from controller.daemon import ControllerDaemon
+from controller.deals import load_deals
+from controller.engine import Engine
+from controller.journal import Journal
+deals, _ = load_deals(sys.argv[3])
+best = None
+for _ in range(3):
+    t = time.process_time()
+    with Journal(sys.argv[2]) as journal:
+        n = ControllerDaemon(broker=BrokerSettings(), engine=Engine(deals=deals),
+                             journal=journal).rebuild()
+    took = time.process_time() - t
+    best = took if best is None else min(best, took)
+print(n, best)
+"""
+
+
+def other_tree(tree: Path, journal: Path, deals: dict[int, DealInfo]) -> tuple[float, int]:
+    """The daemon rebuild of another checkout on the same journal (its CPU seconds)."""
+    from controller.formats.pbn import pbn_text
+    from controller.laws.record import BoardRecord
+
+    pbn = journal.with_suffix(".pbn")
+    pbn.write_text(pbn_text([BoardRecord(board=d.board, dealer=d.dealer,
+                                         vulnerability=d.vulnerability, deal=d.deal)
+                             for d in deals.values()]))
+    proc = subprocess.run([sys.executable, "-c", _OTHER_TREE, str(tree.resolve()),
+                           str(journal), str(pbn)], capture_output=True, text=True,
+                          cwd=tree)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    n, took = proc.stdout.split()
+    return float(took), int(n)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tables", type=int, default=64)
+    ap.add_argument("--boards", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("--main-tree", type=Path, help="an earlier checkout to time alongside")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "journal.sqlite"
+        deals, n = make_journal(path, args.tables, args.boards, args.seed)
+
+        def read_only() -> int:
+            with Journal(path) as journal:
+                return sum(1 for _ in journal.incoming())
+
+        def every_output() -> int:
+            engine = Engine(deals=deals)
+            with Journal(path) as journal:
+                count = 0
+                for entry in journal.incoming():
+                    engine.handle(entry.topic, entry.payload)
+                    count += 1
+            return count
+
+        def daemon_rebuild() -> int:
+            engine = Engine(deals=deals)
+            with Journal(path) as journal:
+                daemon = ControllerDaemon(broker=BrokerSettings(), engine=engine,
+                                          journal=journal)
+                return daemon.rebuild()
+
+        floor, c0 = best(read_only)
+        before, c1 = best(every_output)
+        after, c2 = best(daemon_rebuild)
+        main_tree = other_tree(args.main_tree, path, deals) if args.main_tree else None
+    assert c0 == c1 == c2 == n, (c0, c1, c2, n)
+    assert main_tree is None or main_tree[1] == n, main_tree
+    rows = [
+        ("journal read only (the floor)", floor),
+        ("every message through `Engine.handle`, outputs built and dropped (the rebuild "
+         "before)", before),
+        ("`ControllerDaemon.rebuild()`: `Engine.rebuild`, no outputs built", after),
+    ]
+    if main_tree is not None:
+        rows.insert(1, ("`ControllerDaemon.rebuild()` of the earlier checkout "
+                        "(`--main-tree`)", main_tree[0]))
+    lines = [
+        f"Command: `.venv/bin/python bench/bench_rebuild.py --tables {args.tables} "
+        f"--boards {args.boards} --seed {args.seed}`",
+        f"Machine: {machine()}",
+        f"Laws core: {core_kind()}",
+        f"Journal: {args.tables} tables x {args.boards} random boards with hand scans, "
+        f"{n} incoming events, all published; best of three runs of each path, in one run",
+        "",
+        "| path | CPU seconds | events per CPU second |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {name} | {sec:.3f} | {n / sec:,.0f} |" for name, sec in rows]
+    lines += ["", f"Rebuild **{before / after:.1f}x** faster than feeding every message "
+                  f"through today's `handle`"
+              + (f", **{main_tree[0] / after:.1f}x** faster than the earlier checkout's "
+                 f"rebuild" if main_tree is not None else "") + " (goal: 10x)."]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        write_section(ROOT / "docs" / "benchmarks.md", HEADING, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

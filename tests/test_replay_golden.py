@@ -1,0 +1,36 @@
+"""``bridge-table replay`` writes the same bytes as before its output side was made cheap
+(tests/replay_golden.py: inputs in tests/data/, digests recorded from the earlier code)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.replay_golden import DIGESTS, SESSIONS, digest, replay_output
+
+
+@pytest.mark.parametrize("name,events,deals,extra", SESSIONS, ids=[s[0] for s in SESSIONS])
+def test_replay_output_is_byte_identical_to_the_recorded_one(
+        name: str, events: object, deals: object, extra: tuple[str, ...]) -> None:
+    expected = json.loads(DIGESTS.read_text())[name]
+    out = replay_output(events, deals, extra)  # type: ignore[arg-type]
+    assert out.count(b"\n") == expected["lines"]
+    assert digest(out) == expected["sha256"]
+
+
+def test_replay_in_one_language_shows_only_that_one() -> None:
+    from tests.replay_golden import T08_DEALS, T08_EVENTS
+
+    out = replay_output(T08_EVENTS, T08_DEALS, ("--languages", "zh", "--topics", "indicator"))
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines and all(list(m["payload"]["display"]) == ["zh"] for m in lines)
+
+
+def test_replay_refuses_an_unknown_language() -> None:
+    import io
+
+    from controller import replay
+    from tests.replay_golden import T08_EVENTS
+
+    assert replay.main([str(T08_EVENTS), "--languages", "fr"], out=io.BytesIO()) == 2
