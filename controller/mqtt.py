@@ -33,6 +33,7 @@ import collections
 import importlib.metadata
 import logging
 import queue
+import re
 import socket
 import threading
 from collections.abc import Sequence
@@ -70,10 +71,12 @@ class UnsupportedVersion(RuntimeError):
 def _parse(version: str) -> tuple[int, ...]:
     parts: list[int] = []
     for piece in version.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
-        if not digits:
+        digits = re.match(r"\d+", piece)
+        if digits is None:
             break
-        parts.append(int(digits))
+        parts.append(int(digits.group()))
+        if digits.end() < len(piece):  # 3.0.0rc1: a pre-release of 3.0.0, counted as it
+            break
     return tuple(parts)
 
 
