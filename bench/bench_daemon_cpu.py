@@ -75,7 +75,7 @@ def round_start_and_play(board: int) -> tuple[list[dict[str, Any]], list[dict[st
                          deal=Deal.from_pbn(DEAL), auction=auction,
                          contract=Contract.parse("4H"), declarer=Seat.S)
     events = plan_board(record, revoke_trick=None).events()
-    start = [e for e in events[:53]]
+    start = events[:53]
     assert start[0]["zone"] == "board" and all(e["zone"] == "tray" for e in start[1:])
     first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
     return start, events[first_call:]
@@ -215,8 +215,8 @@ class PaceResult:
                 f"{self.missing} | {self.behind_s * 1000:.0f} |")
 
 
-PACE_HEADER = ("| tables | events | events/s | daemon CPU ms/event applied | daemon CPU | state p50 ms "
-               "| state p99 ms | max ms | missing | sender late max ms |\n"
+PACE_HEADER = ("| tables | events | events/s | daemon CPU ms/event applied | daemon CPU "
+               "| state p50 ms | state p99 ms | max ms | missing | sender late max ms |\n"
                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
@@ -254,9 +254,9 @@ def run_pace(load: Load, pid: int, tables: int, duration: float, rate: float, sp
                 load.publish(feed, ev)
                 events += 1
         else:
-            ev = feed.next_play()
-            if ev is not None:
-                load.publish(feed, ev)
+            play = feed.next_play()
+            if play is not None:
+                load.publish(feed, play)
                 events += 1
     # until every event's state is in (or 30 s more)
     limit = time.perf_counter() + 30
