@@ -1,23 +1,34 @@
 """``bridge-table controller``: the rules daemon on an MQTT broker.
 
-It subscribes ``{root}/+/event`` and ``{root}/+/ruling`` (QoS 1), feeds every message to the
-Engine (``controller.engine``) and publishes what the Engine answers, with the retain flags
-it gives. One daemon serves every table whose events reach the broker.
+It subscribes ``{root}/+/event`` and ``{root}/+/ruling`` (QoS 1; with ``--tables`` or
+``--partition``, those of its own tables only: ``controller.partition``, ``docs/scale.md``),
+feeds every message to the Engine (``controller.engine``) and publishes what the Engine
+answers, with the retain flags it gives.
 
-Nothing accepted is lost, nothing is applied twice:
+The hot path is two threads: paho-mqtt's network thread (``controller.mqtt``, the one MQTT
+adapter) and one worker (:meth:`ControllerDaemon._serve`). The worker takes a batch of what
+has arrived, and for the batch:
+
+1. one journal transaction (``controller.journal``: group commit, synced with
+   ``--journal-sync full``);
+2. the PUBACKs (**manual acknowledgements**, paho-mqtt 2's ``manual_ack_set``/``ack``): a
+   message is acknowledged only once it is journaled, so a kill at any moment loses nothing
+   the broker considers delivered: what was not acknowledged is redelivered to the next
+   session;
+3. the Engine;
+4. the outputs handed to paho without waiting for their PUBACKs; paho reports each one sent
+   (QoS 0) or acknowledged (QoS 1) and the worker advances the journal's published-through
+   mark, which rides on the next commit. Retained ``state`` and ``indicator`` go out at QoS
+   0 (wire contract 1.3): each replaces the last, and the retained copy and the journal keep
+   them consistent.
+
+Only incoming events are journaled: the Engine is deterministic, so a restart rebuilds
+every table by re-feeding them to a fresh Engine, publishes the outputs after the
+published-through mark, then the retained messages. Nothing accepted is lost, nothing is
+applied twice:
 
 - persistent session (``clean_session=False``, a fixed client id): while the daemon is
   down, the broker queues the events for it;
-- **manual acknowledgements**. aiomqtt 2.5 has no public manual-ack option: its paho client
-  sends PUBACK as soon as the message is queued for ``client.messages``, before our code
-  runs, so a kill between receipt and the journal write would lose an acknowledged event.
-  paho-mqtt 2 has ``manual_ack_set(True)`` / ``ack(mid, qos)``; we switch it on on the
-  paho client aiomqtt wraps (``client._client``) before connecting, and acknowledge a
-  message only once it is committed to the journal. A message received but not yet
-  journaled is redelivered by the broker after a restart;
-- the journal (``controller.journal``) is written (committed, synced) before a message is
-  applied and acknowledged; a restart rebuilds every table by re-feeding it to a fresh
-  Engine, publishes what was computed but not yet published, then the retained messages;
 - duplicates (a redelivery, a bridge that resent from its spool: same ``src``, ``boot``
   and ``seq``) are dropped by the Engine and counted in ``engine.stats["duplicates"]``;
 - **end-to-end acknowledgements** (contract 1.2): once a batch is journaled and applied the
@@ -26,22 +37,29 @@ Nothing accepted is lost, nothing is applied twice:
   bridge keeps each event in its spool until that ack covers it, and sends the rest again
   after a reconnect or a timeout: an event the broker lost (a crash without persistence, a
   full queue) is sent again, never lost;
+- outputs handed to a connection that was lost before paho confirmed them are published
+  again on the next one;
 - reconnects start at ``reconnect_min`` (0.1 s), double up to ``reconnect_max`` (1 s), and
   start small again after every connection that got through; the MQTT connect itself gives
   up after ``connect_timeout`` (2 s: a broker shutting down may accept the TCP connection and
   never answer it).
 
-The journal grows by about 140 KB per board played (incoming events and the published
-state); a restart re-feeds all of it (about 7000 events/s). Start each session with a new
-journal (``--journal var/session-2026-11-29.sqlite``, or move the old one away): the old
-file stays the session's complete record, and ``python -m controller.journal export``
-turns it into ``bridge-table replay`` input.
+A restart re-feeds the whole journal. Start each session with a new journal (``--journal
+var/session-2026-11-29.sqlite``, or move the old one away): the old file stays the
+session's complete record, and ``python -m controller.journal export`` turns it into
+``bridge-table replay`` input.
 
 The daemon's status is retained on ``{root}/controller/status`` (``online`` with counters,
-refreshed every ``status_interval`` seconds; the will says ``offline``).
+refreshed every ``status_interval`` seconds; the will says ``offline``); a partitioned
+controller's on ``{root}/controller/{name}/status``.
 
 Payloads above ``max_payload`` bytes (64 KiB by default; an event is ~200 bytes) are not
 journaled nor applied: the daemon answers them on ``{root}/{t}/error`` and logs them.
+
+asyncio stays outside the hot path: :meth:`ControllerDaemon.run` is a coroutine that starts
+the threads, reports ``ready`` and stops them (``bridge-table run`` and the demo run it in
+their event loop); ``until_disconnected`` and ``cancel_until_done`` remain for the aiomqtt
+clients of the other commands.
 """
 
 from __future__ import annotations
