@@ -43,38 +43,21 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_controller import DEAL, board_record, pct, proc_cpu  # noqa: E402
 
 from controller.demo import plan_board  # noqa: E402
-from controller.laws.cards import (  # noqa: E402
-    Call,
-    Contract,
-    Deal,
-    Seat,
-    board_dealer,
-    board_vulnerability,
-)
-from controller.laws.record import AuctionEntry, BoardRecord  # noqa: E402
+from controller.laws.cards import board_dealer, board_vulnerability  # noqa: E402
 from controller.mosquitto import Mosquitto  # noqa: E402
 
-DEAL = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
 SECTION = "## Daemon CPU per event and round-start bursts"
 
 
 def round_start_and_play(board: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A board's events split in two: the round start (board tag + the 52 hand scans) and
     the play (calls and cards), as the bridges send them."""
-    dealer = board_dealer(board)
-    calls: list[str] = []
-    seat = dealer
-    while seat is not Seat.S:
-        calls.append("Pass")
-        seat = seat.lho
-    calls += ["1H", "Pass", "4H", "Pass", "Pass", "Pass"]
-    auction = tuple(AuctionEntry(dealer.rotated(i), Call.parse(c)) for i, c in enumerate(calls))
-    record = BoardRecord(board=board, dealer=dealer, vulnerability=board_vulnerability(board),
-                         deal=Deal.from_pbn(DEAL), auction=auction,
-                         contract=Contract.parse("4H"), declarer=Seat.S)
-    events = plan_board(record, revoke_trick=None).events()
+    events = plan_board(board_record(board), revoke_trick=None).events()
     start = events[:53]
     assert start[0]["zone"] == "board" and all(e["zone"] == "tray" for e in start[1:])
     first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
@@ -181,20 +164,6 @@ class Load:
 def _nodelay(client: Any, userdata: Any, sock: Any) -> None:
     import socket
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-def proc_cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def pct(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
-    return ordered[k] * 1000
 
 
 @dataclass
