@@ -51,6 +51,7 @@ from controller.demo import plan_board  # noqa: E402
 from controller.laws.cards import board_dealer, board_vulnerability  # noqa: E402
 from controller.mosquitto import Mosquitto  # noqa: E402
 
+WINDOW = 20_000
 SECTION = "## Daemon CPU per event and round-start bursts"
 
 
@@ -126,9 +127,15 @@ class Load:
     def __init__(self, port: int) -> None:
         self.timing = Timing()
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-daemon-cpu")
-        # unlimited: with a window, paho scans every in-flight message on each PUBACK, and
-        # the load generator (not the daemon) became the bottleneck
+        # paho's own window scans every in-flight message on each PUBACK (the load generator,
+        # not the daemon, became the bottleneck); without one, more than 65,535 messages in
+        # flight reuse packet ids and events went missing. So: no paho window, and publish()
+        # waits while more than WINDOW are unacknowledged (2,000 bridges would each have a
+        # handful in flight on their own connections).
         self.client.max_inflight_messages_set(0)
+        self.sent = 0
+        self.acked = 0
+        self.client.on_publish = self._on_publish
         self.client.max_queued_messages_set(0)
         self.client.on_message = self._on_message
         self.client.on_socket_open = _nodelay
@@ -151,7 +158,13 @@ class Load:
         if isinstance(seq, int) and last.get("src", "").startswith("bench-"):
             self.timing.on_state(table, seq, now)
 
+    def _on_publish(self, *args: Any) -> None:
+        self.acked += 1
+
     def publish(self, feed: Feed, ev: dict[str, Any]) -> None:
+        while self.sent - self.acked > WINDOW:
+            time.sleep(0.001)
+        self.sent += 1
         seq, body = feed.encode(ev)
         self.timing.note_sent(feed.table, seq, time.perf_counter())
         self.client.publish(feed.topic, body, qos=1)

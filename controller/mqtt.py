@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import collections
 import importlib.metadata
-import logging
 import queue
 import re
 import socket
@@ -143,7 +142,6 @@ class Connection:
         c = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
                         clean_session=clean_session)
         c.manual_ack_set(True)
-        c.enable_logger(logging.getLogger("bridge_table.mqtt"))
         # paho keeps (and orders) what is over the window itself; a far larger window makes
         # it scan every in-flight message on each PUBACK
         c.max_inflight_messages_set(max_inflight)
