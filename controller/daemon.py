@@ -381,21 +381,22 @@ class ControllerDaemon:
 
     def _start_session(self, conn: Connection) -> None:
         conn.subscribe(self.subscriptions, PUBLISH_TIMEOUT)
-        # after a lost connection: what was not confirmed; after a restart: what the journal
-        # had not marked published; then the retained messages (a broker restarted without
-        # persistence has lost them)
-        pending = self._carry_over()
-        pending += [(n, o, _encode(o.payload)) for n, o in self._outbox]
-        self._outbox.clear()
-        for n, o, data in pending:
-            self._send(conn, n, o, data)
-        for o in self.engine.retained():
-            self._send(conn, 0, o)
-        all_acks: Callable[[], Sequence[OutgoingLike]] | None = getattr(
-            self.engine, "acks", None)
-        self._acks_due()  # every ack goes out below, these included
-        self._send_acks(conn, list(all_acks()) if all_acks is not None else [])
-        self._publish_status(conn)
+        with conn.corked():  # a batch: one wake-up of paho's network thread
+            # after a lost connection: what was not confirmed; after a restart: what the journal
+            # had not marked published; then the retained messages (a broker restarted without
+            # persistence has lost them)
+            pending = self._carry_over()
+            pending += [(n, o, _encode(o.payload)) for n, o in self._outbox]
+            self._outbox.clear()
+            for n, o, data in pending:
+                self._send(conn, n, o, data)
+            for o in self.engine.retained():
+                self._send(conn, 0, o)
+            all_acks: Callable[[], Sequence[OutgoingLike]] | None = getattr(
+                self.engine, "acks", None)
+            self._acks_due()  # every ack goes out below, these included
+            self._send_acks(conn, list(all_acks()) if all_acks is not None else [])
+            self._publish_status(conn)
         log.info("connected to %s as %s; %d table(s)", self.broker.url, self.client_id,
                  len(self.engine.tables))
 
@@ -429,7 +430,8 @@ class ControllerDaemon:
                 except queue.Empty:
                     item = None
             if batch:
-                self._process(conn, batch)
+                with conn.corked():
+                    self._process(conn, batch)
             self._confirm(conn)
             if not batch and self.journal is not None:
                 self.journal.flush_mark()  # idle: the mark does not wait for the next event
