@@ -53,7 +53,7 @@ __all__ = ["LOST", "Connection", "MqttError", "Received", "SUPPORTED", "Unsuppor
 SUPPORTED: Final[dict[str, tuple[tuple[int, ...], tuple[int, ...]]]] = {
     "paho-mqtt": ((2, 1), (3,)),
     # the other commands (bridge, web apps, tests) use aiomqtt, which wraps paho
-    "aiomqtt": ((2, 0), (3,)),
+    "aiomqtt": ((2, 5), (3,)),
 }
 
 #: put in the inbox when the connection it belongs to is lost
