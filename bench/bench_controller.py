@@ -56,8 +56,8 @@ DEAL = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
 SECTION = "## Controller latency and scale"
 
 
-def board_events(board: int) -> list[dict[str, Any]]:
-    """One board's events (no src/seq/ts/uid): S plays 4H, a defender revokes early."""
+def board_record(board: int) -> BoardRecord:
+    """Board ``board`` with DEAL: S plays 4H (also used by bench/bench_daemon_cpu.py)."""
     dealer = board_dealer(board)
     calls: list[str] = []
     seat = dealer
@@ -66,10 +66,14 @@ def board_events(board: int) -> list[dict[str, Any]]:
         seat = seat.lho
     calls += ["1H", "Pass", "4H", "Pass", "Pass", "Pass"]
     auction = tuple(AuctionEntry(dealer.rotated(i), Call.parse(c)) for i, c in enumerate(calls))
-    record = BoardRecord(board=board, dealer=dealer, vulnerability=board_vulnerability(board),
-                         deal=Deal.from_pbn(DEAL), auction=auction,
-                         contract=Contract.parse("4H"), declarer=Seat.S)
-    plan = plan_board(record, revoke_trick=1)
+    return BoardRecord(board=board, dealer=dealer, vulnerability=board_vulnerability(board),
+                       deal=Deal.from_pbn(DEAL), auction=auction,
+                       contract=Contract.parse("4H"), declarer=Seat.S)
+
+
+def board_events(board: int) -> list[dict[str, Any]]:
+    """One board's events (no src/seq/ts/uid): S plays 4H, a defender revokes early."""
+    plan = plan_board(board_record(board), revoke_trick=1)
     events = plan.events()
     # no hand scans: the deals file gives the hands, and the revoke comes soon enough in
     # each table's stream to be timed within a level (a scan costs what a card costs)

@@ -1,23 +1,34 @@
 """``bridge-table controller``: the rules daemon on an MQTT broker.
 
-It subscribes ``{root}/+/event`` and ``{root}/+/ruling`` (QoS 1), feeds every message to the
-Engine (``controller.engine``) and publishes what the Engine answers, with the retain flags
-it gives. One daemon serves every table whose events reach the broker.
+It subscribes ``{root}/+/event`` and ``{root}/+/ruling`` (QoS 1; with ``--tables`` or
+``--partition``, those of its own tables only: ``controller.partition``, ``docs/scale.md``),
+feeds every message to the Engine (``controller.engine``) and publishes what the Engine
+answers, with the retain flags it gives.
 
-Nothing accepted is lost, nothing is applied twice:
+The hot path is two threads: paho-mqtt's network thread (``controller.mqtt``, the one MQTT
+adapter) and one worker (:meth:`ControllerDaemon._serve`). The worker takes a batch of what
+has arrived, and for the batch:
+
+1. one journal transaction (``controller.journal``: group commit, synced with
+   ``--journal-sync full``);
+2. the PUBACKs (**manual acknowledgements**, paho-mqtt 2's ``manual_ack_set``/``ack``): a
+   message is acknowledged only once it is journaled, so a kill at any moment loses nothing
+   the broker considers delivered: what was not acknowledged is redelivered to the next
+   session;
+3. the Engine;
+4. the outputs handed to paho without waiting for their PUBACKs; paho reports each one sent
+   (QoS 0) or acknowledged (QoS 1) and the worker advances the journal's published-through
+   mark, which rides on the next commit. Retained ``state`` and ``indicator`` go out at QoS
+   0 (wire contract 1.3): each replaces the last, and the retained copy and the journal keep
+   them consistent.
+
+Only incoming events are journaled: the Engine is deterministic, so a restart rebuilds
+every table by re-feeding them to a fresh Engine, publishes the outputs after the
+published-through mark, then the retained messages. Nothing accepted is lost, nothing is
+applied twice:
 
 - persistent session (``clean_session=False``, a fixed client id): while the daemon is
   down, the broker queues the events for it;
-- **manual acknowledgements**. aiomqtt 2.5 has no public manual-ack option: its paho client
-  sends PUBACK as soon as the message is queued for ``client.messages``, before our code
-  runs, so a kill between receipt and the journal write would lose an acknowledged event.
-  paho-mqtt 2 has ``manual_ack_set(True)`` / ``ack(mid, qos)``; we switch it on on the
-  paho client aiomqtt wraps (``client._client``) before connecting, and acknowledge a
-  message only once it is committed to the journal. A message received but not yet
-  journaled is redelivered by the broker after a restart;
-- the journal (``controller.journal``) is written (committed, synced) before a message is
-  applied and acknowledged; a restart rebuilds every table by re-feeding it to a fresh
-  Engine, publishes what was computed but not yet published, then the retained messages;
 - duplicates (a redelivery, a bridge that resent from its spool: same ``src``, ``boot``
   and ``seq``) are dropped by the Engine and counted in ``engine.stats["duplicates"]``;
 - **end-to-end acknowledgements** (contract 1.2): once a batch is journaled and applied the
@@ -26,22 +37,29 @@ Nothing accepted is lost, nothing is applied twice:
   bridge keeps each event in its spool until that ack covers it, and sends the rest again
   after a reconnect or a timeout: an event the broker lost (a crash without persistence, a
   full queue) is sent again, never lost;
+- outputs handed to a connection that was lost before paho confirmed them are published
+  again on the next one;
 - reconnects start at ``reconnect_min`` (0.1 s), double up to ``reconnect_max`` (1 s), and
   start small again after every connection that got through; the MQTT connect itself gives
   up after ``connect_timeout`` (2 s: a broker shutting down may accept the TCP connection and
   never answer it).
 
-The journal grows by about 140 KB per board played (incoming events and the published
-state); a restart re-feeds all of it (about 7000 events/s). Start each session with a new
-journal (``--journal var/session-2026-11-29.sqlite``, or move the old one away): the old
-file stays the session's complete record, and ``python -m controller.journal export``
-turns it into ``bridge-table replay`` input.
+A restart re-feeds the whole journal. Start each session with a new journal (``--journal
+var/session-2026-11-29.sqlite``, or move the old one away): the old file stays the
+session's complete record, and ``python -m controller.journal export`` turns it into
+``bridge-table replay`` input.
 
 The daemon's status is retained on ``{root}/controller/status`` (``online`` with counters,
-refreshed every ``status_interval`` seconds; the will says ``offline``).
+refreshed every ``status_interval`` seconds; the will says ``offline``); a partitioned
+controller's on ``{root}/controller/{name}/status``.
 
 Payloads above ``max_payload`` bytes (64 KiB by default; an event is ~200 bytes) are not
 journaled nor applied: the daemon answers them on ``{root}/{t}/error`` and logs them.
+
+asyncio stays outside the hot path: :meth:`ControllerDaemon.run` is a coroutine that starts
+the threads, reports ``ready`` and stops them (``bridge-table run`` and the demo run it in
+their event loop); ``until_disconnected`` and ``cancel_until_done`` remain for the aiomqtt
+clients of the other commands.
 """
 
 from __future__ import annotations
@@ -52,8 +70,10 @@ import contextlib
 import itertools
 import logging
 import os
+import queue
 import signal
 import socket
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +91,7 @@ from controller.brokersettings import (  # noqa: F401 - re-exported
     settings_from_args,
 )
 from controller.journal import IncomingEntry, Journal, JournalError
+from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
 from controller.policy import IndicatorPolicy, PolicyError
 
 if TYPE_CHECKING:
@@ -87,7 +108,16 @@ DEFAULT_MAX_PAYLOAD = wire.MAX_PAYLOAD
 #: seconds to wait for the PUBACKs of what the daemon publishes (a board's outputs at once)
 PUBLISH_TIMEOUT = 30.0
 NODELAY = (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-MAX_BATCH = 256
+#: messages per journal transaction at most (the broker's in-flight window to the daemon,
+#: ``max_inflight_messages``, usually bounds it first)
+MAX_BATCH = 1000
+#: seconds the idle worker waits before it looks at the PUBACKs and the status again
+IDLE = 0.2
+DEFAULT_GATHER = 0.002
+#: a batch this large commits at once; a smaller one waits ``gather`` seconds for more
+GATHER_ENOUGH = 32
+#: put in the inbox to wake the worker (a stop)
+WAKE = "wake"
 
 
 class OutgoingLike(Protocol):
@@ -158,19 +188,34 @@ class ControllerDaemon:
     reconnect_min: float = 0.1
     reconnect_max: float = 1.0
     connect_timeout: float = 2.0
+    #: seconds a small batch waits for more events to share its journal commit (2 ms: at
+    #: 1,024 tables -23% CPU per event and a lower p99, docs/benchmarks.md)
+    gather: float = DEFAULT_GATHER
     info: Mapping[str, Any] = field(default_factory=dict)  # extra fields for the status
     #: serve only these tables (``bridge-table run``: one Pi, one table); empty: every table
     only_tables: Sequence[str] = ()
+    #: a partitioned controller's name (``controller.partition.scope_name``): its client id
+    #: and its status topic ``{root}/controller/{name}/status``
+    name: str = ""
     counters: _Counters = field(default_factory=_Counters)
     #: set while connected and subscribed (for ``run``, tests and the demo)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     _outbox: list[tuple[int, OutgoingLike]] = field(default_factory=list)
     _rebuilt: bool = False
+    # the hot path's state, owned by the worker thread (see _serve)
+    _inbox: queue.SimpleQueue[Received | str] = field(default_factory=queue.SimpleQueue)
+    #: mid -> (cause n, output, payload) handed to paho, not yet confirmed sent
+    _unconfirmed: dict[int, tuple[int, OutgoingLike, bytes]] = field(default_factory=dict)
+    #: cause n -> its outputs not yet confirmed (insertion order = increasing n)
+    _open: dict[int, int] = field(default_factory=dict)
+    _last_n: int = 0      # the last incoming n applied
+    _marked: int = 0      # published-through as last given to the journal
 
     def __post_init__(self) -> None:
         self.root = self.root.strip("/") or "bridge"
         if not self.client_id:
-            scope = "-".join([self.root.replace("/", "-"), *self.only_tables])
+            scope = "-".join([self.root.replace("/", "-"),
+                              *([self.name] if self.name else self.only_tables)])
             self.client_id = f"bridge-table-controller-{scope}"
 
     # -- topics ---------------------------------------------------------------------------
@@ -178,8 +223,11 @@ class ControllerDaemon:
     def status_topic(self) -> str:
         """``{root}/controller/status``; ``{root}/controller/{t}/status`` for a one-table
         controller (``bridge-table run``), so that every Pi has its own."""
-        only = self.only_tables[0] if len(self.only_tables) == 1 else None
-        return wire.status_topic(only, root=self.root)
+        if self.name:
+            return f"{self.root}/controller/{self.name}/status"
+        if len(self.only_tables) == 1:
+            return f"{self.root}/controller/{self.only_tables[0]}/status"
+        return f"{self.root}/controller/status"
 
     @property
     def subscriptions(self) -> list[tuple[str, int]]:
@@ -260,73 +308,6 @@ class ControllerDaemon:
             table, topic.rsplit("/", 1)[-1], "payload_too_large", excerpt,
             detail={"topic": topic, "bytes": size, "limit": self.max_payload}))
 
-    async def _process(self, client: aiomqtt.Client, batch: Sequence[aiomqtt.Message]) -> None:
-        accepted: list[tuple[str, bytes]] = []
-        # per message, in order of arrival: its index in ``accepted``, or the refusal
-        plan: list[int | OutgoingLike] = []
-        for m in batch:
-            topic = m.topic.value
-            payload = m.payload if isinstance(m.payload, bytes | bytearray) else \
-                str(m.payload).encode()
-            self.counters.received += 1
-            if len(payload) > self.max_payload:
-                plan.append(self._too_large(topic, len(payload), bytes(payload[:800])))
-            else:
-                plan.append(len(accepted))
-                accepted.append((topic, bytes(payload)))
-        if self.journal is not None:
-            # durable before acknowledged: if this raises, nothing is acked and the broker
-            # redelivers after the reconnect
-            ns = await asyncio.to_thread(self.journal.append_incoming, accepted)
-        else:
-            ns = list(range(1, len(accepted) + 1))
-        paho = client._client  # noqa: SLF001 - see the module docstring (manual acks)
-        for m in batch:  # in order of receipt, as MQTT requires for PUBACKs
-            if m.qos > 0:
-                paho.ack(m.mid, m.qos)
-        for item in plan:  # outputs in the order of the messages that caused them
-            if isinstance(item, int):
-                topic, payload = accepted[item]
-                self._outbox.extend((ns[item], o) for o in self._apply(topic, payload))
-            else:
-                self._outbox.append((0, item))
-        await self._flush(client, through=ns[-1] if ns else 0)
-        await self._acknowledge(client, self._acks_due())
-
-    def _acks_due(self) -> list[OutgoingLike]:
-        due: Callable[[], Sequence[OutgoingLike]] | None = getattr(self.engine, "acks_due", None)
-        return list(due()) if due is not None else []
-
-    async def _acknowledge(self, client: aiomqtt.Client, acks: Sequence[OutgoingLike]) -> None:
-        """Publish acknowledgements; only after their events are journaled and applied, so
-        that a bridge never drops an event the daemon could still lose."""
-        if not acks:
-            return
-        await until_disconnected(client, asyncio.gather(
-            *(client.publish(a.topic, _encode(a.payload), qos=a.qos, retain=a.retain,
-                             timeout=PUBLISH_TIMEOUT) for a in acks)))
-        self.counters.acks += len(acks)
-
-    async def _flush(self, client: aiomqtt.Client, through: int = 0) -> None:
-        """Publish the outbox in order, then record it; kept for the next connection if
-        the connection fails."""
-        if not self._outbox:
-            if through and self.journal is not None:
-                await asyncio.to_thread(self.journal.record_published, through, [])
-            return
-        pending = list(self._outbox)
-        encoded = [(n, o, _encode(o.payload)) for n, o in pending]
-        # started in order, so paho writes them in order; PUBACKs are awaited together
-        await until_disconnected(client, asyncio.gather(
-            *(client.publish(o.topic, data, qos=o.qos, retain=o.retain,
-                             timeout=PUBLISH_TIMEOUT) for _, o, data in encoded)))
-        del self._outbox[:len(pending)]
-        self.counters.published += len(pending)
-        if self.journal is not None:
-            last = max([through] + [n for n, _ in pending])
-            rows = [(n, o.topic, data, o.retain, o.qos) for n, o, data in encoded]
-            await asyncio.to_thread(self.journal.record_published, last, rows)
-
     # -- status ---------------------------------------------------------------------------
     def status(self, status: str = "online") -> dict[str, Any]:
         payload: dict[str, Any] = {"v": wire.VERSION, "src": self.client_id, "status": status}
@@ -340,103 +321,263 @@ class ControllerDaemon:
                 payload["refused_sources"] = dict(refusals)
         return payload
 
-    async def _status_loop(self, client: aiomqtt.Client) -> None:
-        while True:
-            await asyncio.sleep(self.status_interval)
-            await client.publish(self.status_topic, _encode(self.status()), qos=1, retain=True,
-                                 timeout=PUBLISH_TIMEOUT)
+    # -- the hot path (the worker thread) -------------------------------------------------
+    def _process(self, conn: Connection, batch: Sequence[Received]) -> None:
+        """One batch: one journal transaction (group commit), the PUBACKs, the Engine, the
+        outputs handed to paho without waiting for theirs."""
+        accepted: list[tuple[str, bytes]] = []
+        # per message, in order of arrival: its index in ``accepted``, or the refusal
+        plan: list[int | OutgoingLike] = []
+        for m in batch:
+            self.counters.received += 1
+            if len(m.payload) > self.max_payload:
+                plan.append(self._too_large(m.topic, len(m.payload), bytes(m.payload[:800])))
+            else:
+                plan.append(len(accepted))
+                accepted.append((m.topic, m.payload))
+        if self.journal is not None:
+            # durable before acknowledged: if this raises, nothing is acked and the broker
+            # redelivers to the next session
+            ns = self.journal.append_incoming(accepted)
+        else:
+            ns = list(range(self._last_n + 1, self._last_n + len(accepted) + 1))
+        for m in batch:  # in order of receipt, as MQTT requires for PUBACKs
+            conn.ack(m.mid, m.qos)
+        for item in plan:  # outputs in the order of the messages that caused them
+            if isinstance(item, int):
+                n = ns[item]
+                for o in self._apply(*accepted[item]):
+                    self._send(conn, n, o)
+            else:
+                self._send(conn, 0, item)
+        if ns:
+            self._last_n = ns[-1]
+        self._send_acks(conn, self._acks_due())
 
-    # -- connection -----------------------------------------------------------------------
-    def _client(self) -> aiomqtt.Client:
-        client = aiomqtt.Client(
-            self.broker.host, self.broker.port, identifier=self.client_id,
-            clean_session=False, keepalive=self.broker.keepalive,
-            username=self.broker.username, password=self.broker.password,
-            tls_context=self.broker.tls_context(),
-            will=aiomqtt.Will(self.status_topic, _encode(self.status("offline")), qos=1,
-                              retain=True),
-            # small messages, answered at once: Nagle + delayed ACK would add ~40 ms to each
-            socket_options=[NODELAY],
-            timeout=self.connect_timeout,
-        )
-        client._client.manual_ack_set(True)  # noqa: SLF001 - see the module docstring
-        # a board's worth of outputs goes out at once: not a "concerning number"
-        client.pending_calls_threshold = 10_000
-        return client
+    def _acks_due(self) -> list[OutgoingLike]:
+        due: Callable[[], Sequence[OutgoingLike]] | None = getattr(self.engine, "acks_due", None)
+        return list(due()) if due is not None else []
 
-    async def _session(self) -> None:
-        async with self._client() as client:
-            self.counters.connects += 1
-            await client.subscribe(self.subscriptions, timeout=PUBLISH_TIMEOUT)
-            # retained messages after every connect: a broker restarted without persistence
-            # has lost them; after a restart of ours, the outbox holds what was not published
-            self._outbox.extend((0, o) for o in self.engine.retained())
-            await self._flush(client)
+    def _send_acks(self, conn: Connection, acks: Sequence[OutgoingLike]) -> None:
+        """End-to-end acknowledgements; only after their events are journaled and applied,
+        so that a bridge never drops an event the daemon could still lose."""
+        for a in acks:
+            conn.publish(a.topic, _encode(a.payload), a.qos, a.retain)
+        self.counters.acks += len(acks)
+
+    def _send(self, conn: Connection, n: int, out: OutgoingLike, data: bytes | None = None
+              ) -> None:
+        """Hand one output to paho and remember it until paho reports it sent (QoS 0) or
+        acknowledged (QoS 1): ``n`` (its cause) is not published-through before that."""
+        if data is None:
+            data = _encode(out.payload)
+        mid = conn.publish(out.topic, data, outgoing_qos(out), out.retain)
+        self._unconfirmed[mid] = (n, out, data)
+        if n:
+            self._open[n] = self._open.get(n, 0) + 1
+        self.counters.published += 1
+
+    def _confirm(self, conn: Connection) -> None:
+        """Take in what paho reports sent; advance the published-through mark."""
+        done = conn.published
+        while done:
+            entry = self._unconfirmed.pop(done.popleft(), None)
+            if entry is None or not entry[0]:
+                continue
+            left = self._open[entry[0]] - 1
+            if left:
+                self._open[entry[0]] = left
+            else:
+                del self._open[entry[0]]
+        # causes are increasing: the first still open bounds the mark
+        through = next(iter(self._open)) - 1 if self._open else self._last_n
+        if self.journal is not None and through > self._marked:
+            self.journal.mark_published(through)
+            self._marked = through
+
+    def _carry_over(self) -> list[tuple[int, OutgoingLike, bytes]]:
+        """Outputs handed to a connection that was lost before paho confirmed them: the
+        next session publishes them again, in their order."""
+        carried = list(self._unconfirmed.values())
+        self._unconfirmed.clear()
+        self._open.clear()
+        return carried
+
+    def _start_session(self, conn: Connection) -> None:
+        conn.subscribe(self.subscriptions, PUBLISH_TIMEOUT)
+        with conn.corked():  # a batch: one wake-up of paho's network thread
+            # after a lost connection: what was not confirmed; after a restart: what the journal
+            # had not marked published; then the retained messages (a broker restarted without
+            # persistence has lost them)
+            pending = self._carry_over()
+            pending += [(n, o, _encode(o.payload)) for n, o in self._outbox]
+            self._outbox.clear()
+            for n, o, data in pending:
+                self._send(conn, n, o, data)
+            for o in self.engine.retained():
+                self._send(conn, 0, o)
             all_acks: Callable[[], Sequence[OutgoingLike]] | None = getattr(
                 self.engine, "acks", None)
             self._acks_due()  # every ack goes out below, these included
-            await self._acknowledge(client, list(all_acks()) if all_acks is not None else [])
-            await client.publish(self.status_topic, _encode(self.status()), qos=1, retain=True,
-                                 timeout=PUBLISH_TIMEOUT)
-            log.info("connected to %s as %s; %d table(s)", self.broker.url, self.client_id,
-                     len(self.engine.tables))
-            self.ready.set()
-            status_task = asyncio.create_task(self._status_loop(client))
-            try:
-                messages = client.messages
-                async for first in messages:
-                    batch = [first]
-                    while len(messages) and len(batch) < MAX_BATCH:
-                        batch.append(await anext(messages))
-                    await self._process(client, batch)
-            finally:
-                self.ready.clear()
-                await cancel_until_done(status_task)
+            self._send_acks(conn, list(all_acks()) if all_acks is not None else [])
+            self._publish_status(conn)
+        log.info("connected to %s as %s; %d table(s)", self.broker.url, self.client_id,
+                 len(self.engine.tables))
 
-    async def _goodbye(self) -> None:
+    def _publish_status(self, conn: Connection, status: str = "online") -> int:
+        return conn.publish(self.status_topic, _encode(self.status(status)), 1, True)
+
+    def _serve_session(self, conn: Connection, inbox: queue.SimpleQueue[Received | str],
+                       halt: threading.Event) -> None:
+        """Take batches from the inbox until halted; :class:`MqttError` when the
+        connection is lost (the rest of the inbox belongs to it: not acknowledged, so the
+        broker redelivers it)."""
+        next_status = time.monotonic() + self.status_interval
+        while not halt.is_set():
+            wait = max(0.0, min(IDLE, next_status - time.monotonic()))
+            try:
+                first = inbox.get(timeout=wait)
+            except queue.Empty:
+                first = None
+            if first is not None and self.gather > 0 and inbox.qsize() < GATHER_ENOUGH:
+                # group commit: a moment for the events arriving behind this one to share
+                # its journal commit (each commit costs about as much CPU as an event)
+                time.sleep(self.gather)
+            batch: list[Received] = []
+            item: Received | str | None = first
+            while item is not None:
+                if isinstance(item, str):  # LOST or WAKE
+                    if item == LOST and not conn.connected:
+                        raise MqttError("connection lost")
+                elif item.connection is conn:  # a lost session's leftovers are redelivered
+                    batch.append(item)
+                if len(batch) >= MAX_BATCH:
+                    break
+                try:
+                    item = inbox.get_nowait()
+                except queue.Empty:
+                    item = None
+            if batch:
+                with conn.corked():
+                    self._process(conn, batch)
+            self._confirm(conn)
+            if not batch and self.journal is not None:
+                self.journal.flush_mark()  # idle: the mark does not wait for the next event
+            if time.monotonic() >= next_status:
+                self._publish_status(conn)
+                next_status = time.monotonic() + self.status_interval
+
+    def _serve(self, halt: threading.Event, ready: Callable[[bool], None]) -> None:
+        """The worker thread: sessions, reconnecting with backoff, until halted."""
+        delay = self.reconnect_min
+        conn: Connection | None = None
+        while not halt.is_set():
+            conn = Connection(self.broker, self.client_id, self._inbox,
+                              will=(self.status_topic, _encode(self.status("offline")), 1, True))
+            try:
+                conn.open(self.connect_timeout)
+                self.counters.connects += 1
+                delay = self.reconnect_min  # a working connection: retry soon after it
+                self._start_session(conn)
+                ready(True)
+                self._serve_session(conn, self._inbox, halt)
+            except MqttError as e:
+                log.warning("broker %s: %s; reconnecting in %.1f s", self.broker.url, e,
+                            delay)
+            except JournalError as e:
+                log.error("journal: %s; retrying in %.1f s (nothing was acknowledged)", e,
+                          delay)
+            finally:
+                ready(False)
+            if halt.is_set():
+                break
+            conn.close()
+            halt.wait(delay)
+            delay = min(delay * 2, self.reconnect_max)
+        self._goodbye(conn)
+
+    def _goodbye(self, conn: Connection | None) -> None:
         """A clean stop says offline itself (the will is only for unclean ones)."""
+        if conn is not None and conn.connected:
+            if self.journal is not None:
+                self._confirm(conn)
+            mid = self._publish_status(conn, "offline")
+            conn.wait_published(mid, 3.0)
+            conn.close()
+            return
+        if conn is not None:
+            conn.close()
+        bye = Connection(self.broker, self.client_id + "-bye", queue.SimpleQueue(),
+                         clean_session=True)
         try:
-            async with aiomqtt.Client(
-                    self.broker.host, self.broker.port, identifier=self.client_id + "-bye",
-                    username=self.broker.username, password=self.broker.password,
-                    tls_context=self.broker.tls_context(), timeout=3) as client:
-                await client.publish(self.status_topic, _encode(self.status("offline")), qos=1,
-                                     retain=True, timeout=3)
-        except (aiomqtt.MqttError, OSError) as e:
+            bye.open(3.0)
+            bye.wait_published(self._publish_status(bye, "offline"), 3.0)
+        except MqttError as e:
             log.debug("could not say offline: %s", e)
+        finally:
+            bye.close()
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
-        """Serve until ``stop`` is set (or forever), reconnecting with backoff."""
+        """Serve until ``stop`` is set (or forever), reconnecting with backoff.
+
+        The MQTT and journal work runs on two threads of its own (paho's network thread and
+        the worker, :meth:`_serve`); this coroutine starts them, reports ``ready`` and stops
+        them."""
+        check_versions()
         stop = stop or asyncio.Event()
         self.rebuild()
-        delay = self.reconnect_min
-        while not stop.is_set():
-            session = asyncio.create_task(self._session())
-            stopper = asyncio.create_task(stop.wait())
-            connects = self.counters.connects
-            done, _ = await asyncio.wait({session, stopper},
-                                         return_when=asyncio.FIRST_COMPLETED)
+        if self.journal is not None:
+            self._last_n = self._marked = self.journal.published_through
+            self._last_n = max(self._last_n, self.journal.last_incoming)
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = loop.create_future()
+        halt = threading.Event()
+        failure: list[BaseException] = []
+
+        def ready(up: bool) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(self.ready.set if up else self.ready.clear)
+
+        def work() -> None:
+            try:
+                self._serve(halt, ready)
+            except BaseException as e:  # handed to run()'s caller, not lost in the thread
+                failure.append(e)
+            finally:
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(_set_done, finished)
+
+        worker = threading.Thread(target=work, name="controller-worker", daemon=True)
+        worker.start()
+        stopper = asyncio.ensure_future(stop.wait())
+        either: set[asyncio.Future[Any]] = {stopper, finished}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
             stopper.cancel()
-            if session not in done:
-                await cancel_until_done(session)
-                break
-            exc = session.exception()
-            if exc is None:
-                continue
-            if self.counters.connects != connects:
-                delay = self.reconnect_min  # it was a working connection: retry soon
-            if isinstance(exc, aiomqtt.MqttError | OSError):
-                log.warning("broker %s: %s; reconnecting in %.1f s", self.broker.url, exc,
-                            delay)
-            elif isinstance(exc, JournalError):
-                log.error("journal: %s; retrying in %.1f s (nothing was acknowledged)", exc,
-                          delay)
-            else:
-                raise exc
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
-            delay = min(delay * 2, self.reconnect_max)
-        await self._goodbye()
+            halt.set()
+            self._inbox.put(WAKE)
+            if not finished.done():
+                await asyncio.shield(finished)
+        if failure:
+            raise failure[0]
+
+
+def _set_done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def outgoing_qos(out: OutgoingLike) -> int:
+    """Retained ``state`` and ``indicator`` go out at QoS 0 (wire contract 1.3): the broker's
+    retained copy and the journal keep them consistent, and each one replaces the last, so a
+    PUBACK for every one buys nothing; everything else at the QoS the Engine gives."""
+    if out.retain and out.topic.endswith(_QOS0_KINDS):
+        return 0
+    return out.qos
+
+
+_QOS0_KINDS = ("/state", "/indicator")
 
 
 async def until_disconnected(client: aiomqtt.Client, awaitable: Awaitable[T]) -> T:
@@ -566,6 +707,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--journal-sync", choices=("full", "normal"), default="full",
                     help="full: every commit synced (survives a power cut); "
                          "normal: survives a crash of the daemon only")
+    ap.add_argument("--commit-gather", type=float, default=DEFAULT_GATHER * 1000, metavar="MS",
+                    help="a batch of fewer than 32 events waits this many milliseconds for "
+                         "more to share its journal commit (default %(default)g; 0: commit "
+                         "at once)")
     ap.add_argument("--root", default="bridge", help="topic root (default %(default)s)")
     ap.add_argument("--rules", default="2017", help="Laws edition: 2017 or 2007")
     ap.add_argument("--policy", help="indicator policy file (TOML); default: the contract's")
@@ -578,6 +723,12 @@ def parser() -> argparse.ArgumentParser:
                     "deals file is the default --deals")
     ap.add_argument("--client-id", default="", help="MQTT client id (fixed: the broker keeps "
                                                     "the session under it)")
+    ap.add_argument("--tables", metavar="SPEC",
+                    help="serve only these tables: ids and ranges, e.g. 1-500,A1-A20 "
+                         "(partitioned controllers, docs/scale.md)")
+    ap.add_argument("--partition", metavar="K/N",
+                    help="serve share K of N of the tables (stable hash of the table id) of "
+                         "--tables, or of the session's movement or --schedule")
     ap.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD)
     ap.add_argument("--max-tables", type=_positive, default=None,
                     help="tables followed at most; an event for one more is refused with an "
@@ -610,9 +761,12 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                           policy=args.policy, schedule=args.schedule, session=args.session,
                           first_board=args.first_board,
                           max_tables=args.max_tables, max_sources=args.max_sources)
+    tables, name = partition_from_args(args, engine)
     journal = None
     if not args.no_journal:
         path = Path(args.journal) if args.journal else default_journal_path()
+        if name and not args.journal:  # each controller its own journal
+            path = path.with_name(f"{path.stem}-{name}{path.suffix}")
         try:
             journal = Journal(path, sync=args.journal_sync)
         except JournalError as e:
@@ -621,7 +775,37 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
     return ControllerDaemon(broker=broker, engine=engine, journal=journal, root=args.root,
                             client_id=args.client_id, max_payload=args.max_payload,
                             status_interval=args.status_interval,
+                            only_tables=tables, name=name,
+                            gather=max(0.0, args.commit_gather) / 1000,
                             info={"rules": str(args.rules)})
+
+
+def partition_from_args(args: argparse.Namespace, engine: EngineLike
+                        ) -> tuple[tuple[str, ...], str]:
+    """The tables this controller serves (empty: all) and its name, from ``--tables`` and
+    ``--partition`` (``controller.partition``)."""
+    from controller.partition import (
+        PartitionError,
+        hash_share,
+        parse_partition,
+        parse_tables,
+        scope_name,
+    )
+
+    if not args.tables and not args.partition:
+        return (), ""
+    tables = parse_tables(args.tables) if args.tables else ()
+    part = parse_partition(args.partition) if args.partition else None
+    if part is not None:
+        known = tables or tuple(sorted(getattr(engine, "schedule", {}) or {}))
+        if not known:
+            raise PartitionError("--partition needs the tables to share: --tables, or a "
+                                 "--session or --schedule naming them")
+        tables = hash_share(known, *part)
+        if not tables:
+            raise PartitionError(f"--partition {args.partition}: no table falls in this share "
+                                 f"of {len(known)}")
+    return tables, scope_name(args.tables, part)
 
 
 def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:

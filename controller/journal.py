@@ -1,19 +1,23 @@
-"""The controller's journal: each message accepted, before it is applied; each one published.
+"""The controller's journal: each message accepted, before it is applied.
 
-One SQLite file in WAL mode. Two tables:
+One SQLite file in WAL mode:
 
 - ``incoming``: ``n`` (arrival order, 1, 2, ...), ``topic``, ``payload`` (the bytes as they
   came), ``received`` (wall clock, for people reading the journal; the Engine never sees it);
-- ``outgoing``: what was published, each row tied to the incoming message that caused it
-  (``cause``; 0 for republished retained messages).
+- ``meta.published_through``: the last incoming ``n`` whose outputs are all published
+  (handed to the broker: sent for QoS 0, PUBACKed for QoS 1);
+- ``outgoing``: what was published, each row tied to the incoming message that caused it.
+  Schema 1 (journals written before contract 1.3) wrote every output there; since schema 2
+  the daemon no longer does (the Engine is deterministic: a rebuild computes them again from
+  ``incoming``), and the table keeps an old journal's rows readable.
 
-``meta.published_through`` is the last incoming ``n`` whose outputs are all published.
-
-The daemon's order for a batch of messages is: ``append_incoming`` (one transaction,
-committed and synced) -> MQTT acknowledgement -> Engine -> publish -> ``record_published``.
-So a message the broker considers delivered is always in the journal, and a restart
-rebuilds each table by feeding ``incoming`` to a fresh Engine, then publishes what was
-computed but not yet published (everything after ``published_through``).
+The daemon's order for a batch of messages is: ``append_incoming`` (one transaction for the
+batch, committed and synced: group commit) -> MQTT acknowledgements -> Engine -> publish
+without waiting -> ``mark_published`` once the broker has them, which rides on the next
+``append_incoming`` transaction (or ``flush_mark`` when idle) and costs no sync of its own.
+So a message the broker considers delivered is always in the journal, and a restart rebuilds
+each table by feeding ``incoming`` to a fresh Engine, then publishes what was computed but
+not marked published (everything after ``published_through``; at worst some twice).
 
 A journal is used by one process at a time (an exclusive ``flock`` on ``PATH.lock``,
 released by the kernel however the process ends).
@@ -36,7 +40,10 @@ from typing import IO, Any, Literal
 
 __all__ = ["Journal", "JournalError", "IncomingEntry", "OutgoingEntry", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: versions this program opens: 1 (outputs journaled too) is migrated on open (it only
+#: changes the version: the tables are the same, ``outgoing`` is no longer written)
+_MIGRATES_FROM = (1,)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS incoming (
@@ -96,6 +103,8 @@ class Journal:
         self._lock_file: IO[bytes] | None = None
         # the daemon writes from a worker thread (asyncio.to_thread); one statement at a time
         self._mutex = threading.RLock()
+        self._mark = 0           # published-through given by mark_published
+        self._mark_written = 0   # ... and as written in meta
         self._lock()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -109,8 +118,10 @@ class Journal:
                 raise JournalError(f"{self.path}: journal schema {version} is newer than this "
                                    f"program's ({SCHEMA_VERSION})")
             self._db.executescript(_SCHEMA)
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self._check_tables()
+            if version != SCHEMA_VERSION:  # new, or migrated from _MIGRATES_FROM
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self.migrated_from = version if version in _MIGRATES_FROM else None
         except sqlite3.DatabaseError as e:
             self._unlock()
             if _is_readonly(e):  # the journal is sound: say why it cannot be written
@@ -185,7 +196,9 @@ class Journal:
                         "INSERT INTO incoming (topic, payload, received) VALUES (?, ?, ?)",
                         (topic, bytes(payload), when))
                     ns.append(int(cur.lastrowid or 0))
-                return ns
+                mark = self._write_mark(db)  # rides on this commit: no sync of its own
+            self._mark_written = max(self._mark_written, mark)
+            return ns
         except sqlite3.Error as e:
             raise JournalError(self._write_failure(e)) from e
 
@@ -209,6 +222,35 @@ class Journal:
                                (str(through),))
         except sqlite3.Error as e:
             raise JournalError(self._write_failure(e)) from e
+
+    def mark_published(self, through: int) -> None:
+        """Every output of the incoming messages up to ``through`` is published: written
+        with the next :meth:`append_incoming` (or :meth:`flush_mark`), never backwards."""
+        with self._mutex:
+            self._mark = max(self._mark, through)
+
+    def flush_mark(self) -> None:
+        """Write a pending :meth:`mark_published` now (not synced: a crash before the next
+        synced commit only makes a restart publish some outputs again)."""
+        with self._mutex:
+            if self._mark <= self._mark_written:
+                return
+            try:
+                with self._transaction("NORMAL") as db:
+                    mark = self._write_mark(db)
+                self._mark_written = max(self._mark_written, mark)
+            except sqlite3.Error as e:
+                raise JournalError(self._write_failure(e)) from e
+
+    def _write_mark(self, db: sqlite3.Connection) -> int:
+        """Write the pending mark in ``db``'s transaction; the mark (0: none pending)."""
+        mark = self._mark
+        if mark <= self._mark_written:
+            return 0
+        if mark > self._published_through(db):
+            db.execute("INSERT INTO meta (key, value) VALUES ('published_through', ?) "
+                       "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(mark),))
+        return mark
 
     class _Txn:
         def __init__(self, db: sqlite3.Connection, mutex: threading.RLock, sync: str) -> None:

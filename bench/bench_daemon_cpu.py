@@ -1,0 +1,389 @@
+"""The daemon's CPU per event, latency at a human pace with round-start scan bursts, and the
+time to drain a whole room's round start.
+
+    .venv/bin/python bench/bench_daemon_cpu.py [--tables 512,1024] [--duration 40]
+        [--drain 2000] [--rate 0.5] [--write-docs]
+
+A private mosquitto (no persistence) and ``bridge-table controller`` in a subprocess with its
+journal at ``--journal-sync full`` (every commit fsync'ed). The load comes from this process
+through paho-mqtt on its own network thread (the cheapest Python client; it takes most of a
+core at 2,000 tables).
+
+- **pace**: N tables. Each table starts its round at its own moment, spread over the first
+  ``--spread`` seconds: the board tag and the 52 cards of the four hands scanned at once (53
+  events in one burst), then one call or card every ``1/rate`` seconds (0.5: a card every 2 s).
+  Latency: event ``publish`` -> the first ``state`` of its table whose ``last.seq`` covers it.
+  CPU: the daemon's process CPU time (``/proc/PID/stat``, user + system) over the events it
+  applied in the level: the figure that decides how many tables one core serves, and robust
+  to the machine being shared (latency is not).
+- **drain**: M tables' round starts at once (M x 53 events, 104,000 scans for 2,000 tables),
+  published as fast as this process can; the time from the first publish until every table's
+  last scan is in a ``state`` received here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_controller import DEAL, board_record, pct, proc_cpu  # noqa: E402
+
+from controller.demo import plan_board  # noqa: E402
+from controller.laws.cards import board_dealer, board_vulnerability  # noqa: E402
+from controller.mosquitto import Mosquitto  # noqa: E402
+
+WINDOW = 20_000
+SECTION = "## Daemon CPU per event and round-start bursts"
+
+
+def round_start_and_play(board: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A board's events split in two: the round start (board tag + the 52 hand scans) and
+    the play (calls and cards), as the bridges send them."""
+    events = plan_board(board_record(board), revoke_trick=None).events()
+    start = events[:53]
+    assert start[0]["zone"] == "board" and all(e["zone"] == "tray" for e in start[1:])
+    first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
+    return start, events[first_call:]
+
+
+class Feed:
+    def __init__(self, table: str, board: int) -> None:
+        self.table = table
+        self.topic = f"bridge/{table}/event"
+        self.src = f"bench-{table}"
+        self.seq = 0
+        self.start, self.play = round_start_and_play(board)
+        self.played = 0
+
+    def encode(self, ev: dict[str, Any]) -> tuple[int, bytes]:
+        self.seq += 1
+        body = dict(ev, v=1, src=self.src, seq=self.seq, ts=round(time.time(), 3),
+                    uid=f"{self.seq:08X}")
+        return self.seq, json.dumps(body).encode()
+
+    def next_play(self) -> dict[str, Any] | None:
+        if self.played >= len(self.play):
+            return None
+        self.played += 1
+        return self.play[self.played - 1]
+
+
+@dataclass
+class Timing:
+    """Send times per table (ascending seq) and the latencies measured."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    sent: dict[str, collections.deque[tuple[int, float]]] = field(default_factory=dict)
+    latency: list[float] = field(default_factory=list)
+    done_at: float = 0.0
+    expected: dict[str, int] = field(default_factory=dict)   # drain: table -> last seq
+    remaining: int = 0
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def note_sent(self, table: str, seq: int, t0: float) -> None:
+        with self.lock:
+            self.sent.setdefault(table, collections.deque()).append((seq, t0))
+
+    def on_state(self, table: str, seq: int, now: float) -> None:
+        with self.lock:
+            q = self.sent.get(table)
+            while q and q[0][0] <= seq:
+                self.latency.append(now - q.popleft()[1])
+            want = self.expected.get(table)
+            if want is not None and seq >= want:
+                del self.expected[table]
+                self.remaining -= 1
+                if self.remaining == 0:
+                    self.done_at = now
+                    self.finished.set()
+
+    def outstanding(self) -> int:
+        with self.lock:
+            return sum(len(q) for q in self.sent.values())
+
+
+class Load:
+    """The load generator: one paho client, its network thread, ``state`` subscriptions."""
+
+    def __init__(self, port: int) -> None:
+        self.timing = Timing()
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-daemon-cpu")
+        # paho's own window scans every in-flight message on each PUBACK (the load generator,
+        # not the daemon, became the bottleneck); without one, more than 65,535 messages in
+        # flight reuse packet ids and events went missing. So: no paho window, and publish()
+        # waits while more than WINDOW are unacknowledged (2,000 bridges would each have a
+        # handful in flight on their own connections).
+        self.client.max_inflight_messages_set(0)
+        self.sent = 0
+        self.acked = 0
+        self.client.on_publish = self._on_publish
+        self.client.max_queued_messages_set(0)
+        self.client.on_message = self._on_message
+        self.client.on_socket_open = _nodelay
+        subscribed = threading.Event()
+        self.client.on_subscribe = lambda *a: subscribed.set()
+        self.client.connect("127.0.0.1", port, keepalive=60)
+        self.client.loop_start()
+        self.client.subscribe("bridge/+/state", qos=0)
+        if not subscribed.wait(10):
+            raise RuntimeError("no SUBACK from the broker")
+
+    def _on_message(self, client: Any, userdata: Any, m: mqtt.MQTTMessage) -> None:
+        now = time.perf_counter()
+        table = m.topic.split("/")[1]
+        try:
+            last = json.loads(m.payload).get("last") or {}
+        except ValueError:
+            return
+        seq = last.get("seq")
+        if isinstance(seq, int) and last.get("src", "").startswith("bench-"):
+            self.timing.on_state(table, seq, now)
+
+    def _on_publish(self, *args: Any) -> None:
+        self.acked += 1
+
+    def publish(self, feed: Feed, ev: dict[str, Any]) -> None:
+        while self.sent - self.acked > WINDOW:
+            time.sleep(0.001)
+        self.sent += 1
+        seq, body = feed.encode(ev)
+        self.timing.note_sent(feed.table, seq, time.perf_counter())
+        self.client.publish(feed.topic, body, qos=1)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def _nodelay(client: Any, userdata: Any, sock: Any) -> None:
+    import socket
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+@dataclass
+class PaceResult:
+    tables: int
+    events: int
+    cpu_s: float
+    wall_s: float
+    lat: list[float]
+    missing: int
+    behind_s: float
+
+    def row(self) -> str:
+        return (f"| {self.tables} | {self.events} | {self.events / self.wall_s:.0f} | "
+                f"{self.cpu_s * 1000 / max(1, len(self.lat)):.3f} | "
+                f"{self.cpu_s / self.wall_s * 100:.0f}% | {pct(self.lat, 50):.1f} | "
+                f"{pct(self.lat, 99):.1f} | {max(self.lat, default=0) * 1000:.0f} | "
+                f"{self.missing} | {self.behind_s * 1000:.0f} |")
+
+
+PACE_HEADER = ("| tables | events | events/s | daemon CPU ms/event applied | daemon CPU "
+               "| state p50 ms | state p99 ms | max ms | missing | sender late max ms |\n"
+               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+
+def run_pace(load: Load, pid: int, tables: int, duration: float, rate: float, spread: float,
+             prefix: str, seed: int = 1) -> PaceResult:
+    rng = random.Random(seed)
+    feeds = [Feed(f"{prefix}{i}", 1 + i % 16) for i in range(tables)]
+    # each table: its round start at its own moment, then one call/card every 1/rate s
+    schedule: list[tuple[float, int, bool]] = []
+    for i in range(tables):
+        t = rng.uniform(0, spread)
+        schedule.append((t, i, True))
+        t += 1 / rate * rng.uniform(0.5, 1.5)
+        while t < duration:
+            schedule.append((t, i, False))
+            t += 1 / rate
+    schedule.sort()
+    timing = load.timing
+    with timing.lock:
+        timing.latency = []
+    events = 0
+    behind = 0.0
+    cpu0 = proc_cpu(pid)
+    start = time.perf_counter()
+    for at, i, burst in schedule:
+        due = start + at
+        now = time.perf_counter()
+        if due > now:
+            time.sleep(due - now)
+        else:
+            behind = max(behind, now - due)
+        feed = feeds[i]
+        if burst:
+            for ev in feed.start:
+                load.publish(feed, ev)
+                events += 1
+        else:
+            play = feed.next_play()
+            if play is not None:
+                load.publish(feed, play)
+                events += 1
+    # until every event's state is in (or 30 s more)
+    limit = time.perf_counter() + 30
+    while timing.outstanding() and time.perf_counter() < limit:
+        time.sleep(0.05)
+    wall = time.perf_counter() - start
+    cpu = proc_cpu(pid) - cpu0
+    with timing.lock:
+        lat = list(timing.latency)
+    return PaceResult(tables, events, cpu, wall, lat, timing.outstanding(), behind)
+
+
+@dataclass
+class DrainResult:
+    tables: int
+    events: int
+    publish_s: float
+    drain_s: float
+    cpu_s: float
+    complete: bool
+
+
+def run_drain(load: Load, pid: int, tables: int, prefix: str, timeout: float) -> DrainResult:
+    feeds = [Feed(f"{prefix}{i}", 1 + i % 16) for i in range(tables)]
+    timing = load.timing
+    with timing.lock:
+        timing.sent.clear()
+        timing.latency = []
+        timing.expected = {f.table: len(f.start) for f in feeds}
+        timing.remaining = tables
+        timing.finished.clear()
+    cpu0 = proc_cpu(pid)
+    start = time.perf_counter()
+    events = 0
+    for f in feeds:  # the whole room at once: every table's board tag and four hands
+        for ev in f.start:
+            load.publish(f, ev)
+            events += 1
+    published = time.perf_counter() - start
+    complete = timing.finished.wait(timeout)
+    drain = (timing.done_at if complete else time.perf_counter()) - start
+    return DrainResult(tables, events, published, drain, proc_cpu(pid) - cpu0, complete)
+
+
+def start_daemon(url: str, work: Path, deals: Path, extra: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "controller", "--broker", url,
+         "--deals", str(deals), "--journal", str(work / "journal.sqlite"),
+         "--journal-sync", "full", "--max-tables", "100000", "--status-interval", "3600",
+         "--log-level", "WARNING", *extra],
+        cwd=REPO, stdin=subprocess.DEVNULL)
+
+
+def machine() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f
+                          if ln.startswith("model name")), platform.machine())
+    except OSError:
+        model = platform.machine()
+    load = os.getloadavg()
+    return (f"{model}, {os.cpu_count()} cores shared with other work (load average "
+            f"{load[0]:.1f} at the end), Python {platform.python_version()}, mosquitto on "
+            "loopback")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tables", default="512,1024", help="pace levels (comma-separated)")
+    ap.add_argument("--duration", type=float, default=40.0, help="seconds per pace level")
+    ap.add_argument("--spread", type=float, default=20.0,
+                    help="the round starts are spread over this many seconds")
+    ap.add_argument("--rate", type=float, default=0.5, help="calls/cards per table per second")
+    ap.add_argument("--drain", type=int, default=2000, help="tables in the burst (0: none)")
+    ap.add_argument("--label", default="", help="a name for this run in the output")
+    ap.add_argument("--daemon-arg", action="append", default=[],
+                    help="extra argument for the controller (repeatable)")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="append the figures to docs/benchmarks.md (our section)")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-daemon-cpu-"))
+    deals = work / "deals.pbn"
+    deals.write_text("".join(
+        f'[Board "{n}"]\n[Dealer "{board_dealer(n)}"]\n'
+        f'[Vulnerable "{board_vulnerability(n)}"]\n[Deal "{DEAL}"]\n\n' for n in range(1, 17)))
+    paces: list[PaceResult] = []
+    drain: DrainResult | None = None
+    with Mosquitto(work / "broker", persistence=False) as broker:
+        daemon = start_daemon(broker.url, work, deals, args.daemon_arg)
+        load: Load | None = None
+        try:
+            time.sleep(1.5)
+            load = Load(broker.port)
+            time.sleep(0.5)
+            print(PACE_HEADER, flush=True)
+            for n, tables in enumerate(int(t) for t in args.tables.split(",") if t):
+                r = run_pace(load, daemon.pid, tables, args.duration, args.rate,
+                             min(args.spread, args.duration), f"p{n}-")
+                paces.append(r)
+                print(r.row(), flush=True)
+            if args.drain:
+                drain = run_drain(load, daemon.pid, args.drain, "d-", timeout=300)
+                print(f"drain: {drain}", flush=True)
+        finally:
+            if load is not None:
+                load.close()
+            daemon.terminate()
+            daemon.wait(30)
+    lines = [SECTION + (f" ({args.label})" if args.label else ""), ""]
+    flags = "" if args.daemon_arg == [] else " " + " ".join(
+        f"--daemon-arg={a}" for a in args.daemon_arg)
+    lines.append(f"Command: `.venv/bin/python bench/bench_daemon_cpu.py --tables {args.tables} "
+                 f"--duration {args.duration:g} --spread {args.spread:g} --rate {args.rate:g} "
+                 f"--drain {args.drain}{flags}` "
+                 f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).")
+    lines.append(f"Machine: {machine()}; journal `sync = full`.")
+    lines.append("")
+    lines.append(PACE_HEADER)
+    lines += [r.row() for r in paces]
+    if drain is not None:
+        lines.append("")
+        state = "drained" if drain.complete else "NOT drained (timeout)"
+        lines.append(
+            f"Round-start burst: {drain.tables} tables x 53 events = {drain.events} events "
+            f"published in {drain.publish_s:.1f} s, {state} in **{drain.drain_s:.1f} s** "
+            f"({drain.events / drain.drain_s:.0f} events/s); daemon CPU "
+            f"{drain.cpu_s:.1f} s = {drain.cpu_s * 1000 / drain.events:.3f} ms/event.")
+    text = "\n".join(lines) + "\n"
+    print()
+    print(text)
+    if args.write_docs:
+        path = REPO / "docs" / "benchmarks.md"
+        path.write_text(path.read_text().rstrip("\n") + "\n\n" + text)
+        print("appended to docs/benchmarks.md")
+    return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    import signal
+    signal.signal(signal.SIGTERM, _interrupt)  # the daemon and broker are stopped on the way
+    try:
+        raise SystemExit(main())
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
