@@ -22,6 +22,7 @@ import msgspec
 
 from . import WIRE_VERSION
 from .display_text import display_lines
+from .evidence import claim_position, evidence_payload, note_tempo
 from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit
 from .laws.dealcheck import FouledBoardDetector
 from .laws.events import MARKERS, Action, Button, ButtonEvent, TagEvent, Zone
@@ -31,6 +32,7 @@ from .laws.record import BoardRecord, DealInfo
 from .laws.rulings import Ruling, RulingKind
 from .laws.table import FeedItem, Phase, Table, Update
 from .policy import IndicatorPolicy
+from .tempo import TempoLog
 
 __all__ = ["Outgoing", "Engine", "BadMessage", "encode", "MAX_PAYLOAD", "MAX_SEQ", "MAX_TABLES",
            "MAX_SOURCES", "TABLE_ID", "RESERVED_TABLE_IDS", "table_id_problem"]
@@ -170,6 +172,10 @@ class _TableState:
     state: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
     alerts: dict[int, Irregularity] = field(default_factory=dict)
+    #: evidence for the director (``evidence`` topic): the board's tempo, the claim position
+    tempo: TempoLog = field(default_factory=TempoLog)
+    claim: dict[str, Any] | None = None
+    evidence: dict[str, Any] | None = None
 
 
 class Engine:
@@ -205,7 +211,8 @@ class Engine:
         self.schedule = schedule or {}
         self.pairs_at = pairs_at
         self.fouled = FouledBoardDetector()
-        every = frozenset({"state", "alert", "indicator", "result", "feed", "error"})
+        every = frozenset({"state", "alert", "indicator", "result", "feed", "error",
+                           "evidence"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
         self._tables: dict[str, _TableState] = {}
         self.stats: dict[str, int] = {
@@ -245,6 +252,8 @@ class Engine:
             out.append(Outgoing(self._topic(name, "indicator"), ts.indicator, True))
             if ts.result is not None:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, True))
+            if ts.evidence is not None:
+                out.append(Outgoing(self._topic(name, "evidence"), ts.evidence, True))
         return out
 
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
@@ -304,7 +313,7 @@ class Engine:
         try:
             update = ts.table.apply(inp)
             ts.last = {"src": src, "seq": seq}
-            return self._publish(table, ts, update)
+            return self._publish(table, ts, update) + self._evidence(table, ts, update, inp)
         except Exception as exc:  # a defect, never a player's irregularity: keep serving
             self.stats["internal_errors"] += 1
             try:
@@ -491,7 +500,8 @@ class Engine:
                 call = Call.parse(call_text)
             except ParseError as exc:
                 raise BadMessage(str(exc)) from None
-            return src, boot, seq, TagEvent(zone, action, seat, uid.upper(), call=call)
+            return src, boot, seq, TagEvent(zone, action, seat, uid.upper(), call=call,
+                                            ts=float(data["ts"]))
         if not isinstance(board, int) or isinstance(board, bool) or board < 1:
             raise BadMessage("board must be a positive integer")
         return src, boot, seq, TagEvent(zone, action, seat, uid.upper(), board=board)
@@ -532,7 +542,7 @@ class Engine:
         if ts is None:
             ts = _TableState(Table(name, rules=self.rules, deals=self.deals,
                                    schedule=self.schedule.get(name),
-                                   feed="feed" in self.kinds))
+                                   feed=bool({"feed", "evidence"} & self.kinds)))
             self._tables[name] = ts
         return ts
 
@@ -592,6 +602,26 @@ class Engine:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
             out += self._compare_tables(name, ts, record)
         return out
+
+    def _evidence(self, name: str, ts: _TableState, update: Update,
+                  inp: TagEvent | ButtonEvent | Ruling) -> list[Outgoing]:
+        """The director's evidence (controller/evidence.py): published when the board
+        starts or ends, when the auction ends, on a claim, and when a call or card crosses
+        an absolute tempo threshold; never on the table's topics."""
+        changed = note_tempo(ts.tempo, update.feed, ts.table.board,
+                             inp.ts if isinstance(inp, TagEvent) else None, self.policy.tempo)
+        if update.board_started:
+            ts.claim = None
+        if isinstance(inp, Ruling) and inp.kind is RulingKind.CLAIM:
+            ts.claim = claim_position(ts.table.record(), inp.tricks)
+            changed = True
+        if not (changed or update.result_changed or update.board_started):
+            return []
+        ts.evidence = evidence_payload(name, ts.tempo, ts.table.board, ts.claim,
+                                       self.policy.tempo)
+        if "evidence" not in self.kinds:
+            return []
+        return [Outgoing(self._topic(name, "evidence"), ts.evidence, retain=True)]
 
     def _compare_tables(self, name: str, ts: _TableState,
                         record: BoardRecord | None) -> list[Outgoing]:
@@ -862,7 +892,8 @@ def _fast_event(payload: bytes | str | Mapping[str, Any]
         call = _CALLS.get(m.call)
         if call is None or seat is None:
             return None
-        return m.src, _Boot(m.boot, m.acked), m.seq, TagEvent(zone, action, seat, uid, call=call)
+        return m.src, _Boot(m.boot, m.acked), m.seq, TagEvent(zone, action, seat, uid, call=call,
+                                                              ts=m.ts)
     if m.board is not None and m.card is None and m.call is None and m.board >= 1:
         if zone in (Zone.TRAY, Zone.BID) and seat is None:
             return None

@@ -20,7 +20,7 @@ from .deals import DealsError, load_deals
 from .engine import Engine, Outgoing
 from .laws.cards import ParseError, Rules
 
-KINDS = ("state", "alert", "indicator", "result", "feed", "error")
+KINDS = ("state", "alert", "indicator", "result", "feed", "error", "evidence")
 
 class _Line(msgspec.Struct):
     """One input line: ``{"topic": ..., "payload": {...}}``, or a bare payload (whose
