@@ -160,7 +160,10 @@ def check_claim(position: Mapping[str, Any] | None, *, line: bool = True) -> Cla
         card, tricks = next(iter(solve_board(d, SolveMode.OptimalOne)))
         return card, int(tricks)
 
-    card, tricks = best(dd)
+    try:
+        card, tricks = best(dd)
+    except Exception as exc:  # endplay's DDSError: a position DDS refuses, reported
+        return _invalid(f"DDS refused the position: {exc}")
     ours = not leader.is_opponent_of(declarer)
     makeable = tricks if ours else remaining - tricks
     played: list[tuple[Seat, Card]] = []

@@ -608,6 +608,8 @@ class Engine:
         """The director's evidence (controller/evidence.py): published when the board
         starts or ends, when the auction ends, on a claim, and when a call or card crosses
         an absolute tempo threshold; never on the table's topics."""
+        if "evidence" not in self.kinds:  # replay --topics without it: not even kept
+            return []
         changed = note_tempo(ts.tempo, update.feed, ts.table.board,
                              inp.ts if isinstance(inp, TagEvent) else None, self.policy.tempo)
         if update.board_started:
@@ -619,8 +621,6 @@ class Engine:
             return []
         ts.evidence = evidence_payload(name, ts.tempo, ts.table.board, ts.claim,
                                        self.policy.tempo)
-        if "evidence" not in self.kinds:
-            return []
         return [Outgoing(self._topic(name, "evidence"), ts.evidence, retain=True)]
 
     def _compare_tables(self, name: str, ts: _TableState,
