@@ -274,6 +274,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
         finally:
             stop.set()
             store.hub.close()
+            store.close()
             await task
             console.rulings.close()
 
