@@ -19,9 +19,10 @@ START = 1_764_400_000.0
 
 def stamped(script: BoardScript, call_secs: Mapping[int, float] | None = None,
             card_secs: Mapping[int, float] | None = None,
-            default: float = 2.0) -> Iterator[dict[str, Any]]:
+            default: float = 2.0, hands_back: bool = True) -> Iterator[dict[str, Any]]:
     """The board's events, each call and played card ``seconds`` after the call or card
-    before it (``default`` unless given by index); other events in between."""
+    before it (``default`` unless given by index); other events in between. Without
+    ``hands_back`` the events end with the last card played (a claim comes next)."""
     call_secs, card_secs = call_secs or {}, card_secs or {}
     ts, calls, cards = START, 0, 0
     for ev in EventWriter(f"table-{TABLE}-pi").board(script):
@@ -32,6 +33,8 @@ def stamped(script: BoardScript, call_secs: Mapping[int, float] | None = None,
                 and calls == len(script.calls):
             ts += card_secs.get(cards, default)
             cards += 1
+        elif not hands_back and calls == len(script.calls) and ev["action"] == "removed":
+            return
         else:
             ts += 0.001
         ev["ts"] = round(ts, 3)
@@ -134,7 +137,8 @@ def claimed_board(cards_played: int, tricks: int) -> tuple[Engine, list[Outgoing
     script = BoardScript(board=5, deal=full.deal, calls=full.calls, play=played, auto=False,
                          trump=Suit.H, declarer=Seat.S)
     engine = Engine()
-    outs = run(engine, stamped(script))
+    outs = run(engine, stamped(script, hands_back=False))
+    assert not [o for o in outs if o.topic.endswith("/alert")]
     outs += engine.handle(f"bridge/{TABLE}/ruling", {"v": 1, "src": "td", "seq": 1,
                                                      "ts": START + 999, "ruling": "claim",
                                                      "tricks": tricks})

@@ -82,7 +82,7 @@ def test_a_new_board_leaves_the_last_boards_evidence_behind() -> None:
 def test_bad_evidence_is_kept_without_a_check_and_never_raises() -> None:
     store = TableStore()
     store.handle(f"bridge/{TABLE}/evidence", b'{"v":1,"table":"7","board":3,"claim":{"x":1}}')
-    assert store.tables[TABLE].claim_check is not None
-    assert store.tables[TABLE].claim_check["verdict"] == "invalid"
+    check = store.tables[TABLE].claim_check
+    assert check is not None and check["verdict"] == "invalid"
     store.handle(f"bridge/{TABLE}/evidence", b"[not json")
     assert store.malformed == 1
