@@ -614,7 +614,8 @@ class Engine:
                              inp.ts if isinstance(inp, TagEvent) else None, self.policy.tempo)
         if update.board_started:
             ts.claim = None
-        if isinstance(inp, Ruling) and inp.kind is RulingKind.CLAIM:
+        if isinstance(inp, Ruling) and inp.kind is RulingKind.CLAIM and update.result_changed:
+            # a claim the Laws core took (it ended the play); a refused one leaves no position
             ts.claim = claim_position(ts.table.record(), inp.tricks)
             changed = True
         if not (changed or update.result_changed or update.board_started):

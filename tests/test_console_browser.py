@@ -317,6 +317,8 @@ def test_director_sees_the_tempo_and_the_claim_check(env: Env, chromium_browser:
     page = context.new_page()
     try:
         _login(page, env.url)
+        # the room card says there is evidence to look at; the table view says what
+        expect(page.locator("#table-21")).to_contain_text("Calls and cards to look at: 2")
         page.click("#table-21")
         flags = page.locator("#tempo-flags li")
         expect(flags).to_have_count(2)

@@ -196,3 +196,13 @@ def test_other_rulings_carry_no_claim(ruling: str) -> None:
     for o in outs:
         if o.topic.endswith("/evidence"):
             assert "claim" not in o.payload
+
+
+def test_a_claim_the_core_refuses_leaves_no_position() -> None:
+    engine, outs, _ = claimed_board(24, 5)
+    # a second claim after play ended, and one of more tricks than are left on a new engine
+    assert not [o for o in engine.handle(f"bridge/{TABLE}/ruling", {
+        "v": 1, "src": "td", "seq": 2, "ts": START + 1000, "ruling": "claim", "tricks": 3})
+        if o.topic.endswith("/evidence") and o.payload.get("claim", {}).get("tricks") == 3]
+    _, outs, _ = claimed_board(24, 8)          # 7 tricks left: 8 is refused
+    assert "claim" not in evidence(outs)

@@ -97,7 +97,19 @@
       calls.length ? el("div", { class: "call" }, `${t("director_called")}`,
         calls[calls.length - 1].seat ? ` (${calls[calls.length - 1].seat})` : "",
         ` ${age(now() - calls[calls.length - 1].received)} ${t("ago")}`) : null,
-      liveAlerts(v).map((a) => el("div", { class: `alert ${a.status}` }, tx(a.text))));
+      liveAlerts(v).map((a) => el("div", { class: `alert ${a.status}` }, tx(a.text))),
+      evidenceLine(v));
+  }
+
+  // the room card's one line of evidence: tempo flags and a claim's verdict, if any
+  function evidenceLine(v) {
+    const flags = (v.evidence && v.evidence.tempo && v.evidence.tempo.flags) || [];
+    const cc = v.claim_check;
+    if (!flags.length && !(cc && cc.verdict !== "exact")) return null;
+    return el("div", { class: "tline bad evidence-line" },
+      flags.length ? `${t("tempo_flags")}: ${flags.length}` : "",
+      flags.length && cc ? " · " : "",
+      cc ? `${t("claim_check")}: ${cc.verdict}` : "");
   }
 
   function roomOrder(a, b) {
