@@ -193,9 +193,17 @@ class TempoLog:
 
     def restate_calls(self, calls: Sequence[tuple[Seat, Call]]) -> None:
         self.calls = _keep(self.calls, [(s, c) for s, c in calls])
+        self._restart()
 
     def restate_cards(self, cards: Sequence[tuple[Seat, Card]]) -> None:
         self.cards = _keep(self.cards, [(s, c) for s, c in cards])
+        self._restart()
+
+    def _restart(self) -> None:
+        """After a correction the next time runs from the last call or card that stands
+        (a struck misread is not a call the next player waited for)."""
+        times = [e.ts for e in (*self.calls, *self.cards) if e.ts is not None]
+        self._last_ts = max(times) if times else None
 
     def flags(self, policy: TempoPolicy, declarer: Seat | None,
               auction_over: bool) -> list[TempoFlag]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from boardevents import BoardScript, clean_board
 from test_evidence import stamped
-from test_session_export import SESSION, _deal_from_dealer, _outs
+from test_session_export import _outs, write_session
 
 from controller.claims import check_claim
 from controller.daemon import build_engine
@@ -26,10 +26,7 @@ STEM = "club-pairs-2026-11-30-1"
 
 
 def export(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
-    (tmp_path / "deals.pbn").write_text("".join(
-        f'[Board "{b}"]\n[Deal "{_deal_from_dealer(b)}"]\n\n' for b in (9, 10, 11)))
-    session = tmp_path / "session.toml"
-    session.write_text(SESSION)
+    session = write_session(tmp_path)
     engine = build_engine(session=session)
     lines: list[dict[str, Any]] = []
     # table 1, board 9: played out; E's pass after N's skip to 4H takes 20 s, a card 30 s

@@ -151,6 +151,14 @@ def test_withdrawn_call_leaves_the_log() -> None:
     assert kinds(log, over=False) == []
 
 
+def test_after_a_struck_call_the_time_runs_from_the_last_standing_one() -> None:
+    log = TempoLog(1)
+    auction(log, Seat.N, [("1C", 0), ("1D", 3), ("1H", 2)])     # E's 1D is struck (undo)
+    log.restate_calls([(Seat.N, Call.parse("1C")), (Seat.E, Call.parse("1D"))])
+    log.add_call(Seat.S, Call.parse("1S"), 1000.0 + 9.0)
+    assert log.calls[-1].seconds == 6.0           # since E's 1D at 1003, not the struck 1H
+
+
 def test_disabled_policy_flags_nothing() -> None:
     log = TempoLog(10)
     play(log, timed({17: 60.0}), 0.0)
