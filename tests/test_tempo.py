@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -165,7 +167,7 @@ def test_disabled_policy_flags_nothing() -> None:
     assert kinds(log, TempoPolicy(enabled=False), Seat.S) == []
 
 
-def test_thresholds_from_the_policy_file(tmp_path: pytest.TempPathFactory) -> None:
+def test_thresholds_from_the_policy_file() -> None:
     policy = IndicatorPolicy.from_mapping({"tempo": {"pass_seconds": 4, "card_factor": 2.5}})
     assert policy.tempo.pass_seconds == 4.0 and policy.tempo.card_factor == 2.5
     assert policy.tempo.call_seconds == DEFAULT_TEMPO.call_seconds
@@ -187,3 +189,14 @@ def test_thresholds_from_the_policy_file(tmp_path: pytest.TempPathFactory) -> No
 def test_bad_tempo_section_is_a_clear_error(section: object, fragment: str) -> None:
     with pytest.raises(PolicyError, match=fragment):
         IndicatorPolicy.from_mapping({"tempo": section})
+
+
+def test_the_documented_defaults_are_the_codes() -> None:
+    """docs/tempo.md's policy block and hw_configs/policy.toml say what the code does."""
+    root = Path(__file__).resolve().parents[1]
+    shipped = IndicatorPolicy.load(root / "hw_configs" / "policy.toml")
+    assert shipped == IndicatorPolicy()
+    doc = (root / "docs" / "tempo.md").read_text(encoding="utf-8")
+    block = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    assert IndicatorPolicy.from_mapping(tomllib.loads(block)).tempo == DEFAULT_TEMPO
+    assert set(tomllib.loads(block)["tempo"]) == set(DEFAULT_TEMPO.to_mapping())
