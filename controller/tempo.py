@@ -177,6 +177,9 @@ class TempoLog:
         self.calls: list[TempoEntry] = []
         self.cards: list[TempoEntry] = []
         self._last_ts: float | None = None
+        # the payload's rows, built once per call or card (the evidence is published often)
+        self._call_rows: list[list[Any]] = []
+        self._card_rows: list[list[Any]] = []
 
     def _seconds(self, ts: float | None) -> float | None:
         if ts is None:
@@ -186,17 +189,23 @@ class TempoLog:
         return None if last is None else max(0.0, ts - last)
 
     def add_call(self, seat: Seat, call: Call, ts: float | None) -> None:
-        self.calls.append(TempoEntry(seat, call, None, None, ts, self._seconds(ts)))
+        entry = TempoEntry(seat, call, None, None, ts, self._seconds(ts))
+        self.calls.append(entry)
+        self._call_rows.append(_call_row(entry))
 
     def add_card(self, seat: Seat, card: Card, trick: int | None, ts: float | None) -> None:
-        self.cards.append(TempoEntry(seat, None, card, trick or 1, ts, self._seconds(ts)))
+        entry = TempoEntry(seat, None, card, trick or 1, ts, self._seconds(ts))
+        self.cards.append(entry)
+        self._card_rows.append(_card_row(entry))
 
     def restate_calls(self, calls: Sequence[tuple[Seat, Call]]) -> None:
         self.calls = _keep(self.calls, [(s, c) for s, c in calls])
+        self._call_rows = [_call_row(e) for e in self.calls]
         self._restart()
 
     def restate_cards(self, cards: Sequence[tuple[Seat, Card]]) -> None:
         self.cards = _keep(self.cards, [(s, c) for s, c in cards])
+        self._card_rows = [_card_row(e) for e in self.cards]
         self._restart()
 
     def _restart(self) -> None:
@@ -214,10 +223,18 @@ class TempoLog:
         """``calls`` ``[seat, call, seconds]``, ``cards`` ``[seat, card, trick, seconds]``,
         ``flags``: the evidence payload's ``tempo`` field."""
         return {
-            "calls": [[e.seat.name, e.text, _round(e.seconds)] for e in self.calls],
-            "cards": [[e.seat.name, e.text, e.trick, _round(e.seconds)] for e in self.cards],
+            "calls": list(self._call_rows),
+            "cards": list(self._card_rows),
             "flags": [f.to_wire() for f in self.flags(policy, declarer, auction_over)],
         }
+
+
+def _call_row(e: TempoEntry) -> list[Any]:
+    return [e.seat.name, e.text, _round(e.seconds)]
+
+
+def _card_row(e: TempoEntry) -> list[Any]:
+    return [e.seat.name, e.text, e.trick, _round(e.seconds)]
 
 
 def _round(value: float | None) -> float | None:
