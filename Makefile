@@ -53,6 +53,7 @@ bench: deps-system $(STAMP)
 	$(PY) bench/bench_bridge_latency.py
 	$(PY) bench/bench_controller.py --write-docs
 	$(PY) bench/bench_verify.py
+	$(PY) bench/bench_claims.py
 
 # optional: the Laws core compiled with mypyc, in place (controller/mypyc_core.py)
 mypyc: $(STAMP)

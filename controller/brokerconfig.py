@@ -55,7 +55,7 @@ TABLE_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,31}$")
 #: ids that name something else under the topic root
 RESERVED_IDS = frozenset({"controller", "+", "#"})
 #: outputs of the controller on ``{root}/{t}/...`` (docs/wire-contract.md)
-CONTROLLER_OUTPUTS = ("state", "alert", "indicator", "result", "feed", "error")
+CONTROLLER_OUTPUTS = ("state", "alert", "indicator", "result", "feed", "error", "evidence")
 #: what a table's Pi publishes on ``{root}/{t}/...``
 BRIDGE_OUTPUTS = ("event", "bridge", "health")
 #: the acknowledgements the controller gives a table's bridge, under ``{root}/{t}/``

@@ -22,15 +22,17 @@ import msgspec
 
 from . import WIRE_VERSION, wire
 from .display_text import LANGUAGES, DisplayKey, display_key, render_display
+from .evidence import claim_position, evidence_payload, note_tempo
 from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit, Vulnerability
 from .laws.dealcheck import FouledBoardDetector
 from .laws.events import MARKERS, ButtonEvent, TagEvent
 from .laws.irregularities import Code, Irregularity, Status
 from .laws.messages import alert_texts
 from .laws.record import BoardRecord, DealInfo
-from .laws.rulings import Ruling
+from .laws.rulings import Ruling, RulingKind
 from .laws.table import FeedItem, Phase, Table, Update
 from .policy import IndicatorPolicy
+from .tempo import TempoLog
 
 __all__ = ["Outgoing", "Engine", "encode", "MAX_PAYLOAD", "MAX_SEQ", "MAX_TABLES",
            "MAX_SOURCES", "TABLE_ID", "RESERVED_TABLE_IDS", "table_id_problem"]
@@ -183,6 +185,10 @@ class _TableState:
     #: texts for ``state``, so that a state after a card does not spell the auction again
     auction_calls: tuple[tuple[Seat, Call], ...] | None = None
     auction_texts: tuple[tuple[str, str], ...] = ()
+    #: evidence for the director (``evidence`` topic): the board's tempo, the claim position
+    tempo: TempoLog = field(default_factory=TempoLog)
+    claim: dict[str, Any] | None = None
+    evidence: dict[str, Any] | None = None
 
 
 class Engine:
@@ -227,7 +233,8 @@ class Engine:
         self.schedule = schedule or {}
         self.pairs_at = pairs_at
         self.fouled = FouledBoardDetector()
-        every = frozenset({"state", "alert", "indicator", "result", "feed", "error"})
+        every = frozenset({"state", "alert", "indicator", "result", "feed", "error",
+                           "evidence"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
         self._tables: dict[str, _TableState] = {}
         self.stats: dict[str, int] = {
@@ -270,6 +277,8 @@ class Engine:
             out.append(Outgoing(self._topic(name, "indicator"), ts.indicator, True))
             if ts.result is not None:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, True))
+            if ts.evidence is not None:
+                out.append(Outgoing(self._topic(name, "evidence"), ts.evidence, True))
         return out
 
     def rebuild(self, inputs: Iterable[tuple[str, bytes | str | Mapping[str, Any]]]) -> int:
@@ -345,7 +354,7 @@ class Engine:
         try:
             update = ts.table.apply(inp)
             ts.last = {"src": src, "seq": seq}
-            return self._publish(table, ts, update)
+            return self._publish(table, ts, update) + self._evidence(table, ts, update, inp)
         except Exception as exc:  # a defect, never a player's irregularity: keep serving
             self.stats["internal_errors"] += 1
             try:
@@ -440,7 +449,7 @@ class Engine:
         if ts is None:
             ts = _TableState(Table(name, rules=self.rules, deals=self.deals,
                                    schedule=self.schedule.get(name),
-                                   feed="feed" in self.kinds))
+                                   feed=bool({"feed", "evidence"} & self.kinds)))
             self._tables[name] = ts
         return ts
 
@@ -521,6 +530,26 @@ class Engine:
             ts.result = self._result(name, record)
             self._compare_tables(name, ts, record)
         return []
+    def _evidence(self, name: str, ts: _TableState, update: Update,
+                  inp: TagEvent | ButtonEvent | Ruling) -> list[Outgoing]:
+        """The director's evidence (controller/evidence.py): published when the board
+        starts or ends, when the auction ends, on a claim, and when a call or card crosses
+        an absolute tempo threshold; never on the table's topics."""
+        if "evidence" not in self.kinds:  # replay --topics without it: not even kept
+            return []
+        changed = note_tempo(ts.tempo, update.feed, ts.table.board,
+                             inp.ts if isinstance(inp, TagEvent) else None, self.policy.tempo)
+        if update.board_started:
+            ts.claim = None
+        if isinstance(inp, Ruling) and inp.kind is RulingKind.CLAIM and update.result_changed:
+            # a claim the Laws core took (it ended the play); a refused one leaves no position
+            ts.claim = claim_position(ts.table.record, inp.tricks)
+            changed = True
+        if not (changed or update.result_changed or update.board_started):
+            return []
+        ts.evidence = evidence_payload(name, ts.tempo, ts.table.board, ts.claim,
+                                       self.policy.tempo)
+        return [Outgoing(self._topic(name, "evidence"), ts.evidence, retain=True)]
 
     def _compare_tables(self, name: str, ts: _TableState,
                         record: BoardRecord | None) -> list[Outgoing]:
@@ -803,7 +832,7 @@ def _tag_event(msg: wire.TagEvent) -> TagEvent:
     if msg.call is not None:
         if msg.call not in _CALLS and msg.call.upper() in MARKERS:
             return TagEvent(zone, action, seat, uid, marker=msg.call.upper())
-        return TagEvent(zone, action, seat, uid, call=_call(msg.call))
+        return TagEvent(zone, action, seat, uid, call=_call(msg.call), ts=msg.ts)
     return TagEvent(zone, action, seat, uid, board=msg.board)
 
 

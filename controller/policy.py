@@ -20,6 +20,9 @@ Regulating Authority"). Policy file (TOML), given to ``bridge-table controller -
     DEFECTIVE_TRICK = "after_play"
     UNKNOWN_TAG = "director"
 
+    [tempo]                      # the tempo evidence's thresholds (controller/tempo.py,
+    pass_seconds = 6.0           # docs/tempo.md); keys not given keep their default
+
 Pure: no I/O beyond ``IndicatorPolicy.load`` reading the file it is given.
 """
 
@@ -33,6 +36,7 @@ from types import MappingProxyType
 from typing import Any
 
 from controller.laws.irregularities import DIRECTOR_ONLY, Code
+from controller.tempo import DEFAULT_TEMPO, TempoPolicy, TempoPolicyError
 from controller.tomlfile import read_toml
 
 __all__ = ["Visibility", "IndicatorPolicy", "PolicyError", "DEFAULT_POLICY"]
@@ -69,6 +73,8 @@ class IndicatorPolicy:
 
     default: Visibility = Visibility.TABLE
     codes: Mapping[Code, Visibility] = field(default_factory=_contract_defaults)
+    #: the policy file's ``[tempo]`` section (evidence for the director, never the table's)
+    tempo: TempoPolicy = DEFAULT_TEMPO
 
     def visibility(self, code: Code | str) -> Visibility:
         try:
@@ -96,7 +102,14 @@ class IndicatorPolicy:
 
         Codes given replace the contract's defaults one by one; codes not given keep them.
         """
-        section = data.get("indicator", data)
+        tempo_section = data.get("tempo", {})
+        if not isinstance(tempo_section, Mapping):
+            raise PolicyError("[tempo] must be a table")
+        try:
+            tempo = TempoPolicy.from_mapping(tempo_section)
+        except TempoPolicyError as e:
+            raise PolicyError(str(e)) from None
+        section = data.get("indicator", {} if "tempo" in data else data)
         if not isinstance(section, Mapping):
             raise PolicyError("[indicator] must be a table")
         unknown_keys = set(section) - {"default", "codes"}
@@ -113,7 +126,7 @@ class IndicatorPolicy:
             except ValueError:
                 raise PolicyError(f"unknown irregularity code in policy: {name!r}") from None
             codes[code] = Visibility.parse(vis)
-        return cls(default=default, codes=MappingProxyType(codes))
+        return cls(default=default, codes=MappingProxyType(codes), tempo=tempo)
 
     @classmethod
     def load(cls, path: str | Path) -> IndicatorPolicy:
@@ -122,7 +135,8 @@ class IndicatorPolicy:
     def to_mapping(self) -> dict[str, Any]:
         """The policy as a policy file would write it (for logs and the status topic)."""
         return {"indicator": {"default": self.default.value,
-                              "codes": {str(c): v.value for c, v in sorted(self.codes.items())}}}
+                              "codes": {str(c): v.value for c, v in sorted(self.codes.items())}},
+                "tempo": self.tempo.to_mapping()}
 
 
 #: The contract's policy: everything at once except REVOKE and DEFECTIVE_TRICK (after play).

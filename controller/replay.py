@@ -23,7 +23,7 @@ from .engine import Engine, Outgoing
 from .laws.cards import ParseError, Rules
 from .laws.record import DealInfo
 
-KINDS = ("state", "alert", "indicator", "result", "feed", "error")
+KINDS = ("state", "alert", "indicator", "result", "feed", "error", "evidence")
 
 class _Line(msgspec.Struct):
     """One input line: ``{"topic": ..., "payload": {...}}``, or a bare payload (whose

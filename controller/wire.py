@@ -43,7 +43,7 @@ __all__ = [
     "ResultIrregularity", "Result", "FeedBoard", "FeedCall", "FeedCard", "FeedAuction",
     "FeedPlay", "FeedResult", "Feed", "Error", "Ack", "BridgeStatus", "ControllerStatus",
     "ReaderHealth", "Health", "PublicSession", "BoardView", "Finding", "VerifiedBoard",
-    "VerifyBoard", "VerifyReport", "Verify",
+    "VerifyBoard", "VerifyReport", "Verify", "TempoFlag", "Tempo", "ClaimPosition", "Evidence",
     "OUTPUTS", "topic", "ack_topic", "status_topic", "parse_topic", "encode", "decode",
     "decode_input", "to_builtins", "error_payload", "schema", "main",
 ]
@@ -266,6 +266,55 @@ class Result(Struct, kw_only=True, omit_defaults=True):
     session: str | None = None
 
 
+class TempoFlag(Struct, kw_only=True, omit_defaults=True):
+    """A call or card the policy's ``[tempo]`` thresholds flag (docs/tempo.md)."""
+
+    kind: Literal["slow_call", "slow_pass", "slow_pass_after_skip", "slow_card"]
+    seat: SeatName
+    law: str
+    seconds: float
+    limit: float
+    #: the player's median on the board, null when there is none yet
+    usual: float | None
+    call: str | None = None
+    card: str | None = None
+    trick: int | None = None
+    index: Annotated[int, Meta(ge=0)]
+
+
+class Tempo(Struct):
+    """``calls`` ``[seat, call, seconds]``, ``cards`` ``[seat, card, trick, seconds]``
+    (seconds since the previous call or card, null for the board's first), ``flags``."""
+
+    calls: list[tuple[SeatName, str, float | None]]
+    cards: list[tuple[SeatName, str, int, float | None]]
+    flags: list[TempoFlag]
+
+
+class ClaimPosition(Struct, kw_only=True):
+    """The position a claim was made in (controller/evidence.py)."""
+
+    tricks: Tricks13
+    remaining: Tricks13
+    trick: Annotated[int, Meta(ge=1, le=13)]
+    declarer: SeatName
+    strain: str
+    leader: SeatName
+    won: Tricks13
+    #: the four remaining hands as a PBN deal, null when the controller does not know them
+    hands: str | None
+
+
+class Evidence(Struct, kw_only=True, omit_defaults=True):
+    """``bridge/{t}/evidence`` (retained, director only; 1.3): tempo and claim position."""
+
+    v: V
+    table: str
+    board: int | None
+    tempo: Tempo
+    claim: ClaimPosition | None = None
+
+
 class _FeedHead(Struct, kw_only=True, omit_defaults=True, tag_field="kind"):
     v: V
     table: str
@@ -471,7 +520,7 @@ OUTPUTS: Final[Mapping[str, Any]] = {
     "event": Event, "ruling": Ruling, "state": State, "alert": Alert, "indicator": Indicator,
     "result": Result, "feed": Feed, "error": Error, "ack": Ack, "bridge": BridgeStatus,
     "status": ControllerStatus, "health": Health, "session": PublicSession,
-    "board": BoardView, "verify": Verify,
+    "board": BoardView, "verify": Verify, "evidence": Evidence,
 }
 
 

@@ -250,6 +250,7 @@ def test_table_cannot_publish_another_tables_events(venue: Venue) -> None:
 
 
 @pytest.mark.parametrize("kind", ["state", "alert", "indicator", "result", "feed", "error",
+                                  "evidence",
                                   "ruling"])
 def test_table_cannot_forge_what_the_controller_or_director_says(venue: Venue,
                                                                  kind: str) -> None:
@@ -290,6 +291,36 @@ def test_table_reads_only_its_own_indicator(venue: Venue) -> None:
     t1.wait_message("bridge/1/indicator", "barrier")
     assert t1.topics() <= {"bridge/1/indicator", "bridge/1/ack/table-1-pi"}
     assert "bridge/1/ack/table-1-pi" in t1.topics()  # the acknowledgements reach it
+
+
+def test_evidence_reaches_the_director_only(venue: Venue) -> None:
+    """The tempo flags and the claim check (``bridge/T/evidence``) are for the director: no
+    table's Pi (its own table's included), not the relay, not the public reads them."""
+    controller = connected(venue, "controller")
+    evidence = {"tempo": {"flags": [{"kind": "slow_pass", "seat": "W"}]}}
+    assert controller.publish("bridge/1/evidence", evidence, retain=True) < 0x80
+    readers = {user: connected(venue, user) for user in ("table-1", "broadcast", "public")}
+    for probe in readers.values():
+        assert probe.subscribe("#") == [1]
+        assert probe.subscribe("bridge/1/evidence") == [1]
+    director = connected(venue, "director")
+    director.subscribe("bridge/+/evidence")
+    assert "slow_pass" in director.wait_message("bridge/1/evidence").payload.decode()
+    controller.publish("bridge/1/evidence", {"live": "slow_card"})
+    director.wait_message("bridge/1/evidence", "slow_card")
+    # barriers each may read: what arrived before them is all they will get
+    controller.publish("bridge/1/indicator", {"barrier": 1})
+    readers["table-1"].wait_message("bridge/1/indicator", "barrier")
+    broadcast_barrier = connected(venue, "broadcast")
+    assert broadcast_barrier.publish("public/1/feed", {"barrier": 1}) < 0x80
+    readers["broadcast"].wait_message("public/1/feed", "barrier")
+    readers["public"].wait_message("public/1/feed", "barrier")
+    for user, probe in readers.items():
+        assert "bridge/1/evidence" not in probe.topics(), user
+        assert b"slow_" not in b"".join(m.payload for m in probe.messages), user
+    for user in ("table-1", "broadcast", "public", "director"):
+        assert connected(venue, user).publish("bridge/1/evidence", {"forged": 1}) \
+            == NOT_AUTHORIZED, user
 
 
 # -- the public and the relay --------------------------------------------------------------

@@ -284,3 +284,53 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         assert "Ada" in csv and "REVOKE" in csv and '""tricks"":10' in csv
     finally:
         context.close()
+
+
+def test_director_sees_the_tempo_and_the_claim_check(env: Env, chromium_browser: Any) -> None:
+    """A board at table 21 with a slow pass after a skip bid and a slow card, claimed at
+    trick 7: the table view shows each call's time, the flags and the double-dummy check."""
+    pytest.importorskip("endplay.dds")
+    from test_evidence import claimed_board, stamped
+
+    from controller.claims import check_claim
+
+    _, outs, script = claimed_board(24, 7)
+    expected = check_claim([o.payload for o in outs if o.topic.endswith("/evidence")][-1]
+                           ["claim"])
+    client = _client(env.broker)
+    try:
+        # board 5 (dealer N): N Pass, E Pass, S 1H, W Pass, N 4H (a skip bid), E Pass after
+        # 20 s, S Pass, W Pass; W's third card is slow
+        for ev in stamped(script, {5: 20.0}, {6: 30.0}, hands_back=False):
+            client.publish("bridge/21/event", json.dumps({**ev, "src": "table-21-pi"}),
+                           qos=1).wait_for_publish()
+        client.publish("bridge/21/ruling", json.dumps(
+            {"v": 1, "src": "td-21", "seq": 1, "ts": time.time(), "ruling": "claim",
+             "tricks": 7}), qos=1).wait_for_publish()
+    finally:
+        client.loop_stop()
+        client.disconnect()
+    _wait_retained(env.broker, "bridge/21/evidence", lambda d: "claim" in d)
+    indicator = _wait_retained(env.broker, "bridge/21/indicator", lambda d: d.get("board") == 5)
+    assert "slow" not in json.dumps(indicator) and "Law 16B" not in json.dumps(indicator)
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        _login(page, env.url)
+        # the room card says there is evidence to look at; the table view says what
+        expect(page.locator("#table-21")).to_contain_text("Calls and cards to look at: 2")
+        page.click("#table-21")
+        flags = page.locator("#tempo-flags li")
+        expect(flags).to_have_count(2)
+        expect(flags.nth(0)).to_contain_text("E Pass: 20 s")
+        expect(flags.nth(0)).to_contain_text("slow pass after skip · Law 16B")
+        expect(flags.nth(1)).to_contain_text("(Trick 2): 30 s")
+        expect(flags.nth(1)).to_contain_text("Law 73D1")
+        expect(page.locator("#tempo-calls")).to_contain_text("E Pass 20 s")
+        check = page.locator("#claim-check")
+        expect(check).to_have_attribute("data-verdict", expected.verdict)
+        expect(check).to_contain_text(f"claimed 7 / 7 · makeable {expected.makeable}")
+        expect(check).to_contain_text("line: ")
+        page.screenshot(path=str(IMG / "console-tempo-claim.png"), full_page=True)
+    finally:
+        context.close()

@@ -18,7 +18,7 @@ from controller.laws.cards import FULL_DECK, Deal, board_dealer, board_vulnerabi
 from controller.laws.record import DealInfo
 
 SETTINGS = fuzz_settings(200)
-KINDS = {"state", "alert", "indicator", "result", "feed", "error"}
+KINDS = {"state", "alert", "indicator", "result", "feed", "error", "evidence"}
 DEAL = Deal.from_pbn("N:KJ4.AQ3.KT85.J72 Q963.T85.A94.KQ5 AT72.KJ74.QJ3.A8 85.962.762.T9643")
 
 json_values = st.recursive(

@@ -27,7 +27,7 @@ def test_replay_gives_the_revoke_and_the_law_64_result() -> None:
     out = lines(proc.stdout)
     assert all(set(o) == {"topic", "payload"} for o in out)
     kinds = {o["topic"].rsplit("/", 1)[1] for o in out}
-    assert kinds == {"state", "alert", "indicator", "result", "feed"}
+    assert kinds == {"state", "alert", "indicator", "result", "feed", "evidence"}
     result = [o["payload"] for o in out if o["topic"] == "bridge/7/result"][-1]
     assert (result["contract"], result["declarer"]) == ("4H", "S")
     assert (result["tricks_played"], result["tricks"], result["score_ns"]) == (9, 11, 650)

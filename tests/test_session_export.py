@@ -71,12 +71,18 @@ def board_plan() -> dict[tuple[str, int], tuple[BoardScript, dict[str, Any] | No
     }
 
 
-def published(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
-    """Every table's events through the Engine with the session: the JSONL replay writes."""
+def write_session(tmp_path: Path) -> Path:
+    """The session file and its deals file (boards 9-11) in ``tmp_path``."""
     (tmp_path / "deals.pbn").write_text("".join(
         f'[Board "{b}"]\n[Deal "{_deal_from_dealer(b)}"]\n\n' for b in (9, 10, 11)))
     session = tmp_path / "session.toml"
     session.write_text(SESSION)
+    return session
+
+
+def published(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """Every table's events through the Engine with the session: the JSONL replay writes."""
+    session = write_session(tmp_path)
     engine = build_engine(session=session)
     lines = []
     plan = board_plan()

@@ -24,7 +24,7 @@ that stand and the cards as played.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -480,8 +480,11 @@ def record_to_lin(record: BoardRecord) -> str:
     return "".join(parts) + "\n"
 
 
-def write_lin(records: Iterable[BoardRecord], fp: TextIO) -> list[FormatError]:
-    """One line per board; a board LIN cannot express is left out and reported."""
+def write_lin(records: Iterable[BoardRecord], fp: TextIO,
+              notes: Callable[[BoardRecord], str | None] | None = None) -> list[FormatError]:
+    """One line per board; a board LIN cannot express is left out and reported.
+    ``notes(record)``: a commentary for the board, written as an ``nt|...|`` note at the
+    end of its line (the session export's tempo and claim evidence)."""
     skipped: list[FormatError] = []
     for record in records:
         try:
@@ -489,5 +492,8 @@ def write_lin(records: Iterable[BoardRecord], fp: TextIO) -> list[FormatError]:
         except BadRecord as exc:
             skipped.append(FormatError(0, str(exc), record.board))
             continue
+        note = notes(record) if notes is not None else None
+        if note:
+            line = f"{line.rstrip(chr(10))}nt|{_clean(note)}|\n"
         fp.write(line)
     return skipped

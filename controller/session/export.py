@@ -11,7 +11,13 @@ export of the same messages). For each table and board it takes:
   before, ``board`` starting the board afresh; the feed holds the calls and cards that
   stand, so a cancelled call or a withdrawn card is not in the record (its irregularity is);
 - the ``alert`` items (each irregularity's last status), else the result's list;
-- the hands from the session's deals file (the feed never carries a hand).
+- the hands from the session's deals file (the feed never carries a hand);
+- the director's ``evidence`` (docs/tempo.md, docs/claims.md): the time of every call and
+  card with the tempo flags, and a claim's position, checked here double dummy
+  (controller/claims.py). PBN carries them in supplemental tags (PBN 2.1 section 4.9):
+  ``TempoTable`` (every call and card: seat, call or trick and card, seconds, flag),
+  ``TempoFlag`` (one per flag, a line a director reads) and ``ClaimCheck``; LIN in one
+  ``nt|...|`` note at the end of the board's line.
 
 Formats: ``pbn`` (PBN 2.1 export format: one game per table and board, with Event, Site,
 Date, Round, the players; each board's first game carries its ``ScoreTable`` and the first
@@ -29,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from ..claims import check_claim
 from ..formats.pbn import record_to_pbn
 from ..laws.cards import Call, Card, Contract, ParseError, Seat, Vulnerability
 from ..laws.irregularities import Code, Irregularity, Status
@@ -64,6 +71,7 @@ class Published:
     calls: list[tuple[Seat, Call]] = field(default_factory=list)
     cards: list[tuple[Seat, Card]] = field(default_factory=list)
     alerts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    evidence: dict[str, Any] | None = None
 
 
 def _feed(item: Published, payload: Mapping[str, Any]) -> None:
@@ -89,7 +97,8 @@ def read_published(lines: Iterable[str], errors: IO[str] | None = None,
         try:
             topic, payload = str(obj["topic"]), obj["payload"]
             kind = topic.rsplit("/", 1)[-1]
-            if kind not in ("result", "feed", "alert") or not isinstance(payload, dict):
+            if kind not in ("result", "feed", "alert", "evidence") \
+                    or not isinstance(payload, dict):
                 continue
             table, board = payload["table"], payload["board"]
             if not isinstance(table, str) or not isinstance(board, int):
@@ -100,6 +109,8 @@ def read_published(lines: Iterable[str], errors: IO[str] | None = None,
                 item.result = payload
             elif kind == "alert":
                 item.alerts[int(payload["id"])] = payload
+            elif kind == "evidence":
+                item.evidence = payload
             else:
                 _feed(item, payload)
         except (ValueError, KeyError, TypeError, ParseError) as exc:
@@ -193,6 +204,7 @@ def build_records(session: Session, published: Mapping[tuple[str, int], Publishe
         if rnd is not None:
             tags["Round"] = str(rnd)
         tags.update(_player_tags(session, table, board))
+        tags.update(evidence_tags(item.evidence))
         tricks_played = res.get("tricks_played")
         tricks_result = res.get("tricks")
         records.append(BoardRecord(
@@ -205,6 +217,67 @@ def build_records(session: Session, published: Mapping[tuple[str, int], Publishe
             score_ns=res.get("score_ns"), irregularities=tuple(irregularities),
             table=table, tags=tags))
     return records
+
+
+def evidence_lines(evidence: Mapping[str, Any] | None) -> tuple[list[str], str | None]:
+    """The tempo flags, one line each, and the claim check's line (None without a claim)."""
+    if not isinstance(evidence, Mapping):
+        return [], None
+    tempo = evidence.get("tempo")
+    flags = []
+    for f in (tempo.get("flags") if isinstance(tempo, Mapping) else None) or []:
+        if isinstance(f, Mapping):
+            what = f.get("call") or f.get("card")
+            where = f" trick {f['trick']}" if f.get("trick") else ""
+            usual = f", usual {f['usual']} s" if f.get("usual") is not None else ""
+            flags.append(f"{f.get('seat')} {what}{where} {f.get('seconds')} s{usual}: "
+                         f"{str(f.get('kind', '')).replace('_', ' ')}, Law {f.get('law')}")
+    claim = evidence.get("claim")
+    check = check_claim(claim).describe() if isinstance(claim, Mapping) else None
+    return flags, check
+
+
+def evidence_tags(evidence: Mapping[str, Any] | None) -> dict[str, str]:
+    """PBN supplemental tags: ``TempoTable`` (every call and card with its seconds and
+    flag), ``TempoFlag`` lines, ``ClaimCheck``. Nothing without evidence."""
+    if not isinstance(evidence, Mapping) or not isinstance(evidence.get("tempo"), Mapping):
+        return {}
+    tempo = evidence["tempo"]
+    flagged = {(("call" if "call" in f else "card"), f.get("index")): f.get("kind")
+               for f in tempo.get("flags") or [] if isinstance(f, Mapping)}
+    rows = []
+    for i, row in enumerate(tempo.get("calls") or []):
+        if isinstance(row, list) and len(row) == 3:
+            seat, call, sec = row
+            rows.append(" ".join(_cell(x) for x in (
+                seat, call, "-", "-", "-" if sec is None else sec,
+                flagged.get(("call", i), "-"))))
+    for i, row in enumerate(tempo.get("cards") or []):
+        if isinstance(row, list) and len(row) == 4:
+            seat, card, trick, sec = row
+            rows.append(" ".join(_cell(x) for x in (
+                seat, "-", trick, card, "-" if sec is None else sec,
+                flagged.get(("card", i), "-"))))
+    tags: dict[str, str] = {}
+    if rows:
+        tags["TempoTable"] = "\n".join(["Seat;Call;Trick;Card;Seconds;Flag", *rows])
+    flags, check = evidence_lines(evidence)
+    # one tag per flag would repeat a name; the flags go in one tag, "; " between them
+    if flags:
+        tags["TempoFlag"] = "; ".join(flags)
+    if check is not None:
+        tags["ClaimCheck"] = check
+    return tags
+
+
+def _lin_note(record: BoardRecord) -> str | None:
+    """The LIN ``nt`` note of a board: its tempo flags and claim check."""
+    parts = []
+    if record.tags.get("TempoFlag"):
+        parts.append("Tempo: " + record.tags["TempoFlag"])
+    if record.tags.get("ClaimCheck"):
+        parts.append(record.tags["ClaimCheck"][0].upper() + record.tags["ClaimCheck"][1:])
+    return " | ".join(parts) or None
 
 
 def scores_of(published: Mapping[tuple[str, int], Published]) -> SessionScores:
@@ -392,7 +465,7 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
     if "lin" in formats:
         path = out / f"{stem}.lin"
         with open(path, "w", encoding="utf-8") as fp:
-            for skipped in write_lin(records, fp):
+            for skipped in write_lin(records, fp, notes=_lin_note):
                 print(f"{path}: board {skipped.board}: left out: {skipped.message}",
                       file=errors)
         written.append(path)

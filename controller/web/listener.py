@@ -3,7 +3,9 @@
 ``TableStore`` keeps, per table, what the controller and the bridge last said (``state``,
 ``indicator``, ``result``, ``bridge``, ``health``), every alert of the board with its
 history, the last ``error`` messages, the broadcast feed's cards of the board and the
-"director called" button presses. ``run_listener`` feeds it from MQTT and hands out the
+"director called" button presses, and the director's ``evidence`` (the tempo of each call and
+card, the claim position) with the claim's double-dummy check, computed in a worker thread
+(controller/claims.py; docs/claims.md). ``run_listener`` feeds it from MQTT and hands out the
 connected client so an app can publish (the console's rulings). Listeners of the store
 (``Hub``) get one compact update per change, for Server-Sent Events.
 """
@@ -15,6 +17,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,12 +25,13 @@ import aiomqtt
 
 from controller import wire
 from controller.brokersettings import BrokerSettings
+from controller.claims import check_claim
 
 log = logging.getLogger("bridge_table.web")
 
 #: the topics the apps read, relative to the root (the controller's, the bridge's)
 TOPICS = ("state", "alert", "result", "indicator", "bridge", "health", "error", "event",
-          "feed")
+          "feed", "evidence")
 MAX_ERRORS = 20
 MAX_CALLS = 10
 MAX_PAYLOAD = wire.MAX_PAYLOAD
@@ -59,13 +63,17 @@ class TableView:
     scans: dict[str, list[str]] = field(default_factory=dict)  # seat -> cards scanned
     board: int | None = None
     updated: float = 0.0
+    #: the director's evidence of the board (tempo, claim position) and the claim's check
+    evidence: dict[str, Any] | None = None
+    claim_check: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {"table": self.table, "state": self.state, "result": self.result,
                 "indicator": self.indicator, "bridge": self.bridge, "health": self.health,
                 "alerts": [a.as_json() for a in self.alerts.values()],
                 "errors": self.errors, "calls": self.calls, "cards": self.cards,
-                "scans": self.scans,
+                "scans": self.scans, "evidence": self.evidence,
+                "claim_check": self.claim_check,
                 "board": self.board, "updated": self.updated}
 
     def new_board(self, board: int | None) -> None:
@@ -79,6 +87,8 @@ class TableView:
         self.scans = {}
         if self.result is not None and self.result.get("board") != board:
             self.result = None
+        if self.evidence is not None and self.evidence.get("board") != board:
+            self.evidence = self.claim_check = None
 
 
 class Hub:
@@ -128,6 +138,8 @@ class TableStore:
         self.clock = clock
         self.watchers: list[Callable[[str, str, dict[str, Any]], None]] = []
         self.malformed = 0
+        #: one DDS solve at a time, off the event loop (a solve takes up to ~0.1 s)
+        self._solver: ThreadPoolExecutor | None = None
 
     def snapshot(self) -> list[dict[str, Any]]:
         return [v.as_json() for v in self.tables.values()]
@@ -184,6 +196,8 @@ class TableStore:
             self._alert(view, data, now)
         elif kind == "feed":
             self._feed(view, data)
+        elif kind == "evidence":
+            self._evidence(table, view, data)
         view.updated = now
         self._changed(table, kind, data)
 
@@ -212,6 +226,50 @@ class TableStore:
         else:
             current.latest = data
             current.history.append(entry)
+
+    def _evidence(self, table: str, view: TableView, data: dict[str, Any]) -> None:
+        """The board's evidence; a claim position not yet checked is checked double dummy
+        in the solver thread (inline when no event loop runs: tools and tests)."""
+        board = data.get("board")
+        claim = data.get("claim")
+        before = (view.evidence or {}).get("claim")
+        view.evidence = data
+        if not isinstance(claim, dict):
+            view.claim_check = None
+            return
+        if claim == before and view.claim_check is not None:
+            return
+        key = (board, json.dumps(claim, sort_keys=True))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            view.claim_check = check_claim(claim).to_wire()
+            return
+        view.claim_check = {"verdict": "pending"}
+        if self._solver is None:
+            self._solver = ThreadPoolExecutor(1, thread_name_prefix="claim-check")
+        future = self._solver.submit(check_claim, claim)
+
+        def done(f: Future[Any]) -> None:
+            loop.call_soon_threadsafe(self._checked, table, key, f)
+        future.add_done_callback(done)
+
+    def _checked(self, table: str, key: tuple[Any, str], future: Future[Any]) -> None:
+        view = self.tables.get(table)
+        if view is None or view.evidence is None:
+            return
+        claim = view.evidence.get("claim")
+        if (view.evidence.get("board"), json.dumps(claim, sort_keys=True)) != key:
+            return   # a newer claim or board came in meanwhile: its own check is on its way
+        exc = future.exception()
+        view.claim_check = ({"verdict": "invalid", "reason": f"check failed: {exc}"}
+                            if exc is not None else future.result().to_wire())
+        self._changed(table, "claim_check", view.claim_check)
+
+    def close(self) -> None:
+        """Stop the solver thread (the app's shutdown)."""
+        if self._solver is not None:
+            self._solver.shutdown(wait=False, cancel_futures=True)
 
     def answer_calls(self, table: str) -> bool:
         """The director has answered the table's calls (went there, or ruled)."""

@@ -275,6 +275,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
         finally:
             stop.set()
             store.hub.close()
+            store.close()
             await task
             console.rulings.close()
 

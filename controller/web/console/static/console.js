@@ -97,7 +97,19 @@
       calls.length ? el("div", { class: "call" }, `${t("director_called")}`,
         calls[calls.length - 1].seat ? ` (${calls[calls.length - 1].seat})` : "",
         ` ${age(now() - calls[calls.length - 1].received)} ${t("ago")}`) : null,
-      liveAlerts(v).map((a) => el("div", { class: `alert ${a.status}` }, tx(a.text))));
+      liveAlerts(v).map((a) => el("div", { class: `alert ${a.status}` }, tx(a.text))),
+      evidenceLine(v));
+  }
+
+  // the room card's one line of evidence: tempo flags and a claim's verdict, if any
+  function evidenceLine(v) {
+    const flags = (v.evidence && v.evidence.tempo && v.evidence.tempo.flags) || [];
+    const cc = v.claim_check;
+    if (!flags.length && !(cc && cc.verdict !== "exact")) return null;
+    return el("div", { class: "tline bad evidence-line" },
+      flags.length ? `${t("tempo_flags")}: ${flags.length}` : "",
+      flags.length && cc ? " · " : "",
+      cc ? `${t("claim_check")}: ${cc.verdict}` : "");
   }
 
   function roomOrder(a, b) {
@@ -144,6 +156,46 @@
     }
     return el("ol", { class: "play" }, [...byTrick.entries()].map(([n, cs]) =>
       el("li", { value: n }, cs.join(", "))));
+  }
+
+  // The director's evidence (the evidence topic): tempo of each call and card, the flags the
+  // policy's thresholds raise, and the claim's double-dummy check. Never on a table display.
+  function evidenceBlock(v) {
+    const ev = v.evidence;
+    const cc = v.claim_check;
+    if (!ev || !ev.tempo) return null;
+    const flags = ev.tempo.flags || [];
+    const secs = (x) => (x === null || x === undefined ? "-" : `${x} ${t("seconds")}`);
+    const byTrick = new Map();
+    for (const [seat, card, trick, sec] of ev.tempo.cards || []) {
+      if (!byTrick.has(trick)) byTrick.set(trick, []);
+      byTrick.get(trick).push(`${seat} ${cardText(card)} ${secs(sec)}`);
+    }
+    return el("div", { id: "evidence", class: "evidence" },
+      el("h3", {}, t("tempo")),
+      flags.length ? el("ul", { id: "tempo-flags" }, flags.map((f) => el("li",
+        { class: "bad", "data-kind": f.kind },
+        `${f.seat} ${f.call ? callText(f.call) : cardText(f.card)}`,
+        f.trick ? ` (${t("trick")} ${f.trick})` : "", `: ${secs(f.seconds)}`,
+        f.usual !== null && f.usual !== undefined ? ` (${t("usual")} ${secs(f.usual)})` : "",
+        ` · ${f.kind.replace(/_/g, " ")} · Law ${f.law}`)))
+        : el("p", { id: "tempo-flags" }, t("no_tempo_flags")),
+      el("p", { id: "tempo-calls", class: "tline" }, `${t("auction")}: `,
+        (ev.tempo.calls || []).map(([seat, call, sec]) =>
+          `${seat} ${callText(call)} ${secs(sec)}`).join(" · ")),
+      byTrick.size ? el("details", { id: "tempo-cards" }, el("summary", {}, t("play")),
+        el("ol", {}, [...byTrick.entries()].map(([n, cs]) =>
+          el("li", { value: n }, cs.join(", "))))) : null,
+      cc ? el("div", { id: "claim-check", "data-verdict": cc.verdict },
+        el("h3", {}, t("claim_check")),
+        el("p", {}, cc.verdict === "pending" ? t("claim_pending")
+          : cc.makeable !== null && cc.makeable !== undefined
+            ? `${t("claimed")} ${cc.claimed} / ${cc.remaining} · ${t("makeable")} ` +
+              `${cc.makeable} · ${cc.verdict}`
+            : `${cc.verdict}: ${cc.reason || ""}`),
+        cc.line ? el("p", { class: "tline" }, `${t("dd_line")}: `,
+          cc.line.map(([seat, card]) => `${seat} ${cardText(card)}`).join(", ")) : null)
+        : null);
   }
 
   function handsBlock(v, s) {
@@ -268,7 +320,8 @@
               res.tricks !== undefined ? ` · ${t("tricks")} ${res.tricks}` : "",
               res.tricks_played !== undefined && res.tricks_played !== res.tricks
                 ? ` (${t("tricks_played")} ${res.tricks_played})` : "",
-              ` · ${t("score")} `, el("b", { id: "score" }, res.score_ns))] : null)),
+              ` · ${t("score")} `, el("b", { id: "score" }, res.score_ns))] : null),
+          evidenceBlock(v)),
         el("div", { class: "panel rulings" },
           el("h3", {}, t("alerts")),
           alerts.length ? el("ul", { class: "alerts" }, alerts.map((a) => alertItem(v, a)))
