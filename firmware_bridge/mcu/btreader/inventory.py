@@ -70,7 +70,7 @@ class Scanner:
                 return None, "no_answer"
             uids, problem = antenna.chip.inventory(self.limit)
         except OSError:
-            return None, "bus_error"
+            return None, "no_answer"  # an I2C device that NAKs, an SPI chip gone mid-round
         except Exception as error:  # a driver's own error (pn532.PN532Error): the chip is odd
             return None, type(error).__name__
         return [hexstr(uid) for uid in uids], problem
