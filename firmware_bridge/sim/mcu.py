@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib
+import importlib.util
 import itertools
 import os
 import select
@@ -205,8 +207,12 @@ class EmulatedBoard:
     content), its UART on a fresh pty. ``link``: a symlink kept pointing at the pty."""
 
     def __init__(self, settings: dict[str, Any], wiring: Wiring, *,
-                 link: Path | None = None, reset_cause: int = 1) -> None:
+                 link: Path | None = None, reset_cause: int = 1,
+                 firmware: Path | None = None) -> None:
         self.settings = settings
+        #: a copy of the firmware package to run (a flashed board's ``/btreader``) instead
+        #: of the one in this package
+        self.firmware = firmware
         self.wiring = wiring
         self.link = link
         self.reset_cause = reset_cause
@@ -237,10 +243,24 @@ class EmulatedBoard:
         self._started.wait(10)
         return self
 
-    def _run(self) -> None:
-        from firmware_bridge.mcu.btreader import board
-        from firmware_bridge.mcu.btreader.clock import Clock
+    def _load(self) -> tuple[Any, Any]:
+        """The firmware's ``board`` and ``clock`` modules, from this package or the copy."""
+        if self.firmware is None:
+            from firmware_bridge.mcu.btreader import board, clock
+            return board, clock
+        name = f"btreader_copy{next(_serials)}"
+        spec = importlib.util.spec_from_file_location(
+            name, self.firmware / "__init__.py", submodule_search_locations=[str(self.firmware)])
+        if spec is None or spec.loader is None:
+            raise ImportError(f"no firmware package in {self.firmware}")
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package
+        spec.loader.exec_module(package)
+        return importlib.import_module(f"{name}.board"), importlib.import_module(f"{name}.clock")
 
+    def _run(self) -> None:
+        board, clock = self._load()
+        Clock = clock.Clock
         _current.wiring = self.wiring
         _current.reset_cause = self.reset_cause
         try:
