@@ -26,7 +26,7 @@ ZONES: tuple[str, ...] = ("tray", "bid", "board", "pocket")
 LANGUAGES: tuple[str, ...] = ("en", "vi", "zh")
 BUTTONS: tuple[str, ...] = ("director", "claim", "undo", "next")
 READER_KINDS: tuple[str, ...] = ("inventory", "tap")
-READER_SCHEMES: tuple[str, ...] = ("serial", "nfc", "sim")
+READER_SCHEMES: tuple[str, ...] = ("serial", "nfc", "sim", "mfrc522", "pn532")
 GPIO_FACTORIES: tuple[str, ...] = ("auto", "lgpio", "rpigpio", "mock")
 DISPLAY_TYPES: tuple[str, ...] = ("terminal", "hd44780", "ssd1306", "none")
 #: BCM numbers of the 40-pin header's GPIOs.

@@ -11,9 +11,10 @@ tests, which load them with a shimmed ``machine`` module against emulated chips
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-__all__ = ["FIRMWARE_DIR", "MAIN_FILE", "firmware_files"]
+__all__ = ["FIRMWARE_DIR", "MAIN_FILE", "firmware_files", "HostTicks", "HOST_TICKS"]
 
 #: The firmware package as shipped (copied to the board's ``/btreader``).
 FIRMWARE_DIR = Path(__file__).with_name("btreader")
@@ -25,3 +26,23 @@ def firmware_files() -> list[Path]:
     """The firmware's files in copy order (``main.py`` last, so a half-flashed board does not
     start a half-copied firmware)."""
     return sorted(FIRMWARE_DIR.glob("*.py"))
+
+
+class HostTicks:
+    """MicroPython's ``time.ticks_ms``/``ticks_diff``/``sleep_ms`` on CPython's monotonic
+    clock: what the firmware's ``clock.Clock`` reads when its modules run on a Pi or in tests."""
+
+    @staticmethod
+    def ticks_ms() -> int:
+        return int(time.monotonic() * 1000)
+
+    @staticmethod
+    def ticks_diff(later: int, earlier: int) -> int:
+        return later - earlier
+
+    @staticmethod
+    def sleep_ms(ms: int) -> None:
+        time.sleep(ms / 1000)
+
+
+HOST_TICKS = HostTicks()

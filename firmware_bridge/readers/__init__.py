@@ -35,6 +35,9 @@ BACKENDS: dict[str, str] = {
     "serial": "firmware_bridge.readers.serial:SerialReader",
     "nfc": "firmware_bridge.readers.nfc:NfcReader",
     "sim": "firmware_bridge.readers.sim:SimReader",
+    # chips wired straight to the Pi (firmware_bridge/readers/chipreader.py)
+    "mfrc522": "firmware_bridge.readers.mfrc522:Mfrc522Reader",
+    "pn532": "firmware_bridge.readers.pn532:Pn532Reader",
 }
 
 

@@ -19,11 +19,12 @@ import os
 import select
 import sys
 import threading
-import time
 import tty
 import types
 from pathlib import Path
 from typing import Any, Protocol
+
+from firmware_bridge.mcu import HOST_TICKS
 
 __all__ = ["Wiring", "EmulatedBoard", "CLOCK", "machine_module"]
 
@@ -182,23 +183,7 @@ def machine_module() -> types.ModuleType:
     return module
 
 
-class _Clock:
-    """MicroPython's ticks functions on CPython's monotonic clock."""
-
-    @staticmethod
-    def ticks_ms() -> int:
-        return int(time.monotonic() * 1000)
-
-    @staticmethod
-    def ticks_diff(later: int, earlier: int) -> int:
-        return later - earlier
-
-    @staticmethod
-    def sleep_ms(ms: int) -> None:
-        time.sleep(ms / 1000)
-
-
-CLOCK = _Clock()
+CLOCK = HOST_TICKS
 _serials = itertools.count(1)
 
 

@@ -1,0 +1,213 @@
+"""The Pi-attached reader backends (mfrc522://, pn532://) at the bus-transaction level: fake
+``spidev`` and ``smbus2`` modules whose transfers go to the emulated chips of
+firmware_bridge/sim/chips.py (an MFRC522 at the register level, a PN532 at the frame level)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from test_readers_serial import Watcher, has_health
+
+from firmware_bridge.config import READER_SCHEMES
+from firmware_bridge.readers import ReaderError, ReaderHealth, TagRead, open_reader
+from firmware_bridge.readers.chipreader import ChipReader
+from firmware_bridge.readers.mfrc522 import Mfrc522Reader
+from firmware_bridge.readers.pn532 import Pn532Reader
+from firmware_bridge.sim.chips import EmuMFRC522, EmuPN532, Field
+
+Item = TagRead | ReaderHealth
+
+
+class FakeSpidev:
+    """The ``spidev`` module: SpiDev().open(bus, device) reaches the chip on that chip select;
+    every xfer2 is logged."""
+
+    def __init__(self, chips: dict[tuple[int, int], EmuMFRC522 | EmuPN532]) -> None:
+        self.chips = chips
+        self.log: list[tuple[tuple[int, int], bytes]] = []
+        self.opened: list[tuple[int, int]] = []
+        self.closed = 0
+        fake = self
+
+        class SpiDev:
+            def __init__(self) -> None:
+                self.where = (-1, -1)
+                self.max_speed_hz = 0
+                self.mode = -1
+
+            def open(self, bus: int, device: int) -> None:
+                if (bus, device) not in fake.chips:
+                    raise FileNotFoundError(f"/dev/spidev{bus}.{device}")
+                self.where = (bus, device)
+                fake.opened.append(self.where)
+
+            def xfer2(self, data: list[int]) -> list[int]:
+                assert self.mode == 0 and self.max_speed_hz > 0
+                fake.log.append((self.where, bytes(data)))
+                return list(fake.chips[self.where].spi_transfer(bytes(data)))
+
+            def close(self) -> None:
+                fake.closed += 1
+
+        self.SpiDev = SpiDev
+
+
+class FakeSmbus2:
+    """The ``smbus2`` module: SMBus(n).i2c_rdwr(i2c_msg.write/read) at one address."""
+
+    def __init__(self, bus: int, address: int, chip: EmuPN532) -> None:
+        self.log: list[tuple[str, int, bytes]] = []
+        fake = self
+
+        class Msg:
+            def __init__(self, kind: str, address: int, data: bytes) -> None:
+                self.kind, self.addr, self.data = kind, address, data
+
+            def __iter__(self) -> Any:
+                return iter(self.data)
+
+        class i2c_msg:  # noqa: N801 - smbus2's name
+            @staticmethod
+            def write(address: int, data: list[int]) -> Msg:
+                return Msg("w", address, bytes(data))
+
+            @staticmethod
+            def read(address: int, count: int) -> Msg:
+                return Msg("r", address, bytes(count))
+
+        class SMBus:
+            def __init__(self, number: int) -> None:
+                if number != bus:
+                    raise FileNotFoundError(f"/dev/i2c-{number}")
+
+            def i2c_rdwr(self, *messages: Msg) -> None:
+                for m in messages:
+                    if m.addr != address:
+                        raise OSError(121, "Remote I/O error")
+                    if m.kind == "w":
+                        chip.i2c_write(m.data)
+                    else:
+                        m.data = chip.i2c_read(len(m.data))
+                    fake.log.append((m.kind, m.addr, m.data))
+
+            def close(self) -> None:
+                pass
+
+        self.i2c_msg = i2c_msg
+        self.SMBus = SMBus
+
+
+def read(antenna: int, uid: str, action: str) -> Callable[[list[Item]], bool]:
+    return lambda items: any(isinstance(i, TagRead) and (i.antenna, i.uid, i.action)
+                             == (str(antenna), uid, action) for i in items)
+
+
+async def rounds(reader: ChipReader, count: int) -> None:
+    target = reader.rounds + count
+    async with asyncio.timeout(30):
+        while reader.rounds < target:
+            await asyncio.sleep(0.01)
+
+
+def test_urls() -> None:
+    assert {"mfrc522", "pn532"} <= set(READER_SCHEMES)
+    reader = open_reader("seats", "mfrc522://0.0,0.1,1.0?rate_ms=20&misses=2")
+    assert isinstance(reader, Mfrc522Reader)
+    assert reader.devices == [(0, 0), (0, 1), (1, 0)] and reader.rate_ms == 20
+    pn = open_reader("wallet", "pn532://i2c1?address=0x24", kind="tap")
+    assert isinstance(pn, Pn532Reader) and pn.kind == "tap" and pn.address == 0x24
+    for bad in ("mfrc522://", "mfrc522://0", "mfrc522://0.0?speed=1", "pn532://i2cX",
+                "mfrc522://0.0?rate_ms=fast", "mfrc522://0.0?rate_ms=5"):
+        with pytest.raises(ReaderError):
+            open_reader("x", bad)
+
+
+async def test_mfrc522_per_seat_on_spidev() -> None:
+    field = Field()
+    chips: dict[tuple[int, int], EmuMFRC522 | EmuPN532] = {
+        (0, 0): EmuMFRC522(field, "N"), (0, 1): EmuMFRC522(field, "E")}
+    spidev = FakeSpidev(chips)
+    field.place("N", "04A1B2C3D4E5F6")     # lying there when the reader starts
+    reader = Mfrc522Reader("seats", [(0, 0), (0, 1)], spidev=spidev, rate_ms=10)
+    async with reader:
+        watcher = Watcher(reader)
+        await watcher.until(read(0, "04A1B2C3D4E5F6", "present"))
+        for uid in ("04A1B2C3D4E5F7", "04112233445566"):   # stacked on it
+            field.place("N", uid)
+        field.place("E", "DEADBEEF")
+        for antenna, uid in ((0, "04A1B2C3D4E5F7"), (0, "04112233445566"), (1, "DEADBEEF")):
+            await watcher.until(read(antenna, uid, "present"))
+        field.lift("N", "04A1B2C3D4E5F6")
+        await watcher.until(read(0, "04A1B2C3D4E5F6", "removed"))
+        chips[(0, 1)].connected = False     # E's module off its cable
+        await watcher.until(has_health("disconnected"))
+        field.lift("E", "DEADBEEF")
+        await rounds(reader, 3)
+        chips[(0, 1)].connected = True
+        await watcher.until(read(1, "DEADBEEF", "removed"))
+        assert watcher.health("reconnected") and watcher.health("resync")
+    assert len(watcher.reads()) == len(set(watcher.reads()))
+    # transaction level: register writes are (address << 1) & 0x7E then the value, reads
+    # set bit 7; every transfer went to a chip select the reader opened
+    assert spidev.opened == [(0, 0), (0, 1)] and spidev.closed == 2
+    assert (((0, 0), bytes((0x37 << 1 | 0x80, 0))) in spidev.log)   # VersionReg read
+    assert (((0, 1), bytes((0x01 << 1, 0x0F))) in spidev.log)       # SoftReset command
+
+
+async def test_pn532_on_i2c_lists_a_stack_and_survives_a_pulled_cable() -> None:
+    field = Field()
+    chip = EmuPN532(field, "wallet")
+    smbus2 = FakeSmbus2(1, 0x24, chip)
+    reader = Pn532Reader("board", "i2c1", smbus2=smbus2, rate_ms=10)
+    async with reader:
+        watcher = Watcher(reader)
+        await rounds(reader, 2)
+        field.place("wallet", "04D10001000000")
+        field.place("wallet", "04D10001000001")
+        await watcher.until(read(0, "04D10001000000", "present"))
+        await watcher.until(read(0, "04D10001000001", "present"))
+        chip.connected = False
+        await watcher.until(has_health("disconnected"))
+        chip.connected = True
+        await watcher.until(has_health("reconnected"))
+        field.lift("wallet", "04D10001000001")
+        await watcher.until(read(0, "04D10001000001", "removed"))
+    # the frames on the bus are the user manual's: SAMConfiguration normal mode, one passive
+    # activation retry (not the default 0xFF: the chip would wait for a tag for ever)
+    assert bytes((0xD4, 0x14, 0x01, 0x14, 0x01)) in chip.frames
+    assert bytes((0xD4, 0x32, 0x05, 0xFF, 0x01, 0x01)) in chip.frames
+    assert bytes((0xD4, 0x4A, 0x01, 0x00)) in chip.frames
+    writes = [d for k, a, d in smbus2.log if k == "w"]
+    assert writes[0][:3] == b"\x00\x00\xff" and all(a == 0x24 for _, a, _ in smbus2.log)
+
+
+async def test_pn532_on_spi_and_a_missing_bus() -> None:
+    field = Field()
+    chips: dict[tuple[int, int], EmuMFRC522 | EmuPN532] = {(0, 0): EmuPN532(field, "box")}
+    spidev = FakeSpidev(chips)
+    field.place("box", "CAFE0001")
+    reader = Pn532Reader("box", "0.0", spidev=spidev, rate_ms=10)
+    async with reader:
+        watcher = Watcher(reader)
+        await watcher.until(read(0, "CAFE0001", "present"))
+    # the first byte of a data write is 0x01, sent LSB first: 0x80 on an MSB-first bus
+    assert any(data[0] == 0x80 for _, data in spidev.log)
+    absent = Mfrc522Reader("x", [(0, 5)], spidev=spidev)
+    async with absent:
+        watcher = Watcher(absent)
+        await watcher.until(has_health("disconnected"))
+    assert "spidev0.5" in watcher.health("disconnected")[0].detail
+
+
+async def test_without_spidev_the_reader_says_what_to_install() -> None:
+    if importlib.util.find_spec("spidev") is not None:
+        pytest.skip("spidev is installed here")
+    reader = open_reader("x", "mfrc522://0.0")
+    async with reader:
+        watcher = Watcher(reader)
+        await watcher.until(has_health("disconnected"))
+    assert "pip install 'bridge-table[readers]'" in watcher.health("disconnected")[0].detail
