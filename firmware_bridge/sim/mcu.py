@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from firmware_bridge.mcu import HOST_TICKS
 
-__all__ = ["Wiring", "EmulatedBoard", "CLOCK", "machine_module"]
+__all__ = ["Wiring", "EmulatedBoard", "CLOCK", "machine_module", "use_wiring"]
 
 
 class SpiChip(Protocol):
@@ -56,6 +56,12 @@ class Wiring:
 
 
 _current = threading.local()
+
+
+def use_wiring(wiring: Wiring) -> None:
+    """Make this thread's Pin/SPI/I2C/UART reach ``wiring`` (the MicroPython test's host
+    side calls them on the firmware's behalf)."""
+    _current.wiring = wiring
 
 
 def _wiring() -> Wiring:
