@@ -40,9 +40,11 @@ class AirTime:
     """Time spent on the air, paid in real time: sleeps are batched to whole milliseconds
     (``time.sleep`` cannot do tens of microseconds) so that the total is right."""
 
-    def __init__(self) -> None:
+    def __init__(self, spi_hz: float = 4e6) -> None:
         self.owed = 0.0
         self.spent = 0.0
+        #: the MFRC522's SPI clock (the board presets use 4 MHz; datasheet §8.1.2: up to 10)
+        self.spi_hz = spi_hz
 
     def pay(self, seconds: float) -> None:
         self.owed += seconds
@@ -212,6 +214,8 @@ class EmuMFRC522:
     # SPI: one chip-select period
     def spi_transfer(self, data: bytes) -> bytes:
         self.transactions += 1
+        if self.timing is not None:
+            self.timing.pay(len(data) * 8 / self.timing.spi_hz)
         if not self.connected or not data:
             return bytes(len(data))
         if data[0] & 0x80:
@@ -399,6 +403,8 @@ class EmuPN532:
             self.timing.pay(count * 9 / 400e3)
         if not self._out:
             return bytes(count)
+        if count == 1:
+            return b"\x01"   # the status byte alone: the frame stays for the next read
         frame = self._out.pop(0)
         return (b"\x01" + frame + bytes(count))[:count]
 

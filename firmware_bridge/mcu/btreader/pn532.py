@@ -74,27 +74,24 @@ class Transport:
 
 
 class I2cTransport(Transport):
-    """§6.2.4: every read starts with the status byte (bit 0: ready)."""
+    """§6.2.4: every read starts with the status byte (bit 0: ready); polling reads that byte
+    alone, and a read of the frame gets it again in front."""
 
     def __init__(self, port: I2cPort) -> None:
         self.port = port
-        self._pending = b""
 
     def send(self, frame: bytes) -> None:
-        self._pending = b""
         self.port.write(frame)
 
     def ready(self) -> bool:
-        # A read that finds the chip ready already holds the frame: keep it.
-        raw = self.port.read(1 + 64)
-        if raw and raw[0] & 1:
-            self._pending = raw[1:]
-            return True
-        return False
+        raw = self.port.read(1)
+        return bool(raw) and bool(raw[0] & 1)
 
     def receive(self, count: int) -> bytes:
-        data, self._pending = self._pending, b""
-        return data[:count]
+        raw = self.port.read(1 + count)
+        if not raw or not raw[0] & 1:
+            raise PN532Error("not ready")
+        return raw[1:]
 
 
 def _reverse(data: bytes) -> bytes:
@@ -152,7 +149,8 @@ class PN532(Frontend):
         if self.transport.receive(6) != ACK:
             raise PN532Error("no ACK")
         self._wait_ready(timeout_ms or self.timeout_ms)
-        answer = parse_frame(self.transport.receive(64))
+        # the longest answer read here (InListPassiveTarget, one target, 10-byte UID) is 26
+        answer = parse_frame(self.transport.receive(32))
         if not answer or answer[0] != command + 1:
             raise PN532Error("answer to another command")
         return answer[1:]
