@@ -211,3 +211,37 @@ async def test_without_spidev_the_reader_says_what_to_install() -> None:
         watcher = Watcher(reader)
         await watcher.until(has_health("disconnected"))
     assert "pip install 'bridge-table[readers]'" in watcher.health("disconnected")[0].detail
+
+
+async def test_mfrc522_behind_a_multiplexer_on_gpio_select_lines() -> None:
+    """The bidding box on the Pi: one MFRC522 (spidev1.2) and a 4-way antenna switch whose
+    select lines are BCM 22 and 23 (gpiozero's MockFactory stands for the header)."""
+    from gpiozero.pins.mock import MockFactory  # type: ignore[import-untyped]
+
+    factory = MockFactory()
+    field = Field()
+
+    def channel() -> int:
+        return int(factory.pin(22).state) + 2 * int(factory.pin(23).state)
+
+    chips: dict[tuple[int, int], EmuMFRC522 | EmuPN532] = {
+        (0, 0): EmuMFRC522(field, "tray"), (1, 2): EmuMFRC522(field, channel)}
+    reader = open_reader("box", "mfrc522://0.0,1.2?mux=22,23&rate_ms=10",
+                         spidev=FakeSpidev(chips), pin_factory=factory)
+    assert isinstance(reader, Mfrc522Reader) and reader.channels == 4
+    async with reader:
+        watcher = Watcher(reader)
+        await rounds(reader, 1)
+        field.place("tray", "04000000000001")
+        for zone in range(4):
+            field.place(zone, f"0411111111110{zone}")
+        await watcher.until(read(0, "04000000000001", "present"))
+        for zone in range(4):   # zone z of the switch is the reader's antenna 1 + z
+            await watcher.until(read(1 + zone, f"0411111111110{zone}", "present"))
+        field.lift(2, "04111111111102")
+        await watcher.until(read(3, "04111111111102", "removed"))
+    assert sum(1 for r in watcher.reads() if r[2] == "removed") == 1
+    with pytest.raises(ReaderError):
+        open_reader("x", "mfrc522://0.0?mux=22&channels=3")
+    with pytest.raises(ReaderError):
+        open_reader("x", "mfrc522://0.0?mux=GPIO22")
