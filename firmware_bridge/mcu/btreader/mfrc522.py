@@ -193,11 +193,18 @@ class MFRC522(Frontend):
         return None, "uid_too_long"
 
     def inventory(self, limit: int) -> tuple[list[bytes], str]:
-        """Every tag on the antenna, at most ``limit``: (UIDs, "" or a problem)."""
+        """Every tag on the antenna, at most ``limit``: (UIDs, "" or a problem). The field is
+        on only meanwhile: less current, and no field to detune the next antenna's."""
         self.field(False)
         self._sleep(1)
         self.field(True)
         self._sleep(self.field_settle_ms)
+        try:
+            return self._inventory(limit)
+        finally:
+            self.field(False)
+
+    def _inventory(self, limit: int) -> tuple[list[bytes], str]:
         found: list[bytes] = []
         while len(found) < limit:
             status, back, _ = self.transceive(bytes((REQA,)), 7)

@@ -178,6 +178,12 @@ class PN532(Frontend):
         """Every tag on the antenna, at most ``limit``: (UIDs, "" or a problem)."""
         self.field(False)
         self.field(True)
+        try:
+            return self._inventory(limit)
+        finally:
+            self.field(False)   # less current, and no field to detune the next antenna's
+
+    def _inventory(self, limit: int) -> tuple[list[bytes], str]:
         found: list[bytes] = []
         while len(found) < limit:
             answer = self.call(IN_LIST_PASSIVE_TARGET, b"\x01\x00", 200)
