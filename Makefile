@@ -52,6 +52,7 @@ bench: deps-system $(STAMP)
 	$(PY) bench/bench_bridge_latency.py
 	$(PY) bench/bench_controller.py --write-docs
 	$(PY) bench/bench_verify.py
+	$(PY) bench/bench_readers.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache
