@@ -12,9 +12,7 @@ anything did). A round the chip could not finish (tags it could not tell apart) 
 from __future__ import annotations
 
 import abc
-import asyncio
 import importlib
-import threading
 import urllib.parse
 from typing import Any
 
@@ -22,7 +20,8 @@ from firmware_bridge.mcu import HOST_TICKS
 from firmware_bridge.mcu.btreader.clock import Clock
 from firmware_bridge.mcu.btreader.inventory import Antenna, Scanner
 from firmware_bridge.mcu.btreader.ports import I2cPort, SpiPort
-from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind
+from firmware_bridge.readers.base import ReaderError, ReaderKind
+from firmware_bridge.readers.threaded import ThreadedReader
 
 __all__ = ["ChipReader", "SpidevPort", "SmbusPort", "parse_chip_url", "bus_module"]
 
@@ -110,8 +109,10 @@ def number_options(query: dict[str, str], names: dict[str, type]) -> dict[str, A
     return options
 
 
-class ChipReader(Reader):
+class ChipReader(ThreadedReader):
     """Antennas of chips on the Pi's own buses, polled in turn by the firmware's scanner."""
+
+    thread_prefix = "chip-reader"
 
     def __init__(self, name: str, *, kind: ReaderKind = "inventory", debounce: float = 0.0,
                  rate_ms: int = 50, misses: int = 3, reconnect_interval: float = 1.0) -> None:
@@ -123,9 +124,7 @@ class ChipReader(Reader):
         self.reconnect_interval = reconnect_interval
         self.clock = Clock(HOST_TICKS)
         self.rounds = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._init_thread()
         self._reported: dict[int, set[str]] = {}
 
     @abc.abstractmethod
@@ -135,28 +134,7 @@ class ChipReader(Reader):
     def _close(self) -> None:
         """Release the buses."""
 
-    async def _start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._work, name=f"chip-reader-{self.name}",
-                                        daemon=True)
-        self._thread.start()
-
-    async def _stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            await asyncio.to_thread(self._thread.join, 10.0)
-            self._thread = None
-
     # ------------------------------------------------------------------ worker thread
-
-    def _to_loop(self, func: Any, *args: Any) -> None:
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(func, *args)
-            except RuntimeError:  # the loop closed meanwhile
-                pass
 
     def _report(self, index: int, now: set[str], why: str | None) -> None:
         """Tell the loop how antenna ``index``'s list differs from what was reported."""

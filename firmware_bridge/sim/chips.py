@@ -186,10 +186,9 @@ _CONTROL, _BIT_FRAMING, _COLL, _TX_CONTROL = 0x0C, 0x0D, 0x0E, 0x14
 _T_PRESCALER, _T_RELOAD_H, _T_RELOAD_L, _VERSION = 0x2B, 0x2C, 0x2D, 0x37
 
 
-class EmuMFRC522:
-    """An MFRC522 behind its SPI protocol. ``key()`` names the antenna its field reaches (a
-    multiplexer changes it); ``connected = False`` is a module pulled off its cable (MISO reads
-    0x00 and nothing happens)."""
+class _Chip:
+    """A front end on one antenna: ``key`` (or ``key()``, which a multiplexer changes) names
+    the antenna its field reaches; ``connected = False`` is the module off its cable."""
 
     def __init__(self, field: Field, key: Callable[[], object] | object,
                  timing: AirTime | None = None) -> None:
@@ -197,6 +196,15 @@ class EmuMFRC522:
         self.field = field
         self.timing = timing
         self.connected = True
+
+
+class EmuMFRC522(_Chip):
+    """An MFRC522 behind its SPI protocol. Off its cable, MISO reads 0x00 and nothing
+    happens."""
+
+    def __init__(self, field: Field, key: Callable[[], object] | object,
+                 timing: AirTime | None = None) -> None:
+        super().__init__(field, key, timing)
         self.transactions = 0
         self._field_key: object = None
         self.reset()
@@ -371,17 +379,14 @@ def _reverse(data: bytes) -> bytes:
     return bytes(int(f"{b:08b}"[::-1], 2) for b in data)
 
 
-class EmuPN532:
+class EmuPN532(_Chip):
     """A PN532 at the frame level, on I2C (``i2c_write``/``i2c_read``) or SPI
-    (``spi_transfer``, LSB first as on the wire). ``connected = False``: the module is off its
-    cable (I2C: no acknowledge -> OSError; SPI: MISO reads 0x00)."""
+    (``spi_transfer``, LSB first as on the wire). Off its cable: I2C gets no acknowledge
+    (OSError), SPI's MISO reads 0x00."""
 
     def __init__(self, field: Field, key: Callable[[], object] | object,
                  timing: AirTime | None = None) -> None:
-        self.air = _Air(field, key if callable(key) else (lambda: key))
-        self.field = field
-        self.timing = timing
-        self.connected = True
+        super().__init__(field, key, timing)
         self.frames: list[bytes] = []   # every command frame received, for tests
         self.retries = 0xFF            # MxRtyPassiveActivation after power-up (§7.3.1)
         self.rf_on = False

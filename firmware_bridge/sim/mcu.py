@@ -19,12 +19,12 @@ import os
 import select
 import sys
 import threading
-import tty
 import types
 from pathlib import Path
 from typing import Any, Protocol
 
 from firmware_bridge.mcu import HOST_TICKS
+from firmware_bridge.sim.firmware import open_pty
 
 __all__ = ["Wiring", "EmulatedBoard", "CLOCK", "machine_module", "use_wiring"]
 
@@ -216,17 +216,8 @@ class EmulatedBoard:
 
     def start(self) -> EmulatedBoard:
         machine_module()
-        master, slave = os.openpty()
-        tty.setraw(slave)
-        os.set_blocking(master, False)
+        master, slave, self.slave_path = open_pty(self.link)
         self._fds = (master, slave)
-        self.slave_path = os.ttyname(slave)
-        if self.link is not None:
-            tmp = self.link.with_name(self.link.name + ".tmp")
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-            tmp.symlink_to(self.slave_path)
-            os.replace(tmp, self.link)
         self.wiring.uart_fd = master
         self._thread = threading.Thread(target=self._run, name=f"board-{next(_serials)}",
                                         daemon=True)
