@@ -42,7 +42,7 @@ BOARDS: dict[str, dict[str, Any]] = {
         "model": "BTR-ESP32",
         "spi": {"type": "spi", "id": 2, "sck": 18, "mosi": 23, "miso": 19, "baudrate": 4000000},
         "i2c": {"type": "i2c", "id": 0, "sda": 21, "scl": 22, "freq": 400000},
-        "cs": [5, 17, 16, 4],
+        "cs": [5, 4, 32, 33],   # not 16/17: UART2 (--link uart)
         "mux": [25, 26, 27, 14],
         "uart": {"type": "uart", "id": 2, "baudrate": 115200},
     },
