@@ -8,7 +8,7 @@ The only module that touches ``machine``; under CPython the tests put a stand-in
 import json
 import sys
 
-import machine  # type: ignore[import-not-found]
+import machine  # type: ignore[import-not-found, unused-ignore]
 
 try:
     from typing import Any
@@ -132,7 +132,8 @@ def build(settings: dict[str, Any], clock: Clock | None = None) -> App:
     mux_spec = settings.get("mux")
     mux = None
     if mux_spec:
-        mux = Mux([machine.Pin(p, machine.Pin.OUT) for p in mux_spec["pins"]])
+        pins: list[Any] = [machine.Pin(p, machine.Pin.OUT) for p in mux_spec["pins"]]
+        mux = Mux(pins)
     antennas = []
     for i, spec in enumerate(settings["antennas"]):
         channel = spec.get("channel", -1)
