@@ -76,48 +76,63 @@ def test_flash_problems_are_messages(fake_board: Path, tmp_path: Path,
 
 
 async def test_flash_then_enroll_a_deck_from_the_flashed_board(
-        fake_board: Path, tmp_path: Path) -> None:
+        fake_board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     port = tmp_path / "ttyACM0"
     port.touch()  # the port exists; the fake mpremote writes to $FAKE_BOARD
-    code = await asyncio.to_thread(cli, ["firmware", "flash", "--port", str(port),
-                                         "--reader", "N1", "--antennas", "1", "--link", "uart",
-                                         "--rate-ms", "20"])
-    assert code == 0
-    log = [json.loads(line) for line in (tmp_path / "mpremote.log").read_text().splitlines()]
-    assert [c[2] for c in log] == ["exec", "fs", "fs", "fs", "reset"]
-    assert log[-2][-1] == ":main.py"  # main.py goes last
-    flashed = fake_board / "btreader"
-    assert sorted(p.name for p in flashed.iterdir()) == [f.name for f in firmware_files()]
-    for f in firmware_files():
-        assert (flashed / f.name).read_bytes() == f.read_bytes()
-    assert (fake_board / "main.py").read_bytes() == MAIN_FILE.read_bytes()
-    settings = json.loads((fake_board / "reader.json").read_text())
-    assert settings["reader"] == "N1" and len(settings["antennas"]) == 1
-
-    # the board boots from what was flashed: an MFRC522 on SPI0, chip select GP17
     field = Field()
     wiring = Wiring()
-    wiring.spi[(0, 17)] = EmuMFRC522(field, "tray")
-    board = EmulatedBoard(settings, wiring, link=tmp_path / "ttyN1", firmware=flashed).start()
-    uids = [f"0477{i:02X}00ABCDEF" for i in range(52)]
-    registry = tmp_path / "tags-club.toml"
+    wiring.spi[(0, 17)] = EmuMFRC522(field, "tray")   # an MFRC522 on SPI0, chip select GP17
+    booted: list[EmulatedBoard] = []
 
-    async def player() -> None:
-        app = board.app
-        for uid in uids:
-            field.place("tray", uid)
-            while uid not in app.scanner.antennas[0].present:
-                await asyncio.sleep(0.005)
-            field.lift("tray", uid)
-            while uid in app.scanner.antennas[0].present:
-                await asyncio.sleep(0.005)
+    async def power_on_after_reset() -> None:
+        # the board boots from what was flashed (firmware copy, reader.json) once mpremote
+        # has reset it, and comes back on the same port
+        while not (fake_board / ".resets").exists():
+            await asyncio.sleep(0.02)
+        settings = json.loads((fake_board / "reader.json").read_text())
+        booted.append(EmulatedBoard(settings, wiring, link=port,
+                                    firmware=fake_board / "btreader").start())
 
+    power = asyncio.create_task(power_on_after_reset())
+    code = await asyncio.to_thread(cli, ["firmware", "flash", "--port", str(port),
+                                         "--reader", "N1", "--antennas", "1",
+                                         "--rate-ms", "20"])
+    await power
+    board = booted[0]
     try:
-        assert board.error is None, board.error
+        out = capsys.readouterr().out
+        assert code == 0, out
+        # the check after the reset: the board answered IDENT as the reader it was flashed as
+        assert "reader N1 answers: BTR-PICO firmware btr-1.0, serial E6614104032B5A2C, " \
+            "1 antenna(s)" in out
+        log = [json.loads(line) for line in (tmp_path / "mpremote.log").read_text().splitlines()]
+        assert [c[2] for c in log] == ["exec", "fs", "fs", "fs", "reset"]
+        assert log[-2][-1] == ":main.py"  # main.py goes last
+        flashed = fake_board / "btreader"
+        assert sorted(p.name for p in flashed.iterdir() if p.suffix == ".py") == \
+            [f.name for f in firmware_files()]
+        for f in firmware_files():
+            assert (flashed / f.name).read_bytes() == f.read_bytes()
+        assert (fake_board / "main.py").read_bytes() == MAIN_FILE.read_bytes()
+        settings = json.loads((fake_board / "reader.json").read_text())
+        assert settings["reader"] == "N1" and settings["link"] == {"type": "usb"}
         assert board.app.__class__.__module__.startswith("btreader_copy")
+        uids = [f"0477{i:02X}00ABCDEF" for i in range(52)]
+        registry = tmp_path / "tags-club.toml"
+
+        async def player() -> None:
+            app = board.app
+            for uid in uids:
+                field.place("tray", uid)
+                while uid not in app.scanner.antennas[0].present:
+                    await asyncio.sleep(0.005)
+                field.lift("tray", uid)
+                while uid in app.scanner.antennas[0].present:
+                    await asyncio.sleep(0.005)
+
         enrol = asyncio.create_task(asyncio.to_thread(cli, [
             "tags", "enroll", "--registry", str(registry), "--deck", "club-A",
-            "--reader", f"serial://{tmp_path / 'ttyN1'}?debounce=0"]))
+            "--reader", f"serial://{port}?debounce=0"]))
         await asyncio.sleep(0)
         async with asyncio.timeout(120):
             await player()
@@ -127,6 +142,15 @@ async def test_flash_then_enroll_a_deck_from_the_flashed_board(
     assert board.error is None, board.error
     reg = TagRegistry.load([registry])
     assert [reg.uid_for_card("club-A", c) for c in CARD_ORDER] == uids
+
+
+def test_a_board_that_does_not_answer_is_reported(fake_board: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    port = tmp_path / "ttyACM0"
+    port.touch()   # a plain file: nothing ever answers on it
+    assert cli(["firmware", "flash", "--port", str(port), "--reader", "N1",
+                "--check-timeout", "1"]) == 1
+    assert f"no answer from {port} within 1 s" in capsys.readouterr().err
 
 
 def test_pn532_settings_boot_on_the_emulated_board(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,48 @@ def mpremote_commands(mpremote: Sequence[str], port: str, settings_file: Path
     ]
 
 
+def check_board(port: str, reader: str, antennas: int, timeout: float = 20.0) -> str:
+    """After the reset: open ``port`` (the board comes back on it once it has booted), ask
+    ``IDENT`` until it answers, and say what answered. Raises FlashError if nothing did, or
+    the board says it is another reader."""
+    import serial  # pyserial, a dependency
+
+    from firmware_bridge.protocol import CommandOp, Frame, FrameOp, LineDecoder, encode_command
+
+    deadline = time.monotonic() + timeout
+    ask = encode_command(CommandOp.IDENT)
+    while time.monotonic() < deadline:
+        try:
+            link = serial.Serial(port, 115200, timeout=0.2)
+        except (OSError, ValueError, serial.SerialException):
+            time.sleep(0.5)   # still resetting: the USB port is away for a moment
+            continue
+        with link:
+            decoder = LineDecoder()
+            asked = 0.0
+            while time.monotonic() < deadline:
+                if time.monotonic() - asked > 1.0:
+                    link.write(ask)
+                    asked = time.monotonic()
+                try:
+                    data = link.read(4096)
+                except (OSError, serial.SerialException):
+                    break
+                for item in decoder.feed(data):
+                    if not isinstance(item, Frame) or item.op is not FrameOp.IDENT:
+                        continue
+                    if item.reader != reader:
+                        raise FlashError(f"the board answers as reader {item.reader!r}, "
+                                         f"not {reader!r}")
+                    model, version, serial_no, count = item.args
+                    if int(count) != antennas:
+                        raise FlashError(f"the board has {count} antenna(s), not {antennas}")
+                    return (f"reader {reader} answers: {model} firmware {version}, serial "
+                            f"{serial_no}, {count} antenna(s)")
+    raise FlashError(f"no answer from {port} within {timeout:g} s: is the board running "
+                     "MicroPython, and are the chips wired as docs/hardware/wiring.md says?")
+
+
 def _mpremote(given: str | None) -> list[str]:
     if given:
         return shlex.split(given)
@@ -135,6 +178,10 @@ def _parser() -> argparse.ArgumentParser:
             f.add_argument("--mpremote", default=None,
                            help="the mpremote command (default: mpremote on PATH)")
             f.add_argument("--dry-run", action="store_true", help="print the commands only")
+            f.add_argument("--no-check", action="store_true",
+                           help="do not wait for the board to answer after the reset")
+            f.add_argument("--check-timeout", type=float, default=20.0,
+                           help="seconds to wait for the board's answer (default 20)")
         f.add_argument("--reader", required=True, help="the reader's id on the wire (N1, BOX)")
         f.add_argument("--antennas", type=int, default=1)
         f.add_argument("--board", choices=tuple(BOARDS), default="pico")
@@ -191,13 +238,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if done.returncode != 0:
                     raise FlashError(f"mpremote failed (exit {done.returncode}); the board "
                                      "keeps what it had")
+        if args.cmd == "flash" and not args.dry_run:
+            print(f"reader {settings['reader']} flashed: {len(settings['antennas'])} "
+                  "antenna(s)", flush=True)
+            if not args.no_check and settings.get("link", {}).get("type", "usb") == "usb":
+                print(check_board(args.port, str(settings["reader"]),
+                                  len(settings["antennas"]), args.check_timeout))
+                print(f"its URL: serial://{args.port}")
     except FlashError as error:
         print(f"bridge-table firmware: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("bridge-table firmware: interrupted", file=sys.stderr)
         return 130
-    if args.cmd == "flash" and not args.dry_run:
-        print(f"reader {settings['reader']} flashed: {len(settings['antennas'])} antenna(s); "
-              f"it answers as serial://{args.port}")
     return 0

@@ -200,6 +200,10 @@ class EmulatedBoard:
     def __init__(self, settings: dict[str, Any], wiring: Wiring, *,
                  link: Path | None = None, reset_cause: int = 1,
                  firmware: Path | None = None) -> None:
+        if settings.get("link", {"type": "usb"}).get("type") == "usb":
+            # the board's USB CDC port (MicroPython's stdin/stdout) is its UART 0 here: both
+            # are a serial line to the host, and the pty is that line
+            settings = dict(settings, link={"type": "uart", "id": 0})
         self.settings = settings
         #: a copy of the firmware package to run (a flashed board's ``/btreader``) instead
         #: of the one in this package
