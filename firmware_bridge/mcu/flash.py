@@ -116,7 +116,7 @@ def check_board(port: str, reader: str, antennas: int, timeout: float = 20.0) ->
     """After the reset: open ``port`` (the board comes back on it once it has booted), ask
     ``IDENT`` until it answers, and say what answered. Raises FlashError if nothing did, or
     the board says it is another reader."""
-    import serial  # pyserial, a dependency
+    import serial  # type: ignore[import-untyped]  # pyserial, a dependency
 
     from firmware_bridge.protocol import CommandOp, Frame, FrameOp, LineDecoder, encode_command
 
