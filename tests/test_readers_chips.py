@@ -265,3 +265,41 @@ def test_the_pi_readers_table_file_loads_and_its_readers_open() -> None:
     used = {p for s in config.gpio.seats.values() for p in (s.turn_led, s.alert_led) if p}
     used |= set(config.gpio.buttons.values())
     assert not used & bus_pins and len(used) == 11
+
+
+async def test_a_round_that_cannot_finish_is_reported_and_removes_nothing() -> None:
+    """18 tags on one antenna, then 17: more than the scanner lists in a round (16). The
+    firmware's ERR line becomes ``firmware_error`` here too; the tags it did list stay, none is
+    removed while the problem lasts - not even the one lifted meanwhile."""
+    field = Field()
+    spidev = FakeSpidev({(0, 0): EmuMFRC522(field, "N")})
+    reader = Mfrc522Reader("seats", [(0, 0)], spidev=spidev, rate_ms=10)
+    uids = [f"04C0{i:02X}0000000{i % 10}" for i in range(18)]
+    async with reader:
+        watcher = Watcher(reader)
+        await rounds(reader, 1)
+        for uid in uids:
+            field.place("N", uid)
+        await watcher.until(has_health("firmware_error"))
+        await rounds(reader, 5)
+        field.lift("N", uids[0])
+        await rounds(reader, 5)
+    assert watcher.health("firmware_error")[0].detail == "ANT0 too_many_tags"
+    reads = watcher.reads()
+    assert len([r for r in reads if r[2] == "present"]) == 16
+    assert not [r for r in reads if r[2] == "removed"]
+
+
+async def test_exactly_sixteen_tags_is_a_full_round() -> None:
+    field = Field()
+    spidev = FakeSpidev({(0, 0): EmuMFRC522(field, "N")})
+    reader = Mfrc522Reader("seats", [(0, 0)], spidev=spidev, rate_ms=10)
+    async with reader:
+        watcher = Watcher(reader)
+        await rounds(reader, 1)
+        for i in range(16):
+            field.place("N", f"04C1{i:02X}00000000")
+        await watcher.until(lambda items: len(watcher.reads()) == 16)
+        field.lift("N", "04C10500000000")
+        await watcher.until(read(0, "04C10500000000", "removed"))
+    assert not watcher.health("firmware_error")

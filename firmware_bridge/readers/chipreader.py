@@ -6,7 +6,8 @@ to the event loop. The semantics are the firmware's: ``present`` the first round
 ``removed`` after ``misses`` rounds without it, a chip that stops answering is ``disconnected``
 once and, when it is back, ``reconnected`` with what changed meanwhile (and ``resync`` if
 anything did). A round the chip could not finish (tags it could not tell apart) is a
-``read_problem`` and removes nothing.
+``firmware_error`` (as the reader boards' ``ERR ANTn PROBLEM`` line is on a serial reader)
+and removes nothing.
 """
 
 from __future__ import annotations
@@ -193,5 +194,5 @@ class ChipReader(ThreadedReader):
                 self._to_loop(self._health, "disconnected",
                               f"antenna {antenna.index}: {change[3]} {change[2]}")
             else:
-                self._to_loop(self._health, "read_problem",
-                              f"antenna {antenna.index}: {change[2]}")
+                # the same kind and text as a reader board's ERR line on a serial reader
+                self._to_loop(self._health, "firmware_error", " ".join(change[1:]))

@@ -206,12 +206,14 @@ class MFRC522(Frontend):
 
     def _inventory(self, limit: int) -> tuple[list[bytes], str]:
         found: list[bytes] = []
-        while len(found) < limit:
+        while True:
             status, back, _ = self.transceive(bytes((REQA,)), 7)
             if status == TIMEOUT:
                 return found, ""
             if status == FAULT:
                 return found, "frame_error"
+            if len(found) >= limit:
+                return found, "too_many_tags"
             # an ATQA collision only says several tags answered: go on to anticollision
             uid, problem = self._select_one()
             if uid is None:
@@ -220,4 +222,3 @@ class MFRC522(Frontend):
                 return found, "tag_answered_twice"
             found.append(uid)
             self.transceive(bytes(HLTA) + crc_a(bytes(HLTA)))  # no answer expected
-        return found, "too_many_tags"

@@ -185,10 +185,12 @@ class PN532(Frontend):
 
     def _inventory(self, limit: int) -> tuple[list[bytes], str]:
         found: list[bytes] = []
-        while len(found) < limit:
+        while True:
             answer = self.call(IN_LIST_PASSIVE_TARGET, b"\x01\x00", 200)
             if not answer or answer[0] == 0:
                 return found, ""
+            if len(found) >= limit:
+                return found, "too_many_tags"
             # Tg, SENS_RES (2), SEL_RES, NFCIDLength, NFCID1
             if len(answer) < 6 or len(answer) < 6 + answer[5]:
                 return found, "frame_error"
@@ -200,4 +202,3 @@ class PN532(Frontend):
             # HLTA has no answer: the chip reports a timeout (status 0x01) - that is success
             if status and status[0] & 0x3F not in (0x00, 0x01):
                 return found, "halt_failed"
-        return found, "too_many_tags"
