@@ -54,6 +54,7 @@ bench: deps-system $(STAMP)
 	$(PY) bench/bench_controller.py --write-docs
 	$(PY) bench/bench_verify.py
 	$(PY) bench/bench_claims.py
+	$(PY) bench/bench_readers.py
 
 # optional: the Laws core compiled with mypyc, in place (controller/mypyc_core.py)
 mypyc: $(STAMP)

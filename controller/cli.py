@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
     "broker-config": ("controller.brokerconfig:main", "a locked-down mosquitto for a venue"),
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
+    "firmware": ("firmware_bridge.mcu.flash:main", "reader firmware onto a MicroPython board"),
 }
 
 

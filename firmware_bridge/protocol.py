@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from firmware_bridge.mcu.btreader.proto import crc16 as _firmware_crc16
+
 __all__ = [
     "MAX_LINE", "SEQ_MODULO", "MAX_INVENTORY", "crc16_ccitt", "FrameOp", "Frame", "ProtocolError",
     "ErrorKind", "CommandOp", "Command", "parse_line", "encode_frame", "parse_command",
@@ -47,13 +49,11 @@ _FORBIDDEN_IN_TEXT = frozenset("$#*\r\n")
 
 
 def crc16_ccitt(data: bytes, crc: int = 0xFFFF) -> int:
-    """CRC-16/CCITT-FALSE: polynomial 0x1021, initial value 0xFFFF, no reflection, no final xor."""
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
-            crc &= 0xFFFF
-    return crc
+    """CRC-16/CCITT-FALSE: polynomial 0x1021, initial value 0xFFFF, no reflection, no final xor.
+
+    The reader firmware's own (``firmware_bridge/mcu/btreader/proto.py``, written to run under
+    MicroPython too): one implementation for both ends of the line."""
+    return _firmware_crc16(data, crc)
 
 
 def next_seq(seq: int) -> int:

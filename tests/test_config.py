@@ -244,7 +244,8 @@ def test_reader_schemes_and_display_types_come_from_the_registries(
             'url = "pn5180://spi0.0"\nantennas = { "0" = { seat = "N", zone = "tray" } }\n')
     path.write_text(text)
     with pytest.raises(ConfigError, match=r"readers\[0\]\.url: 'pn5180://spi0\.0': the scheme "
-                                          r"must be one of memory://, nfc://, serial://, sim://"):
+                                          r"must be one of memory://, mfrc522://, nfc://, "
+                                          r"pn532://, serial://, sim://"):
         load_config(path)
     monkeypatch.setitem(READERS.builtins, "pn5180", "firmware_bridge.readers.memory:MemoryReader")
     with pytest.raises(ConfigError, match="display.type: 'epaper' is not one of hd44780, none, "

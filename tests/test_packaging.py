@@ -84,7 +84,7 @@ def test_pyproject_extras_hold_the_hardware_libraries() -> None:
         # PIL comes with luma.oled (Pillow); every other module is a listed distribution
         assert listed == set(modules) - {"PIL"}, extra
     assert "bridge-table" in extras["all"] and "bridge-table" in extras["test"]
-    assert {r for r in project["optional-dependencies"]["all"]} == {"bridge-table[pi,nfc]"}
+    assert set(project["optional-dependencies"]["all"]) == {"bridge-table[pi,nfc,readers,mcu]"}
 
 
 def test_the_blocker_blocks_and_the_hint_names_the_extra(laptop_env: dict[str, str]) -> None:
@@ -110,17 +110,23 @@ def test_needs_extra_lets_other_import_errors_through() -> None:
         pass
 
 
+# the reader firmware (MicroPython, for the boards' own `machine` module) is shipped in the
+# package but never imported on the host: tests/test_mcu_firmware.py runs it with a shim
+FIRMWARE_LINE = ('FIRMWARE = ("firmware_bridge.mcu.btreader", "firmware_bridge.mcu.board_main")'
+                 "\n")
+
+
 def test_every_module_imports_without_the_hardware_libraries(
         laptop_env: dict[str, str]) -> None:
-    code = textwrap.dedent("""
+    code = FIRMWARE_LINE + textwrap.dedent("""
         import importlib, json, pkgutil, sys
         import controller, firmware_bridge
         failed = {}
         names = []
         for package in (controller, firmware_bridge):
             for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-                if info.name.endswith(".__main__"):
-                    continue  # an entry point: importing it runs the command
+                if info.name.endswith(".__main__") or info.name.startswith(FIRMWARE):
+                    continue  # an entry point (runs its command), or reader firmware
                 names.append(info.name)
                 try:
                     importlib.import_module(info.name)
@@ -239,11 +245,12 @@ def test_the_bridge_needs_no_web_stack(laptop_env: dict[str, str]) -> None:
     library only): with the web stack missing too, every bridge module still imports."""
     env = {**laptop_env,
            "BT_BLOCKED_MODULES": laptop_env["BT_BLOCKED_MODULES"] + ",starlette,uvicorn"}
-    code = textwrap.dedent("""
+    code = FIRMWARE_LINE + textwrap.dedent("""
         import importlib, pkgutil, sys
         import firmware_bridge
         for info in pkgutil.walk_packages(firmware_bridge.__path__, "firmware_bridge."):
-            importlib.import_module(info.name)
+            if not info.name.startswith(FIRMWARE):
+                importlib.import_module(info.name)
         loaded = sorted({m.split(".")[0] for m in sys.modules} & {"starlette", "uvicorn"})
         web = sorted(m for m in sys.modules if m.startswith("controller.web"))
         print(loaded, web)

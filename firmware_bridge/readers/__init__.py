@@ -39,6 +39,9 @@ READERS = Registry("reader", "bridge_table.readers", {
     "nfc": "firmware_bridge.readers.nfc:NfcReader",
     "sim": "firmware_bridge.readers.sim:SimReader",
     "memory": "firmware_bridge.readers.memory:MemoryReader",
+    # chips wired straight to the Pi (firmware_bridge/readers/chipreader.py)
+    "mfrc522": "firmware_bridge.readers.mfrc522:Mfrc522Reader",
+    "pn532": "firmware_bridge.readers.pn532:Pn532Reader",
 })
 #: the built-in table itself (kept for code that read it before the registry)
 BACKENDS: dict[str, str] = READERS.builtins

@@ -13,14 +13,13 @@ backend also reports ``removed`` when the tag stops answering its presence check
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
 import urllib.parse
 from typing import Any
 
 from firmware_bridge.extras import MissingExtra, needs_extra
-from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind, options_from_query
+from firmware_bridge.readers.base import ReaderError, ReaderKind, options_from_query
+from firmware_bridge.readers.threaded import ThreadedReader
 
 __all__ = ["NfcReader", "parse_nfc_url"]
 
@@ -46,8 +45,10 @@ def _import_nfcpy() -> Any:
     return nfc
 
 
-class NfcReader(Reader):
+class NfcReader(ThreadedReader):
     """An nfcpy contactless front end, polled in a worker thread."""
+
+    thread_prefix = "nfc-reader"
 
     def __init__(self, name: str, device: str, *, kind: ReaderKind = "tap",
                  debounce: float = 1.0, poll_interval: float = 0.1,
@@ -59,9 +60,7 @@ class NfcReader(Reader):
         self.poll_interval = poll_interval
         self.reconnect_interval = reconnect_interval
         self.antenna = antenna
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._init_thread()
         self._nfc: Any = None
 
     @classmethod
@@ -77,28 +76,9 @@ class NfcReader(Reader):
 
     async def _start(self) -> None:
         self._nfc = _import_nfcpy()
-        self._loop = asyncio.get_running_loop()
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._work, name=f"nfc-reader-{self.name}",
-                                        daemon=True)
-        self._thread.start()
-
-    async def _stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            # nfcpy checks `terminate` between polls: at most one poll (about a second).
-            await asyncio.to_thread(self._thread.join, 10.0)
-            self._thread = None
+        await super()._start()
 
     # ------------------------------------------------------------------ worker thread
-
-    def _to_loop(self, func: Any, *args: Any) -> None:
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(func, *args)
-            except RuntimeError:  # the loop closed meanwhile: nobody is listening any more
-                pass
 
     def _work(self) -> None:
         nfc = self._nfc

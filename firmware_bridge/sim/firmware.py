@@ -28,9 +28,28 @@ from firmware_bridge.protocol import (
     next_seq,
 )
 
-__all__ = ["VirtualFirmware", "FIRMWARE_VERSION"]
+__all__ = ["VirtualFirmware", "FIRMWARE_VERSION", "open_pty"]
 
 FIRMWARE_VERSION = "sim-1.0"
+
+
+def open_pty(link: Path | None = None) -> tuple[int, int, str]:
+    """A raw pseudo-terminal (master non-blocking): (master, slave, slave path); ``link``, if
+    given, is made a symlink to the slave path (atomically, so a host polling it never sees
+    it missing)."""
+    master, slave = os.openpty()
+    # Raw at once: a cooked slave would echo our own lines back to us and mangle CR/LF
+    # before the host has opened the port and made it raw itself.
+    tty.setraw(slave)
+    os.set_blocking(master, False)
+    path = os.ttyname(slave)
+    if link is not None:
+        tmp = link.with_name(link.name + ".tmp")
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        tmp.symlink_to(path)
+        os.replace(tmp, link)
+    return master, slave, path
 
 
 class VirtualFirmware:
@@ -89,19 +108,8 @@ class VirtualFirmware:
         if self._master is not None:
             return
         self._loop = asyncio.get_running_loop()
-        master, slave = os.openpty()
-        # Raw at once: a cooked slave would echo our own lines back to us and mangle CR/LF
-        # before the host has opened the port and made it raw itself.
-        tty.setraw(slave)
-        os.set_blocking(master, False)
+        master, slave, self.slave_path = open_pty(self.link)
         self._master, self._slave = master, slave
-        self.slave_path = os.ttyname(slave)
-        if self.link is not None:
-            tmp = self.link.with_name(self.link.name + ".tmp")
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-            tmp.symlink_to(self.slave_path)
-            os.replace(tmp, self.link)
         self._loop.add_reader(master, self._on_readable)
         if self.heartbeat_interval:
             self._heartbeat_task = asyncio.create_task(self._heartbeats())

@@ -1,0 +1,29 @@
+"""The two kinds of bus a front end hangs on. ``board.py`` implements them on a
+microcontroller (``machine.SPI`` + a chip-select pin, ``machine.I2C``), the Pi backends on
+Linux's spidev and i2c-dev."""
+
+
+class SpiPort:
+    """One chip on an SPI bus: ``transfer`` sends ``data`` with the chip selected and returns
+    the bytes clocked in meanwhile (one chip-select low period)."""
+
+    def transfer(self, data: bytes) -> bytes:
+        raise NotImplementedError
+
+
+class OutputPin:
+    """A GPIO output (``machine.Pin``): ``value(1)`` high, ``value(0)`` low."""
+
+    def value(self, level: int) -> None:
+        raise NotImplementedError
+
+
+class I2cPort:
+    """One device on an I2C bus: one write or one read transaction at its address. A device
+    that does not acknowledge raises OSError."""
+
+    def write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def read(self, count: int) -> bytes:
+        raise NotImplementedError

