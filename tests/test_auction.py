@@ -718,7 +718,11 @@ def test_injected_irregular_calls_are_flagged(
         last_caller = calls[-1][0] if calls else None
         seat = data.draw(st.sampled_from(
             [s for s in _SEATS_T if s is not turn and s is not last_caller]))
-        call = data.draw(st.sampled_from(_legal_calls(a, turn)))
+        # a double or redouble from the other side than the one whose turn it is would be
+        # inadmissible too (Law 36), a different irregularity: only calls legal for both
+        call = data.draw(st.sampled_from(
+            [c for c in _legal_calls(a, turn) if seat is turn.partner
+             or c.kind not in (CallKind.DOUBLE, CallKind.REDOUBLE)]))
         a.call(seat, call)
         expected = Code.CALL_OUT_OF_ROTATION
     elif kind == "above_seven":
