@@ -153,10 +153,9 @@ class _Out:
     qos: int = 1
 
 
-def _encode(payload: Mapping[str, Any]) -> bytes:
-    # the Engine's canonical JSON, so that the daemon and replay agree byte for byte
-    from controller.engine import encode
-    return encode(payload)
+#: the Engine's canonical JSON (``wire.encode``), so that the daemon and replay agree byte
+#: for byte
+_encode = wire.encode
 
 
 @dataclass
@@ -221,13 +220,11 @@ class ControllerDaemon:
     # -- topics ---------------------------------------------------------------------------
     @property
     def status_topic(self) -> str:
-        """``{root}/controller/status``; ``{root}/controller/{t}/status`` for a one-table
-        controller (``bridge-table run``), so that every Pi has its own."""
-        if self.name:
-            return f"{self.root}/controller/{self.name}/status"
-        if len(self.only_tables) == 1:
-            return f"{self.root}/controller/{self.only_tables[0]}/status"
-        return f"{self.root}/controller/status"
+        """``{root}/controller/status``; ``{root}/controller/{name}/status`` for a named
+        (partitioned) controller and ``{root}/controller/{t}/status`` for a one-table
+        controller (``bridge-table run``), so that each has its own."""
+        only = self.only_tables[0] if len(self.only_tables) == 1 else None
+        return wire.status_topic(self.name or only, root=self.root)
 
     @property
     def subscriptions(self) -> list[tuple[str, int]]:

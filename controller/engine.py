@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import msgspec
-
 from . import WIRE_VERSION, wire
 from .display_text import LANGUAGES, DisplayKey, display_key, render_display
 from .evidence import claim_position, evidence_payload, note_tempo
@@ -63,12 +61,9 @@ _REFUSALS_KEPT = 32
 #: Statuses of an irregularity still to be dealt with (shown, listed in ``state``).
 _ACTIVE = frozenset({Status.OPEN, Status.ESTABLISHED})
 
-_encoder = msgspec.json.Encoder()
-
-
-def encode(payload: Mapping[str, Any]) -> bytes:
-    """Canonical JSON for a payload (compact, UTF-8, key order as built)."""
-    return _encoder.encode(payload)
+#: Canonical JSON for a payload (compact, UTF-8, key order as built): the wire module's, so
+#: that the daemon, replay and every listener agree byte for byte.
+encode = wire.encode
 
 
 @dataclass(frozen=True, slots=True)
