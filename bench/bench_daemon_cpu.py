@@ -19,6 +19,9 @@ core at 2,000 tables).
 - **drain**: M tables' round starts at once (M x 53 events, 104,000 scans for 2,000 tables),
   published as fast as this process can; the time from the first publish until every table's
   last scan is in a ``state`` received here.
+- ``--controllers N``: N partitioned controllers (``--partition K/N`` of every table the run
+  uses, each with its own journal) on the one broker; CPU is the sum of theirs, and each
+  one's share of the events is printed.
 """
 
 from __future__ import annotations
@@ -202,7 +205,20 @@ PACE_HEADER = ("| tables | events | events/s | daemon CPU ms/event applied | dae
                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
-def run_pace(load: Load, pid: int, tables: int, duration: float, rate: float, spread: float,
+def cpu_of(pids: list[int]) -> float:
+    return sum(proc_cpu(pid) for pid in pids)
+
+
+def level_prefix(n: int) -> str:
+    """Table ids of pace level ``n``: ``PA0``, ``PA1``...; letters then digits, so that a
+    controller's ``--tables PA0-PA1023`` names them (controller/partition.py)."""
+    return "P" + chr(ord("A") + n)
+
+
+DRAIN_PREFIX = "D"
+
+
+def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: float, spread: float,
              prefix: str, seed: int = 1) -> PaceResult:
     rng = random.Random(seed)
     feeds = [Feed(f"{prefix}{i}", 1 + i % 16) for i in range(tables)]
@@ -221,7 +237,7 @@ def run_pace(load: Load, pid: int, tables: int, duration: float, rate: float, sp
         timing.latency = []
     events = 0
     behind = 0.0
-    cpu0 = proc_cpu(pid)
+    cpu0 = cpu_of(pids)
     start = time.perf_counter()
     for at, i, burst in schedule:
         due = start + at
@@ -245,7 +261,7 @@ def run_pace(load: Load, pid: int, tables: int, duration: float, rate: float, sp
     while timing.outstanding() and time.perf_counter() < limit:
         time.sleep(0.05)
     wall = time.perf_counter() - start
-    cpu = proc_cpu(pid) - cpu0
+    cpu = cpu_of(pids) - cpu0
     with timing.lock:
         lat = list(timing.latency)
     return PaceResult(tables, events, cpu, wall, lat, timing.outstanding(), behind)
@@ -261,7 +277,7 @@ class DrainResult:
     complete: bool
 
 
-def run_drain(load: Load, pid: int, tables: int, prefix: str, timeout: float) -> DrainResult:
+def run_drain(load: Load, pids: list[int], tables: int, prefix: str, timeout: float) -> DrainResult:
     feeds = [Feed(f"{prefix}{i}", 1 + i % 16) for i in range(tables)]
     timing = load.timing
     with timing.lock:
@@ -270,7 +286,7 @@ def run_drain(load: Load, pid: int, tables: int, prefix: str, timeout: float) ->
         timing.expected = {f.table: len(f.start) for f in feeds}
         timing.remaining = tables
         timing.finished.clear()
-    cpu0 = proc_cpu(pid)
+    cpu0 = cpu_of(pids)
     start = time.perf_counter()
     events = 0
     for f in feeds:  # the whole room at once: every table's board tag and four hands
@@ -280,13 +296,17 @@ def run_drain(load: Load, pid: int, tables: int, prefix: str, timeout: float) ->
     published = time.perf_counter() - start
     complete = timing.finished.wait(timeout)
     drain = (timing.done_at if complete else time.perf_counter()) - start
-    return DrainResult(tables, events, published, drain, proc_cpu(pid) - cpu0, complete)
+    return DrainResult(tables, events, published, drain, cpu_of(pids) - cpu0, complete)
 
 
-def start_daemon(url: str, work: Path, deals: Path, extra: list[str]) -> subprocess.Popen[bytes]:
+def start_daemon(url: str, work: Path, deals: Path, extra: list[str],
+                 part: tuple[int, int, str] | None = None) -> subprocess.Popen[bytes]:
+    """``part``: (K, N, the --tables of the whole run) for the K-th of N controllers."""
+    scope = [] if part is None else ["--tables", part[2], "--partition", f"{part[0]}/{part[1]}"]
+    journal = work / ("journal.sqlite" if part is None else f"journal-{part[0]}.sqlite")
     return subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "controller", "--broker", url,
-         "--deals", str(deals), "--journal", str(work / "journal.sqlite"),
+        [sys.executable, "-m", "controller.cli", "controller", "--broker", url, *scope,
+         "--deals", str(deals), "--journal", str(journal),
          "--journal-sync", "full", "--max-tables", "100000", "--status-interval", "3600",
          "--log-level", "WARNING", *extra],
         cwd=REPO, stdin=subprocess.DEVNULL)
@@ -316,6 +336,8 @@ def main() -> int:
     ap.add_argument("--label", default="", help="a name for this run in the output")
     ap.add_argument("--daemon-arg", action="append", default=[],
                     help="extra argument for the controller (repeatable)")
+    ap.add_argument("--controllers", type=int, default=1,
+                    help="partitioned controllers sharing the tables (--partition K/N)")
     ap.add_argument("--write-docs", action="store_true",
                     help="append the figures to docs/benchmarks.md (our section)")
     args = ap.parse_args()
@@ -326,30 +348,47 @@ def main() -> int:
         f'[Vulnerable "{board_vulnerability(n)}"]\n[Deal "{DEAL}"]\n\n' for n in range(1, 17)))
     paces: list[PaceResult] = []
     drain: DrainResult | None = None
+    levels = [int(t) for t in args.tables.split(",") if t]
+    spec = ",".join([f"{level_prefix(n)}0-{level_prefix(n)}{t - 1}"
+                     for n, t in enumerate(levels) if t > 0]
+                    + ([f"{DRAIN_PREFIX}0-{DRAIN_PREFIX}{args.drain - 1}"] if args.drain else []))
     with Mosquitto(work / "broker", persistence=False) as broker:
-        daemon = start_daemon(broker.url, work, deals, args.daemon_arg)
+        n_ctl = max(1, args.controllers)
+        daemons = [start_daemon(broker.url, work, deals, args.daemon_arg,
+                                None if n_ctl == 1 else (k, n_ctl, spec))
+                   for k in range(1, n_ctl + 1)]
+        pids = [d.pid for d in daemons]
         load: Load | None = None
         try:
-            time.sleep(1.5)
+            time.sleep(1.5 * n_ctl)
             load = Load(broker.port)
             time.sleep(0.5)
             print(PACE_HEADER, flush=True)
-            for n, tables in enumerate(int(t) for t in args.tables.split(",") if t):
-                r = run_pace(load, daemon.pid, tables, args.duration, args.rate,
-                             min(args.spread, args.duration), f"p{n}-")
+            for n, tables in enumerate(levels):
+                shares = [proc_cpu(pid) for pid in pids]
+                r = run_pace(load, pids, tables, args.duration, args.rate,
+                             min(args.spread, args.duration), level_prefix(n))
                 paces.append(r)
                 print(r.row(), flush=True)
+                if n_ctl > 1:
+                    print("  CPU per controller (s): " + ", ".join(
+                        f"{proc_cpu(pid) - s0:.1f}" for pid, s0 in zip(pids, shares, strict=True)),
+                        flush=True)
             if args.drain:
-                drain = run_drain(load, daemon.pid, args.drain, "d-", timeout=300)
+                drain = run_drain(load, pids, args.drain, DRAIN_PREFIX, timeout=300)
                 print(f"drain: {drain}", flush=True)
         finally:
             if load is not None:
                 load.close()
-            daemon.terminate()
-            daemon.wait(30)
+            for d in daemons:
+                d.terminate()
+            for d in daemons:
+                d.wait(30)
     lines = [SECTION + (f" ({args.label})" if args.label else ""), ""]
     flags = "" if args.daemon_arg == [] else " " + " ".join(
         f"--daemon-arg={a}" for a in args.daemon_arg)
+    if args.controllers > 1:
+        flags += f" --controllers {args.controllers}"
     lines.append(f"Command: `.venv/bin/python bench/bench_daemon_cpu.py --tables {args.tables} "
                  f"--duration {args.duration:g} --spread {args.spread:g} --rate {args.rate:g} "
                  f"--drain {args.drain}{flags}` "
