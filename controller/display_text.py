@@ -38,6 +38,12 @@ def columns(text: str) -> int:
     fullwidth characters take two, combining marks none."""
     if text.isascii():
         return len(text)
+    return _wide_columns(text)
+
+
+@lru_cache(maxsize=16384)
+def _wide_columns(text: str) -> int:
+    # a table meets the same rows all day: counted once per text
     return sum(0 if unicodedata.combining(ch) else
                2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
@@ -142,12 +148,14 @@ DisplayKey = tuple[tuple[object, ...] | None, tuple[object, ...], Irregularity |
 
 def display_key(board: Board | None, shown: Sequence[Irregularity],
                 turn: Seat | None | object = _UNSET,
-                last_calls: tuple[str, ...] | None = None) -> DisplayKey:
+                last_calls: tuple[str, ...] | None = None,
+                won: tuple[int, int] | None = None) -> DisplayKey:
     """The values the rows of ``board`` with ``shown`` alerts are rendered from: the board
     row's, the second row's (the auction's last four calls as text, or the contract and
     tricks) and the third's (whose turn it is), each its own key so that each row is
-    rendered once per value. ``turn`` (``board.turn``) and ``last_calls`` (the texts,
-    ``str(call)``, of the auction's last four calls) when the caller has them."""
+    rendered once per value. ``turn`` (``board.turn``), ``last_calls`` (the texts,
+    ``str(call)``, of the auction's last four calls) and ``won`` (the play's
+    ``tricks_won``) when the caller has them."""
     alert = shown[0] if shown else None
     if board is None:
         return None, (), alert
@@ -164,7 +172,7 @@ def display_key(board: Board | None, shown: Sequence[Irregularity],
         second = (last_calls,)
         third = ("call_turn", turn)
     else:
-        tricks = board.play.tricks_won if board.play is not None else None
+        tricks = won if won is not None or board.play is None else board.play.tricks_won
         second = (auction.contract, auction.declarer, tricks)
         if phase is Phase.LEAD:
             third = ("lead", auction.opening_leader)

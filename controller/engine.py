@@ -525,17 +525,19 @@ class Engine:
                 out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed, record),
                                     False))
         ts.notes = update.notes
-        # whose turn it is: computed once for state and indicator
+        # whose turn it is and the tricks won: computed once for state and indicator
         turn = board.turn if board is not None else None
+        play = board.play if board is not None else None
+        won = play.tricks_won if play is not None else None
         if "state" in kinds:
-            ts.state = self._state(name, ts, turn)
+            ts.state = self._state(name, ts, turn, won)
             out.append(Outgoing(self._topic(name, "state"), ts.state, retain=True))
         else:
             ts.state = None  # built on demand by snapshot()
         if "indicator" in kinds:
             # publish what changed: an indicator whose inputs are those of the last one is
             # the last one, neither rebuilt nor published
-            key = self._indicator_key(ts, turn)
+            key = self._indicator_key(ts, turn, won)
             if key != ts.indicator_key:
                 ts.indicator_key = key
                 indicator = self._indicator(name, ts, key)
@@ -626,13 +628,15 @@ class Engine:
             payload["params"] = {k: _jsonable(v) for k, v in item.params}
         return payload
 
-    def _state(self, name: str, ts: _TableState, turn: Any = _UNKNOWN) -> dict[str, Any]:
+    def _state(self, name: str, ts: _TableState, turn: Any = _UNKNOWN,
+               won: tuple[int, int] | None = None) -> dict[str, Any]:
         """The table's ``state``. Its parts that one call or card leaves alone (the board's
         texts, the auction, the contract, the tricks, the trick in progress) are kept in
         ``ts.state_parts`` and reused, the same objects, while their inputs are the same
         (payloads are not changed once built: ``Outgoing.data``); a fresh ``_StateParts``
         builds them all (tests/test_engine_state_parts.py holds the two equal). ``turn``:
-        ``board.turn`` when the caller has it (``_UNKNOWN``: look it up)."""
+        ``board.turn`` when the caller has it (``_UNKNOWN``: look it up), ``won`` the
+        play's ``tricks_won`` (None: look it up)."""
         table = ts.table
         board = table.board
         if board is None:
@@ -656,7 +660,8 @@ class Engine:
                 _SEAT_TEXT[declarer.partner] if declarer is not None else None)
         play = board.play
         if play is not None:
-            won = play.tricks_won
+            if won is None:
+                won = play.tricks_won
             if won != parts.won:
                 parts.won, parts.tricks = won, {"NS": won[0], "EW": won[1]}
             trick_no = play.trick_number
@@ -719,21 +724,22 @@ class Engine:
         return [i for i in ts.alerts.values() if i.status in _ACTIVE
                 and self.policy.shows_at_table(i.code, play_ended=play_over)]
 
-    def _indicator_key(self, ts: _TableState, turn: Any = _UNKNOWN) -> tuple[Any, ...]:
+    def _indicator_key(self, ts: _TableState, turn: Any = _UNKNOWN,
+                       won: tuple[int, int] | None = None) -> tuple[Any, ...]:
         """Everything the indicator shows: the board, whose turn it is, the alerts shown
-        (their ids and seats) and the display's key. ``turn``: as for ``_state``."""
+        (their ids and seats) and the display's key. ``turn``, ``won``: as for ``_state``."""
         board = ts.table.board
         shown = self._shown(ts) if ts.alerts else []
         if board is None:
             return (None, None, tuple((i.id, i.seat) for i in shown),
-                    display_key(board, shown))
+                    display_key(None, shown))
         if turn is _UNKNOWN:
             turn = board.turn
         texts = self._auction_texts(ts, board.auction.calls)
         if texts is not ts.last_calls_of:  # the display's last four calls, per auction
             ts.last_calls_of, ts.last_calls = texts, tuple([c for _, c in texts[-4:]])
         return (board.number, turn, tuple((i.id, i.seat) for i in shown),
-                display_key(board, shown, turn, ts.last_calls))
+                display_key(board, shown, turn, ts.last_calls, won))
 
     def _indicator(self, name: str, ts: _TableState, key: tuple[Any, ...]) -> dict[str, Any]:
         board_no, turn, shown, dkey = key
@@ -789,13 +795,14 @@ class Engine:
             "n": ts.feed_seq, "kind": item.kind,
         }
         if item.kind == "board" and board is not None:
-            payload.update(dealer=str(board.dealer), vul=str(board.vulnerability))
+            payload.update(dealer=_SEAT_TEXT[board.dealer], vul=_VUL_TEXT[board.vulnerability])
+        # the texts looked up (``str`` of the core's values, made once)
         if item.seat is not None:
-            payload["seat"] = str(item.seat)
+            payload["seat"] = _SEAT_TEXT[item.seat]
         if item.call is not None:
-            payload["call"] = str(item.call)
+            payload["call"] = _call_text(item.call)
         if item.card is not None:
-            payload["card"] = str(item.card)
+            payload["card"] = _CARD_TEXT[item.card.index]
             payload["trick"] = item.trick
         if item.kind == "auction":
             payload["calls"] = [[str(s), str(c)] for s, c in item.calls]
