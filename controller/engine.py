@@ -812,7 +812,8 @@ class Engine:
             if record is not None:
                 payload.update(
                     contract=str(record.contract) if record.contract else "Pass",
-                    declarer=str(record.declarer) if record.declarer else None,
+                    declarer=_SEAT_TEXT[record.declarer] if record.declarer is not None
+                    else None,
                     tricks=record.tricks_result, score_ns=record.score_ns)
                 # 1.2: the four hands once the board is over (scanned or revealed by play)
                 if record.deal is not None and record.deal.is_complete:

@@ -8,7 +8,10 @@ checks today's output against them byte for byte.
 Regenerate only on a deliberate, versioned change of the payloads (docs/wire-contract.md).
 One deliberate change since the recording: the ``notes`` of an undone input name North
 (``undone: tray present N H7``; before, seat 0 was taken for no seat and left out), the
-only difference in the mixed session's output, checked line by line.
+only difference in the mixed session's output, checked line by line. A second one, found
+when controller/engine.py was compiled with mypyc (which tests ``is not None`` there): the
+feed's ``result`` item names North as declarer (``"declarer":"N"``; before, ``null``, a
+truth test of seat 0), one line of the mixed session, checked line by line.
 The mixed session is three tables of random boards with hand scans, interleaved, and
 seeded junk (cards and calls out of turn, wrong trays, unknown tags, duplicates) so that
 irregularities, alerts, rulings and errors are all in it.
