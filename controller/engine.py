@@ -269,6 +269,9 @@ class Engine:
         self.schedule = schedule or {}
         self.pairs_at = pairs_at
         self.fouled = FouledBoardDetector()
+        #: when a list, every hand shown to ``fouled``, in order (``replay --jobs`` checks
+        #: them across its processes: controller/replay_jobs.py)
+        self.hands_seen: list[tuple[str, int, Seat, frozenset[Card]]] | None = None
         every = frozenset({"state", "alert", "indicator", "result", "feed", "error",
                            "evidence"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
@@ -599,6 +602,8 @@ class Engine:
             return []
         out: list[Outgoing] = []
         for seat in Seat:
+            if self.hands_seen is not None:
+                self.hands_seen.append((name, record.board, seat, frozenset(record.deal[seat])))
             for conflict in self.fouled.observe(name, record.board, seat, record.deal[seat]):
                 other = conflict.tables[0]
                 cards = sorted(conflict.only_first | conflict.only_second)

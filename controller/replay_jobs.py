@@ -6,11 +6,12 @@ exact:
 
 - Law 87 (controller/engine.py ``_compare_tables``): a board's hands are compared across
   tables, and a difference flags a fouled board at the table that saw it. Each worker
-  records every hand its tables showed the detector, with the input line; the parent
-  feeds all of them, in input order, to one ``FouledBoardDetector``. No conflict there
+  records every hand its tables showed the detector (``Engine.hands_seen``), with the
+  input line; the parent feeds all of them, in input order, to one
+  ``FouledBoardDetector``. No conflict there
   means none in any worker (a worker sees a subset, in the same order) and none in one
   process (whose sequence it is): the outputs stand. A conflict anywhere: the file is
-  replayed again in one process (``run`` returns None), which flags it exactly.
+  replayed again in one process (``run`` returns False), which flags it exactly.
 - ``--max-tables``: more tables than the engine follows: one process (which refuses the
   extra ones in input order).
 
@@ -24,39 +25,29 @@ from __future__ import annotations
 import heapq
 import io
 import multiprocessing
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from typing import IO
 
 from . import wire
 from .engine import Engine, table_id_problem
-from .laws.cards import Card, Seat
-from .laws.dealcheck import Conflict, FouledBoardDetector
+from .laws.cards import FULL_DECK, Card, Seat
+from .laws.dealcheck import FouledBoardDetector
 from .replay import MessageLines, route_line
 
 __all__ = ["run"]
 
 #: an input line routed: its number, topic and payload
 _Routed = tuple[int, str, bytes | str]
-#: a hand shown to the fouled-board detector: line, table, board, seat, cards
-_Seen = tuple[int, str, int, Seat, frozenset[Card]]
+#: a hand shown to the fouled-board detector: line, table, board, seat, the cards'
+#: indices (plain values: what comes back from a worker is unpickled, and the compiled
+#: core's frozen classes cannot be)
+_Seen = tuple[int, str, int, int, tuple[int, ...]]
 #: one worker's answer: (line, output bytes) and (line, error) in line order, hands seen
 _Result = tuple[list[tuple[int, bytes]], list[tuple[int, str]], list[_Seen]]
 
 
-class _Recorder(FouledBoardDetector):
-    """A worker's fouled-board detector: compares as usual and records every hand it is
-    shown, with the input line (``line``) that showed it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.line = 0
-        self.seen: list[_Seen] = []
-
-    def observe(self, table: str, board: int, seat: Seat,
-                cards: Collection[Card]) -> list[Conflict]:
-        hand = frozenset(cards)
-        self.seen.append((self.line, table, board, seat, hand))
-        return super().observe(table, board, seat, hand)
+_CARDS = {card.index: card for card in FULL_DECK}
 
 
 class _Job:
@@ -70,13 +61,18 @@ class _Job:
 def _work(index: int) -> _Result:
     assert _Job.make_engine is not None
     engine = _Job.make_engine()
-    recorder = engine.fouled = _Recorder()
+    hands: list[tuple[str, int, Seat, frozenset[Card]]] = []
+    engine.hands_seen = hands
     lines = MessageLines(_Job.kinds)
     out: list[tuple[int, bytes]] = []
     errors: list[tuple[int, str]] = []
+    seen: list[_Seen] = []
     for lineno, topic, payload in _Job.groups[index]:
-        recorder.line = lineno
         outs = engine.handle(topic, payload)
+        if hands:
+            seen += [(lineno, table, board, int(seat), tuple(sorted(c.index for c in cards)))
+                     for table, board, seat, cards in hands]
+            hands.clear()
         if not outs:
             continue
         buffer: list[bytes] = []
@@ -86,7 +82,7 @@ def _work(index: int) -> _Result:
             lines.add(msg, buffer)
         if buffer:
             out.append((lineno, b"".join(buffer)))
-    return out, errors, recorder.seen
+    return out, errors, seen
 
 
 class _Errors(io.StringIO):
@@ -125,7 +121,7 @@ def _fouled(results: list[_Result]) -> bool:
     """Whether the hands seen, in input order, show a fouled board anywhere."""
     detector = FouledBoardDetector()
     seen: Iterator[_Seen] = heapq.merge(*(r[2] for r in results), key=lambda s: s[0])
-    return any(detector.observe(table, board, seat, hand)
+    return any(detector.observe(table, board, Seat(seat), [_CARDS[i] for i in hand])
                for _, table, board, seat, hand in seen)
 
 
@@ -159,8 +155,11 @@ def run(make_engine: Callable[[], Engine], data: bytes, *, jobs: int, table: str
     _Job.groups = _groups(routed, keys, jobs)
     _Job.make_engine, _Job.kinds = make_engine, kinds
     try:
-        with multiprocessing.get_context("fork").Pool(len(_Job.groups)) as pool:
-            results = pool.map(_work, range(len(_Job.groups)))
+        # an executor, not a Pool: a worker that dies raises (BrokenProcessPool) here
+        # instead of leaving its task waiting forever
+        with ProcessPoolExecutor(len(_Job.groups),
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
+            results = list(pool.map(_work, range(len(_Job.groups))))
     finally:
         _Job.groups, _Job.make_engine = [], None
     if _fouled(results):
