@@ -37,9 +37,9 @@ GROUP = "controller.laws_core"
 
 
 #: the engine's output modules compiled with the core (``controller/``, next to ``laws``):
-#: the display rows. Not ``engine.py``: compiled, ``if record.declarer`` on an optional
-#: ``Seat`` tests ``is not None`` where Python tests the value (North is 0), and the
-#: feed's ``result`` item differs (docs/benchmarks.md, "Replay writing every message")
+#: the display rows. Not ``engine.py`` (yet): it compiles, with byte-identical replay
+#: output, but a compiled class cannot be patched or subclassed from Python, which tests
+#: and ``bench/`` do (docs/benchmarks.md, "Replay writing every message, 10x endplay")
 OUTPUTS = ("display_text.py",)
 
 
