@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from controller.engine import Engine  # noqa: E402
-from controller.formats.events import record_events, write_jsonl  # noqa: E402
+from controller.formats.events import interleave, record_events, write_jsonl  # noqa: E402
 from controller.formats.pbn import pbn_text  # noqa: E402
 from controller.generate import random_board  # noqa: E402
 from controller.laws.cards import Call, Card, Seat  # noqa: E402
@@ -72,14 +72,7 @@ def multi_table(data: bytes, tables: int) -> bytes:
                                                                          len(starts) - 1)]]
         streams.append([b'{"topic":"bridge/T%d/event","payload":%s}' % (t + 1, line)
                         for line in chunk])
-    rng = random.Random(len(lines))
-    out: list[bytes] = []
-    while any(streams):
-        stream = rng.choice([s for s in streams if s])
-        taken = rng.randint(1, 8)
-        out.extend(stream[:taken])
-        del stream[:taken]
-    return b"\n".join(out) + b"\n"
+    return b"\n".join(interleave(streams, random.Random(len(lines)), 8)) + b"\n"
 
 
 def bench_json_floor(data: bytes) -> float:

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.formats.events import record_events
+from controller.formats.events import interleave, record_events
 from controller.formats.pbn import pbn_text
 from controller.generate import random_board
 from controller.laws.record import BoardRecord
@@ -102,13 +102,7 @@ def mixed_session(boards: int = 9, tables: int = 3, seed: int = 13
                 if rng.random() < 0.02:  # a redelivery
                     lines.append(lines[-1])
         streams.append(lines)
-    out: list[bytes] = []
-    while any(streams):
-        stream = rng.choice([s for s in streams if s])
-        taken = rng.randint(1, 6)
-        out.extend(stream[:taken])
-        del stream[:taken]
-    return records, b"\n".join(out) + b"\n"
+    return records, b"\n".join(interleave(streams, rng, 6)) + b"\n"
 
 
 def replay_output(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:

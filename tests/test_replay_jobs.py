@@ -14,7 +14,7 @@ from typing import Any
 
 from controller import replay_jobs
 from controller.engine import Engine
-from controller.formats.events import record_events
+from controller.formats.events import interleave, record_events
 from controller.formats.pbn import pbn_text
 from controller.generate import random_board
 from controller.laws.record import BoardRecord, DealInfo
@@ -51,13 +51,7 @@ def session(tables: dict[str, list[BoardRecord]], seed: int, junk: float = 0.05)
                 if rng.random() < 0.003:
                     lines.append(b"{not json")
         streams.append(lines)
-    out: list[bytes] = []
-    while any(streams):
-        stream = rng.choice([s for s in streams if s])
-        taken = rng.randint(1, 5)
-        out.extend(stream[:taken])
-        del stream[:taken]
-    return b"\n".join(out) + b"\n"
+    return b"\n".join(interleave(streams, rng, 5)) + b"\n"
 
 
 def split(data: bytes, deals: dict[int, DealInfo], jobs: int) -> bool:
