@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from controller.engine import Engine  # noqa: E402
-from controller.formats.events import record_events, write_jsonl  # noqa: E402
+from controller.formats.events import interleave, record_events, write_jsonl  # noqa: E402
 from controller.formats.pbn import pbn_text  # noqa: E402
 from controller.generate import random_board  # noqa: E402
 from controller.laws.cards import Call, Card, Seat  # noqa: E402
@@ -57,6 +57,22 @@ def make_session(n: int, seed: int) -> tuple[list[BoardRecord], bytes]:
         seq += len(events)
         write_jsonl(events, buf)
     return records, buf.getvalue().encode()
+
+
+def multi_table(data: bytes, tables: int) -> bytes:
+    """The session's events shared out over ``tables`` tables (boards in contiguous
+    ranges, each table's lines in order), lines interleaved: the same events, as a room
+    would send them (``replay --jobs``)."""
+    lines = data.splitlines()
+    starts = [i for i, line in enumerate(lines) if b'"zone":"board"' in line] + [len(lines)]
+    per = -(-(len(starts) - 1) // tables)
+    streams = []
+    for t in range(tables):
+        chunk = lines[starts[min(t * per, len(starts) - 1)]:starts[min((t + 1) * per,
+                                                                         len(starts) - 1)]]
+        streams.append([b'{"topic":"bridge/T%d/event","payload":%s}' % (t + 1, line)
+                        for line in chunk])
+    return b"\n".join(interleave(streams, random.Random(len(lines)), 8)) + b"\n"
 
 
 def bench_json_floor(data: bytes) -> float:
@@ -193,6 +209,10 @@ def main() -> int:
     ap.add_argument("--boards", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--tables", type=int, default=4,
+                    help="tables the session is shared out over for --jobs (default 4)")
+    ap.add_argument("--jobs", type=int, default=2,
+                    help="processes of the --jobs run (default 2)")
     ap.add_argument("--main-tree", type=Path,
                     help="an earlier checkout (git archive main | tar -x -C DIR) whose "
                     "replay command is timed alongside")
@@ -223,6 +243,22 @@ def main() -> int:
             # the command's own CPU time (user + system), start-up included
             return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
+        def timed(*extra: str, path: Path) -> tuple[float, float]:
+            """(CPU seconds of the command and its workers, wall-clock seconds)."""
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "controller.cli", "replay",
+                                   str(path), "--deals", str(deals), *extra],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+        multi = Path(tmp) / "multi.jsonl"
+        multi.write_bytes(multi_table(data, args.tables))
+        jobs_runs = {n: [timed("--jobs", str(n), path=multi) for _ in range(3)]
+                     for n in (1, args.jobs)}
         cli = min(command() for _ in range(3))
         cli_en = min(command("--languages", "en") for _ in range(3))
         cli_main = min(command(tree=args.main_tree) for _ in range(3)) \
@@ -262,6 +298,12 @@ def main() -> int:
                   f"({ep[0] / cli_en:.1f}x with one display language)"
                   + (f"; the earlier checkout's command {ep[0] / cli_main:.1f}x"
                      if cli_main is not None else "") + ". Goal: 10x."]
+    lines += ["", f"`--jobs` on the same events shared out over {args.tables} tables "
+              "(best of three each; CPU seconds of the command and its workers):", "",
+              "| run | CPU seconds | wall-clock seconds |", "|---|---:|---:|"]
+    for n, runs in jobs_runs.items():
+        lines.append(f"| `--jobs {n}` | {min(c for c, _ in runs):.3f} | "
+                     f"{min(w for _, w in runs):.3f} |")
     text = "\n".join(lines)
     print(text)
     if args.write:

@@ -19,12 +19,14 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from .laws.cards import Call, Contract
+from .laws.cards import Call, Contract, Seat
 from .laws.irregularities import Irregularity
 from .laws.messages import alert_parts, call_text, ui_variants
 from .laws.table import Board, Phase
 
 LANGUAGES = ("en", "vi", "zh")
+#: no value given, or no part rendered yet (never a key's part)
+_UNSET: tuple[object, ...] = ("<unset>",)
 #: Columns of a display row.
 WIDTH = 20
 #: Rows of the display.
@@ -36,6 +38,12 @@ def columns(text: str) -> int:
     fullwidth characters take two, combining marks none."""
     if text.isascii():
         return len(text)
+    return _wide_columns(text)
+
+
+@lru_cache(maxsize=16384)
+def _wide_columns(text: str) -> int:
+    # a table meets the same rows all day: counted once per text
     return sum(0 if unicodedata.combining(ch) else
                2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
@@ -84,10 +92,15 @@ def _ui_numbers(key: str, lang: str, values: tuple[tuple[str, object], ...],
     return first_fit(forms)
 
 
-@lru_cache(maxsize=4096)
-def _calls(calls: tuple[Call, ...], lang: str) -> str:
-    # the last calls that fit, newest kept
-    shown = [call_text(c, lang, short=True) for c in calls]
+@lru_cache(maxsize=1024)
+def _short_call(text: str, lang: str) -> str:
+    return call_text(Call.parse(text), lang, short=True)
+
+
+@lru_cache(maxsize=16384)
+def _calls(calls: tuple[str, ...], lang: str) -> str:
+    # the last calls (their PBN texts, ``str(call)``) that fit, newest kept
+    shown = [_short_call(c, lang) for c in calls]
     while shown and columns(" ".join(shown)) > WIDTH:
         shown.pop(0)
     return " ".join(shown)
@@ -133,28 +146,38 @@ def _alert_lines(irr: Irregularity, lang: str) -> list[str]:
 DisplayKey = tuple[tuple[object, ...] | None, tuple[object, ...], Irregularity | None]
 
 
-def display_key(board: Board | None, shown: Sequence[Irregularity]) -> DisplayKey:
+def display_key(board: Board | None, shown: Sequence[Irregularity],
+                turn: Seat | None | object = _UNSET,
+                last_calls: tuple[str, ...] | None = None,
+                won: tuple[int, int] | None = None) -> DisplayKey:
     """The values the rows of ``board`` with ``shown`` alerts are rendered from: the board
-    row's, the second row's (the auction, or the contract and tricks) and the third's (whose
-    turn it is), each its own key so that each row is rendered once per value."""
+    row's, the second row's (the auction's last four calls as text, or the contract and
+    tricks) and the third's (whose turn it is), each its own key so that each row is
+    rendered once per value. ``turn`` (``board.turn``), ``last_calls`` (the texts,
+    ``str(call)``, of the auction's last four calls) and ``won`` (the play's
+    ``tricks_won``) when the caller has them."""
     alert = shown[0] if shown else None
     if board is None:
         return None, (), alert
+    if turn is _UNSET:
+        turn = board.turn
     head = (board.number, board.dealer, board.vulnerability)
     auction = board.auction
     phase = board.phase
     second: tuple[object, ...]
     third: tuple[object, ...]
     if phase is Phase.SCANNING or phase is Phase.AUCTION:
-        second = (tuple(c for _, c in auction.calls[-4:]),)
-        third = ("call_turn", board.turn)
+        if last_calls is None:
+            last_calls = tuple([str(c) for _, c in auction.calls[-4:]])
+        second = (last_calls,)
+        third = ("call_turn", turn)
     else:
-        tricks = board.play.tricks_won if board.play is not None else None
+        tricks = won if won is not None or board.play is None else board.play.tricks_won
         second = (auction.contract, auction.declarer, tricks)
         if phase is Phase.LEAD:
             third = ("lead", auction.opening_leader)
         elif phase is Phase.PLAY:
-            third = ("turn", board.turn)
+            third = ("turn", turn)
         elif phase is Phase.COMPLETE:
             third = ("board_complete" if board.done else "return_cards", board.number)
         else:
@@ -229,3 +252,55 @@ def _third_row(third: tuple[object, ...], lang: str) -> str:
 def with_alert(rows: Sequence[str], alert: Sequence[str]) -> list[str]:
     """The board's rows with the alert's rows (one or two) in place of the last ones."""
     return [*rows[:ROWS - len(alert)], *alert]
+
+
+@lru_cache(maxsize=256)
+def _third_rows(third: tuple[object, ...], languages: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_third_row(third, lang) for lang in languages)
+
+
+class DisplayRenderer:
+    """``render_display`` for one table, in its ``languages``: the board row and the
+    second row are kept from the last key and rendered again only when their part of the
+    key changes (compared, not hashed: a board's parts are the same objects event after
+    event), the third row (whose turn it is: a few values all day) is looked up. The
+    indicator is built after nearly every event (``turn`` changes), so this is its hot
+    path (controller/engine.py, ``_indicator``); the rows are those of ``render_display``
+    (tests/test_display_text_cache.py)."""
+
+    __slots__ = ("languages", "_head", "_head_rows", "_second", "_second_rows", "_alert",
+                 "_alert_rows")
+
+    def __init__(self, languages: Sequence[str] = LANGUAGES) -> None:
+        self.languages = tuple(languages)
+        self._head: tuple[object, ...] | None = _UNSET
+        self._head_rows: tuple[str, ...] = ()
+        self._second: tuple[object, ...] = _UNSET
+        self._second_rows: tuple[str, ...] = ()
+        self._alert: Irregularity | None = None
+        self._alert_rows: tuple[list[str], ...] = ()
+
+    def render(self, key: DisplayKey) -> dict[str, list[str]]:
+        """The rows for ``key``, a fresh list per language (the payload's own)."""
+        head, mid, alert = key
+        languages = self.languages
+        if head is None:
+            return render_display(key, languages)
+        if head != self._head:
+            self._head = head
+            self._head_rows = tuple(_head_row(head, lang) for lang in languages)
+        second, third = mid
+        assert isinstance(second, tuple) and isinstance(third, tuple)
+        if second != self._second:
+            self._second = second
+            self._second_rows = tuple(_second_row(second, lang) for lang in languages)
+        thirds = _third_rows(third, languages)
+        if alert is None:
+            return {lang: [h, s, t, ""] for lang, h, s, t
+                    in zip(languages, self._head_rows, self._second_rows, thirds, strict=True)}
+        if alert is not self._alert:
+            self._alert = alert
+            self._alert_rows = tuple(_alert_lines(alert, lang) for lang in languages)
+        return {lang: with_alert((h, s, t, ""), a) for lang, h, s, t, a
+                in zip(languages, self._head_rows, self._second_rows, thirds,
+                       self._alert_rows, strict=True)}

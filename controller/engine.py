@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from . import WIRE_VERSION, wire
-from .display_text import LANGUAGES, DisplayKey, display_key, render_display
+from .display_text import LANGUAGES, DisplayKey, DisplayRenderer, display_key
 from .evidence import claim_position, evidence_payload, note_tempo
 from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit, Vulnerability
 from .laws.dealcheck import FouledBoardDetector
@@ -28,7 +28,7 @@ from .laws.irregularities import Code, Irregularity, Status
 from .laws.messages import alert_texts
 from .laws.record import BoardRecord, DealInfo
 from .laws.rulings import Ruling, RulingKind
-from .laws.table import FeedItem, Phase, Table, Update
+from .laws.table import Board, FeedItem, Phase, Table, Update
 from .policy import IndicatorPolicy
 from .tempo import TempoLog
 
@@ -176,14 +176,55 @@ class _TableState:
     #: the display rows of the last indicator built, and the key they were rendered from
     display_key: DisplayKey | None = None
     display: dict[str, list[str]] | None = None
+    #: renders the rows, keeping the parts of the last key (a new one when ``display`` is
+    #: None: nothing kept)
+    renderer: DisplayRenderer | None = None
+    #: ``state``'s parts that change less often than the state (``Engine._state``)
+    state_parts: _StateParts | None = None
     #: the auction's calls (``Auction.calls``, a tuple rebuilt on every change) and their
     #: texts for ``state``, so that a state after a card does not spell the auction again
     auction_calls: tuple[tuple[Seat, Call], ...] | None = None
     auction_texts: tuple[tuple[str, str], ...] = ()
+    #: the texts of the auction's last four calls (the display's), and the texts above
+    #: they were taken from
+    last_calls_of: tuple[tuple[str, str], ...] | None = None
+    last_calls: tuple[str, ...] = ()
     #: evidence for the director (``evidence`` topic): the board's tempo, the claim position
     tempo: TempoLog = field(default_factory=TempoLog)
     claim: dict[str, Any] | None = None
     evidence: dict[str, Any] | None = None
+
+
+_UNKNOWN: Any = object()
+_WAITING = str(Phase.WAITING)
+
+
+def _no_tricks() -> dict[str, int]:
+    return {"NS": 0, "EW": 0}
+
+
+class _StateParts:
+    """The parts of one board's ``state`` kept between events (``Engine._state``), with
+    what each was built from."""
+
+    __slots__ = ("board", "number", "dealer", "vul", "calls", "auction", "contract",
+                 "declarer", "contract_texts", "won", "tricks", "cards", "current")
+
+    def __init__(self, board: Board) -> None:
+        self.board = board
+        # a board's number, dealer and vulnerability are those it was made with
+        self.number = board.number
+        self.dealer = _SEAT_TEXT[board.dealer]
+        self.vul = _VUL_TEXT[board.vulnerability]
+        self.calls: tuple[tuple[Seat, Call], ...] | None = None
+        self.auction: list[list[str]] = []
+        self.contract: object = None  # the Contract the texts are of (compared by identity)
+        self.declarer: Seat | None = None
+        self.contract_texts: tuple[str | None, str | None, str | None] = (None, None, None)
+        self.won: tuple[int, int] = (0, 0)
+        self.tricks: dict[str, int] = _no_tricks()
+        self.cards: tuple[tuple[Seat, Card], ...] = ()
+        self.current: list[dict[str, str]] = []
 
 
 class Engine:
@@ -228,6 +269,9 @@ class Engine:
         self.schedule = schedule or {}
         self.pairs_at = pairs_at
         self.fouled = FouledBoardDetector()
+        #: when a list, every hand shown to ``fouled``, in order (``replay --jobs`` checks
+        #: them across its processes: controller/replay_jobs.py)
+        self.hands_seen: list[tuple[str, int, Seat, frozenset[Card]]] | None = None
         every = frozenset({"state", "alert", "indicator", "result", "feed", "error",
                            "evidence"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
@@ -484,15 +528,19 @@ class Engine:
                 out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed, record),
                                     False))
         ts.notes = update.notes
+        # whose turn it is and the tricks won: computed once for state and indicator
+        turn = board.turn if board is not None else None
+        play = board.play if board is not None else None
+        won = play.tricks_won if play is not None else None
         if "state" in kinds:
-            ts.state = self._state(name, ts)
+            ts.state = self._state(name, ts, turn, won)
             out.append(Outgoing(self._topic(name, "state"), ts.state, retain=True))
         else:
             ts.state = None  # built on demand by snapshot()
         if "indicator" in kinds:
             # publish what changed: an indicator whose inputs are those of the last one is
             # the last one, neither rebuilt nor published
-            key = self._indicator_key(ts)
+            key = self._indicator_key(ts, turn, won)
             if key != ts.indicator_key:
                 ts.indicator_key = key
                 indicator = self._indicator(name, ts, key)
@@ -554,6 +602,8 @@ class Engine:
             return []
         out: list[Outgoing] = []
         for seat in Seat:
+            if self.hands_seen is not None:
+                self.hands_seen.append((name, record.board, seat, frozenset(record.deal[seat])))
             for conflict in self.fouled.observe(name, record.board, seat, record.deal[seat]):
                 other = conflict.tables[0]
                 cards = sorted(conflict.only_first | conflict.only_second)
@@ -583,50 +633,81 @@ class Engine:
             payload["params"] = {k: _jsonable(v) for k, v in item.params}
         return payload
 
-    def _state(self, name: str, ts: _TableState) -> dict[str, Any]:
+    def _state(self, name: str, ts: _TableState, turn: Any = _UNKNOWN,
+               won: tuple[int, int] | None = None) -> dict[str, Any]:
+        """The table's ``state``. Its parts that one call or card leaves alone (the board's
+        texts, the auction, the contract, the tricks, the trick in progress) are kept in
+        ``ts.state_parts`` and reused, the same objects, while their inputs are the same
+        (payloads are not changed once built: ``Outgoing.data``); a fresh ``_StateParts``
+        builds them all (tests/test_engine_state_parts.py holds the two equal). ``turn``:
+        ``board.turn`` when the caller has it (``_UNKNOWN``: look it up), ``won`` the
+        play's ``tricks_won`` (None: look it up)."""
         table = ts.table
         board = table.board
-        state: dict[str, Any] = {"v": WIRE_VERSION, "table": name}
         if board is None:
-            state.update(board=None, phase=str(Phase.WAITING), last=ts.last)
-            return state
+            return {"v": WIRE_VERSION, "table": name, "board": None,
+                    "phase": _WAITING, "last": ts.last}
+        parts = ts.state_parts
+        if parts is None or parts.board is not board:
+            parts = ts.state_parts = _StateParts(board)
         auction = board.auction
+        calls = auction.calls
+        if calls is not parts.calls:
+            parts.calls = calls
+            parts.auction = [[s, c] for s, c in self._auction_texts(ts, calls)]
         contract = auction.contract
+        declarer = auction.declarer
+        if contract is not parts.contract or declarer is not parts.declarer:
+            parts.contract, parts.declarer = contract, declarer
+            parts.contract_texts = (
+                str(contract) if contract is not None else None,
+                _SEAT_TEXT[declarer] if declarer is not None else None,
+                _SEAT_TEXT[declarer.partner] if declarer is not None else None)
         play = board.play
-        tricks_ns = tricks_ew = trick_no = 0
-        current: list[dict[str, str]] = []
         if play is not None:
-            tricks_ns, tricks_ew = play.tricks_won
+            if won is None:
+                won = play.tricks_won
+            if won != parts.won:
+                parts.won, parts.tricks = won, {"NS": won[0], "EW": won[1]}
             trick_no = play.trick_number
             cur = play.current_trick
-            if cur is not None:
-                current = [{"seat": _SEAT_TEXT[s], "card": _CARD_TEXT[c.index]}
-                           for s, c in cur.cards]
-        turn = board.turn
-        declarer = auction.declarer
-        state.update(
-            board=board.number, dealer=_SEAT_TEXT[board.dealer],
-            vul=_VUL_TEXT[board.vulnerability],
-            phase=str(board.phase) if not board.done else "done",
-            turn=_SEAT_TEXT[turn] if turn is not None else None,
-            auction=[[s, c] for s, c in self._auction_texts(ts, auction.calls)],
-            contract=str(contract) if contract is not None else None,
-            declarer=_SEAT_TEXT[declarer] if declarer is not None else None,
-            dummy=_SEAT_TEXT[declarer.partner] if declarer is not None else None,
-            tricks={"NS": tricks_ns, "EW": tricks_ew}, trick=trick_no, current=current,
-            obligations={_SEAT_TEXT[s]: o for s, o in auction.obligations.items()},
-            penalty_cards={_SEAT_TEXT[s]: sorted(_CARD_TEXT[c.index] for c in cs)
-                           for s, cs in (play.penalty_cards.items() if play else ()) if cs},
-            irregularities=[
+            cards = cur.cards if cur is not None else ()
+            if cards != parts.cards:
+                parts.cards = cards
+                parts.current = [{"seat": _SEAT_TEXT[s], "card": _CARD_TEXT[c.index]}
+                                 for s, c in cards]
+            penalty = {_SEAT_TEXT[s]: sorted(_CARD_TEXT[c.index] for c in cs)
+                       for s, cs in play.penalty_cards.items() if cs}
+        else:
+            trick_no = 0
+            if parts.cards or parts.won != (0, 0):
+                parts.won, parts.tricks, parts.cards, parts.current = (0, 0), _no_tricks(), (), []
+            penalty = {}
+        if turn is _UNKNOWN:
+            turn = board.turn
+        alerts = ts.alerts
+        state: dict[str, Any] = {
+            "v": WIRE_VERSION, "table": name, "board": parts.number,
+            "dealer": parts.dealer, "vul": parts.vul,
+            "phase": str(board.phase) if not board.done else "done",
+            "turn": _SEAT_TEXT[turn] if turn is not None else None,
+            "auction": parts.auction,
+            "contract": parts.contract_texts[0], "declarer": parts.contract_texts[1],
+            "dummy": parts.contract_texts[2],
+            "tricks": parts.tricks, "trick": trick_no, "current": parts.current,
+            "obligations": {_SEAT_TEXT[s]: o for s, o in auction.obligations.items()},
+            "penalty_cards": penalty,
+            "irregularities": [
                 {"id": i.id, "code": str(i.code), "status": str(i.status),
                  "seat": str(i.seat) if i.seat is not None else None}
-                for i in ts.alerts.values() if i.status in _ACTIVE
-            ],
-            last=ts.last,
-        )
+                for i in alerts.values() if i.status in _ACTIVE
+            ] if alerts else [],
+            "last": ts.last,
+        }
         if ts.notes:
             state["notes"] = list(ts.notes)
-        self._add_pairs(state, name, board.number)
+        if self.pairs_at is not None:
+            self._add_pairs(state, name, parts.number)
         return state
 
     @staticmethod
@@ -648,29 +729,46 @@ class Engine:
         return [i for i in ts.alerts.values() if i.status in _ACTIVE
                 and self.policy.shows_at_table(i.code, play_ended=play_over)]
 
-    def _indicator_key(self, ts: _TableState) -> tuple[Any, ...]:
+    def _indicator_key(self, ts: _TableState, turn: Any = _UNKNOWN,
+                       won: tuple[int, int] | None = None) -> tuple[Any, ...]:
         """Everything the indicator shows: the board, whose turn it is, the alerts shown
-        (their ids and seats) and the display's key."""
+        (their ids and seats) and the display's key. ``turn``, ``won``: as for ``_state``."""
         board = ts.table.board
-        shown = self._shown(ts)
-        turn = board.turn if board is not None else None
-        return (board.number if board is not None else None, turn,
-                tuple((i.id, i.seat) for i in shown), display_key(board, shown))
+        shown = self._shown(ts) if ts.alerts else []
+        if board is None:
+            return (None, None, tuple((i.id, i.seat) for i in shown),
+                    display_key(None, shown))
+        if turn is _UNKNOWN:
+            turn = board.turn
+        texts = self._auction_texts(ts, board.auction.calls)
+        if texts is not ts.last_calls_of:  # the display's last four calls, per auction
+            ts.last_calls_of, ts.last_calls = texts, tuple([c for _, c in texts[-4:]])
+        return (board.number, turn, tuple((i.id, i.seat) for i in shown),
+                display_key(board, shown, turn, ts.last_calls, won))
 
     def _indicator(self, name: str, ts: _TableState, key: tuple[Any, ...]) -> dict[str, Any]:
         board_no, turn, shown, dkey = key
-        alerting = [False] * 4
-        for _, seat in shown:
-            if seat is not None:
-                alerting[seat] = True
-        seats = {_SEAT_TEXT[s]: {"turn": turn is s, "alert": alerting[s]} for s in _SEAT_ORDER}
-        if dkey != ts.display_key or ts.display is None:
-            ts.display_key, ts.display = dkey, render_display(dkey, self.languages)
+        if shown:
+            alerting = [False] * 4
+            for _, seat in shown:
+                if seat is not None:
+                    alerting[seat] = True
+            seats = {_SEAT_TEXT[s]: {"turn": turn is s, "alert": alerting[s]}
+                     for s in _SEAT_ORDER}
+        else:  # the common case, spelt out
+            seats = {"N": {"turn": turn is Seat.N, "alert": False},
+                     "E": {"turn": turn is Seat.E, "alert": False},
+                     "S": {"turn": turn is Seat.S, "alert": False},
+                     "W": {"turn": turn is Seat.W, "alert": False}}
+        if ts.display is None or ts.renderer is None:  # nothing kept: render from scratch
+            ts.renderer = DisplayRenderer(self.languages)
+        # each payload its own lists (a consumer may keep or change the one it got): the
+        # renderer keeps the rows' texts, never a payload's lists
+        ts.display_key = dkey
+        ts.display = display = ts.renderer.render(dkey)
         return {
             "v": WIRE_VERSION, "table": name, "board": board_no,
-            "seats": seats, "alerts": [i for i, _ in shown],
-            # each payload its own lists: a consumer may keep (or change) the one it got
-            "display": {lang: list(rows) for lang, rows in ts.display.items()},
+            "seats": seats, "alerts": [i for i, _ in shown], "display": display,
         }
 
     def _result(self, name: str, record: BoardRecord | None) -> dict[str, Any]:
@@ -702,13 +800,14 @@ class Engine:
             "n": ts.feed_seq, "kind": item.kind,
         }
         if item.kind == "board" and board is not None:
-            payload.update(dealer=str(board.dealer), vul=str(board.vulnerability))
+            payload.update(dealer=_SEAT_TEXT[board.dealer], vul=_VUL_TEXT[board.vulnerability])
+        # the texts looked up (``str`` of the core's values, made once)
         if item.seat is not None:
-            payload["seat"] = str(item.seat)
+            payload["seat"] = _SEAT_TEXT[item.seat]
         if item.call is not None:
-            payload["call"] = str(item.call)
+            payload["call"] = _call_text(item.call)
         if item.card is not None:
-            payload["card"] = str(item.card)
+            payload["card"] = _CARD_TEXT[item.card.index]
             payload["trick"] = item.trick
         if item.kind == "auction":
             payload["calls"] = [[str(s), str(c)] for s, c in item.calls]
@@ -718,7 +817,8 @@ class Engine:
             if record is not None:
                 payload.update(
                     contract=str(record.contract) if record.contract else "Pass",
-                    declarer=str(record.declarer) if record.declarer else None,
+                    declarer=_SEAT_TEXT[record.declarer] if record.declarer is not None
+                    else None,
                     tricks=record.tricks_result, score_ns=record.score_ns)
                 # 1.2: the four hands once the board is over (scanned or revealed by play)
                 if record.deal is not None and record.deal.is_complete:

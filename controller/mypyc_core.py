@@ -3,7 +3,8 @@
     .venv/bin/python -m controller.mypyc_core build|clean|status
 
 ``build`` compiles ``controller/laws/*.py`` (all but ``messages.py``, whose exception class
-mypyc cannot compile, and the package's ``__init__``) into C extension modules next to the
+mypyc cannot compile, and the package's ``__init__``) and the display rows
+(``controller/display_text.py``, ``OUTPUTS``) into C extension modules next to the
 sources, in place; Python imports them before the ``.py`` files. The sources stay the
 reference: the compiled core gives byte-identical replay output (tests/test_replay_golden.py
 runs against whichever is installed), and the purity tests read the sources. A stamp
@@ -35,13 +36,24 @@ _SKIPPED = ("__init__.py", "messages.py")
 GROUP = "controller.laws_core"
 
 
+#: the engine's output modules compiled with the core (``controller/``, next to ``laws``):
+#: the display rows. Not ``engine.py`` (yet): it compiles, with byte-identical replay
+#: output, but a compiled class cannot be patched or subclassed from Python, which tests
+#: and ``bench/`` do (docs/benchmarks.md, "Replay writing every message, 10x endplay")
+OUTPUTS = ("display_text.py",)
+
+
 def sources() -> list[Path]:
-    return sorted(p for p in CORE.glob("*.py") if p.name not in _SKIPPED)
+    return sorted(p for p in CORE.glob("*.py") if p.name not in _SKIPPED) + \
+        [p for name in OUTPUTS if (p := CORE.parent / name).exists()]
 
 
 def compiled_modules() -> list[Path]:
-    """The compiled modules in place (``controller/laws/*.so`` and the shared library)."""
-    return sorted([*CORE.glob("*.so"), *CORE.parent.glob("laws_core__mypyc*.so")])
+    """The compiled modules in place (``controller/laws/*.so``, the output modules' and
+    the shared library)."""
+    return sorted([*CORE.glob("*.so"), *CORE.parent.glob("laws_core__mypyc*.so"),
+                   *(so for name in OUTPUTS
+                     for so in CORE.parent.glob(name.removesuffix(".py") + ".*.so"))])
 
 
 def _digests() -> dict[str, str]:
@@ -92,7 +104,7 @@ def build() -> int:
     finally:
         os.chdir(cwd)
     STAMP.write_text(json.dumps(_digests(), indent=1, sort_keys=True) + "\n")
-    print(f"mypyc_core: compiled {len(paths)} modules of controller/laws "
+    print(f"mypyc_core: compiled {len(paths)} modules of controller/laws and its outputs "
           f"({len(compiled_modules())} extension files)")
     return 0
 

@@ -55,6 +55,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="table id for lines that are bare payloads (default: 1)")
     p.add_argument("--rules", default="2017", help="Laws edition: 2017 (default) or 2007")
     p.add_argument("--policy", help="indicator policy TOML file")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="split a multi-table file by table across N processes; the output "
+                   "is the same bytes as one process's (one process when it cannot be: a "
+                   "single table, or a board fouled across tables)")
     p.add_argument("--languages", default=",".join(LANGUAGES),
                    help="languages of the indicator's display text, comma-separated "
                    f"(default: {','.join(LANGUAGES)})")
@@ -66,31 +70,38 @@ def replay_lines(engine: Engine, lines: Iterable[bytes | str], *, table: str = "
     """Feed JSONL lines to ``engine``; yield every message it would publish."""
     root = engine.root
     for lineno, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line or line[:1] in ("#", b"#"):
+        routed = route_line(raw, lineno, table=table, root=root, errors=errors, source=source)
+        if routed is None:
             continue
-        try:
-            head = _line_decoder.decode(line)
-        except RecursionError:  # msgspec recurses per level of nesting
-            _report(errors, source, lineno, "JSON nested too deeply")
-            continue
-        except msgspec.ValidationError:
-            _report(errors, source, lineno, "not a JSON object")
-            continue
-        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-            _report(errors, source, lineno, f"not JSON: {exc}")
-            continue
-        payload: bytes | str
-        if head.topic is not None and len(head.payload):
-            topic, payload = head.topic, bytes(head.payload)
-        else:
-            kind = "ruling" if head.ruling is not None else "event"
-            topic, payload = wire.topic(table, kind, root=root), line
-        outs = engine.handle(topic, payload)
+        outs = engine.handle(*routed)
         for out in outs:
             if out.topic.endswith("/error"):
                 _report(errors, source, lineno, str(out.payload.get("error")))
         yield from outs
+
+
+def route_line(raw: bytes | str, lineno: int, *, table: str, root: str,
+               errors: IO[str] | None, source: str) -> tuple[str, bytes | str] | None:
+    """The ``(topic, payload)`` of one input line; None for a blank line, a comment, or a
+    line that is not a JSON object (reported on ``errors``)."""
+    line = raw.strip()
+    if not line or line[:1] in ("#", b"#"):
+        return None
+    try:
+        head = _line_decoder.decode(line)
+    except RecursionError:  # msgspec recurses per level of nesting
+        _report(errors, source, lineno, "JSON nested too deeply")
+        return None
+    except msgspec.ValidationError:
+        _report(errors, source, lineno, "not a JSON object")
+        return None
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        _report(errors, source, lineno, f"not JSON: {exc}")
+        return None
+    if head.topic is not None and len(head.payload):
+        return head.topic, bytes(head.payload)
+    kind = "ruling" if head.ruling is not None else "event"
+    return wire.topic(table, kind, root=root), line
 
 
 def _report(errors: IO[str] | None, source: str, lineno: int, message: str) -> None:
@@ -145,12 +156,19 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
             print(f"bridge-table replay: {exc}", file=sys.stderr)
             return 2
     languages = tuple(lang.strip() for lang in args.languages.split(",") if lang.strip())
+
+    def make_engine() -> Engine:
+        return Engine(root=args.root, deals=deals, rules=rules, policy=policy,
+                      kinds=frozenset(kinds | {"error"}) if kinds is not None else None,
+                      schedule=schedule, pairs_at=pairs_at, languages=languages)
+
     try:
-        engine = Engine(root=args.root, deals=deals, rules=rules, policy=policy,
-                        kinds=frozenset(kinds | {"error"}) if kinds is not None else None,
-                        schedule=schedule, pairs_at=pairs_at, languages=languages)
+        engine = make_engine()
     except ValueError as exc:  # --languages
         print(f"bridge-table replay: {exc}", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print("bridge-table replay: --jobs must be at least 1", file=sys.stderr)
         return 2
     if out is None:
         out = sys.stdout.buffer
@@ -159,9 +177,23 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
     except OSError as exc:
         print(f"bridge-table replay: {exc}", file=sys.stderr)
         return 2
-    with fp:
-        write_messages(replay_lines(engine, fp, table=args.table, errors=sys.stderr,
-                                    source=args.events), out, kinds)
+    try:
+        with fp:
+            lines: Iterable[bytes] = fp
+            if args.jobs > 1:
+                from . import replay_jobs
+                data = fp.read()
+                if replay_jobs.run(make_engine, data, jobs=args.jobs, table=args.table,
+                                   errors=sys.stderr, source=args.events, out=out,
+                                   kinds=kinds):
+                    out.flush()
+                    return 0
+                lines = data.split(b"\n")  # one process after all
+            write_messages(replay_lines(engine, lines, table=args.table, errors=sys.stderr,
+                                        source=args.events), out, kinds)
+    except KeyboardInterrupt:
+        print("bridge-table replay: interrupted", file=sys.stderr)
+        return 130
     out.flush()
     return 0
 
@@ -172,25 +204,40 @@ def write_messages(messages: Iterable[Outgoing], out: IO[bytes],
 
     The line is the bytes ``msgspec`` gives for that object, put together from the topic's
     JSON (encoded once per topic) and the payload's (``Outgoing.data``: encoded once)."""
-    heads: dict[str, bytes] = {}
+    lines = MessageLines(kinds)
     buffer: list[bytes] = []
     count = 0
     for msg in messages:
-        topic = msg.topic
-        head = heads.get(topic)
-        if head is None:
-            keep = kinds is None or topic.rsplit("/", 1)[-1] in kinds
-            head = heads[topic] = \
-                b'{"topic":' + _encoder.encode(topic) + b',"payload":' if keep else b""
-        if not head:  # a kind --topics leaves out
-            continue
-        buffer.append(head)
-        buffer.append(msg.data())
-        buffer.append(b"}\n")
-        count += 1
-        if len(buffer) >= 3072:
-            out.write(b"".join(buffer))
-            buffer.clear()
+        if lines.add(msg, buffer):
+            count += 1
+            if len(buffer) >= 3072:
+                out.write(b"".join(buffer))
+                buffer.clear()
     if buffer:
         out.write(b"".join(buffer))
     return count
+
+
+class MessageLines:
+    """The output lines of messages, each topic's head encoded once (``--topics``:
+    ``kinds`` kept)."""
+
+    def __init__(self, kinds: set[str] | None = None) -> None:
+        self.kinds = kinds
+        self._heads: dict[str, bytes] = {}
+
+    def add(self, msg: Outgoing, buffer: list[bytes]) -> bool:
+        """Append the line of ``msg`` to ``buffer`` (as pieces); False for a kind
+        ``--topics`` leaves out."""
+        topic = msg.topic
+        head = self._heads.get(topic)
+        if head is None:
+            keep = self.kinds is None or topic.rsplit("/", 1)[-1] in self.kinds
+            head = self._heads[topic] = \
+                b'{"topic":' + _encoder.encode(topic) + b',"payload":' if keep else b""
+        if not head:
+            return False
+        buffer.append(head)
+        buffer.append(msg.data())
+        buffer.append(b"}\n")
+        return True

@@ -221,3 +221,28 @@ def test_feed_carries_each_call_and_card_once_in_order_and_corrections_whole() -
     h.run("S:S2")
     feed = [o.payload for o in h.out if o.topic.endswith("/feed")][-1]
     assert (feed["kind"], feed["card"]) == ("card", "S2")
+
+
+def test_the_feeds_result_names_north_as_declarer() -> None:
+    """North is seat 0: the feed's ``result`` item once wrote ``declarer: null`` for it
+    (a truth test of the seat); it names the seat for every declarer."""
+    import random
+
+    from controller.formats.events import record_events
+    from controller.generate import random_board
+    from controller.laws.record import DealInfo
+
+    rng = random.Random(1)
+    found: set[str | None] = set()
+    for number in range(1, 40):
+        record = random_board(rng, number).record
+        engine = Engine(deals={number: DealInfo(number, record.dealer, record.vulnerability,
+                                                record.deal)})
+        for seq, event in enumerate(record_events(record, src="pi", scans=False), 1):
+            for out in engine.handle("bridge/1/event", dict(event, seq=seq)):
+                if out.topic.endswith("/feed") and out.payload["kind"] == "result":
+                    declarer = record.declarer
+                    assert out.payload["declarer"] == (None if declarer is None
+                                                       else declarer.name)
+                    found.add(out.payload["declarer"])
+    assert "N" in found and len(found) >= 4

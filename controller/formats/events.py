@@ -12,6 +12,7 @@ caller may replace.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
@@ -23,7 +24,7 @@ from .errors import BadRecord
 
 __all__ = [
     "record_events", "write_jsonl", "default_card_uid", "default_call_uid",
-    "default_board_uid", "known_hands",
+    "default_board_uid", "known_hands", "interleave",
 ]
 
 Event = dict[str, Any]
@@ -139,3 +140,15 @@ def write_jsonl(events: Iterable[Event], fp: TextIO, *, topic: str | None = None
         fp.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
         count += 1
     return count
+
+
+def interleave(streams: list[list[bytes]], rng: random.Random, most: int) -> list[bytes]:
+    """Several tables' lines as a room sends them: runs of 1 to ``most`` lines of a table
+    chosen at random, each table's lines in order. Empties ``streams``."""
+    out: list[bytes] = []
+    while any(streams):
+        stream = rng.choice([s for s in streams if s])
+        taken = rng.randint(1, most)
+        out.extend(stream[:taken])
+        del stream[:taken]
+    return out
