@@ -242,6 +242,9 @@ class Engine:
         self._acks_dirty: set[tuple[str, str]] = set()
         #: inputs applied without building outputs (``rebuild``)
         self._quiet = False
+        #: while deferring (``defer``): the tables whose ``state`` and ``indicator`` wait for
+        #: ``flush`` (a dict: an ordered set); None: built and returned per input
+        self._deferred: dict[str, None] | None = None
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -301,6 +304,24 @@ class Engine:
                     ts.indicator = self._indicator(name, ts, ts.indicator_key)
         return count
 
+    def defer(self) -> None:
+        """Until ``flush``: ``handle`` builds no ``state`` nor ``indicator`` after an event
+        (the daemon's batch, wire contract 1.4). Each is a retained snapshot that the next
+        one supersedes, so a batch of one table's events (a round start's 53 scans) needs
+        only its last. Everything else (``alert``, ``feed``, ``result``, ``evidence``,
+        ``error``) is still returned by ``handle``, in order; after a ruling the state and
+        indicator are built at once (the director's console waits for the state whose
+        ``last`` is its ruling)."""
+        if self._deferred is None:
+            self._deferred = {}
+
+    def flush(self) -> dict[str, list[Outgoing]]:
+        """End ``defer``: each table changed since, with its ``state`` (``last``: the newest
+        input applied) and its ``indicator`` if it changed, as ``handle`` would have built
+        them after that input."""
+        tables, self._deferred = self._deferred, None
+        return {name: self._snapshots(name, self._tables[name]) for name in tables or ()}
+
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
         """Apply one message from ``{root}/{t}/event`` or ``{root}/{t}/ruling``."""
         parsed = wire.parse_topic(topic, root=self.root)
@@ -349,7 +370,8 @@ class Engine:
         try:
             update = ts.table.apply(inp)
             ts.last = {"src": src, "seq": seq}
-            return self._publish(table, ts, update) + self._evidence(table, ts, update, inp)
+            return self._publish(table, ts, update, now=kind == "ruling") + \
+                self._evidence(table, ts, update, inp)
         except Exception as exc:  # a defect, never a player's irregularity: keep serving
             self.stats["internal_errors"] += 1
             try:
@@ -456,7 +478,9 @@ class Engine:
         return Outgoing(self._topic(table, "error"), wire.error_payload(
             table if shown is None else shown, kind, message, payload), retain=False)
 
-    def _publish(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
+    def _publish(self, name: str, ts: _TableState, update: Update, *, now: bool = False
+                 ) -> list[Outgoing]:
+        """The outputs of ``update``; ``now``: state and indicator even while deferring."""
         if self._quiet:
             return self._follow(name, ts, update)
         out: list[Outgoing] = []
@@ -484,6 +508,26 @@ class Engine:
                 out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed, record),
                                     False))
         ts.notes = update.notes
+        deferred = self._deferred
+        if deferred is None:
+            out += self._snapshots(name, ts)
+        elif now:
+            deferred.pop(name, None)
+            out += self._snapshots(name, ts)
+        else:
+            deferred[name] = None
+            ts.state = None  # stale until flush() (snapshot() builds it if asked first)
+        if update.result_changed and board is not None:
+            ts.result = self._result(name, record)
+            if "result" in kinds:
+                out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
+            out += self._compare_tables(name, ts, record)
+        return out
+
+    def _snapshots(self, name: str, ts: _TableState) -> list[Outgoing]:
+        """The table's ``state`` and, if it changed, its ``indicator`` (retained)."""
+        out: list[Outgoing] = []
+        kinds = self.kinds
         if "state" in kinds:
             ts.state = self._state(name, ts)
             out.append(Outgoing(self._topic(name, "state"), ts.state, retain=True))
@@ -501,11 +545,6 @@ class Engine:
                     out.append(Outgoing(self._topic(name, "indicator"), indicator, retain=True))
         else:
             ts.indicator = ts.indicator_key = None
-        if update.result_changed and board is not None:
-            ts.result = self._result(name, record)
-            if "result" in kinds:
-                out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
-            out += self._compare_tables(name, ts, record)
         return out
 
     def _follow(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
