@@ -20,7 +20,9 @@ has arrived, and for the batch:
    (QoS 0) or acknowledged (QoS 1) and the worker advances the journal's published-through
    mark, which rides on the next commit. Retained ``state`` and ``indicator`` go out at QoS
    0 (wire contract 1.3): each replaces the last, and the retained copy and the journal keep
-   them consistent.
+   them consistent. They are built once per table per batch (``Engine.defer``/``flush``,
+   wire contract 1.4), after the batch's other outputs; the acknowledgements are retained
+   at QoS 0 too (1.4).
 
 Only incoming events are journaled: the Engine is deterministic, so a restart rebuilds
 every table by re-feeding them to a fresh Engine, publishes the outputs after the
@@ -386,9 +388,12 @@ class ControllerDaemon:
 
     def _send_acks(self, conn: Connection, acks: Sequence[OutgoingLike]) -> None:
         """End-to-end acknowledgements; only after their events are journaled and applied,
-        so that a bridge never drops an event the daemon could still lose."""
+        so that a bridge never drops an event the daemon could still lose. Retained at QoS
+        0 (wire contract 1.4), like ``state``: each replaces the last, every one is
+        published again after a (re)connect, and a bridge that misses one resends its
+        events, whose duplicates are acknowledged again; a PUBACK for each buys nothing."""
         for a in acks:
-            conn.publish(a.topic, _encode(a.payload), a.qos, a.retain)
+            conn.publish(a.topic, _encode(a.payload), 0, a.retain)
         self.counters.acks += len(acks)
 
     def _send(self, conn: Connection, n: int, out: OutgoingLike, data: bytes | None = None
