@@ -309,9 +309,11 @@ class Engine:
         (the daemon's batch, wire contract 1.4). Each is a retained snapshot that the next
         one supersedes, so a batch of one table's events (a round start's 53 scans) needs
         only its last. Everything else (``alert``, ``feed``, ``result``, ``evidence``,
-        ``error``) is still returned by ``handle``, in order; after a ruling the state and
-        indicator are built at once (the director's console waits for the state whose
-        ``last`` is its ruling)."""
+        ``error``) is still returned by ``handle``, in order. After a ruling, and when a
+        board's result changes, the state and indicator are built at once, as without
+        deferring: the director's console waits for the state whose ``last`` is its
+        ruling, and the broadcast gate for the state that shows a board over before its
+        result."""
         if self._deferred is None:
             self._deferred = {}
 
@@ -511,7 +513,10 @@ class Engine:
         deferred = self._deferred
         if deferred is None:
             out += self._snapshots(name, ts)
-        elif now:
+        elif now or update.result_changed:
+            # a board's result goes out after the state that finished it (the broadcast
+            # gate trusts a result only once a state shows its board over); that state
+            # may be gone by the end of the batch if the next board starts in it
             deferred.pop(name, None)
             out += self._snapshots(name, ts)
         else:

@@ -196,9 +196,27 @@ def test_deferred_batches_end_as_one_by_one(seed: int, junk: float, known: bool)
             last[(table(o), kind(o))] = o.payload
         for t, snaps in flushed.items():
             rulings = sum(topic == f"bridge/{t}/ruling" for topic, _ in batch)
+            results = sum(kind(o) == "result" for o in outs if table(o) == t)
             states = sum(kind(o) == "state" for o in outs if table(o) == t)
-            assert [kind(o) for o in snaps][:1] == ["state"] and states <= rulings
+            assert [kind(o) for o in snaps][:1] == ["state"] and states <= rulings + results
             assert [kind(o) for o in snaps].count("indicator") <= 1
         assert last == ref_last
     assert got_others == ref_others
     assert engine.retained() == reference.retained()
+
+
+def test_a_board_finished_and_the_next_started_in_one_batch() -> None:
+    """The broadcast gate trusts a board's result once a state shows that board over: the
+    state that finishes a board goes out at once, before its result, even when the next
+    board starts in the same batch (a backlog after an outage arrives in full batches)."""
+    writer = EventWriter("table-1-pi")
+    first, second = list(writer.board(t08_revoke())), list(writer.board(clean_board(5)))
+    engine = Engine()
+    for topic, payload in board_inputs("1", first[:150]):
+        engine.handle(topic, payload)
+    outs, flushed = batched(engine, board_inputs("1", first[150:] + second[:20]))
+    seen = [(kind(o), o.payload.get("board"), o.payload.get("phase")) for o in outs
+            if kind(o) in ("state", "result")]
+    assert seen == [("state", 10, "complete"), ("result", 10, None)]
+    assert [(o.payload["board"], o.payload["phase"]) for o in flushed["1"]
+            if kind(o) == "state"] == [(5, "scanning")]
