@@ -255,9 +255,10 @@ class Engine:
         ts = self._tables.get(table)
         if ts is None:
             return {}
-        if ts.state is None:
-            ts.state = self._state(table, ts)
-        return ts.state
+        # built, not stored, when missing: only the thread that applies inputs writes
+        # ts.state (the daemon's tests read snapshot() from another thread mid-batch)
+        state = ts.state
+        return state if state is not None else self._state(table, ts)
 
     def record(self, table: str) -> BoardRecord | None:
         """The current (or last) board of ``table`` as played, for PBN / LIN output."""
@@ -520,8 +521,10 @@ class Engine:
             deferred.pop(name, None)
             out += self._snapshots(name, ts)
         else:
+            # ts.state stays the last one published until flush(): only the thread that
+            # applies inputs writes it (a listener thread reading snapshot() mid-batch, as
+            # the tests do, must not store a state that flush() has already replaced)
             deferred[name] = None
-            ts.state = None  # stale until flush() (snapshot() builds it if asked first)
         if update.result_changed and board is not None:
             ts.result = self._result(name, record)
             if "result" in kinds:
