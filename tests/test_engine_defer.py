@@ -10,6 +10,7 @@ import random
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from boardevents import EventWriter, clean_board, t08_revoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,6 @@ from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
 from controller.generate import random_board
 from controller.laws.record import DealInfo
-from tests.boardevents import EventWriter, clean_board, t08_revoke
 from tests.replay_golden import _junk
 
 SNAPSHOTS = ("state", "indicator")
