@@ -179,9 +179,13 @@ class Bench:
             payload = json.loads(m.payload)
             if kind == "state":
                 last = payload.get("last") or {}
-                t0 = lv.sent.pop((table, int(last.get("seq", -1))), None)
-                if t0 is not None and t0 >= lv.warmup_until:
-                    lv.state_lat.append(now - t0)
+                seq = int(last.get("seq", -1))
+                # a state covers its table's earlier events too (wire contract 1.4: one
+                # state per table per batch); a table's seqs are consecutive
+                while (t0 := lv.sent.pop((table, seq), None)) is not None:
+                    if t0 >= lv.warmup_until:
+                        lv.state_lat.append(now - t0)
+                    seq -= 1
             elif kind == "alert" and payload.get("status") == "open":
                 t0 = lv.revokes.pop(table, None)
                 if t0 is not None and t0 >= lv.warmup_until:

@@ -20,7 +20,9 @@ has arrived, and for the batch:
    (QoS 0) or acknowledged (QoS 1) and the worker advances the journal's published-through
    mark, which rides on the next commit. Retained ``state`` and ``indicator`` go out at QoS
    0 (wire contract 1.3): each replaces the last, and the retained copy and the journal keep
-   them consistent.
+   them consistent. They are built once per table per batch (``Engine.defer``/``flush``,
+   wire contract 1.4), after the batch's other outputs; the acknowledgements are retained
+   at QoS 0 too (1.4).
 
 Only incoming events are journaled: the Engine is deterministic, so a restart rebuilds
 every table by re-feeding them to a fresh Engine, publishes the outputs after the
@@ -340,16 +342,45 @@ class ControllerDaemon:
             ns = list(range(self._last_n + 1, self._last_n + len(accepted) + 1))
         for m in batch:  # in order of receipt, as MQTT requires for PUBACKs
             conn.ack(m.mid, m.qos)
-        for item in plan:  # outputs in the order of the messages that caused them
-            if isinstance(item, int):
-                n = ns[item]
-                for o in self._apply(*accepted[item]):
-                    self._send(conn, n, o)
-            else:
-                self._send(conn, 0, item)
+        # one state and one indicator per table per batch (wire contract 1.4): the Engine
+        # defers them to flush(), each output's cause its table's newest input here
+        defer: Callable[[], None] | None = getattr(self.engine, "defer", None)
+        flush: Callable[[], Mapping[str, Sequence[OutgoingLike]]] | None = getattr(
+            self.engine, "flush", None)
+        if defer is None or flush is None or not accepted:
+            flush = None
+        else:
+            defer()
+        newest: dict[str, int] = {}  # "{root}/{t}" -> its newest input's n
+        try:
+            for item in plan:  # outputs in the order of the messages that caused them
+                if isinstance(item, int):
+                    n = ns[item]
+                    topic, payload = accepted[item]
+                    newest[topic[:topic.rfind("/")]] = n
+                    for o in self._apply(topic, payload):
+                        self._send(conn, n, o)
+                else:
+                    self._send(conn, 0, item)
+        finally:  # the Engine never stays deferring (a lost connection raises here)
+            flushed = self._flush(flush) if flush is not None else {}
+        for table, outs in flushed.items():
+            n = newest.get(f"{self.root}/{table}", ns[-1])
+            for o in outs:
+                self._send(conn, n, o)
         if ns:
             self._last_n = ns[-1]
         self._send_acks(conn, self._acks_due())
+
+    def _flush(self, flush: Callable[[], Mapping[str, Sequence[OutgoingLike]]]
+               ) -> Mapping[str, Sequence[OutgoingLike]]:
+        """The deferred states and indicators of the batch (``Engine.flush``)."""
+        try:
+            return flush()
+        except Exception:  # a bug in the Engine must not stop the other tables
+            self.counters.engine_failures += 1
+            log.exception("engine failed building the batch's states")
+            return {}
 
     def _acks_due(self) -> list[OutgoingLike]:
         due: Callable[[], Sequence[OutgoingLike]] | None = getattr(self.engine, "acks_due", None)
@@ -357,9 +388,12 @@ class ControllerDaemon:
 
     def _send_acks(self, conn: Connection, acks: Sequence[OutgoingLike]) -> None:
         """End-to-end acknowledgements; only after their events are journaled and applied,
-        so that a bridge never drops an event the daemon could still lose."""
+        so that a bridge never drops an event the daemon could still lose. Retained at QoS
+        0 (wire contract 1.4), like ``state``: each replaces the last, every one is
+        published again after a (re)connect, and a bridge that misses one resends its
+        events, whose duplicates are acknowledged again; a PUBACK for each buys nothing."""
         for a in acks:
-            conn.publish(a.topic, _encode(a.payload), a.qos, a.retain)
+            conn.publish(a.topic, _encode(a.payload), 0, a.retain)
         self.counters.acks += len(acks)
 
     def _send(self, conn: Connection, n: int, out: OutgoingLike, data: bytes | None = None
@@ -386,8 +420,9 @@ class ControllerDaemon:
                 self._open[entry[0]] = left
             else:
                 del self._open[entry[0]]
-        # causes are increasing: the first still open bounds the mark
-        through = next(iter(self._open)) - 1 if self._open else self._last_n
+        # the oldest cause still open bounds the mark (a batch's states and indicators come
+        # after its other outputs, caused by their table's newest input: not in order)
+        through = min(self._open) - 1 if self._open else self._last_n
         if self.journal is not None and through > self._marked:
             self.journal.mark_published(through)
             self._marked = through

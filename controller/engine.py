@@ -286,6 +286,9 @@ class Engine:
         self._acks_dirty: set[tuple[str, str]] = set()
         #: inputs applied without building outputs (``rebuild``)
         self._quiet = False
+        #: while deferring (``defer``): the tables whose ``state`` and ``indicator`` wait for
+        #: ``flush`` (a dict: an ordered set); None: built and returned per input
+        self._deferred: dict[str, None] | None = None
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -296,9 +299,10 @@ class Engine:
         ts = self._tables.get(table)
         if ts is None:
             return {}
-        if ts.state is None:
-            ts.state = self._state(table, ts)
-        return ts.state
+        # built, not stored, when missing: only the thread that applies inputs writes
+        # ts.state (the daemon's tests read snapshot() from another thread mid-batch)
+        state = ts.state
+        return state if state is not None else self._state(table, ts)
 
     def record(self, table: str) -> BoardRecord | None:
         """The current (or last) board of ``table`` as played, for PBN / LIN output."""
@@ -344,6 +348,26 @@ class Engine:
                     ts.indicator_key = self._indicator_key(ts)
                     ts.indicator = self._indicator(name, ts, ts.indicator_key)
         return count
+
+    def defer(self) -> None:
+        """Until ``flush``: ``handle`` builds no ``state`` nor ``indicator`` after an event
+        (the daemon's batch, wire contract 1.4). Each is a retained snapshot that the next
+        one supersedes, so a batch of one table's events (a round start's 53 scans) needs
+        only its last. Everything else (``alert``, ``feed``, ``result``, ``evidence``,
+        ``error``) is still returned by ``handle``, in order. After a ruling, and when a
+        board's result changes, the state and indicator are built at once, as without
+        deferring: the director's console waits for the state whose ``last`` is its
+        ruling, and the broadcast gate for the state that shows a board over before its
+        result."""
+        if self._deferred is None:
+            self._deferred = {}
+
+    def flush(self) -> dict[str, list[Outgoing]]:
+        """End ``defer``: each table changed since, with its ``state`` (``last``: the newest
+        input applied) and its ``indicator`` if it changed, as ``handle`` would have built
+        them after that input."""
+        tables, self._deferred = self._deferred, None
+        return {name: self._snapshots(name, self._tables[name]) for name in tables or ()}
 
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
         """Apply one message from ``{root}/{t}/event`` or ``{root}/{t}/ruling``."""
@@ -393,7 +417,8 @@ class Engine:
         try:
             update = ts.table.apply(inp)
             ts.last = {"src": src, "seq": seq}
-            return self._publish(table, ts, update) + self._evidence(table, ts, update, inp)
+            return self._publish(table, ts, update, now=kind == "ruling") + \
+                self._evidence(table, ts, update, inp)
         except Exception as exc:  # a defect, never a player's irregularity: keep serving
             self.stats["internal_errors"] += 1
             try:
@@ -500,7 +525,9 @@ class Engine:
         return Outgoing(self._topic(table, "error"), wire.error_payload(
             table if shown is None else shown, kind, message, payload), retain=False)
 
-    def _publish(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
+    def _publish(self, name: str, ts: _TableState, update: Update, *, now: bool = False
+                 ) -> list[Outgoing]:
+        """The outputs of ``update``; ``now``: state and indicator even while deferring."""
         if self._quiet:
             return self._follow(name, ts, update)
         out: list[Outgoing] = []
@@ -528,6 +555,32 @@ class Engine:
                 out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed, record),
                                     False))
         ts.notes = update.notes
+        deferred = self._deferred
+        if deferred is None:
+            out += self._snapshots(name, ts)
+        elif now or update.result_changed:
+            # a board's result goes out after the state that finished it (the broadcast
+            # gate trusts a result only once a state shows its board over); that state
+            # may be gone by the end of the batch if the next board starts in it
+            deferred.pop(name, None)
+            out += self._snapshots(name, ts)
+        else:
+            # ts.state stays the last one published until flush(): only the thread that
+            # applies inputs writes it (a listener thread reading snapshot() mid-batch, as
+            # the tests do, must not store a state that flush() has already replaced)
+            deferred[name] = None
+        if update.result_changed and board is not None:
+            ts.result = self._result(name, record)
+            if "result" in kinds:
+                out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
+            out += self._compare_tables(name, ts, record)
+        return out
+
+    def _snapshots(self, name: str, ts: _TableState) -> list[Outgoing]:
+        """The table's ``state`` and, if it changed, its ``indicator`` (retained)."""
+        out: list[Outgoing] = []
+        kinds = self.kinds
+        board = ts.table.board
         # whose turn it is and the tricks won: computed once for state and indicator
         turn = board.turn if board is not None else None
         play = board.play if board is not None else None
@@ -549,11 +602,6 @@ class Engine:
                     out.append(Outgoing(self._topic(name, "indicator"), indicator, retain=True))
         else:
             ts.indicator = ts.indicator_key = None
-        if update.result_changed and board is not None:
-            ts.result = self._result(name, record)
-            if "result" in kinds:
-                out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
-            out += self._compare_tables(name, ts, record)
         return out
 
     def _follow(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
