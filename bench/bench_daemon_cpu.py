@@ -10,8 +10,9 @@ through paho-mqtt on its own network thread (the cheapest Python client; it take
 core at 2,000 tables).
 
 - **pace**: N tables. Each table starts its round at its own moment, spread over the first
-  ``--spread`` seconds: the board tag and the 52 cards of the four hands scanned at once (53
-  events in one burst), then one call or card every ``1/rate`` seconds (0.5: a card every 2 s).
+  ``--spread`` seconds: the board tag and the 52 cards of the four hands read and picked up
+  (105 events in one burst), then one call or card every ``1/rate`` seconds (0.5: a card
+  every 2 s): the board as ``controller.demo.plan_board`` plays it, no irregularity.
   Latency: event ``publish`` -> the first ``state`` of its table whose ``last.seq`` covers it.
   CPU: the daemon's process CPU time (``/proc/PID/stat``, user + system) over the events it
   applied in the level: the figure that decides how many tables one core serves, and robust
@@ -58,14 +59,20 @@ WINDOW = 20_000
 SECTION = "## Daemon CPU per event and round-start bursts"
 
 
-def round_start_and_play(board: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """A board's events split in two: the round start (board tag + the 52 hand scans) and
-    the play (calls and cards), as the bridges send them."""
+def round_start_and_play(board: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                             list[dict[str, Any]]]:
+    """A board's events as the bridges send them, in three parts: the scan (the board tag
+    and the 52 cards of the four hands read at once: the round start of issue #13), the
+    whole round start (the board tag, each hand read and then picked up: 105 events) and
+    the play (calls and cards). The pace levels send the whole round start, so that the
+    play that follows is the board's own, without an alert; the drain sends the scans."""
     events = plan_board(board_record(board), revoke_trick=None).events()
-    start = events[:53]
-    assert start[0]["zone"] == "board" and all(e["zone"] == "tray" for e in start[1:])
     first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
-    return start, events[first_call:]
+    start = events[:first_call]
+    assert start[0]["zone"] == "board" and all(e["zone"] == "tray" for e in start[1:])
+    scan = [start[0], *(e for e in start[1:] if e["action"] == "present")]
+    assert len(scan) == 53 and len(start) == 105
+    return scan, start, events[first_call:]
 
 
 class Feed:
@@ -74,7 +81,7 @@ class Feed:
         self.topic = f"bridge/{table}/event"
         self.src = f"bench-{table}"
         self.seq = 0
-        self.start, self.play = round_start_and_play(board)
+        self.scan, self.start, self.play = round_start_and_play(board)
         self.played = 0
 
     def encode(self, ev: dict[str, Any]) -> tuple[int, bytes]:
@@ -283,14 +290,14 @@ def run_drain(load: Load, pids: list[int], tables: int, prefix: str, timeout: fl
     with timing.lock:
         timing.sent.clear()
         timing.latency = []
-        timing.expected = {f.table: len(f.start) for f in feeds}
+        timing.expected = {f.table: len(f.scan) for f in feeds}
         timing.remaining = tables
         timing.finished.clear()
     cpu0 = cpu_of(pids)
     start = time.perf_counter()
     events = 0
     for f in feeds:  # the whole room at once: every table's board tag and four hands
-        for ev in f.start:
+        for ev in f.scan:
             load.publish(f, ev)
             events += 1
     published = time.perf_counter() - start
