@@ -83,7 +83,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import aiomqtt
 
 # one broker-settings parser for every command; the old names stay importable from here
-from controller import wire
+from controller import snapshot, wire
 from controller.brokersettings import (  # noqa: F401 - re-exported
     BrokerSettings,
     ControllerError,
@@ -201,6 +201,8 @@ class ControllerDaemon:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     _outbox: list[tuple[int, OutgoingLike]] = field(default_factory=list)
     _rebuilt: bool = False
+    #: the Engine takes a snapshot at each board start, journaled (controller.snapshot)
+    _snapshots: bool = False
     # the hot path's state, owned by the worker thread (see _serve)
     _inbox: queue.SimpleQueue[Received | str] = field(default_factory=queue.SimpleQueue)
     #: mid -> (cause n, output, payload) handed to paho, not yet confirmed sent
@@ -255,7 +257,9 @@ class ControllerDaemon:
         started = time.monotonic()
         through = self.journal.published_through
         count = 0
-        entries = self.journal.incoming()
+        # each table restored from its newest snapshot, then only what follows it
+        self._snapshots = snapshot.enable(self.engine)
+        entries = snapshot.entries(self.engine, self.journal, through)
         later: list[IncomingEntry] = []
         quiet = getattr(self.engine, "rebuild", None)
         if quiet is not None:
@@ -276,6 +280,7 @@ class ControllerDaemon:
             count += 1
         self._rebuilt = True
         self.counters.rebuilt = count
+        self.journal.stage_snapshots(snapshot.take(self.engine))
         if count:
             log.info("rebuilt %d table(s) from %d journaled message(s) in %.2f s; "
                      "%d output(s) not yet published", len(self.engine.tables), count,
@@ -283,7 +288,9 @@ class ControllerDaemon:
         return count
 
     # -- applying -------------------------------------------------------------------------
-    def _apply(self, topic: str, payload: bytes) -> Sequence[OutgoingLike]:
+    def _apply(self, topic: str, payload: bytes, n: int = 0) -> Sequence[OutgoingLike]:
+        if self._snapshots and n:
+            self.engine.position = n  # type: ignore[attr-defined]  # an Engine (enable)
         try:
             outs = self.engine.handle(topic, payload)
         except Exception as e:  # a bug in the Engine must not stop the other tables
@@ -343,12 +350,14 @@ class ControllerDaemon:
         for item in plan:  # outputs in the order of the messages that caused them
             if isinstance(item, int):
                 n = ns[item]
-                for o in self._apply(*accepted[item]):
+                for o in self._apply(*accepted[item], n):
                     self._send(conn, n, o)
             else:
                 self._send(conn, 0, item)
         if ns:
             self._last_n = ns[-1]
+        if self._snapshots and self.journal is not None:
+            self.journal.stage_snapshots(snapshot.take(self.engine))
         self._send_acks(conn, self._acks_due())
 
     def _acks_due(self) -> list[OutgoingLike]:

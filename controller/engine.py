@@ -184,6 +184,9 @@ class _TableState:
     tempo: TempoLog = field(default_factory=TempoLog)
     claim: dict[str, Any] | None = None
     evidence: dict[str, Any] | None = None
+    #: this table's Law 87 observations (journal n, board, seat, hand), in order: what a
+    #: snapshot restores into the engine-wide ``FouledBoardDetector`` (controller/snapshot.py)
+    observed: list[tuple[int, int, Seat, frozenset[Card]]] = field(default_factory=list)
 
 
 class Engine:
@@ -242,6 +245,12 @@ class Engine:
         self._acks_dirty: set[tuple[str, str]] = set()
         #: inputs applied without building outputs (``rebuild``)
         self._quiet = False
+        #: the journal number of the input being handled (the daemon sets it): the board
+        #: starts and Law 87 observations that ``controller.snapshot`` records carry it
+        self.position = 0
+        #: None: no snapshots taken; else table -> (journal n, snapshot) of each board start
+        #: since the daemon last took them (``controller.snapshot``)
+        self.snapshots: dict[str, tuple[int, bytes]] | None = None
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -349,7 +358,10 @@ class Engine:
         try:
             update = ts.table.apply(inp)
             ts.last = {"src": src, "seq": seq}
-            return self._publish(table, ts, update) + self._evidence(table, ts, update, inp)
+            out = self._publish(table, ts, update) + self._evidence(table, ts, update, inp)
+            if update.board_started and self.snapshots is not None:
+                self._snapshot_due(table, ts, update)
+            return out
         except Exception as exc:  # a defect, never a player's irregularity: keep serving
             self.stats["internal_errors"] += 1
             try:
@@ -525,6 +537,15 @@ class Engine:
             ts.result = self._result(name, record)
             self._compare_tables(name, ts, record)
         return []
+
+    def _snapshot_due(self, name: str, ts: _TableState, update: Update) -> None:
+        """A board started: the table's snapshot (``controller.snapshot``), for the daemon
+        to journal; taken after the outputs, so that a failed input leaves none."""
+        from .snapshot import capture  # the module reads the engine's tables
+
+        assert self.snapshots is not None
+        self.snapshots[name] = (self.position, capture(self, name, ts, update))
+
     def _evidence(self, name: str, ts: _TableState, update: Update,
                   inp: TagEvent | ButtonEvent | Ruling) -> list[Outgoing]:
         """The director's evidence (controller/evidence.py): published when the board
@@ -554,6 +575,7 @@ class Engine:
             return []
         out: list[Outgoing] = []
         for seat in Seat:
+            ts.observed.append((self.position, record.board, seat, record.deal[seat]))
             for conflict in self.fouled.observe(name, record.board, seat, record.deal[seat]):
                 other = conflict.tables[0]
                 cards = sorted(conflict.only_first | conflict.only_second)
