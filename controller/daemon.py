@@ -44,7 +44,9 @@ applied twice:
   up after ``connect_timeout`` (2 s: a broker shutting down may accept the TCP connection and
   never answer it).
 
-A restart re-feeds the whole journal. Start each session with a new journal (``--journal
+A restart restores each table from its newest snapshot in the journal (taken at each
+board start: ``controller.snapshot``) and re-feeds only what follows it; a table without
+one, all its messages. Start each session with a new journal (``--journal
 var/session-2026-11-29.sqlite``, or move the old one away): the old file stays the
 session's complete record, and ``python -m controller.journal export`` turns it into
 ``bridge-table replay`` input.
@@ -259,7 +261,8 @@ class ControllerDaemon:
         count = 0
         # each table restored from its newest snapshot, then only what follows it
         self._snapshots = snapshot.enable(self.engine)
-        entries = snapshot.entries(self.engine, self.journal, through)
+        restored: dict[str, int] = {}
+        entries = snapshot.entries(self.engine, self.journal, through, restored)
         later: list[IncomingEntry] = []
         quiet = getattr(self.engine, "rebuild", None)
         if quiet is not None:
@@ -278,6 +281,7 @@ class ControllerDaemon:
             if entry.n > through:
                 self._outbox.extend((entry.n, o) for o in outs)
             count += 1
+        count += len(restored)  # each restored table's board-starting input, applied again
         self._rebuilt = True
         self.counters.rebuilt = count
         self.journal.stage_snapshots(snapshot.take(self.engine))

@@ -187,6 +187,8 @@ class _TableState:
     #: this table's Law 87 observations (journal n, board, seat, hand), in order: what a
     #: snapshot restores into the engine-wide ``FouledBoardDetector`` (controller/snapshot.py)
     observed: list[tuple[int, int, Seat, frozenset[Card]]] = field(default_factory=list)
+    #: this table's share of ``Engine.stats`` (what a snapshot restores into them)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 class Engine:
@@ -325,7 +327,7 @@ class Engine:
                 if "error" in self.kinds else []
         decoded = _parse_input(kind, payload)
         if isinstance(decoded, wire.Malformed):
-            self.stats["malformed"] += 1
+            self._tally(table, "malformed")
             return [self._error(table, kind, decoded.reason, payload)] \
                 if "error" in self.kinds else []
         src, origin, seq, inp = decoded
@@ -337,7 +339,7 @@ class Engine:
         ts = self._table(table)
         boot, acked = origin
         if src not in ts.seqs and len(ts.seqs) >= self.max_sources:
-            self.stats["refused"] += 1
+            self._tally(table, "refused")
             return [self._error(table, kind, f"refused: table {table} already has "
                                 f"{self.max_sources} sources (--max-sources); src "
                                 f"{src[:64]!r} is one too many", payload)] \
@@ -347,14 +349,14 @@ class Engine:
             tracker.fast_forward(acked)
         verdict = "retired" if tracker is None else tracker.verdict(seq)
         if verdict == "duplicate":
-            self.stats["duplicates"] += 1
+            self._tally(table, "duplicates")
             self._acks_dirty.add((table, src))  # its ack may have been lost: say it again
             return []
         if tracker is None or verdict != "new":
             return self._refuse(table, kind, src, boot, seq, verdict, tracker, payload)
         tracker.add(seq)
         self._acks_dirty.add((table, src))
-        self.stats["events" if kind == "event" else "rulings"] += 1
+        self._tally(table, "events" if kind == "event" else "rulings")
         try:
             update = ts.table.apply(inp)
             ts.last = {"src": src, "seq": seq}
@@ -363,7 +365,7 @@ class Engine:
                 self._snapshot_due(table, ts, update)
             return out
         except Exception as exc:  # a defect, never a player's irregularity: keep serving
-            self.stats["internal_errors"] += 1
+            self._tally(table, "internal_errors")
             try:
                 update = ts.table.drop_last_input()
                 out = self._publish(table, ts, update)
@@ -371,6 +373,14 @@ class Engine:
                 out = []
             return [self._error(table, kind, f"internal error, input not applied: "
                                 f"{type(exc).__name__}: {exc}", payload), *out]
+
+    def _tally(self, table: str, key: str) -> None:
+        """Count in ``stats``, and in the table's own counts when it is followed (what its
+        snapshot carries: ``controller.snapshot``)."""
+        self.stats[key] += 1
+        ts = self._tables.get(table)
+        if ts is not None:
+            ts.counts[key] = ts.counts.get(key, 0) + 1
 
     # -- sequence numbers and acknowledgements (1.2) -----------------------------------------
     def _tracker(self, ts: _TableState, src: str, boot: str | None) -> _SeqTracker | None:
@@ -397,19 +407,19 @@ class Engine:
         in ``refusals`` (the daemon's status), never dropped silently."""
         expected = None if tracker is None else tracker.high + 1
         if verdict == "gap":
-            self.stats["out_of_order"] += 1
+            self._tally(table, "out_of_order")
             why = (f"seq {seq} of src {src!r} boot {boot!r} is out of order (expected "
                    f"{expected}): not applied; the bridge sends the missing events again")
         elif verdict == "before_start":
-            self.stats["refused"] += 1
+            self._tally(table, "refused")
             why = (f"seq {seq} of src {src!r} boot {boot!r} is below {tracker and tracker.low}, "
                    f"the first this controller applied of that boot: refused, not applied")
         elif verdict == "retired":
-            self.stats["refused"] += 1
+            self._tally(table, "refused")
             why = (f"src {src!r}: boot {boot!r} was replaced by a newer boot: event seq {seq} "
                    f"refused")
         else:
-            self.stats["refused"] += 1
+            self._tally(table, "refused")
             why = (f"seq {seq} of src {src!r} is more than 2048 below its highest "
                    f"({expected and expected - 1}): refused as a stale duplicate; a bridge whose "
                    f"seq went back must send a new boot")

@@ -98,6 +98,8 @@ class Snapshot(msgspec.Struct, forbid_unknown_fields=True):
     result: dict[str, Any] | None
     sources: list[_SourceSnap]
     observed: list[_Observed]
+    #: the table's share of ``Engine.stats`` (``_TableState.counts``), its input included
+    counts: dict[str, int]
 
 
 _decoder = msgspec.json.Decoder(Snapshot)
@@ -136,7 +138,8 @@ def capture(engine: Engine, name: str, ts: _TableState, update: Update) -> bytes
         feed_seq=ts.feed_seq - len(update.feed),
         last=ts.last, result=ts.result, sources=sources,
         observed=[_Observed(n, b, int(seat), sorted(str(c) for c in hand))
-                  for n, b, seat, hand in ts.observed])
+                  for n, b, seat, hand in ts.observed],
+        counts=dict(ts.counts))
     return msgspec.json.encode(snap)
 
 
@@ -195,19 +198,29 @@ def restore(engine: Engine, snap: Snapshot, entry: IncomingEntry) -> str | None:
         engine._follow(name, ts, update)
         engine._evidence(name, ts, update, inp)
         ts.last = snap.last
+        unknown = set(snap.counts) - set(engine.stats)
+        if unknown:
+            raise ValueError(f"unknown counters {sorted(unknown)}")
+        ts.counts = dict(snap.counts)
+        for key, count in snap.counts.items():
+            engine.stats[key] += count
     except Exception as e:  # a snapshot that does not fit: that table is rebuilt in full
         del engine._tables[name]
         return f"snapshot of table {name} does not restore: {type(e).__name__}: {e}"
     return None
 
 
-def entries(engine: object, journal: Journal, through: int) -> Iterator[IncomingEntry]:
+def entries(engine: object, journal: Journal, through: int,
+            restored: dict[str, int] | None = None) -> Iterator[IncomingEntry]:
     """The journal entries a restart must feed ``engine`` (``ControllerDaemon.rebuild``),
-    once each table with a usable snapshot is restored; for any other engine, all."""
+    once each table with a usable snapshot is restored (into ``restored``: table -> the
+    journal number of the board-starting input applied with it); for any other engine,
+    all."""
     if not isinstance(engine, Engine):
         yield from journal.incoming()
         return
-    restored: dict[str, int] = {}
+    if restored is None:
+        restored = {}
     for table, n, fmt, data in journal.snapshots():
         snap = decode(data, fmt)
         entry = journal.entry(n) if n <= through else None
