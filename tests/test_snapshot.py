@@ -86,8 +86,8 @@ def irregular(rng: random.Random, events: list[dict[str, Any]], board: int, boar
 def number(rng: random.Random, table: int, events: list[dict[str, Any]]) -> list[Message]:
     """Seqs as the bridge (``src``) and the director's console (``td``) send them, with a
     reboot of the bridge half way (a new boot: seqs from 1 again), duplicates and an
-    out-of-order seq followed by the missing one and its resend. Table 4's bridge is a
-    legacy one (no boot)."""
+    out-of-order seq followed by the missing one and its resend, a malformed payload. Table
+    4's bridge is a legacy one (no boot)."""
     reboot = len(events) // 2
     seqs = {"bridge": 0, "td": 0}
     out: list[Message] = []
@@ -110,6 +110,8 @@ def number(rng: random.Random, table: int, events: list[dict[str, Any]]) -> list
     for _ in range(6):  # duplicates (a redelivery, a resend from the spool)
         i = rng.randrange(len(out) - 1)
         out.insert(i + rng.randint(1, 5), out[i])
+    # a payload that is not JSON, on a table already followed (counted as its own)
+    out.insert(rng.randrange(5, len(out)), (f"bridge/{table}/event", b"{not json"))
     i = rng.randrange(10, len(out) - 3)
     if out[i][0].endswith("event") and out[i + 1][0].endswith("event"):
         out[i:i + 2] = [out[i + 1], out[i], out[i + 1]]  # seq+1 early, then both in order
