@@ -554,7 +554,11 @@ class Engine:
         from .snapshot import capture  # the module reads the engine's tables
 
         assert self.snapshots is not None
-        self.snapshots[name] = (self.position, capture(self, name, ts, update))
+        try:
+            data = capture(self, name, ts, update)
+        except Exception:  # a defect in the snapshot only: the older one stays (more replay)
+            return
+        self.snapshots[name] = (self.position, data)
 
     def _evidence(self, name: str, ts: _TableState, update: Update,
                   inp: TagEvent | ButtonEvent | Ruling) -> list[Outgoing]:
