@@ -90,6 +90,7 @@ def without_snapshots(path: Path, to: Path, schema: int) -> Path:
     db = sqlite3.connect(to)
     if schema < 3:
         db.execute("DROP TABLE snapshots")
+        db.execute("DROP TABLE topics")
         db.execute(f"PRAGMA user_version={schema}")
     else:
         db.execute("DELETE FROM snapshots")

@@ -19,12 +19,14 @@ So a message the broker considers delivered is always in the journal, and a rest
 each table by feeding ``incoming`` to a fresh Engine, then publishes what was computed but
 not marked published (everything after ``published_through``; at worst some twice).
 
-Since schema 3, ``snapshots`` keeps each table's newest snapshot (``controller.snapshot``:
+Since schema 3, ``topics`` keeps each topic's first ``n`` (written with it), and
+``snapshots`` each table's newest snapshot (``controller.snapshot``:
 the values a table carries across boards, taken at the input ``n`` that started its board),
 so that a restart restores it and replays only that table's entries from ``n`` on. A
 snapshot is written in the same transaction as a later batch, and only once its input is
 published (``n <= published_through``): it is never ahead of the journal. A schema 2
-journal gains the empty table on open (its first restart replays everything).
+journal gains both tables on open (``topics`` filled from ``incoming`` once; its first
+restart replays everything).
 
 A journal is used by one process at a time (an exclusive ``flock`` on ``PATH.lock``,
 released by the kernel however the process ends).
@@ -72,6 +74,10 @@ CREATE TABLE IF NOT EXISTS outgoing (
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS topics (
+    topic  TEXT PRIMARY KEY,
+    first  INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS snapshots (
     tbl    TEXT PRIMARY KEY,
@@ -138,7 +144,11 @@ class Journal:
             if version != SCHEMA_VERSION:  # new, or migrated from _MIGRATES_FROM
                 self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self.migrated_from = version if version in _MIGRATES_FROM else None
+            if self.migrated_from is not None:  # once: each topic's first message
+                self._db.execute("INSERT OR IGNORE INTO topics (topic, first) "
+                                 "SELECT topic, MIN(n) FROM incoming GROUP BY topic")
             self._mark = self._mark_written = self._published_through(self._db)
+            self._topics = {str(t) for (t,) in self._db.execute("SELECT topic FROM topics")}
         except sqlite3.DatabaseError as e:
             self._unlock()
             if _is_readonly(e):  # the journal is sound: say why it cannot be written
@@ -206,15 +216,23 @@ class Journal:
             return []
         when = time.time() if received is None else received
         try:
+            new: dict[str, int] = {}
             with self._transaction(self._sync) as db:
                 ns = []
                 for topic, payload in messages:
                     cur = db.execute(
                         "INSERT INTO incoming (topic, payload, received) VALUES (?, ?, ?)",
                         (topic, bytes(payload), when))
-                    ns.append(int(cur.lastrowid or 0))
+                    n = int(cur.lastrowid or 0)
+                    ns.append(n)
+                    if topic not in self._topics and topic not in new:
+                        new[topic] = n
+                if new:  # each topic's first message: a restart finds its tables at once
+                    db.executemany("INSERT OR IGNORE INTO topics (topic, first) VALUES (?, ?)",
+                                   new.items())
                 mark = self._write_mark(db)  # rides on this commit: no sync of its own
                 self._write_snapshots(db)
+            self._topics.update(new)
             self._mark_written = max(self._mark_written, mark)
             return ns
         except sqlite3.Error as e:
@@ -371,10 +389,9 @@ class Journal:
         return [(str(t), int(n), int(f), bytes(d)) for t, n, f, d in rows]
 
     def first_by_topic(self) -> dict[str, int]:
-        """Each topic's first incoming ``n`` (one pass in SQLite)."""
+        """Each topic's first incoming ``n`` (kept in ``topics`` as messages are written)."""
         with self._mutex:
-            rows = self._db.execute("SELECT topic, MIN(n) FROM incoming GROUP BY topic"
-                                    ).fetchall()
+            rows = self._db.execute("SELECT topic, first FROM topics").fetchall()
         return {str(t): int(n) for t, n in rows}
 
     def outgoing(self, after: int = 0) -> Iterator[OutgoingEntry]:

@@ -253,8 +253,10 @@ def test_a_schema_2_journal_opens_and_replays_in_full(tmp_path: Path) -> None:
         record(journal, Engine(deals=deals), messages)
     db = sqlite3.connect(path)
     db.execute("DROP TABLE snapshots")
+    db.execute("DROP TABLE topics")
     db.execute("PRAGMA user_version=2")
     db.commit()
+    first = {t: n for t, n in db.execute("SELECT topic, MIN(n) FROM incoming GROUP BY topic")}
     db.close()
     reference = Engine(deals=deals)
     for t, p in messages:
@@ -262,12 +264,26 @@ def test_a_schema_2_journal_opens_and_replays_in_full(tmp_path: Path) -> None:
     daemon, journal = restarted(path, deals)
     with journal:
         assert journal.migrated_from == 2
+        assert journal.first_by_topic() == first  # filled once, on the migration
         assert daemon.counters.rebuilt == len(messages)
         assert_same(daemon.engine, reference)  # type: ignore[arg-type]
         # the rebuild's own board starts are journaled for the next restart
         journal.mark_published(journal.last_incoming)
         journal.flush_mark()
         assert [t for t, *_ in journal.snapshots()] == ["1", "2"]
+
+
+def test_each_topics_first_message_is_kept_as_it_is_written(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.sqlite") as journal:
+        journal.append_incoming([("bridge/1/event", b"1"), ("bridge/2/event", b"2"),
+                                 ("bridge/1/event", b"3")])
+        journal.append_incoming([("bridge/2/ruling", b"4"), ("bridge/1/event", b"5")])
+        assert journal.first_by_topic() == {"bridge/1/event": 1, "bridge/2/event": 2,
+                                            "bridge/2/ruling": 4}
+    with Journal(tmp_path / "j.sqlite") as journal:  # reopened: known topics not again
+        journal.append_incoming([("bridge/1/event", b"6"), ("bridge/3/event", b"7")])
+        assert journal.first_by_topic() == {"bridge/1/event": 1, "bridge/2/event": 2,
+                                            "bridge/2/ruling": 4, "bridge/3/event": 7}
 
 
 def test_a_snapshot_is_written_only_once_its_input_is_published(tmp_path: Path) -> None:
