@@ -170,6 +170,8 @@ def restore(engine: Engine, snap: Snapshot, entry: IncomingEntry) -> str | None:
         return f"journal entry {entry.n} is not an input of table {name}"
     if name in engine._tables:
         return f"table {name} is already followed"
+    if len(engine._tables) >= engine.max_tables:  # --max-tables lowered since
+        return f"the controller already follows {engine.max_tables} tables (--max-tables)"
     decoded = _parse_input(parsed.kind, entry.payload)
     if isinstance(decoded, wire.Malformed):
         return f"journal entry {entry.n} does not decode ({decoded.reason})"
