@@ -46,7 +46,9 @@ applied twice:
   up after ``connect_timeout`` (2 s: a broker shutting down may accept the TCP connection and
   never answer it).
 
-A restart re-feeds the whole journal. Start each session with a new journal (``--journal
+A restart restores each table from its newest snapshot in the journal (taken at each
+board start: ``controller.snapshot``) and re-feeds only what follows it; a table without
+one, all its messages. Start each session with a new journal (``--journal
 var/session-2026-11-29.sqlite``, or move the old one away): the old file stays the
 session's complete record, and ``python -m controller.journal export`` turns it into
 ``bridge-table replay`` input.
@@ -85,7 +87,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import aiomqtt
 
 # one broker-settings parser for every command; the old names stay importable from here
-from controller import wire
+from controller import snapshot, wire
 from controller.brokersettings import (  # noqa: F401 - re-exported
     BrokerSettings,
     ControllerError,
@@ -203,6 +205,8 @@ class ControllerDaemon:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     _outbox: list[tuple[int, OutgoingLike]] = field(default_factory=list)
     _rebuilt: bool = False
+    #: the Engine takes a snapshot at each board start, journaled (controller.snapshot)
+    _snapshots: bool = False
     # the hot path's state, owned by the worker thread (see _serve)
     _inbox: queue.SimpleQueue[Received | str] = field(default_factory=queue.SimpleQueue)
     #: mid -> (cause n, output, payload) handed to paho, not yet confirmed sent
@@ -257,7 +261,10 @@ class ControllerDaemon:
         started = time.monotonic()
         through = self.journal.published_through
         count = 0
-        entries = self.journal.incoming()
+        # each table restored from its newest snapshot, then only what follows it
+        self._snapshots = snapshot.enable(self.engine)
+        restored: dict[str, int] = {}
+        entries = snapshot.entries(self.engine, self.journal, through, restored)
         later: list[IncomingEntry] = []
         quiet = getattr(self.engine, "rebuild", None)
         if quiet is not None:
@@ -276,8 +283,10 @@ class ControllerDaemon:
             if entry.n > through:
                 self._outbox.extend((entry.n, o) for o in outs)
             count += 1
+        count += len(restored)  # each restored table's board-starting input, applied again
         self._rebuilt = True
         self.counters.rebuilt = count
+        self.journal.stage_snapshots(snapshot.take(self.engine))
         if count:
             log.info("rebuilt %d table(s) from %d journaled message(s) in %.2f s; "
                      "%d output(s) not yet published", len(self.engine.tables), count,
@@ -285,7 +294,9 @@ class ControllerDaemon:
         return count
 
     # -- applying -------------------------------------------------------------------------
-    def _apply(self, topic: str, payload: bytes) -> Sequence[OutgoingLike]:
+    def _apply(self, topic: str, payload: bytes, n: int = 0) -> Sequence[OutgoingLike]:
+        if self._snapshots and n:
+            self.engine.position = n  # type: ignore[attr-defined]  # an Engine (enable)
         try:
             outs = self.engine.handle(topic, payload)
         except Exception as e:  # a bug in the Engine must not stop the other tables
@@ -358,7 +369,7 @@ class ControllerDaemon:
                     n = ns[item]
                     topic, payload = accepted[item]
                     newest[topic[:topic.rfind("/")]] = n
-                    for o in self._apply(topic, payload):
+                    for o in self._apply(topic, payload, n):
                         self._send(conn, n, o)
                 else:
                     self._send(conn, 0, item)
@@ -370,6 +381,8 @@ class ControllerDaemon:
                 self._send(conn, n, o)
         if ns:
             self._last_n = ns[-1]
+        if self._snapshots and self.journal is not None:
+            self.journal.stage_snapshots(snapshot.take(self.engine))
         self._send_acks(conn, self._acks_due())
 
     def _flush(self, flush: Callable[[], Mapping[str, Sequence[OutgoingLike]]]

@@ -193,6 +193,11 @@ class _TableState:
     tempo: TempoLog = field(default_factory=TempoLog)
     claim: dict[str, Any] | None = None
     evidence: dict[str, Any] | None = None
+    #: this table's Law 87 observations (journal n, board, seat, hand), in order: what a
+    #: snapshot restores into the engine-wide ``FouledBoardDetector`` (controller/snapshot.py)
+    observed: list[tuple[int, int, Seat, frozenset[Card]]] = field(default_factory=list)
+    #: this table's share of ``Engine.stats`` (what a snapshot restores into them)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 _UNKNOWN: Any = object()
@@ -289,6 +294,12 @@ class Engine:
         #: while deferring (``defer``): the tables whose ``state`` and ``indicator`` wait for
         #: ``flush`` (a dict: an ordered set); None: built and returned per input
         self._deferred: dict[str, None] | None = None
+        #: the journal number of the input being handled (the daemon sets it): the board
+        #: starts and Law 87 observations that ``controller.snapshot`` records carry it
+        self.position = 0
+        #: None: no snapshots taken; else table -> (journal n, snapshot) of each board start
+        #: since the daemon last took them (``controller.snapshot``)
+        self.snapshots: dict[str, tuple[int, bytes]] | None = None
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -384,7 +395,7 @@ class Engine:
                 if "error" in self.kinds else []
         decoded = _parse_input(kind, payload)
         if isinstance(decoded, wire.Malformed):
-            self.stats["malformed"] += 1
+            self._tally(table, "malformed")
             return [self._error(table, kind, decoded.reason, payload)] \
                 if "error" in self.kinds else []
         src, origin, seq, inp = decoded
@@ -396,7 +407,7 @@ class Engine:
         ts = self._table(table)
         boot, acked = origin
         if src not in ts.seqs and len(ts.seqs) >= self.max_sources:
-            self.stats["refused"] += 1
+            self._tally(table, "refused")
             return [self._error(table, kind, f"refused: table {table} already has "
                                 f"{self.max_sources} sources (--max-sources); src "
                                 f"{src[:64]!r} is one too many", payload)] \
@@ -406,21 +417,24 @@ class Engine:
             tracker.fast_forward(acked)
         verdict = "retired" if tracker is None else tracker.verdict(seq)
         if verdict == "duplicate":
-            self.stats["duplicates"] += 1
+            self._tally(table, "duplicates")
             self._acks_dirty.add((table, src))  # its ack may have been lost: say it again
             return []
         if tracker is None or verdict != "new":
             return self._refuse(table, kind, src, boot, seq, verdict, tracker, payload)
         tracker.add(seq)
         self._acks_dirty.add((table, src))
-        self.stats["events" if kind == "event" else "rulings"] += 1
+        self._tally(table, "events" if kind == "event" else "rulings")
         try:
             update = ts.table.apply(inp)
             ts.last = {"src": src, "seq": seq}
-            return self._publish(table, ts, update, now=kind == "ruling") + \
+            out = self._publish(table, ts, update, now=kind == "ruling") + \
                 self._evidence(table, ts, update, inp)
+            if update.board_started and self.snapshots is not None:
+                self._snapshot_due(table, ts, update)
+            return out
         except Exception as exc:  # a defect, never a player's irregularity: keep serving
-            self.stats["internal_errors"] += 1
+            self._tally(table, "internal_errors")
             try:
                 update = ts.table.drop_last_input()
                 out = self._publish(table, ts, update)
@@ -428,6 +442,14 @@ class Engine:
                 out = []
             return [self._error(table, kind, f"internal error, input not applied: "
                                 f"{type(exc).__name__}: {exc}", payload), *out]
+
+    def _tally(self, table: str, key: str) -> None:
+        """Count in ``stats``, and in the table's own counts when it is followed (what its
+        snapshot carries: ``controller.snapshot``)."""
+        self.stats[key] += 1
+        ts = self._tables.get(table)
+        if ts is not None:
+            ts.counts[key] = ts.counts.get(key, 0) + 1
 
     # -- sequence numbers and acknowledgements (1.2) -----------------------------------------
     def _tracker(self, ts: _TableState, src: str, boot: str | None) -> _SeqTracker | None:
@@ -454,19 +476,19 @@ class Engine:
         in ``refusals`` (the daemon's status), never dropped silently."""
         expected = None if tracker is None else tracker.high + 1
         if verdict == "gap":
-            self.stats["out_of_order"] += 1
+            self._tally(table, "out_of_order")
             why = (f"seq {seq} of src {src!r} boot {boot!r} is out of order (expected "
                    f"{expected}): not applied; the bridge sends the missing events again")
         elif verdict == "before_start":
-            self.stats["refused"] += 1
+            self._tally(table, "refused")
             why = (f"seq {seq} of src {src!r} boot {boot!r} is below {tracker and tracker.low}, "
                    f"the first this controller applied of that boot: refused, not applied")
         elif verdict == "retired":
-            self.stats["refused"] += 1
+            self._tally(table, "refused")
             why = (f"src {src!r}: boot {boot!r} was replaced by a newer boot: event seq {seq} "
                    f"refused")
         else:
-            self.stats["refused"] += 1
+            self._tally(table, "refused")
             why = (f"seq {seq} of src {src!r} is more than 2048 below its highest "
                    f"({expected and expected - 1}): refused as a stale duplicate; a bridge whose "
                    f"seq went back must send a new boot")
@@ -621,6 +643,19 @@ class Engine:
             ts.result = self._result(name, record)
             self._compare_tables(name, ts, record)
         return []
+
+    def _snapshot_due(self, name: str, ts: _TableState, update: Update) -> None:
+        """A board started: the table's snapshot (``controller.snapshot``), for the daemon
+        to journal; taken after the outputs, so that a failed input leaves none."""
+        from .snapshot import capture  # the module reads the engine's tables
+
+        assert self.snapshots is not None
+        try:
+            data = capture(self, name, ts, update)
+        except Exception:  # a defect in the snapshot only: the older one stays (more replay)
+            return
+        self.snapshots[name] = (self.position, data)
+
     def _evidence(self, name: str, ts: _TableState, update: Update,
                   inp: TagEvent | ButtonEvent | Ruling) -> list[Outgoing]:
         """The director's evidence (controller/evidence.py): published when the board
@@ -652,6 +687,7 @@ class Engine:
         for seat in Seat:
             if self.hands_seen is not None:
                 self.hands_seen.append((name, record.board, seat, frozenset(record.deal[seat])))
+            ts.observed.append((self.position, record.board, seat, record.deal[seat]))
             for conflict in self.fouled.observe(name, record.board, seat, record.deal[seat]):
                 other = conflict.tables[0]
                 cards = sorted(conflict.only_first | conflict.only_second)

@@ -19,6 +19,15 @@ So a message the broker considers delivered is always in the journal, and a rest
 each table by feeding ``incoming`` to a fresh Engine, then publishes what was computed but
 not marked published (everything after ``published_through``; at worst some twice).
 
+Since schema 3, ``topics`` keeps each topic's first ``n`` (written with it), and
+``snapshots`` each table's newest snapshot (``controller.snapshot``:
+the values a table carries across boards, taken at the input ``n`` that started its board),
+so that a restart restores it and replays only that table's entries from ``n`` on. A
+snapshot is written in the same transaction as a later batch, and only once its input is
+published (``n <= published_through``): it is never ahead of the journal. A schema 2
+journal gains both tables on open (``topics`` filled from ``incoming`` once; its first
+restart replays everything).
+
 A journal is used by one process at a time (an exclusive ``flock`` on ``PATH.lock``,
 released by the kernel however the process ends).
 """
@@ -40,10 +49,11 @@ from typing import IO, Any, Literal
 
 __all__ = ["Journal", "JournalError", "IncomingEntry", "OutgoingEntry", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: versions this program opens: 1 (outputs journaled too) is migrated on open (it only
-#: changes the version: the tables are the same, ``outgoing`` is no longer written)
-_MIGRATES_FROM = (1,)
+#: changes the version: the tables are the same, ``outgoing`` is no longer written); 2
+#: gains the ``snapshots`` table
+_MIGRATES_FROM = (1, 2)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS incoming (
@@ -64,6 +74,16 @@ CREATE TABLE IF NOT EXISTS outgoing (
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS topics (
+    topic  TEXT PRIMARY KEY,
+    first  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    tbl    TEXT PRIMARY KEY,
+    n      INTEGER NOT NULL,
+    format INTEGER NOT NULL,
+    data   BLOB NOT NULL
 );
 """
 
@@ -105,6 +125,8 @@ class Journal:
         self._mutex = threading.RLock()
         self._mark = 0           # published-through given by mark_published
         self._mark_written = 0   # ... and as written in meta
+        #: table -> (n, format, data): snapshots waiting for a transaction that may write them
+        self._staged: dict[str, tuple[int, int, bytes]] = {}
         self._lock()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -122,6 +144,11 @@ class Journal:
             if version != SCHEMA_VERSION:  # new, or migrated from _MIGRATES_FROM
                 self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self.migrated_from = version if version in _MIGRATES_FROM else None
+            if self.migrated_from is not None:  # once: each topic's first message
+                self._db.execute("INSERT OR IGNORE INTO topics (topic, first) "
+                                 "SELECT topic, MIN(n) FROM incoming GROUP BY topic")
+            self._mark = self._mark_written = self._published_through(self._db)
+            self._topics = {str(t) for (t,) in self._db.execute("SELECT topic FROM topics")}
         except sqlite3.DatabaseError as e:
             self._unlock()
             if _is_readonly(e):  # the journal is sound: say why it cannot be written
@@ -189,14 +216,23 @@ class Journal:
             return []
         when = time.time() if received is None else received
         try:
+            new: dict[str, int] = {}
             with self._transaction(self._sync) as db:
                 ns = []
                 for topic, payload in messages:
                     cur = db.execute(
                         "INSERT INTO incoming (topic, payload, received) VALUES (?, ?, ?)",
                         (topic, bytes(payload), when))
-                    ns.append(int(cur.lastrowid or 0))
+                    n = int(cur.lastrowid or 0)
+                    ns.append(n)
+                    if topic not in self._topics and topic not in new:
+                        new[topic] = n
+                if new:  # each topic's first message: a restart finds its tables at once
+                    db.executemany("INSERT OR IGNORE INTO topics (topic, first) VALUES (?, ?)",
+                                   new.items())
                 mark = self._write_mark(db)  # rides on this commit: no sync of its own
+                self._write_snapshots(db)
+            self._topics.update(new)
             self._mark_written = max(self._mark_written, mark)
             return ns
         except sqlite3.Error as e:
@@ -233,11 +269,12 @@ class Journal:
         """Write a pending :meth:`mark_published` now (not synced: a crash before the next
         synced commit only makes a restart publish some outputs again)."""
         with self._mutex:
-            if self._mark <= self._mark_written:
+            if self._mark <= self._mark_written and not self._snapshots_ready():
                 return
             try:
                 with self._transaction("NORMAL") as db:
                     mark = self._write_mark(db)
+                    self._write_snapshots(db)
                 self._mark_written = max(self._mark_written, mark)
             except sqlite3.Error as e:
                 raise JournalError(self._write_failure(e)) from e
@@ -251,6 +288,32 @@ class Journal:
             db.execute("INSERT INTO meta (key, value) VALUES ('published_through', ?) "
                        "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(mark),))
         return mark
+
+    def stage_snapshots(self, snapshots: Iterable[tuple[str, int, int, bytes]]) -> None:
+        """Table snapshots ``(table, n, format, data)`` to write with a later transaction,
+        once ``n`` is published (a newer one of a table replaces the older)."""
+        with self._mutex:
+            for table, n, fmt, data in snapshots:
+                self._staged[table] = (n, fmt, bytes(data))
+
+    def _snapshots_ready(self) -> bool:
+        mark = self._mark
+        return any(n <= mark for n, _, _ in self._staged.values())
+
+    def _write_snapshots(self, db: sqlite3.Connection) -> None:
+        """Write the staged snapshots whose input is published (``published_through`` as
+        this transaction leaves it) in ``db``'s transaction; keep the others staged."""
+        if not self._staged:
+            return
+        through = max(self._mark, self._published_through(db))
+        ready = [(t, n, f, d) for t, (n, f, d) in self._staged.items() if n <= through]
+        if ready:
+            db.executemany("INSERT INTO snapshots (tbl, n, format, data) VALUES (?, ?, ?, ?) "
+                           "ON CONFLICT(tbl) DO UPDATE SET n = excluded.n, "
+                           "format = excluded.format, data = excluded.data "
+                           "WHERE excluded.n > snapshots.n", ready)
+            for t, *_ in ready:
+                del self._staged[t]
 
     class _Txn:
         def __init__(self, db: sqlite3.Connection, mutex: threading.RLock, sync: str) -> None:
@@ -309,6 +372,27 @@ class Journal:
             for n, topic, payload, received in rows:
                 yield IncomingEntry(int(n), str(topic), bytes(payload), float(received))
             last = int(rows[-1][0])
+
+    def entry(self, n: int) -> IncomingEntry | None:
+        """Incoming message ``n``, if there is one."""
+        with self._mutex:
+            row = self._db.execute("SELECT n, topic, payload, received FROM incoming "
+                                   "WHERE n = ?", (n,)).fetchone()
+        return None if row is None else IncomingEntry(int(row[0]), str(row[1]),
+                                                      bytes(row[2]), float(row[3]))
+
+    def snapshots(self) -> list[tuple[str, int, int, bytes]]:
+        """Each table's newest snapshot as written: ``(table, n, format, data)``."""
+        with self._mutex:
+            rows = self._db.execute("SELECT tbl, n, format, data FROM snapshots "
+                                    "ORDER BY tbl").fetchall()
+        return [(str(t), int(n), int(f), bytes(d)) for t, n, f, d in rows]
+
+    def first_by_topic(self) -> dict[str, int]:
+        """Each topic's first incoming ``n`` (kept in ``topics`` as messages are written)."""
+        with self._mutex:
+            rows = self._db.execute("SELECT topic, first FROM topics").fetchall()
+        return {str(t): int(n) for t, n in rows}
 
     def outgoing(self, after: int = 0) -> Iterator[OutgoingEntry]:
         last = after

@@ -83,9 +83,9 @@ def test_a_schema_1_journal_opens_migrates_and_rebuilds(tmp_path: Path) -> None:
         # the outputs of the five unsent messages wait for the next connection
         assert {n for n, _ in d._outbox} == set(range(through + 1, len(messages) + 1))  # noqa: SLF001
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     db.close()
-    with Journal(path) as j:  # reopened: already schema 2, nothing to migrate
+    with Journal(path) as j:  # reopened: already schema 3, nothing to migrate
         assert j.migrated_from is None
         assert len(list(j.incoming())) == len(messages)
 
