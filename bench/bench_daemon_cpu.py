@@ -10,9 +10,11 @@ through paho-mqtt on its own network thread (the cheapest Python client; it take
 core at 2,000 tables).
 
 - **pace**: N tables. Each table starts its round at its own moment, spread over the first
-  ``--spread`` seconds: the board tag and the 52 cards of the four hands read and picked up
-  (105 events in one burst), then one call or card every ``1/rate`` seconds (0.5: a card
-  every 2 s): the board as ``controller.demo.plan_board`` plays it, no irregularity.
+  ``--spread`` seconds: the board tag and the 52 cards of the four hands scanned at once (53
+  events in one burst; ``--start full``: each hand read and picked up, 105 events;
+  ``--start before``: the scans sent before the level is timed, so that it times the play
+  alone), then one call or card every ``1/rate`` seconds (0.5: a card every 2 s): the board
+  as ``controller.demo.plan_board`` plays it, no irregularity.
   Latency: event ``publish`` -> the first ``state`` of its table whose ``last.seq`` covers it.
   CPU: the daemon's process CPU time (``/proc/PID/stat``, user + system) over the events it
   applied in the level: the figure that decides how many tables one core serves, and robust
@@ -64,8 +66,8 @@ def round_start_and_play(board: int) -> tuple[list[dict[str, Any]], list[dict[st
     """A board's events as the bridges send them, in three parts: the scan (the board tag
     and the 52 cards of the four hands read at once: the round start of issue #13), the
     whole round start (the board tag, each hand read and then picked up: 105 events) and
-    the play (calls and cards). The pace levels send the whole round start, so that the
-    play that follows is the board's own, without an alert; the drain sends the scans."""
+    the play (calls and cards). Either start is followed by the board's own play without
+    an alert (a generator that sent two hands' scans and pick-ups raised four a board)."""
     events = plan_board(board_record(board), revoke_trick=None).events()
     first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
     start = events[:first_call]
@@ -226,14 +228,25 @@ DRAIN_PREFIX = "D"
 
 
 def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: float, spread: float,
-             prefix: str, seed: int = 1) -> PaceResult:
+             prefix: str, seed: int = 1, start_kind: str = "scan") -> PaceResult:
+    """``start_kind``: what each table's round start sends: ``scan`` (the board tag and the
+    four hands' 52 scans), ``full`` (each hand read and picked up: 105 events) or ``before``
+    (the scans sent and applied before the level is timed: play only)."""
     rng = random.Random(seed)
     feeds = [Feed(f"{prefix}{i}", 1 + i % 16) for i in range(tables)]
+    if start_kind == "before":
+        for feed in feeds:
+            for ev in feed.scan:
+                load.publish(feed, ev)
+        limit = time.perf_counter() + 120
+        while load.timing.outstanding() and time.perf_counter() < limit:
+            time.sleep(0.05)
     # each table: its round start at its own moment, then one call/card every 1/rate s
     schedule: list[tuple[float, int, bool]] = []
     for i in range(tables):
         t = rng.uniform(0, spread)
-        schedule.append((t, i, True))
+        if start_kind != "before":
+            schedule.append((t, i, True))
         t += 1 / rate * rng.uniform(0.5, 1.5)
         while t < duration:
             schedule.append((t, i, False))
@@ -255,7 +268,7 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
             behind = max(behind, now - due)
         feed = feeds[i]
         if burst:
-            for ev in feed.start:
+            for ev in feed.start if start_kind == "full" else feed.scan:
                 load.publish(feed, ev)
                 events += 1
         else:
@@ -343,6 +356,10 @@ def main() -> int:
     ap.add_argument("--label", default="", help="a name for this run in the output")
     ap.add_argument("--daemon-arg", action="append", default=[],
                     help="extra argument for the controller (repeatable)")
+    ap.add_argument("--start", choices=("scan", "full", "before"), default="scan",
+                    help="each table's round start in the pace levels: the four hands' 52 "
+                    "scans, each hand read and picked up (105 events), or the scans sent "
+                    "before the level is timed (play only)")
     ap.add_argument("--controllers", type=int, default=1,
                     help="partitioned controllers sharing the tables (--partition K/N)")
     ap.add_argument("--write-docs", action="store_true",
@@ -374,7 +391,8 @@ def main() -> int:
             for n, tables in enumerate(levels):
                 shares = [proc_cpu(pid) for pid in pids]
                 r = run_pace(load, pids, tables, args.duration, args.rate,
-                             min(args.spread, args.duration), level_prefix(n))
+                             min(args.spread, args.duration), level_prefix(n),
+                             start_kind=args.start)
                 paces.append(r)
                 print(r.row(), flush=True)
                 if n_ctl > 1:
@@ -396,6 +414,8 @@ def main() -> int:
         f"--daemon-arg={a}" for a in args.daemon_arg)
     if args.controllers > 1:
         flags += f" --controllers {args.controllers}"
+    if args.start != "scan":
+        flags += f" --start {args.start}"
     lines.append(f"Command: `.venv/bin/python bench/bench_daemon_cpu.py --tables {args.tables} "
                  f"--duration {args.duration:g} --spread {args.spread:g} --rate {args.rate:g} "
                  f"--drain {args.drain}{flags}` "

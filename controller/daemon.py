@@ -94,6 +94,7 @@ from controller.brokersettings import (  # noqa: F401 - re-exported
     add_broker_arguments,
     settings_from_args,
 )
+from controller.gcpolicy import GcPolicy
 from controller.journal import IncomingEntry, Journal, JournalError
 from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
 from controller.policy import IndicatorPolicy, PolicyError
@@ -201,6 +202,9 @@ class ControllerDaemon:
     #: and its status topic ``{root}/controller/{name}/status``
     name: str = ""
     counters: _Counters = field(default_factory=_Counters)
+    #: no full garbage collection in the middle of a round (controller/gcpolicy.py); None:
+    #: Python's own collector as it is
+    gc_policy: GcPolicy | None = field(default_factory=GcPolicy)
     #: set while connected and subscribed (for ``run``, tests and the demo)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     _outbox: list[tuple[int, OutgoingLike]] = field(default_factory=list)
@@ -505,15 +509,28 @@ class ControllerDaemon:
             if batch:
                 with conn.corked():
                     self._process(conn, batch)
+                if self.gc_policy is not None:
+                    self.gc_policy.after_batch()
             self._confirm(conn)
             if not batch and self.journal is not None:
                 self.journal.flush_mark()  # idle: the mark does not wait for the next event
+            if first is None and self.gc_policy is not None:  # nothing for IDLE seconds
+                self.gc_policy.idle()
             if time.monotonic() >= next_status:
                 self._publish_status(conn)
                 next_status = time.monotonic() + self.status_interval
 
     def _serve(self, halt: threading.Event, ready: Callable[[bool], None]) -> None:
         """The worker thread: sessions, reconnecting with backoff, until halted."""
+        if self.gc_policy is not None:
+            self.gc_policy.start()
+        try:
+            self._serve_sessions(halt, ready)
+        finally:
+            if self.gc_policy is not None:
+                self.gc_policy.stop()
+
+    def _serve_sessions(self, halt: threading.Event, ready: Callable[[bool], None]) -> None:
         delay = self.reconnect_min
         conn: Connection | None = None
         while not halt.is_set():
