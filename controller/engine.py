@@ -274,9 +274,6 @@ class Engine:
         self.schedule = schedule or {}
         self.pairs_at = pairs_at
         self.fouled = FouledBoardDetector()
-        #: when a list, every hand shown to ``fouled``, in order (``replay --jobs`` checks
-        #: them across its processes: controller/replay_jobs.py)
-        self.hands_seen: list[tuple[str, int, Seat, frozenset[Card]]] | None = None
         every = frozenset({"state", "alert", "indicator", "result", "feed", "error",
                            "evidence"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
@@ -314,6 +311,13 @@ class Engine:
         # ts.state (the daemon's tests read snapshot() from another thread mid-batch)
         state = ts.state
         return state if state is not None else self._state(table, ts)
+
+    def observed(self, table: str) -> list[tuple[int, int, Seat, frozenset[Card]]]:
+        """The hands ``table`` showed the Law 87 fouled-board check, in order: (``position``
+        when shown, board, seat, hand). A snapshot carries them (controller/snapshot.py);
+        ``replay --jobs`` checks them across its processes (controller/replay_jobs.py)."""
+        ts = self._tables.get(table)
+        return list(ts.observed) if ts is not None else []
 
     def record(self, table: str) -> BoardRecord | None:
         """The current (or last) board of ``table`` as played, for PBN / LIN output."""
@@ -685,8 +689,6 @@ class Engine:
             return []
         out: list[Outgoing] = []
         for seat in Seat:
-            if self.hands_seen is not None:
-                self.hands_seen.append((name, record.board, seat, frozenset(record.deal[seat])))
             ts.observed.append((self.position, record.board, seat, record.deal[seat]))
             for conflict in self.fouled.observe(name, record.board, seat, record.deal[seat]):
                 other = conflict.tables[0]

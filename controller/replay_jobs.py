@@ -6,8 +6,8 @@ exact:
 
 - Law 87 (controller/engine.py ``_compare_tables``): a board's hands are compared across
   tables, and a difference flags a fouled board at the table that saw it. Each worker
-  records every hand its tables showed the detector (``Engine.hands_seen``), with the
-  input line; the parent feeds all of them, in input order, to one
+  records every hand its tables showed the detector (``Engine.observed``, with the
+  input line as ``Engine.position``); the parent feeds all of them, in input order, to one
   ``FouledBoardDetector``. No conflict there
   means none in any worker (a worker sees a subset, in the same order) and none in one
   process (whose sequence it is): the outputs stand. A conflict anywhere: the file is
@@ -31,7 +31,7 @@ from typing import IO
 
 from . import wire
 from .engine import Engine, table_id_problem
-from .laws.cards import FULL_DECK, Card, Seat
+from .laws.cards import FULL_DECK, Seat
 from .laws.dealcheck import FouledBoardDetector
 from .replay import MessageLines, route_line
 
@@ -61,18 +61,12 @@ class _Job:
 def _work(index: int) -> _Result:
     assert _Job.make_engine is not None
     engine = _Job.make_engine()
-    hands: list[tuple[str, int, Seat, frozenset[Card]]] = []
-    engine.hands_seen = hands
     lines = MessageLines(_Job.kinds)
     out: list[tuple[int, bytes]] = []
     errors: list[tuple[int, str]] = []
-    seen: list[_Seen] = []
     for lineno, topic, payload in _Job.groups[index]:
+        engine.position = lineno  # the line each hand shown to the Law 87 check came from
         outs = engine.handle(topic, payload)
-        if hands:
-            seen += [(lineno, table, board, int(seat), tuple(sorted(c.index for c in cards)))
-                     for table, board, seat, cards in hands]
-            hands.clear()
         if not outs:
             continue
         buffer: list[bytes] = []
@@ -82,6 +76,11 @@ def _work(index: int) -> _Result:
             lines.add(msg, buffer)
         if buffer:
             out.append((lineno, b"".join(buffer)))
+    # a line is one table's: sorted by line (stably), the hands are in input order
+    seen: list[_Seen] = sorted(
+        ((n, name, board, int(seat), tuple(sorted(c.index for c in cards)))
+         for name in engine.tables for n, board, seat, cards in engine.observed(name)),
+        key=lambda s: s[0])
     return out, errors, seen
 
 

@@ -243,7 +243,7 @@ def entries(engine: object, journal: Journal, through: int,
     # restored observations go back into the detector in journal order, between the
     # replayed entries (a replayed table's Law 87 check sees exactly what it saw)
     pending = sorted((n, table, board, seat, hand) for table in restored
-                     for n, board, seat, hand in engine._tables[table].observed)
+                     for n, board, seat, hand in engine.observed(table))
     pending.reverse()
     start = 1
     if restored:
