@@ -834,18 +834,11 @@ class Engine:
 
     def _indicator(self, name: str, ts: _TableState, key: tuple[Any, ...]) -> dict[str, Any]:
         board_no, turn, shown, dkey = key
-        if shown:
-            alerting = [False] * 4
-            for _, seat in shown:
-                if seat is not None:
-                    alerting[seat] = True
-            seats = {_SEAT_TEXT[s]: {"turn": turn is s, "alert": alerting[s]}
-                     for s in _SEAT_ORDER}
-        else:  # the common case, spelt out
-            seats = {"N": {"turn": turn is Seat.N, "alert": False},
-                     "E": {"turn": turn is Seat.E, "alert": False},
-                     "S": {"turn": turn is Seat.S, "alert": False},
-                     "W": {"turn": turn is Seat.W, "alert": False}}
+        alerting = [False] * 4
+        for _, seat in shown:
+            if seat is not None:
+                alerting[seat] = True
+        seats = {_SEAT_TEXT[s]: {"turn": turn is s, "alert": alerting[s]} for s in _SEAT_ORDER}
         if ts.display is None or ts.renderer is None:  # nothing kept: render from scratch
             ts.renderer = DisplayRenderer(self.languages)
         # each payload its own lists (a consumer may keep or change the one it got): the
