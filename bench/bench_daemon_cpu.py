@@ -14,8 +14,12 @@ core at 2,000 tables).
   events in one burst; ``--start full``: each hand read and picked up, 105 events;
   ``--start before``: the scans sent before the level is timed, so that it times the play
   alone), then one call or card every ``1/rate`` seconds (0.5: a card every 2 s): the board
-  as ``controller.demo.plan_board`` plays it, no irregularity.
+  as ``controller.demo.plan_board`` plays it, no irregularity. ``--start steady``: a room
+  in the middle of a session, boards back to back: before the level is timed each table is
+  brought to a random point of its board; then every ``1/rate`` seconds it sends its next
+  call or card, or, its board played, the next board's tag and 52 scans at once.
   Latency: event ``publish`` -> the first ``state`` of its table whose ``last.seq`` covers it.
+  Its p99 is given for every event, for the scans alone and for the calls and cards alone.
   CPU: the daemon's process CPU time (``/proc/PID/stat``, user + system) over the events it
   applied in the level: the figure that decides how many tables one core serves, and robust
   to the machine being shared (latency is not).
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import os
 import platform
@@ -61,6 +66,7 @@ WINDOW = 20_000
 SECTION = "## Daemon CPU per event and round-start bursts"
 
 
+@functools.cache
 def round_start_and_play(board: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
                                              list[dict[str, Any]]]:
     """A board's events as the bridges send them, in three parts: the scan (the board tag
@@ -83,7 +89,14 @@ class Feed:
         self.topic = f"bridge/{table}/event"
         self.src = f"bench-{table}"
         self.seq = 0
+        self.board = board
         self.scan, self.start, self.play = round_start_and_play(board)
+        self.played = 0
+
+    def next_board(self) -> None:
+        """The table's next board (``--start steady``): 1-16 in turn."""
+        self.board = self.board % 16 + 1
+        self.scan, self.start, self.play = round_start_and_play(self.board)
         self.played = 0
 
     def encode(self, ev: dict[str, Any]) -> tuple[int, bytes]:
@@ -104,22 +117,31 @@ class Timing:
     """Send times per table (ascending seq) and the latencies measured."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
-    sent: dict[str, collections.deque[tuple[int, float]]] = field(default_factory=dict)
+    #: table -> (seq, sent at, a scan?) of what has no state yet
+    sent: dict[str, collections.deque[tuple[int, float, bool]]] = field(default_factory=dict)
     latency: list[float] = field(default_factory=list)
+    #: (received at, latency, a scan?) of each event, for ``--trace``
+    trace: list[tuple[float, float, bool]] = field(default_factory=list)
+    #: the latencies of the round starts' scans alone, and of the calls and cards alone
+    scan_latency: list[float] = field(default_factory=list)
+    play_latency: list[float] = field(default_factory=list)
     done_at: float = 0.0
     expected: dict[str, int] = field(default_factory=dict)   # drain: table -> last seq
     remaining: int = 0
     finished: threading.Event = field(default_factory=threading.Event)
 
-    def note_sent(self, table: str, seq: int, t0: float) -> None:
+    def note_sent(self, table: str, seq: int, t0: float, scan: bool) -> None:
         with self.lock:
-            self.sent.setdefault(table, collections.deque()).append((seq, t0))
+            self.sent.setdefault(table, collections.deque()).append((seq, t0, scan))
 
     def on_state(self, table: str, seq: int, now: float) -> None:
         with self.lock:
             q = self.sent.get(table)
             while q and q[0][0] <= seq:
-                self.latency.append(now - q.popleft()[1])
+                _, t0, scan = q.popleft()
+                self.latency.append(now - t0)
+                self.trace.append((now, now - t0, scan))
+                (self.scan_latency if scan else self.play_latency).append(now - t0)
             want = self.expected.get(table)
             if want is not None and seq >= want:
                 del self.expected[table]
@@ -173,12 +195,12 @@ class Load:
     def _on_publish(self, *args: Any) -> None:
         self.acked += 1
 
-    def publish(self, feed: Feed, ev: dict[str, Any]) -> None:
+    def publish(self, feed: Feed, ev: dict[str, Any], scan: bool = False) -> None:
         while self.sent - self.acked > WINDOW:
             time.sleep(0.001)
         self.sent += 1
         seq, body = feed.encode(ev)
-        self.timing.note_sent(feed.table, seq, time.perf_counter())
+        self.timing.note_sent(feed.table, seq, time.perf_counter(), scan)
         self.client.publish(feed.topic, body, qos=1)
 
     def close(self) -> None:
@@ -200,18 +222,22 @@ class PaceResult:
     lat: list[float]
     missing: int
     behind_s: float
+    scan_lat: list[float]
+    play_lat: list[float]
 
     def row(self) -> str:
         return (f"| {self.tables} | {self.events} | {self.events / self.wall_s:.0f} | "
                 f"{self.cpu_s * 1000 / max(1, len(self.lat)):.3f} | "
                 f"{self.cpu_s / self.wall_s * 100:.0f}% | {pct(self.lat, 50):.1f} | "
                 f"{pct(self.lat, 99):.1f} | {max(self.lat, default=0) * 1000:.0f} | "
-                f"{self.missing} | {self.behind_s * 1000:.0f} |")
+                f"{self.missing} | {self.behind_s * 1000:.0f} | "
+                f"{pct(self.scan_lat, 99):.1f} | {pct(self.play_lat, 99):.1f} |")
 
 
 PACE_HEADER = ("| tables | events | events/s | daemon CPU ms/event applied | daemon CPU "
-               "| state p50 ms | state p99 ms | max ms | missing | sender late max ms |\n"
-               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+               "| state p50 ms | state p99 ms | max ms | missing | sender late max ms "
+               "| scans p99 ms | calls/cards p99 ms |\n"
+               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
 def cpu_of(pids: list[int]) -> float:
@@ -228,22 +254,40 @@ DRAIN_PREFIX = "D"
 
 
 def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: float, spread: float,
-             prefix: str, seed: int = 1, start_kind: str = "scan") -> PaceResult:
+             prefix: str, seed: int = 1, start_kind: str = "scan",
+             trace: Path | None = None) -> PaceResult:
     """``start_kind``: what each table's round start sends: ``scan`` (the board tag and the
-    four hands' 52 scans), ``full`` (each hand read and picked up: 105 events) or ``before``
-    (the scans sent and applied before the level is timed: play only)."""
+    four hands' 52 scans), ``full`` (each hand read and picked up: 105 events), ``before``
+    (the scans sent and applied before the level is timed: play only) or ``steady`` (every
+    table brought to a random point of its board before the level; then boards back to
+    back: the next board's scans when one is played)."""
     rng = random.Random(seed)
     feeds = [Feed(f"{prefix}{i}", 1 + i % 16) for i in range(tables)]
-    if start_kind == "before":
+    if start_kind in ("before", "steady"):
         for feed in feeds:
             for ev in feed.scan:
                 load.publish(feed, ev)
+            if start_kind == "steady":  # each table somewhere in its board
+                for _ in range(rng.randrange(len(feed.play))):
+                    load.publish(feed, feed.play[feed.played])
+                    feed.played += 1
         limit = time.perf_counter() + 120
         while load.timing.outstanding() and time.perf_counter() < limit:
             time.sleep(0.05)
-    # each table: its round start at its own moment, then one call/card every 1/rate s
+        # the daemon, idle after that flood, collects its garbage in full
+        # (controller/gcpolicy.py): not part of the level
+        time.sleep(3)
     schedule: list[tuple[float, int, bool]] = []
     for i in range(tables):
+        if start_kind == "steady":
+            # a step every 1/rate s: the next call or card, or once the board is played
+            # the next board's scans (decided when the step comes)
+            t = rng.uniform(0, 1 / rate)
+            while t < duration:
+                schedule.append((t, i, False))
+                t += 1 / rate
+            continue
+        # each table: its round start at its own moment, then one call/card every 1/rate s
         t = rng.uniform(0, spread)
         if start_kind != "before":
             schedule.append((t, i, True))
@@ -254,7 +298,8 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
     schedule.sort()
     timing = load.timing
     with timing.lock:
-        timing.latency = []
+        timing.latency, timing.scan_latency, timing.play_latency = [], [], []
+        timing.trace = []
     events = 0
     behind = 0.0
     cpu0 = cpu_of(pids)
@@ -269,11 +314,16 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
         feed = feeds[i]
         if burst:
             for ev in feed.start if start_kind == "full" else feed.scan:
-                load.publish(feed, ev)
+                load.publish(feed, ev, scan=True)
                 events += 1
         else:
             play = feed.next_play()
-            if play is not None:
+            if play is None and start_kind == "steady":
+                feed.next_board()
+                for ev in feed.scan:
+                    load.publish(feed, ev, scan=True)
+                    events += 1
+            elif play is not None:
                 load.publish(feed, play)
                 events += 1
     # until every event's state is in (or 30 s more)
@@ -283,8 +333,14 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
     wall = time.perf_counter() - start
     cpu = cpu_of(pids) - cpu0
     with timing.lock:
+        if trace is not None:  # one line an event: s into the level, latency ms, scan 0/1
+            with open(trace, "a") as f:
+                f.writelines(f"{tables} {now - start:.3f} {lat * 1000:.2f} {int(scan)}\n"
+                             for now, lat, scan in timing.trace)
         lat = list(timing.latency)
-    return PaceResult(tables, events, cpu, wall, lat, timing.outstanding(), behind)
+        scan_lat, play_lat = list(timing.scan_latency), list(timing.play_latency)
+    return PaceResult(tables, events, cpu, wall, lat, timing.outstanding(), behind, scan_lat,
+                      play_lat)
 
 
 @dataclass
@@ -311,7 +367,7 @@ def run_drain(load: Load, pids: list[int], tables: int, prefix: str, timeout: fl
     events = 0
     for f in feeds:  # the whole room at once: every table's board tag and four hands
         for ev in f.scan:
-            load.publish(f, ev)
+            load.publish(f, ev, scan=True)
             events += 1
     published = time.perf_counter() - start
     complete = timing.finished.wait(timeout)
@@ -356,10 +412,14 @@ def main() -> int:
     ap.add_argument("--label", default="", help="a name for this run in the output")
     ap.add_argument("--daemon-arg", action="append", default=[],
                     help="extra argument for the controller (repeatable)")
-    ap.add_argument("--start", choices=("scan", "full", "before"), default="scan",
+    ap.add_argument("--start", choices=("scan", "full", "before", "steady"), default="scan",
                     help="each table's round start in the pace levels: the four hands' 52 "
-                    "scans, each hand read and picked up (105 events), or the scans sent "
-                    "before the level is timed (play only)")
+                    "scans, each hand read and picked up (105 events), the scans sent "
+                    "before the level is timed (play only), or steady: every table "
+                    "somewhere in a board, and the next board's scans when it is played "
+                    "(boards back to back at --rate; --spread unused)")
+    ap.add_argument("--trace", type=Path, help="append each event's latency to this file: "
+                    "tables, seconds into the level, latency ms, scan (1) or not (0)")
     ap.add_argument("--controllers", type=int, default=1,
                     help="partitioned controllers sharing the tables (--partition K/N)")
     ap.add_argument("--write-docs", action="store_true",
@@ -392,7 +452,7 @@ def main() -> int:
                 shares = [proc_cpu(pid) for pid in pids]
                 r = run_pace(load, pids, tables, args.duration, args.rate,
                              min(args.spread, args.duration), level_prefix(n),
-                             start_kind=args.start)
+                             start_kind=args.start, trace=args.trace)
                 paces.append(r)
                 print(r.row(), flush=True)
                 if n_ctl > 1:

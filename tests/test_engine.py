@@ -219,8 +219,8 @@ def test_feed_carries_each_call_and_card_once_in_order_and_corrections_whole() -
     assert feed[0]["kind"] == "play"
     assert feed[0]["cards"] == [["W", "S8"], ["N", "S4"], ["E", "S3"]]
     h.run("S:S2")
-    feed = [o.payload for o in h.out if o.topic.endswith("/feed")][-1]
-    assert (feed["kind"], feed["card"]) == ("card", "S2")
+    last = [o.payload for o in h.out if o.topic.endswith("/feed")][-1]
+    assert (last["kind"], last["card"]) == ("card", "S2")
 
 
 def test_the_feeds_result_names_north_as_declarer() -> None:
