@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lint typecheck bench clean deps-system deps-browser mypyc mypyc-clean
+.PHONY: test demo lint typecheck bench screenshots clean deps-system deps-browser mypyc mypyc-clean
 
 deps-system:
 	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || { \
@@ -46,6 +46,11 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
+
+# the pictures of docs/console.md and docs/broadcast.md, taken by the browser tests
+screenshots: deps-system deps-browser $(STAMP)
+	BRIDGE_TABLE_DOC_SCREENSHOTS=1 $(PY) -m pytest -q tests/test_console_browser.py \
+	  tests/test_broadcast_e2e.py
 
 bench: deps-system $(STAMP)
 	$(PY) bench/bench_replay.py --write

@@ -22,11 +22,13 @@ from typing import Any
 import pytest
 from boardevents import BoardScript, EventWriter, clean_board
 from broker import Mosquitto, free_port
+from screenshots import screenshot_dir
 
 from controller.laws.cards import Seat, Suit, board_dealer
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS_IMG = ROOT / "docs" / "img"
+#: docs/img with ``make screenshots``, else a scratch folder (tests/screenshots.py)
+DOCS_IMG = screenshot_dir()
 
 DEAL1 = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
 DEAL2 = "N:85.AKJ874.A65.Q7 KJ73.962.9.AKJ52 AQ4.QT5.KQJT.863 T962.3.87432.T94"

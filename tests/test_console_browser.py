@@ -3,7 +3,8 @@
 A real mosquitto, the rules daemon (``bridge-table controller``) and the console
 (``bridge-table console``) run as subprocesses; the replayed board of scenario T08 (an
 established revoke won by the offender, Law 64A1) is published as the table's bridge would.
-The tests also write the screenshots of docs/console.md (docs/img/console-*.png).
+The tests also take the screenshots of docs/console.md (``console-*.png``: in docs/img with
+``make screenshots``, else in a scratch folder, tests/screenshots.py).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import pytest
 from broker import Mosquitto, free_port
+from screenshots import screenshot_dir
 
 from controller.web.auth import write_password_file
 
 DATA = Path(__file__).parent / "data"
-IMG = Path(__file__).parent.parent / "docs" / "img"
+IMG = screenshot_dir()
 PASSWORD = "correct horse battery"
 PHONE = {"width": 360, "height": 740}
 LAPTOP = {"width": 1280, "height": 800}
