@@ -119,12 +119,8 @@ class Timing:
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: table -> (seq, sent at, a scan?) of what has no state yet
     sent: dict[str, collections.deque[tuple[int, float, bool]]] = field(default_factory=dict)
-    latency: list[float] = field(default_factory=list)
-    #: (received at, latency, a scan?) of each event, for ``--trace``
-    trace: list[tuple[float, float, bool]] = field(default_factory=list)
-    #: the latencies of the round starts' scans alone, and of the calls and cards alone
-    scan_latency: list[float] = field(default_factory=list)
-    play_latency: list[float] = field(default_factory=list)
+    #: (received at, latency, a scan?) of each event whose state came
+    samples: list[tuple[float, float, bool]] = field(default_factory=list)
     done_at: float = 0.0
     expected: dict[str, int] = field(default_factory=dict)   # drain: table -> last seq
     remaining: int = 0
@@ -139,9 +135,7 @@ class Timing:
             q = self.sent.get(table)
             while q and q[0][0] <= seq:
                 _, t0, scan = q.popleft()
-                self.latency.append(now - t0)
-                self.trace.append((now, now - t0, scan))
-                (self.scan_latency if scan else self.play_latency).append(now - t0)
+                self.samples.append((now, now - t0, scan))
             want = self.expected.get(table)
             if want is not None and seq >= want:
                 del self.expected[table]
@@ -298,8 +292,7 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
     schedule.sort()
     timing = load.timing
     with timing.lock:
-        timing.latency, timing.scan_latency, timing.play_latency = [], [], []
-        timing.trace = []
+        timing.samples = []
     events = 0
     behind = 0.0
     cpu0 = cpu_of(pids)
@@ -333,12 +326,14 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
     wall = time.perf_counter() - start
     cpu = cpu_of(pids) - cpu0
     with timing.lock:
-        if trace is not None:  # one line an event: s into the level, latency ms, scan 0/1
-            with open(trace, "a") as f:
-                f.writelines(f"{tables} {now - start:.3f} {lat * 1000:.2f} {int(scan)}\n"
-                             for now, lat, scan in timing.trace)
-        lat = list(timing.latency)
-        scan_lat, play_lat = list(timing.scan_latency), list(timing.play_latency)
+        samples = list(timing.samples)
+    if trace is not None:  # one line an event: s into the level, latency ms, scan 0/1
+        with open(trace, "a") as f:
+            f.writelines(f"{tables} {now - start:.3f} {lat * 1000:.2f} {int(scan)}\n"
+                         for now, lat, scan in samples)
+    lat = [lat for _, lat, _ in samples]
+    scan_lat = [lat for _, lat, scan in samples if scan]
+    play_lat = [lat for _, lat, scan in samples if not scan]
     return PaceResult(tables, events, cpu, wall, lat, timing.outstanding(), behind, scan_lat,
                       play_lat)
 
@@ -358,7 +353,7 @@ def run_drain(load: Load, pids: list[int], tables: int, prefix: str, timeout: fl
     timing = load.timing
     with timing.lock:
         timing.sent.clear()
-        timing.latency = []
+        timing.samples = []
         timing.expected = {f.table: len(f.scan) for f in feeds}
         timing.remaining = tables
         timing.finished.clear()

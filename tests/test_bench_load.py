@@ -10,8 +10,9 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from controller.engine import Engine
+from controller.engine import Engine, Outgoing
 from controller.laws.record import BoardRecord, DealInfo
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
@@ -35,11 +36,11 @@ def _engine(bench: ModuleType) -> Engine:
                          for r in records})
 
 
-def _send(engine: Engine, feed: object, events: list[dict[str, object]]) -> list[object]:
-    out: list[object] = []
+def _send(engine: Engine, feed: Any, events: list[dict[str, Any]]) -> list[Outgoing]:
+    out: list[Outgoing] = []
     for ev in events:
-        _, body = feed.encode(ev)  # type: ignore[attr-defined]
-        out += engine.handle(feed.topic, body)  # type: ignore[attr-defined]
+        _, body = feed.encode(ev)
+        out += engine.handle(feed.topic, body)
     return out
 
 
@@ -68,9 +69,9 @@ def test_boards_back_to_back_raise_no_alert_and_score_each_board() -> None:
         boards.append(feed.board)
         outs += _send(engine, feed, feed.scan + feed.play)
     assert boards == [16, 1, 2]  # 1-16 in turn
-    topics = [o.topic.rsplit("/", 1)[-1] for o in outs]  # type: ignore[attr-defined]
+    topics = [o.topic.rsplit("/", 1)[-1] for o in outs]
     assert "alert" not in topics and "error" not in topics
-    results = [o.payload for o in outs if o.topic.endswith("/result")]  # type: ignore[attr-defined]
+    results = [o.payload for o in outs if o.topic.endswith("/result")]
     assert [(r["board"], r["contract"], r["declarer"]) for r in results] == \
         [(b, "4H", "S") for b in boards]
 
@@ -82,4 +83,4 @@ def test_a_table_with_half_a_hand_is_flagged() -> None:
     feed = bench.Feed("PA1", 3)
     short = [e for e in feed.scan if e.get("seat") != "W"]
     outs = _send(engine, feed, short + feed.play)
-    assert any(o.topic.endswith("/alert") for o in outs)  # type: ignore[attr-defined]
+    assert any(o.topic.endswith("/alert") for o in outs)
