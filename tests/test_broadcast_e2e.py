@@ -28,7 +28,7 @@ from controller.laws.cards import Seat, Suit, board_dealer
 
 ROOT = Path(__file__).resolve().parent.parent
 #: docs/img with ``make screenshots``, else a scratch folder (tests/screenshots.py)
-DOCS_IMG = screenshot_dir()
+IMG = screenshot_dir()
 
 DEAL1 = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
 DEAL2 = "N:85.AKJ874.A65.Q7 KJ73.962.9.AKJ52 AQ4.QT5.KQJT.863 T962.3.87432.T94"
@@ -291,13 +291,12 @@ def _call(c: Any) -> str:
 
 
 def test_5_the_vugraph_shows_the_released_board(stack: Stack, chromium_browser: Any) -> None:
-    DOCS_IMG.mkdir(parents=True, exist_ok=True)
     page = chromium_browser.new_page(viewport={"width": 1200, "height": 900})
     try:
         page.goto(stack.web + "/")
         page.wait_for_selector("#tables tr[data-table='1']")
         assert page.locator("#tables tr[data-table='9']").count() == 1
-        page.screenshot(path=str(DOCS_IMG / "vugraph-tables.png"))
+        page.screenshot(path=str(IMG / "vugraph-tables.png"))
         page.goto(stack.web + "/#/table/1/1")
         page.wait_for_selector("#diagram #hand-N")
         north = page.locator("#hand-N").inner_text()
@@ -311,7 +310,7 @@ def test_5_the_vugraph_shows_the_released_board(stack: Stack, chromium_browser: 
         assert page.locator("#tricks tr").count() == 13
         # a finished board opens on the whole deal
         assert "Trick 0 / 13" in page.locator("#step").inner_text()
-        page.screenshot(path=str(DOCS_IMG / "vugraph-table.png"), full_page=True)
+        page.screenshot(path=str(IMG / "vugraph-table.png"), full_page=True)
         page.click("#last")
         assert "Trick 13 / 13" in page.locator("#step").inner_text()
         assert page.locator(".hand .gone").count() == 52
@@ -330,13 +329,13 @@ def test_5_the_vugraph_shows_the_released_board(stack: Stack, chromium_browser: 
         assert page.locator(".hand .gone").count() == 12
         page.click("#prev")
         assert "Trick 2 / 13" in page.locator("#step").inner_text()
-        page.screenshot(path=str(DOCS_IMG / "vugraph-step.png"), full_page=True)
+        page.screenshot(path=str(IMG / "vugraph-step.png"), full_page=True)
         # the board across tables, with double dummy and par
         page.goto(stack.web + "/#/board/1")
         page.wait_for_selector("#results tbody tr")
         assert page.locator("#results tbody tr").count() == 3     # tables 1, 2 and 9
         page.wait_for_selector("#dd, #dd-absent")
-        page.screenshot(path=str(DOCS_IMG / "vugraph-board.png"), full_page=True)
+        page.screenshot(path=str(IMG / "vugraph-board.png"), full_page=True)
         # other languages
         page.goto(stack.web + "/?lang=vi#/table/1/1")
         page.wait_for_selector("#hand-N")
@@ -344,7 +343,7 @@ def test_5_the_vugraph_shows_the_released_board(stack: Stack, chromium_browser: 
         page.goto(stack.web + "/?lang=zh#/table/1/1")
         page.wait_for_selector("#hand-N")
         assert "北" in page.locator("#hand-N").inner_text()
-        page.screenshot(path=str(DOCS_IMG / "vugraph-zh.png"), full_page=True)
+        page.screenshot(path=str(IMG / "vugraph-zh.png"), full_page=True)
     finally:
         page.close()
 
@@ -362,7 +361,7 @@ def test_6_a_late_joiner_sees_the_board_as_released(stack: Stack, chromium_brows
         page.wait_for_selector("#hand-S")
         assert "Table 2" in page.locator("#board-title").inner_text()
         assert page.locator("#result").count() == 1
-        page.screenshot(path=str(DOCS_IMG / "vugraph-phone.png"), full_page=True)
+        page.screenshot(path=str(IMG / "vugraph-phone.png"), full_page=True)
         page.close()
     finally:
         late.send_signal(signal.SIGINT)
@@ -462,7 +461,7 @@ def test_11_a_late_joiner_sees_a_board_in_progress_under_live_release(
         cells = [c for c in page.locator("#auction tbody td").all_inner_texts() if c.strip()]
         assert len(cells) == 8
         assert "Exhibition match" in page.locator("#event").inner_text()
-        page.screenshot(path=str(DOCS_IMG / "vugraph-live.png"), full_page=True)
+        page.screenshot(path=str(IMG / "vugraph-live.png"), full_page=True)
         # the board goes on: the open page follows it (SSE)
         for ev in events[1 + 104 + 8 + 6:1 + 104 + 8 + 8]:
             stack.bridge.publish("bridge/5/event", ev)
