@@ -258,3 +258,13 @@ def test_the_bridge_needs_no_web_stack(laptop_env: dict[str, str]) -> None:
     done = run(env, "-c", code, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[] []"
+
+
+def test_the_licence_is_an_spdx_expression_with_its_text_shipped() -> None:
+    # setuptools warns at every install on the old `license = {text = ...}` table; the
+    # SPDX form needs the text beside it, and the wheel carries it (License-File)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License") and "WITHOUT WARRANTY OF ANY KIND" in text
