@@ -8,18 +8,27 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP  := $(VENV)/.installed
+# the demo needs the package alone: no test toolchain (Playwright, mypy, hypothesis) on a Pi
+DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: test demo lint typecheck bench screenshots clean deps-system deps-browser mypyc mypyc-clean
+.PHONY: test demo lint typecheck bench screenshots clean deps-demo deps-system deps-browser mypyc mypyc-clean
 
-deps-system:
+# what the demo needs: the broker it starts and a Python that makes virtualenvs
+deps-demo:
 	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || { \
 	  echo "installing mosquitto (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq mosquitto; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
+
+# and what the tests need on top: the OLED's CJK font, systemd-analyze (the units' checks)
+deps-system: deps-demo
 	@[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || { \
 	  echo "installing a CJK font, the OLED's Chinese (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-wqy-microhei; }
-	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
+	@command -v systemd-analyze >/dev/null 2>&1 || { \
+	  echo "installing systemd-analyze (apt-get systemd)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq systemd; }
 
 # the browser the web tests drive (Playwright's own browser download is not used)
 deps-browser:
@@ -31,14 +40,20 @@ $(STAMP): pyproject.toml
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[all,test]'
-	@touch $(STAMP)
+	@touch $(STAMP) $(DEMO_STAMP)
+
+$(DEMO_STAMP): pyproject.toml
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	@touch $(DEMO_STAMP)
 
 test: deps-system deps-browser $(STAMP)
 	$(PY) -m ruff check controller firmware_bridge tests bench
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 
-demo: deps-system $(STAMP)
+demo: deps-demo $(DEMO_STAMP)
 	$(VENV)/bin/bridge-table demo
 
 lint: $(STAMP)

@@ -100,7 +100,7 @@ async def run_table(bridge: Any, daemon: ControllerDaemon, stop: asyncio.Event) 
 async def _main(args: argparse.Namespace) -> int:
     from firmware_bridge.bridge import Bridge
     from firmware_bridge.config import load_config
-    from firmware_bridge.errors import BridgeError, ConfigError
+    from firmware_bridge.errors import BridgeError, ConfigError, SpoolError
 
     try:
         config = load_config(args.config, broker_url=args.broker,
@@ -117,6 +117,10 @@ async def _main(args: argparse.Namespace) -> int:
     remove = install_stop_signals(stop)
     try:
         return await run_table(Bridge(config), daemon, stop)
+    except SpoolError as e:
+        # set-up, as the bridge alone says (exit 2: systemd does not loop on it)
+        print(f"bridge-table run: {e}", file=sys.stderr)
+        return 2
     except BridgeError as e:
         print(f"bridge-table run: {e}", file=sys.stderr)
         return 1

@@ -43,6 +43,7 @@ from firmware_bridge.errors import (
     DisplayError,
     GpioError,
     IndicatorError,
+    SpoolError,
 )
 from firmware_bridge.gpio import SeatLights, TableGpio
 from firmware_bridge.publisher import Publisher, Spool, wait_event
@@ -537,6 +538,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         asyncio.run(_run_until_signal(Bridge(config)))
+    except SpoolError as e:
+        # a spool it cannot open or write is set-up (a path, a permission): exit 2 so that
+        # systemd's RestartPreventExitStatus=2 stops instead of looping
+        print(f"bridge-table bridge: {e}", file=sys.stderr)
+        return 2
     except BridgeError as e:
         print(f"bridge-table bridge: {e}", file=sys.stderr)
         return 1

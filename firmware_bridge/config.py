@@ -4,11 +4,15 @@
 naming the file, the key path (``readers[2].antennas."1".seat``; list indices count
 from 0) and what is wrong, so a mistyped key fails at start-up rather than in the
 middle of a session. Paths in the file (tag registries, the spool) are relative to
-the config file's directory unless absolute. ``docs/config.md`` describes every key.
+the config file's directory unless absolute; a relative spool path is relative to
+``$STATE_DIRECTORY`` instead when systemd sets it (``StateDirectory=``: the config's
+directory, /etc/bridge-table, is read-only under ``ProtectSystem=strict``).
+``docs/config.md`` describes every key.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -375,9 +379,16 @@ def _registry(root: _Section, base: Path) -> RegistryConfig:
     return RegistryConfig(files=tuple(files))
 
 
+def state_directory() -> Path | None:
+    """systemd's ``StateDirectory=`` (the first of them), where a service keeps its state."""
+    state = os.environ.get("STATE_DIRECTORY", "")
+    return Path(state.split(":")[0]) if state else None
+
+
 def _spool(root: _Section, base: Path, table_id: str) -> SpoolConfig:
     sec = root.section("spool")
-    path = _resolve(base, sec.string("path", f"var/spool-table-{table_id}.sqlite"))
+    path = _resolve(state_directory() or base,
+                    sec.string("path", f"var/spool-table-{table_id}.sqlite"))
     sync = sec.string("sync", "normal", choices=("normal", "full"))
     acknowledge = sec.string("acknowledge", "controller", choices=("controller", "broker"))
     max_events = sec.integer("max_events", 200_000, minimum=100)

@@ -442,6 +442,20 @@ def test_a_bad_config_exits_2_with_the_reason(tmp_path: Path) -> None:
     assert main(["--config", str(tmp_path / "absent.toml")]) == 2
 
 
+def test_a_spool_it_cannot_create_exits_2_so_systemd_stops(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Restart=always with RestartPreventExitStatus=2 (systemd/): a spool path that cannot be
+    # made is set-up, and would fail again on every restart
+    from firmware_bridge.bridge import main
+    (tmp_path / "a-file").write_text("not a directory")
+    path = tmp_path / "table.toml"
+    path.write_text('[table]\nid = "5"\n[spool]\npath = "a-file/spool.sqlite"\n'
+                    '[gpio]\nfactory = "mock"\n[display]\ntype = "terminal"\n')
+    assert main(["--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "a-file/spool.sqlite" in err and "Traceback" not in err
+
+
 # -- end to end through the real serial path ------------------------------------------------
 
 async def test_virtual_reader_firmware_to_subscriber(tmp_path: Path, mosquitto: Mosquitto) -> None:

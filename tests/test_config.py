@@ -261,3 +261,16 @@ def test_memory_readers_in_a_table_file(tmp_path: Path) -> None:
     path.write_text('[table]\nid = "1"\n[[readers]]\nname = "n"\nurl = "memory://1/n?kind=tap"\n'
                     'antennas = { "0" = { zone = "board" } }\n')
     assert load_config(path).readers[0].url == "memory://1/n?kind=tap"
+
+
+def test_a_relative_spool_lives_in_systemds_state_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # systemd/bridge-table-*.service: StateDirectory=bridge-table and ProtectSystem=strict,
+    # under which the config's own directory (/etc/bridge-table) is read-only
+    state = tmp_path / "state"
+    monkeypatch.setenv("STATE_DIRECTORY", f"{state}:{tmp_path / 'second'}")
+    config = load_text(tmp_path, GOOD)
+    assert config.spool.path == (state / "var" / "spool.sqlite").resolve()
+    assert config.registry.files == ((tmp_path / "tags.toml").resolve(),)
+    monkeypatch.setenv("STATE_DIRECTORY", "")
+    assert load_text(tmp_path, GOOD).spool.path == (tmp_path / "var" / "spool.sqlite").resolve()

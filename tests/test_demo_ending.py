@@ -122,3 +122,20 @@ def test_a_board_file_that_is_not_pbn_is_a_clear_error(tmp_path: Path, content: 
     proc = run_demo("--board", str(board))
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("bridge-table demo:") and "Traceback" not in proc.stderr
+
+
+def test_a_table_that_stops_ends_the_demo_with_its_reason(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The player failing (the demo's bridge could not start, say) is an error with its
+    reason, not a wait for a result that cannot come (it once waited its whole timeout on a
+    missing import)."""
+    from controller.demo import runner
+    from controller.demo.plan import DemoError
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the readers are gone")
+
+    monkeypatch.setattr(runner, "_play_through_table", broken)
+    with pytest.raises(DemoError, match="the simulated table stopped: the readers are gone"):
+        asyncio.run(runner.run_demo(speed=3, out=open(os.devnull, "w"),  # noqa: SIM115
+                                    live=False))

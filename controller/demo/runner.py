@@ -151,7 +151,19 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
                     _play_through_table(settings, workdir, events, speed, view, lang,
                                         finished=stop))
                 tasks.append(player)
-                await asyncio.wait_for(done.wait(), timeout)
+                # the player failing (a reader, the bridge) ends the demo with its reason,
+                # instead of leaving it waiting for a result that cannot come
+                ended = asyncio.ensure_future(done.wait())
+                try:
+                    await asyncio.wait({ended, player}, timeout=timeout,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    ended.cancel()
+                if not done.is_set():
+                    problem = player.exception() if player.done() and \
+                        not player.cancelled() else None
+                    raise DemoError(f"the simulated table stopped: {problem}" if problem
+                                    else f"no result after {timeout:.0f} s")
                 await asyncio.sleep(0.3)  # the last state and indicator
             finally:
                 stop.set()
@@ -196,11 +208,10 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
     when the repository's ``hw_configs/sim.toml`` is not there."""
     import io
 
-    from gpiozero.pins.mock import MockFactory
-
     from firmware_bridge.bridge import Bridge
     from firmware_bridge.config import config_from_dict
     from firmware_bridge.display import TerminalDisplay
+    from firmware_bridge.extras import install_hint
     from firmware_bridge.sim.table import SimTable
 
     sim_toml = REPO_ROOT / "hw_configs" / "sim.toml"
@@ -212,7 +223,12 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
         data = bridge_config_dict(sim_toml, broker_url=settings.url,
                                   spool=workdir / "spool.sqlite", lang=lang)
         config = config_from_dict(data, sim_toml.resolve())
-        factory = MockFactory()
+        try:  # gpiozero's mock pins light the simulated LEDs; without [pi], the indicator
+            from gpiozero.pins.mock import MockFactory
+            factory: Any = MockFactory()
+        except ImportError:
+            factory = None
+            view.note(view.t["no_leds"].format(hint=install_hint("pi")))
         display = TerminalDisplay(config.display.cols, config.display.rows,
                                   stream=io.StringIO(), title=f"table {config.table.id}")
         bridge = Bridge(config, pin_factory=factory, display=display)
@@ -221,7 +237,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
         try:
             if not await table.wait_hosts(20):
                 view.note(view.t["no_readers"])
-            view.hardware = (factory, config.gpio, display)
+            view.hardware = (factory, config.gpio, display) if factory is not None else None
             finished = finished or asyncio.Event()
             for event in events:
                 if finished.is_set():
