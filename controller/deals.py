@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .formats.source import binary_reason
 from .laws.cards import Deal, ParseError, Seat, Vulnerability, board_dealer, board_vulnerability
 from .laws.record import DealInfo
 
@@ -54,13 +55,17 @@ def read_deals(path: str | Path, first_board: int | None = None, *,
             }
             return DealsRead(deals, [str(problem) for problem in dealfile.problems],
                              frozenset(dealfile.broken_boards))
+        data = p.read_bytes()
+        reason = binary_reason(data)
+        if reason is not None:
+            raise DealsError(f"{p}: not a PBN deals file: {reason}")
+        text = data.decode("utf-8", errors="replace")
         if deal_tags_only:
-            quick = pbn_deal_tags(p.read_bytes().decode("utf-8", errors="replace"))
+            quick = pbn_deal_tags(text)
             if quick is not None:
                 return DealsRead(quick, [])
         from .formats.pbn import deals_by_board, read_pbn
-        with open(p, encoding="utf-8", errors="replace") as fp:
-            pbn = read_pbn(fp)
+        pbn = read_pbn(text)
         return DealsRead(dict(deals_by_board(pbn)), [str(error) for error in pbn.errors])
     except OSError as exc:
         raise DealsError(f"cannot read deals file {p}: {exc.strerror or exc}") from None

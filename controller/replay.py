@@ -10,6 +10,7 @@ skipped; the run goes on.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
@@ -20,6 +21,7 @@ from . import wire
 from .deals import DealsError, load_deals
 from .display_text import LANGUAGES
 from .engine import Engine, Outgoing
+from .formats.source import binary_reason
 from .laws.cards import ParseError, Rules
 from .laws.record import DealInfo
 
@@ -176,6 +178,13 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
         fp: IO[bytes] = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")
     except OSError as exc:
         print(f"bridge-table replay: {exc}", file=sys.stderr)
+        return 2
+    head = fp.peek(65536) if isinstance(fp, io.BufferedReader) else b""
+    reason = binary_reason(head)
+    if reason is not None:  # one line, not one per line of garbage
+        print(f"bridge-table replay: {args.events}: not an events file: {reason}",
+              file=sys.stderr)
+        fp.close()
         return 2
     try:
         with fp:

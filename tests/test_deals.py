@@ -15,11 +15,14 @@ REPO = Path(__file__).resolve().parent.parent
 EVENTS = REPO / "tests" / "data" / "replay_t08_revoke.jsonl"
 
 
-@pytest.mark.parametrize("content", [b"", b"% only a comment\n", b"\x00\xff" * 100])
-def test_a_deals_file_without_a_board_is_refused(tmp_path: Path, content: bytes) -> None:
+@pytest.mark.parametrize(("content", "why"), [(b"", "no usable board"),
+                                            (b"% only a comment\n", "no usable board"),
+                                            (b"\x00\xff" * 100, "binary data, not text")])
+def test_a_deals_file_without_a_board_is_refused(tmp_path: Path, content: bytes,
+                                                 why: str) -> None:
     path = tmp_path / "empty.pbn"
     path.write_bytes(content)
-    with pytest.raises(DealsError, match="no usable board"):
+    with pytest.raises(DealsError, match=why):
         load_deals(path)
 
 
@@ -42,3 +45,14 @@ def test_replay_and_the_controller_refuse_it_the_same_way(tmp_path: Path,
 def test_a_sound_deals_file_loads() -> None:
     deals, problems = load_deals(REPO / "tests" / "data" / "replay_t08_revoke.pbn")
     assert 10 in deals and problems == []
+
+
+def test_binary_reason_tells_binary_from_latin_1_text() -> None:
+    from controller.formats.source import binary_reason
+    assert binary_reason(b"") is None
+    # PBN's own character set is ISO 8859-1: not UTF-8, still text
+    assert binary_reason('[Event "Café"]\r\n[Site "Hà Nội"]\n\x1a'.encode("latin-1",
+                                                                          "replace")) is None
+    assert binary_reason(b'[Event "x"]\n\x00\x01') == \
+        "binary data, not text (a NUL byte at offset 12)"
+    assert binary_reason(bytes([1, 2, 3, 65, 66])) is not None

@@ -83,6 +83,17 @@ def test_payload_errors_go_to_the_error_topic_and_stderr(tmp_path: Path) -> None
     assert f"{path}:1:" in proc.stderr
 
 
+def test_a_binary_file_is_one_error_and_exit_2(tmp_path: Path) -> None:
+    # a deals file or an events file that is not text: one line saying so, not one line of
+    # escaped garbage per line of the file, and not exit 0
+    binary = tmp_path / "photo.pbn"
+    binary.write_bytes(bytes(range(256)) * 40)
+    for args in ((str(binary),), (str(EVENTS), "--deals", str(binary))):
+        proc = replay(*args)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr.count("\n") == 1 and "binary data, not text" in proc.stderr
+
+
 def test_bad_arguments_exit_2(tmp_path: Path) -> None:
     assert replay(str(EVENTS), "--topics", "nonsense").returncode == 2
     assert replay(str(tmp_path / "missing.jsonl")).returncode == 2

@@ -402,6 +402,11 @@ def test_verify_without_a_deal_file_is_a_clear_error(capsys: pytest.CaptureFixtu
     assert main(["--deals", str(garbage)]) == 2
     err = capsys.readouterr().err
     assert "no usable deal" in err and "board 1, byte 0:" in err
+    binary = tmp_path / "photo.pbn"
+    binary.write_bytes(bytes(range(256)) * 800)
+    assert main(["--deals", str(binary), "--simulate"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a PBN deals file: binary data" in err
 
 
 async def test_a_failing_consumer_does_not_stop_the_station() -> None:

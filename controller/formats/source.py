@@ -12,9 +12,28 @@ from typing import TextIO
 
 from .errors import FormatError
 
-__all__ = ["Source", "read_source"]
+__all__ = ["Source", "binary_reason", "read_source"]
 
 Source = TextIO | str | Path
+
+#: how much of a file the binary check looks at
+_SNIFF = 65536
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\x1a")  # \x1a: DOS end of file, in old PBN files
+
+
+def binary_reason(data: bytes) -> str | None:
+    """Why ``data`` (a file's first bytes) is not a text file, or None when it may be one.
+
+    A NUL byte, or more than one byte in ten a control character, is binary. Bytes that are
+    not UTF-8 are not: PBN's own character set is ISO 8859-1, and the readers decode it."""
+    head = data[:_SNIFF]
+    nul = head.find(0)
+    if nul >= 0:
+        return f"binary data, not text (a NUL byte at offset {nul})"
+    controls = sum(1 for b in head if b < 32 and b not in _TEXT_CONTROLS)
+    if head and controls * 10 > len(head):
+        return f"binary data, not text ({controls} control bytes in the first {len(head)})"
+    return None
 
 
 def read_source(source: Source) -> str | FormatError:
@@ -22,7 +41,11 @@ def read_source(source: Source) -> str | FormatError:
     readers report it with the file's other problems instead of raising)."""
     try:
         if isinstance(source, Path):
-            text = source.read_bytes().decode("utf-8", errors="replace")
+            data = source.read_bytes()
+            reason = binary_reason(data)
+            if reason is not None:
+                return FormatError(0, reason)
+            text = data.decode("utf-8", errors="replace")
         elif isinstance(source, str):
             text = source
         else:
