@@ -2,10 +2,12 @@
 
 Four rows of at most ``WIDTH`` columns (a 20x4 character display; a CJK character takes
 two columns, as on a terminal and, at twice the width of a Latin letter, on the OLED): the
-board and its markings, the auction or the contract and tricks, whose turn it is, and the
-first irregularity the table is allowed to show. Every row is chosen to fit, never cut or
+board and its markings, the auction or the contract and tricks, whose turn it is, the score
+once the board is played, and the first irregularity the table is allowed to show (over
+the last rows). Every row is chosen to fit, never cut or
 wrapped by the display: each text has shorter forms (controller/laws/messages.py), the
-first that fits is taken. Seats are N E S W in every language. An alert shows its name, its
+first that fits is taken. Seats are N E S W in English and Vietnamese, 北 东 南 西 in
+Chinese. An alert shows its name, its
 Law, the seat and its status whole: on the last row when that fits, else on the last two.
 
 The indicator is rebuilt after every event, so the phrases are memoised: a table meets the
@@ -153,9 +155,10 @@ def display_key(board: Board | None, shown: Sequence[Irregularity],
     """The values the rows of ``board`` with ``shown`` alerts are rendered from: the board
     row's, the second row's (the auction's last four calls as text, or the contract and
     tricks) and the third's (whose turn it is), each its own key so that each row is
-    rendered once per value. ``turn`` (``board.turn``), ``last_calls`` (the texts,
-    ``str(call)``, of the auction's last four calls) and ``won`` (the play's
-    ``tricks_won``) when the caller has them."""
+    rendered once per value, and the fourth row's (the score once the board is played,
+    for the players to check before the hands go back). ``turn`` (``board.turn``),
+    ``last_calls`` (the texts, ``str(call)``, of the auction's last four calls) and
+    ``won`` (the play's ``tricks_won``) when the caller has them."""
     alert = shown[0] if shown else None
     if board is None:
         return None, (), alert
@@ -166,6 +169,7 @@ def display_key(board: Board | None, shown: Sequence[Irregularity],
     phase = board.phase
     second: tuple[object, ...]
     third: tuple[object, ...]
+    fourth: tuple[object, ...] = ()
     if phase is Phase.SCANNING or phase is Phase.AUCTION:
         if last_calls is None:
             last_calls = tuple([str(c) for _, c in auction.calls[-4:]])
@@ -180,9 +184,12 @@ def display_key(board: Board | None, shown: Sequence[Irregularity],
             third = ("turn", turn)
         elif phase is Phase.COMPLETE:
             third = ("board_complete" if board.done else "return_cards", board.number)
+            score = board.score_ns
+            if score is not None:
+                fourth = (score,)
         else:
             third = ("", None)
-    return head, (second, third), alert
+    return head, (second, third, fourth), alert
 
 
 def display_lines(board: Board | None, shown: Sequence[Irregularity],
@@ -200,7 +207,7 @@ def render_display(key: DisplayKey, languages: Sequence[str] = LANGUAGES
         if head is None:
             rows: Sequence[str] = (_ui("waiting_board", lang), "", "", "")
         else:
-            rows = (_head_row(head, lang), *_mid_rows(mid, lang), "")
+            rows = (_head_row(head, lang), *_mid_rows(mid, lang))
         out[lang] = with_alert(rows, _alert_lines(alert, lang)) if alert is not None \
             else list(rows)
     return out
@@ -213,11 +220,26 @@ def _head_row(head: tuple[object, ...], lang: str) -> str:
     return _ui_numbers("board_info", lang, (("dealer", dealer), ("vul", vul)), n=number)
 
 
-def _mid_rows(mid: tuple[object, ...], lang: str) -> tuple[str, str]:
-    """The second and third rows (auction or contract and tricks; whose turn it is)."""
-    second, third = mid
-    assert isinstance(second, tuple) and isinstance(third, tuple)
-    return _second_row(second, lang), _third_row(third, lang)
+def _mid_rows(mid: tuple[object, ...], lang: str) -> tuple[str, str, str]:
+    """The second, third and fourth rows (auction or contract and tricks; whose turn it
+    is; the board's score once it is played)."""
+    second, third, fourth = mid
+    assert isinstance(second, tuple) and isinstance(third, tuple) and isinstance(fourth, tuple)
+    return _second_row(second, lang), _third_row(third, lang), _fourth_row(fourth, lang)
+
+
+def score_text(score: int) -> str:
+    """A duplicate score as the players write it: ``+650``, ``-100``, ``0``."""
+    return f"{score:+d}" if score else "0"
+
+
+@lru_cache(maxsize=1024)
+def _fourth_row(fourth: tuple[object, ...], lang: str) -> str:
+    if not fourth:
+        return ""
+    (score,) = fourth
+    assert isinstance(score, int)
+    return _ui("score", lang, score=score_text(score))
 
 
 @lru_cache(maxsize=16384)
@@ -259,6 +281,11 @@ def _third_rows(third: tuple[object, ...], languages: tuple[str, ...]) -> tuple[
     return tuple(_third_row(third, lang) for lang in languages)
 
 
+@lru_cache(maxsize=256)
+def _fourth_rows(fourth: tuple[object, ...], languages: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_fourth_row(fourth, lang) for lang in languages)
+
+
 class DisplayRenderer:
     """``render_display`` for one table, in its ``languages``: the board row and the
     second row are kept from the last key and rendered again only when their part of the
@@ -289,18 +316,20 @@ class DisplayRenderer:
         if head != self._head:
             self._head = head
             self._head_rows = tuple(_head_row(head, lang) for lang in languages)
-        second, third = mid
-        assert isinstance(second, tuple) and isinstance(third, tuple)
+        second, third, fourth = mid
+        assert isinstance(second, tuple) and isinstance(third, tuple) and isinstance(fourth, tuple)
         if second != self._second:
             self._second = second
             self._second_rows = tuple(_second_row(second, lang) for lang in languages)
         thirds = _third_rows(third, languages)
+        fourths = _fourth_rows(fourth, languages)
         if alert is None:
-            return {lang: [h, s, t, ""] for lang, h, s, t
-                    in zip(languages, self._head_rows, self._second_rows, thirds, strict=True)}
+            return {lang: [h, s, t, f] for lang, h, s, t, f
+                    in zip(languages, self._head_rows, self._second_rows, thirds, fourths,
+                           strict=True)}
         if alert is not self._alert:
             self._alert = alert
             self._alert_rows = tuple(_alert_lines(alert, lang) for lang in languages)
-        return {lang: with_alert((h, s, t, ""), a) for lang, h, s, t, a
-                in zip(languages, self._head_rows, self._second_rows, thirds,
+        return {lang: with_alert((h, s, t, f), a) for lang, h, s, t, f, a
+                in zip(languages, self._head_rows, self._second_rows, thirds, fourths,
                        self._alert_rows, strict=True)}

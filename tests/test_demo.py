@@ -36,6 +36,12 @@ def test_demo_without_a_terminal_prints_plain_lines_and_the_result() -> None:
     alerts = [line for line in out.splitlines() if line.startswith("[alert]")]
     assert any("REVOKE" in a and "open" in a for a in alerts)
     assert any("REVOKE" in a and "established" in a for a in alerts)
+    # each alert after the card that caused it (the controller publishes the alert first)
+    lines = out.splitlines()
+    revoke = lines.index("[card] Trick 6: East ♥9")
+    assert "REVOKE" in lines[revoke + 1] and "open" in lines[revoke + 1], lines[revoke:revoke + 3]
+    lead = lines.index("[card] Trick 7: East ♣2")
+    assert "established" in lines[lead + 1], lines[lead:lead + 3]
     assert "[result] Board 10: 4H by S, 11 tricks (as played 9), Score NS +650" in out
     assert "[score] NS +650" in out
     pbn = out.split("[pbn]", 1)[1]

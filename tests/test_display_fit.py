@@ -182,17 +182,26 @@ def test_the_controller_shows_an_alert_in_place_of_the_turn() -> None:
                                           "Call out of rotation", "Law 28 S open"]
 
 
+def test_a_played_board_shows_its_score_for_the_players_to_check() -> None:
+    # the t08 board: 4H by S, nine tricks played and two transferred for the revoke (64A1)
+    done = BOARD_ROWS[-1]
+    assert [done[lang][3] for lang in LANGUAGES] == ["NS +650", "NS +650", "南北+650"]
+    assert done["en"][2] == "Cards back in board"
+    # no score before the board ends
+    assert all(rows[lang][3] == "" for rows in BOARD_ROWS[:-1] for lang in LANGUAGES)
+
+
 def test_an_alert_keeps_its_laws_citation_and_says_its_status() -> None:
     revoke = Irregularity(id=1, code=Code.REVOKE, law="63A", seat=Seat.W)
     assert alert_rows(revoke, "en") == ["Revoke W", "Law 63A open"]
-    assert alert_rows(revoke, "vi") == ["Lỗi đánh sai W", "Điều 63A chưa xử lý"]
-    assert alert_rows(revoke, "zh") == ["藏牌 W", "第63A条 待处理"]
+    assert alert_rows(revoke, "vi") == ["Lỗi đánh sai chất W", "Điều 63A chưa xử lý"]
+    assert alert_rows(revoke, "zh") == ["藏牌 西", "第63A条 待处理"]
     established = Irregularity(id=1, code=Code.REVOKE, law="64A1", seat=Seat.E,
                                status=Status.ESTABLISHED)
     assert alert_rows(established, "en") == ["Revoke E", "Law 64A1 established"]
-    assert alert_rows(established, "zh") == ["藏牌 E", "第64A1条 已成立"]
+    assert alert_rows(established, "zh") == ["藏牌 东", "第64A1条 已成立"]
     rows = with_alert(BOARD_ROWS[0]["vi"], alert_rows(established, "vi"))
-    assert rows[2:] == ["Lỗi đánh sai E", "64A1 được xác định"]
+    assert rows[2:] == ["Lỗi đánh sai chất E", "64A1 được xác định"]
     assert rows[1] == "1C 1H nín"   # the auction stays in view
 
 
@@ -220,4 +229,4 @@ def test_every_display_key_has_a_form_that_fits(lang: str) -> None:
 def test_a_passed_out_board_reads_in_the_language() -> None:
     passed = Contract.parse("Pass")
     assert [first_fit(ui_variants("contract", lang, contract=passed, seat=Seat.N))
-            for lang in LANGUAGES] == ["Pass N", "bốn nín N", "四家不叫 N"]
+            for lang in LANGUAGES] == ["Pass N", "bốn nín N", "四家不叫 北"]

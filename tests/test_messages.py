@@ -311,13 +311,17 @@ def test_grammar_and_sense() -> None:
         ["Pass", "bốn nín", "四家不叫"]
 
 
-def test_seat_letters_are_NESW_on_every_display_and_names_in_sentences() -> None:
-    for lang in LANGUAGES:
+def test_seats_on_a_display_are_NESW_or_chinese_and_names_in_sentences() -> None:
+    # N E S W in English and Vietnamese (Vietnamese initials clash: N is Nam); Chinese has
+    # a one-character name for each seat, and "轮到N出牌" mixed the scripts
+    for lang in ("en", "vi"):
         assert [seat_name(s, lang, short=True) for s in Seat] == ["N", "E", "S", "W"]
+    assert [seat_name(s, "zh", short=True) for s in Seat] == ["北", "东", "南", "西"]
     assert ui_text("turn", "vi", short=True, seat=Seat.S) == "Lượt S đánh bài"
     assert ui_text("turn", "vi", seat=Seat.S) == "Lượt Nam đánh bài"
+    assert ui_text("turn", "zh", short=True, seat=Seat.N) == "轮到北出牌"
     assert ui_text("contract_tricks", "zh", short=True, contract=Contract.parse("4H"),
-                   seat=Seat.E, ns=3, ew=2) == "4H E 南北3 东西2"
+                   seat=Seat.E, ns=3, ew=2) == "4H 东 南北3 东西2"
 
 
 def test_the_open_status_and_the_others_have_names() -> None:

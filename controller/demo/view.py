@@ -201,6 +201,9 @@ class TableView:
     event_arrived: asyncio.Event = field(default_factory=asyncio.Event)
     _last_lines: tuple[str, ...] = ()
     _last_draw: float = 0.0
+    #: plain alert lines held until the card or call that caused them is printed (the
+    #: controller publishes an event's alert before its feed item)
+    _held_alerts: list[str] = field(default_factory=list)
 
     @property
     def t(self) -> dict[str, str]:
@@ -214,6 +217,8 @@ class TableView:
             self.events_seen += 1
             self.event_arrived.set()
             return
+        if kind in ("state", "indicator", "result"):
+            self.release_alerts()
         if kind == "state":
             self.state = payload
         elif kind == "indicator":
@@ -225,7 +230,7 @@ class TableView:
         elif kind == "alert":
             self.alerts[int(payload.get("id", 0))] = payload
             if not self.live:
-                self._line("alert", self._alert_text(payload))
+                self._held_alerts.append(self._alert_text(payload))
         elif kind == "result":
             self.result = payload
         elif kind == "feed":
@@ -254,6 +259,13 @@ class TableView:
             self._line("board", self.t["board_line"].format(
                 n=p.get("board"), dealer=_seat_name(str(p.get("dealer")), self.lang),
                 vul=_vul_name(p.get("vul"), self.lang)))
+        self.release_alerts()
+
+    def release_alerts(self) -> None:
+        """Print the alert lines held for the card or call that caused them."""
+        held, self._held_alerts = self._held_alerts, []
+        for text in held:
+            self._line("alert", text)
 
     def plan(self, plan: DemoPlan) -> None:
         """What the simulated players will do, as the first plain line."""
@@ -418,6 +430,7 @@ def plan_text(plan: DemoPlan, lang: str) -> str:
 
 def print_end(view: TableView, record: BoardRecord | None, out: IO[str]) -> None:
     """The result, the score and the board's PBN (``record``, as played) after the board."""
+    view.release_alerts()
     lang, result = view.lang, view.result
     if result is None:
         print(f"[{_tag('demo', lang)}] {view.t['no_result']}", file=out)

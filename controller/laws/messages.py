@@ -43,12 +43,14 @@ _SEATS: Final[dict[str, tuple[str, str, str, str]]] = {
     "vi": ("Bắc", "Đông", "Nam", "Tây"),
     "zh": ("北", "东", "南", "西"),
 }
-# One-letter seats on a display are N E S W in every language, as cards, PBN and LIN write
-# them (the glossary: Vietnamese initials clash, N is Nam; an HD44780 shows Đ as D).
+# One-letter seats on a display are N E S W in English and Vietnamese, as cards, PBN and
+# LIN write them (the glossary: Vietnamese initials clash, N is Nam; an HD44780 shows Đ as
+# D). Chinese has a one-character name for each seat, which every display that can show
+# Chinese shows ("轮到N出牌" mixed scripts; a display without CJK falls back to English).
 _SEATS_SHORT: Final[dict[str, tuple[str, str, str, str]]] = {
     "en": ("N", "E", "S", "W"),
     "vi": ("N", "E", "S", "W"),
-    "zh": ("N", "E", "S", "W"),
+    "zh": ("北", "东", "南", "西"),
 }
 # indexed by Suit (C D H S)
 _SUITS: Final[dict[str, tuple[str, str, str, str]]] = {
@@ -314,8 +316,11 @@ _BASE_BY_STATUS: Final[dict[tuple[Code, Status], tuple[str, str, str]]] = {
 
 # Names for the display, each at most 20 columns (a CJK character takes two; 18 leaves room
 # for the seat): the display gives an alert a row of its own for the name and the seat, the
-# citation and the status another (controller/display_text.py). "trái lệ" (improper) is the
-# Vietnamese Laws' word (25).
+# citation and the status another (controller/display_text.py). Each names the offence as
+# a player reads it at the table: "sai luật" (against the Laws, 44 in the Vietnamese Laws)
+# rather than the rule book's "trái lệ"; the call made when the player had to pass, not the
+# duty to pass; the penalty card not played, not "not yet played"; a revoke as the wrong
+# suit played (43B2b's "lỗi đánh sai chất").
 _SHORT: Final[dict[Code, tuple[str, str, str]]] = {
     Code.WRONG_BOARD: ("Wrong board", "Sai hộp", "错误的牌套"),
     Code.CARDS_FROM_WRONG_BOARD: ("Cards: other board", "Bài của hộp khác", "其他牌套的牌"),
@@ -327,22 +332,23 @@ _SHORT: Final[dict[Code, tuple[str, str, str]]] = {
     Code.CARD_FROM_OTHER_BOARD: ("Other board's card", "Cây của hộp khác", "别副牌套的牌"),
     Code.CALL_OUT_OF_ROTATION: ("Call out of rotation", "Rao giá sai lượt", "越序叫牌"),
     Code.INSUFFICIENT_BID: ("Insufficient bid", "GCN không đủ", "不足叫牌"),
-    Code.INADMISSIBLE_DOUBLE: ("Inadmissible double", "Cont'ra trái lệ", "不合规定的加倍"),
-    Code.INADMISSIBLE_REDOUBLE: ("Inadmissible XX", "Recont'ra trái lệ", "不合规定的再加倍"),
-    Code.CALL_BY_PLAYER_REQUIRED_TO_PASS: ("Called, must pass", "Buộc phải nín", "必须不叫却叫牌"),
+    Code.INADMISSIBLE_DOUBLE: ("Inadmissible double", "Cont'ra sai luật", "不合规定的加倍"),
+    Code.INADMISSIBLE_REDOUBLE: ("Inadmissible XX", "Recont'ra sai luật", "不合规定的再加倍"),
+    Code.CALL_BY_PLAYER_REQUIRED_TO_PASS: ("Called, must pass", "Rao khi phải nín",
+                                           "必须不叫却叫牌"),
     Code.BID_ABOVE_SEVEN: ("Bid above seven", "GCN trên bậc bảy", "叫牌超过七阶"),
-    Code.CALL_AFTER_AUCTION_CLOSED: ("Call after auction", "Rao sau kết thúc", "竞叫结束后叫牌"),
+    Code.CALL_AFTER_AUCTION_CLOSED: ("Call after auction", "Giá sau rao giá", "竞叫结束后叫牌"),
     Code.CHANGE_OF_CALL: ("Change of call", "Thay đổi giá", "更改叫牌"),
     Code.CARD_EXPOSED_DURING_AUCTION: ("Card exposed", "Cây bài bị lộ", "暴露的牌张"),
     Code.OPENING_LEAD_OUT_OF_TURN: ("Lead out of turn", "Đánh cái sai lượt", "越序首引"),
     Code.LEAD_OUT_OF_TURN: ("Lead out of turn", "Đánh cái sai lượt", "越序引牌"),
     Code.PREMATURE_PLAY: ("Premature play", "Đánh trước lượt", "过早出牌"),
-    Code.PENALTY_CARD_NOT_PLAYED: ("Penalty card", "Chưa đánh cây phạt", "未打出罚张"),
-    Code.REVOKE: ("Revoke", "Lỗi đánh sai", "藏牌"),
+    Code.PENALTY_CARD_NOT_PLAYED: ("Penalty card", "Không đánh cây phạt", "未打出罚张"),
+    Code.REVOKE: ("Revoke", "Lỗi đánh sai chất", "藏牌"),
     Code.FIFTH_CARD: ("Fifth card", "Cây bài thứ năm", "第五张牌"),
     Code.EXTRA_CARD_SAME_TRICK: ("Second card to trick", "Đánh cây thứ hai", "同墩出第二张牌"),
     Code.DEFECTIVE_TRICK: ("Defective trick", "Nước bài bị lỗi", "有缺陷的牌墩"),
-    Code.CARD_NOT_IN_HAND: ("Card not in hand", "Cây không trên tay", "非手中的牌"),
+    Code.CARD_NOT_IN_HAND: ("Card not in hand", "Không có cây này", "非手中的牌"),
     Code.CARD_WITHDRAWN: ("Card withdrawn", "Rút lại cây bài", "收回已出的牌"),
 }
 
@@ -892,7 +898,7 @@ _UI: Final[dict[str, tuple[str, str, str]]] = {
     "wait_director": ("Wait for the director", "Chờ trọng tài", "请等待裁判"),
     "must_pass": ("{seat} must pass", "{seat} buộc phải nín", "{seat}必须不叫"),
     "penalty_card": ("Penalty card {card}", "Cây phạt {card}", "罚张{card}"),
-    "claim": ("Claim", "Yêu sách", "摊牌"),
+    "claim": ("Claim", "Tuyên bố số nước", "摊牌"),
     "undo": ("Undo", "Hủy thao tác", "撤销"),
     "next_board": ("Next board", "Ván tiếp theo", "下一副"),
     "phase": ("{phase}", "{phase}", "{phase}"),
@@ -908,7 +914,7 @@ _UI_SHORT: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
         ("Board {n} Dlr {dealer} {vul}", "Bd {n} Dlr {dealer} {vul}",
          "Bd {n} {dealer} {vul_min}"),
         ("Ván {n} {dealer} chia, {vul}", "Ván {n} {dealer} chia {vul_min}",
-         "#{n} {dealer} chia {vul_min}", "#{n} {dealer} {vul_min}"),
+         "#{n} {dealer} chia {vul_min}", "#{n} {dealer} {vul_min}", "{n} {dealer} {vul_min}"),
         ("第{n}副 {dealer}发牌 {vul}", "{n}副 {dealer}发牌 {vul}", "第{n}副 {dealer} {vul_min}",
          "{n} {dealer} {vul_min}"),
     ),
@@ -917,7 +923,8 @@ _UI_SHORT: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
     "contract_tricks": (
         ("{contract} {seat} NS {ns} EW {ew}", "{contract} {seat} NS{ns} EW{ew}"),
         ("{contract} {seat} NS {ns} EW {ew}", "{contract} {seat} NS{ns} EW{ew}"),
-        ("{contract} {seat} 南北{ns} 东西{ew}", "{contract} {seat} NS{ns} EW{ew}"),
+        ("{contract} {seat} 南北{ns} 东西{ew}", "{contract}{seat} 南北{ns}东西{ew}",
+         "{contract} {seat} NS{ns} EW{ew}"),
     ),
     "lead": (("Opening lead: {seat}", "Lead: {seat}"),
              ("Cây cái đầu tiên: {seat}", "Cái đầu: {seat}"), ("首引：{seat}",)),
@@ -948,10 +955,10 @@ _VUL_SHORT: Final[dict[str, dict[Vulnerability, str]]] = {
 _VUL_MIN: Final[dict[str, dict[Vulnerability, str]]] = {
     "en": {Vulnerability.NONE: "None", Vulnerability.NS: "NS", Vulnerability.EW: "EW",
            Vulnerability.ALL: "All"},
-    "vi": {Vulnerability.NONE: "không vùng", Vulnerability.NS: "NS vùng",
-           Vulnerability.EW: "EW vùng", Vulnerability.ALL: "cả 2 vùng"},
-    "zh": {Vulnerability.NONE: "双无", Vulnerability.NS: "NS有局", Vulnerability.EW: "EW有局",
-           Vulnerability.ALL: "双有"},
+    "vi": {Vulnerability.NONE: "đều ngoài vùng", Vulnerability.NS: "NS trong vùng",
+           Vulnerability.EW: "EW trong vùng", Vulnerability.ALL: "đều trong vùng"},
+    "zh": {Vulnerability.NONE: "双无", Vulnerability.NS: "南北有局",
+           Vulnerability.EW: "东西有局", Vulnerability.ALL: "双有"},
 }
 
 #: Every display key ``ui_text`` knows.
