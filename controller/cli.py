@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+
+from controller.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 #: subcommand -> "module:function"; each function takes argv (list[str]) and returns an exit code.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -27,24 +31,56 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _usage() -> str:
-    lines = ["usage: bridge-table COMMAND [ARGS...]", "", "commands:"]
-    lines += [f"  {name:<11} {help_}" for name, (_, help_) in COMMANDS.items()]
+    width = max(len(name) for name in COMMANDS)
+    lines = ["usage: bridge-table COMMAND [ARGS...]", "       bridge-table --version", "",
+             "commands:"]
+    lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", "bridge-table COMMAND --help: the command's options. Exit status: 0 done, "
+                  "1 failed while running,", "2 a wrong command line, configuration or "
+                  "input file, 130 interrupted (Ctrl-C)."]
     return "\n".join(lines)
+
+
+def version() -> str:
+    """``bridge-table 0.1.0 (wire contract v1)``: the package's version and the contract's."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    from controller.wire import VERSION
+    try:
+        package = dist_version("bridge-table")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        package = "unknown"
+    return f"bridge-table {package} (wire contract v{VERSION})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help", "help"):
+    if not args:
+        print(_usage(), file=sys.stderr)
+        return EXIT_USAGE
+    if args[0] in ("-h", "--help", "help"):
         print(_usage())
-        return 0 if args else 2
+        return EXIT_OK
+    if args[0] in ("-V", "--version") or args[1:] == ["--version"]:
+        print(version())
+        return EXIT_OK
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
         print(f"bridge-table: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     target = COMMANDS[name][0]
     module_name, func_name = target.split(":")
-    func = getattr(importlib.import_module(module_name), func_name)
-    result = func(rest)
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+        result = func(rest)
+    except KeyboardInterrupt:  # Ctrl-C where a command did not catch it: no traceback
+        print(f"bridge-table {name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `bridge-table replay ... | head`: the reader has gone
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
+        return EXIT_OK
     return int(result or 0)
 
 

@@ -94,6 +94,7 @@ from controller.brokersettings import (  # noqa: F401 - re-exported
     add_broker_arguments,
     settings_from_args,
 )
+from controller.commandline import LOG_FORMAT, add_log_level, setup_logging
 from controller.gcpolicy import GcPolicy
 from controller.journal import IncomingEntry, Journal, JournalError
 from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
@@ -798,7 +799,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-sources", type=_positive, default=None,
                     help="sources (src) per table at most (default 64)")
     ap.add_argument("--status-interval", type=float, default=30.0)
-    ap.add_argument("--log-level", default=os.environ.get("BRIDGE_TABLE_LOG_LEVEL", "INFO"))
+    add_log_level(ap)
     return ap
 
 
@@ -813,8 +814,9 @@ def _positive(text: str) -> int:
 
 
 def configure_logging(level: str) -> None:
+    """Logging at ``level`` in the commands' one format (controller/commandline.py)."""
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+                        format=LOG_FORMAT, force=True)
 
 
 def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
@@ -893,7 +895,7 @@ async def _serve(daemon: ControllerDaemon) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    configure_logging(args.log_level)
+    setup_logging(args)
     try:
         daemon = daemon_from_args(args)
     except ControllerError as e:

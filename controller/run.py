@@ -20,18 +20,17 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from controller.commandline import add_log_level, setup_logging
 from controller.daemon import (
     DEFAULT_MAX_PAYLOAD,
     ControllerDaemon,
     ControllerError,
     build_engine,
-    configure_logging,
     install_stop_signals,
 )
 from controller.journal import Journal, JournalError
@@ -54,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--journal-sync", choices=("full", "normal"), default="full")
     ap.add_argument("--rules", default="2017", help="Laws edition: 2017 or 2007")
     ap.add_argument("--policy", help="indicator policy file (TOML)")
-    ap.add_argument("--log-level", default=os.environ.get("BRIDGE_TABLE_LOG_LEVEL", "INFO"))
+    add_log_level(ap)
     return ap
 
 
@@ -133,7 +132,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    configure_logging(args.log_level)
+    setup_logging(args)
     return asyncio.run(_main(args))
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO, cast
 
 from controller import wire
+from controller.commandline import add_log_level, setup_logging
 from controller.laws.events import Action, Button, Zone
 from firmware_bridge.config import SEATS, BridgeConfig, ReaderConfig, load_config
 from firmware_bridge.display import Display, NullDisplay, make_display
@@ -509,8 +510,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
     p.add_argument("--credentials", help="the broker login (credentials file from "
                    "bridge-table broker-config), instead of the config's [broker] credentials")
-    p.add_argument("--log-level", default="INFO",
-                   choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    add_log_level(p)
     return p
 
 
@@ -528,8 +528,7 @@ async def _run_until_signal(bridge: Bridge) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging(args)
     try:
         config = load_config(args.config, broker_url=args.broker,
                              credentials=args.credentials)

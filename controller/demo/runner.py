@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import logging
 import math
 import os
 import shutil
@@ -36,6 +35,7 @@ from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord, DealInfo
 from controller.mosquitto import Mosquitto, MosquittoError
 
+from ..commandline import add_log_level, setup_logging
 from .plan import DemoError, load_board, plan_board
 from .view import LANGS, TableView, event_text, print_end
 
@@ -306,14 +306,13 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-revoke", action="store_true", help="play the board as recorded")
     ap.add_argument("--revoke-trick", type=int, default=6)
     ap.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
-    ap.add_argument("--log-level", default="WARNING")
+    add_log_level(ap, default="WARNING")
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
-                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    setup_logging(args)
     try:
         return asyncio.run(run_demo(lang=args.lang, speed=args.speed,
                                     live=False if args.plain else None,

@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 from controller import wire
 from controller.brokersettings import DEFAULT_URL, BrokerSettings, BrokerSettingsError, resolve
+from controller.commandline import add_log_level, setup_logging
 from controller.deals import DealsError, read_deals
 from controller.laws.cards import FULL_DECK, Deal, Seat
 from controller.laws.dealcheck import DuplicateBoardDetector
@@ -340,6 +341,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--root", default="bridge", help="--events: the topic root")
     p.add_argument("--no-faults", action="store_true", help="--simulate: plant no faults")
     p.add_argument("--quiet", "-q", action="store_true", help="summary only")
+    add_log_level(p, default="WARNING")
     return p
 
 
@@ -569,6 +571,7 @@ async def _events(args: argparse.Namespace, out: TextIO, err: TextIO,
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    setup_logging(args)
     out = out or sys.stdout
     err = err or sys.stderr
     try:

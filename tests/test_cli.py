@@ -1,0 +1,98 @@
+"""``bridge-table`` itself: usage, ``--version``, and the conventions every command shares
+(controller/commandline.py): exit codes, ``--log-level``, one log format."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.cli import COMMANDS, main, version
+from controller.commandline import LOG_FORMAT, LOG_LEVELS
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: the commands that take --log-level (docs/install.md: every long-running one, and verify)
+LOGGING_COMMANDS = ("controller", "bridge", "run", "demo", "verify")
+
+
+def bridge_table(*args: str, env: dict[str, str] | None = None
+                 ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "controller.cli", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, env=env)
+
+
+def test_no_command_is_usage_on_stderr_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: bridge-table COMMAND")
+    assert main(["--help"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: bridge-table COMMAND") and err == ""
+    assert main(["no-such-command"]) == 2
+    assert "unknown command 'no-such-command'" in capsys.readouterr().err
+
+
+def test_the_command_list_is_aligned(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["--help"])
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("  ") and line.split()[0] in COMMANDS]
+    assert len(rows) == len(COMMANDS)
+    # every description starts in the same column
+    starts = {row.index(COMMANDS[row.split()[0]][1]) for row in rows}
+    assert len(starts) == 1, rows
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-V"], ["replay", "--version"]])
+def test_version(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 0
+    text = capsys.readouterr().out.strip()
+    assert text == version() and text.startswith("bridge-table ")
+    assert "wire contract v1" in text
+
+
+@pytest.mark.parametrize("command", LOGGING_COMMANDS)
+def test_every_command_takes_the_same_log_levels(command: str) -> None:
+    proc = bridge_table(command, "--log-level", "bogus")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "'bogus' is not a log level: choose from DEBUG, INFO, WARNING, ERROR" in proc.stderr
+    assert "--log-level LEVEL" in bridge_table(command, "--help").stdout
+
+
+def test_log_levels_are_taken_in_any_case_and_from_the_environment(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from controller.commandline import add_log_level, setup_logging
+    ap = argparse.ArgumentParser()
+    add_log_level(ap, default="WARNING")
+    monkeypatch.delenv("BRIDGE_TABLE_LOG_LEVEL", raising=False)
+    assert setup_logging(ap.parse_args([])) == "WARNING"
+    assert setup_logging(ap.parse_args(["--log-level", "debug"])) == "DEBUG"
+    assert logging.getLogger().level == logging.DEBUG
+    monkeypatch.setenv("BRIDGE_TABLE_LOG_LEVEL", "error")
+    assert setup_logging(ap.parse_args([])) == "ERROR"
+    monkeypatch.setenv("BRIDGE_TABLE_LOG_LEVEL", "loud")
+    assert setup_logging(ap.parse_args([])) == "WARNING"
+    assert "'loud' is not a log level" in capsys.readouterr().err
+    assert set(LOG_LEVELS) == {"DEBUG", "INFO", "WARNING", "ERROR"}
+    logging.getLogger().setLevel(logging.WARNING)
+
+
+def test_logs_are_in_the_one_format() -> None:
+    # what a command logs while running (the demo's bridge and controller at INFO)
+    assert LOG_FORMAT == "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    proc = bridge_table("demo", "--speed", "40", "--log-level", "INFO",
+                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    logged = [line for line in proc.stderr.splitlines() if " INFO " in line]
+    assert logged, proc.stderr[-2000:]
+    for line in logged:
+        date, clock, level, rest = line.split(" ", 3)
+        assert len(date) == 10 and date[4] == "-" and clock.count(":") == 2
+        assert level == "INFO" and ": " in rest
