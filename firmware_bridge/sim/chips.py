@@ -7,7 +7,12 @@ benchmarks and for the Pi-attached reader backends' tests.
   firmware polls in its own thread);
 * :class:`EmuMFRC522` - the MFRC522 at the register level, behind its SPI protocol (datasheet
   §8.1.2): FIFO, ComIrqReg, ErrorReg, CollReg, BitFramingReg, TxControlReg, the Transceive
-  command and its timer;
+  command and its timer, the soft reset's wake-up. ``collpos`` chooses how CollReg's CollPos
+  counts when the answer is received with RxAlign (the datasheet leaves it open): ``"nxp"``
+  from bit 0 of the first received byte, RxAlign included (NXP's reader library), or
+  ``"arduino"`` from the first bit of the UID at this cascade level (the Arduino MFRC522
+  library). A collision sets ParityErr with CollErr, as the broken bit breaks its byte's
+  parity;
 * :class:`EmuPN532` - the PN532 at the frame level (UM0701-02 §6.2): normal information
   frames, ACK, the I2C status byte, the SPI DW/SR/DR prefixes, and the commands a reader uses.
 
@@ -26,7 +31,10 @@ from collections.abc import Callable
 
 from firmware_bridge.mcu.btreader.iso14443 import CASCADE_TAG, HLTA, REQA, SEL, WUPA, bcc, crc_a
 
-__all__ = ["Tag", "Field", "AirTime", "EmuMFRC522", "EmuPN532"]
+__all__ = ["Tag", "Field", "AirTime", "EmuMFRC522", "EmuPN532", "COLLPOS_READINGS"]
+
+#: the two readings of the MFRC522's CollPos (see EmuMFRC522)
+COLLPOS_READINGS = ("nxp", "arduino")
 
 IDLE, READY, ACTIVE, HALT = "IDLE", "READY", "ACTIVE", "HALT"
 
@@ -200,16 +208,26 @@ class _Chip:
 
 class EmuMFRC522(_Chip):
     """An MFRC522 behind its SPI protocol. Off its cable, MISO reads 0x00 and nothing
-    happens."""
+    happens. After a soft reset the chip wakes up for ``wake_reads`` reads of CommandReg
+    (PowerDown reads 1 meanwhile) and ignores register writes until then."""
 
     def __init__(self, field: Field, key: Callable[[], object] | object,
-                 timing: AirTime | None = None) -> None:
+                 timing: AirTime | None = None, *, collpos: str = "nxp",
+                 wake_reads: int = 2) -> None:
+        if collpos not in COLLPOS_READINGS:
+            raise ValueError(f"collpos is one of {COLLPOS_READINGS}, not {collpos!r}")
         super().__init__(field, key, timing)
+        self.collpos = collpos
+        self.wake_reads = wake_reads
+        self.waking = 0
         self.transactions = 0
+        #: writes lost because they came while the chip was waking up
+        self.lost_writes = 0
         self._field_key: object = None
         self.reset()
 
     def reset(self) -> None:
+        self.waking = self.wake_reads
         self.regs = bytearray(0x40)
         self.regs[_VERSION] = 0x92
         self.regs[_TX_CONTROL] = 0x80
@@ -237,6 +255,9 @@ class EmuMFRC522(_Chip):
         return bytes(len(data))
 
     def _read(self, reg: int) -> int:
+        if reg == _COMMAND and self.waking:
+            self.waking -= 1
+            return self.regs[reg] | 0x10   # PowerDown: still waking up
         if reg == _FIFO:
             return self.fifo.pop(0) if self.fifo else 0
         if reg == _FIFO_LEVEL:
@@ -244,6 +265,9 @@ class EmuMFRC522(_Chip):
         return self.regs[reg]
 
     def _write(self, reg: int, value: int) -> None:
+        if self.waking and not (reg == _COMMAND and value & 0x0F == 0x0F):
+            self.lost_writes += 1
+            return
         if reg == _FIFO:
             self.fifo.append(value)
         elif reg == _FIFO_LEVEL:
@@ -359,8 +383,10 @@ class EmuMFRC522(_Chip):
         if collision < 0:
             self._answer(received)
             return
-        self.regs[_COLL] = (collision + 1) & 0x1F  # CollPos, 1-based; 32 reads as 0
-        self._answer(received, end % 8, 0x08)      # CollErr
+        # CollPos, 1-based; 32 reads as 0
+        start = 0 if self.collpos == "arduino" else known_bits - known_bits % 8
+        self.regs[_COLL] = (collision + 1 - start) & 0x1F
+        self._answer(received, end % 8, 0x08 | 0x02)   # CollErr, ParityErr
 
 
 # ---------------------------------------------------------------------------------- PN532
