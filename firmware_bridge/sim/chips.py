@@ -14,7 +14,10 @@ benchmarks and for the Pi-attached reader backends' tests.
   library). A collision sets ParityErr with CollErr, as the broken bit breaks its byte's
   parity;
 * :class:`EmuPN532` - the PN532 at the frame level (UM0701-02 §6.2): normal information
-  frames, ACK, the I2C status byte, the SPI DW/SR/DR prefixes, and the commands a reader uses.
+  frames, ACK, the I2C status byte, the SPI DW/SR/DR prefixes, and the commands a reader uses;
+  at power-up (and when its cable comes back) in LowVbat, where it takes nothing but
+  SAMConfiguration, and asleep on SPI (the first chip select wakes it; bytes in the next
+  ``WAKE_S`` are lost); on I2C it NAKs ``busy_naks`` transactions after each command.
 
 ``timing`` (an :class:`AirTime`) makes each exchange take the time the datasheets give (bit
 time at 106 kbit/s, frame delay time, the receive timeout); without it answers are immediate.
@@ -405,24 +408,54 @@ def _reverse(data: bytes) -> bytes:
     return bytes(int(f"{b:08b}"[::-1], 2) for b in data)
 
 
+#: the PN532's oscillator start-up after its chip select wakes it on SPI
+WAKE_S = 0.002
+
+
 class EmuPN532(_Chip):
     """A PN532 at the frame level, on I2C (``i2c_write``/``i2c_read``) or SPI
     (``spi_transfer``, LSB first as on the wire). Off its cable: I2C gets no acknowledge
     (OSError), SPI's MISO reads 0x00."""
 
     def __init__(self, field: Field, key: Callable[[], object] | object,
-                 timing: AirTime | None = None) -> None:
+                 timing: AirTime | None = None, *, busy_naks: int = 2) -> None:
         super().__init__(field, key, timing)
         self.frames: list[bytes] = []   # every command frame received, for tests
+        #: commands refused because they came before SAMConfiguration, for tests
+        self.refused: list[int] = []
+        self.busy_naks = busy_naks
+        self._naks = 0
+        self._out: list[bytes] = []
+        self.power_up()
+
+    def power_up(self) -> None:
         self.retries = 0xFF            # MxRtyPassiveActivation after power-up (§7.3.1)
         self.rf_on = False
-        self._out: list[bytes] = []
+        self.low_vbat = True           # until SAMConfiguration (§7.2.10)
+        self.awake_at: float | None = None   # SPI: asleep until a chip select wakes it
+        self._out = []
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    @connected.setter
+    def connected(self, value: bool) -> None:
+        if value and not getattr(self, "_connected", True):
+            self.power_up()   # its cable back: the module was off meanwhile
+        self._connected = value
+
+    def _nak_while_busy(self) -> None:
+        if self._naks > 0:
+            self._naks -= 1
+            raise OSError(errno.EREMOTEIO, "PN532 busy: no acknowledge")
 
     # ------------------------------------------------------------------ transports
 
     def i2c_write(self, data: bytes) -> None:
         if not self.connected:
             raise OSError(errno.EIO, "PN532 did not acknowledge")
+        self._nak_while_busy()
         if self.timing:
             self.timing.pay(len(data) * 9 / 400e3)  # I2C at 400 kHz, 9 clocks a byte
         self._command(bytes(data))
@@ -430,6 +463,7 @@ class EmuPN532(_Chip):
     def i2c_read(self, count: int) -> bytes:
         if not self.connected:
             raise OSError(errno.EIO, "PN532 did not acknowledge")
+        self._nak_while_busy()
         if self.timing:
             self.timing.pay(count * 9 / 400e3)
         if not self._out:
@@ -442,6 +476,12 @@ class EmuPN532(_Chip):
     def spi_transfer(self, data: bytes) -> bytes:
         if not self.connected:
             return bytes(len(data))
+        now = time.monotonic()
+        if self.awake_at is None:
+            self.awake_at = now + WAKE_S   # woken by this chip select; the bytes are lost
+            return bytes(len(data))
+        if now < self.awake_at:
+            return bytes(len(data))        # the oscillator is still starting
         data = _reverse(data)
         if self.timing:
             self.timing.pay(len(data) * 8 / 5e6)  # SPI at 5 MHz (UM0701-02 §6.2.5 max)
@@ -466,7 +506,11 @@ class EmuPN532(_Chip):
         if (length + lcs) & 0xFF or len(body) != length or len(raw) < start + 5 + length \
                 or (sum(body) + raw[start + 4 + length]) & 0xFF or body[:1] != b"\xd4":
             return  # a damaged frame gets no ACK (§6.2.1.3)
+        if self.low_vbat and body[1:2] != b"\x14":
+            self.refused.append(body[1] if len(body) > 1 else -1)
+            return   # asleep in LowVbat: only SAMConfiguration wakes it (§7.2.10)
         self.frames.append(bytes(body))
+        self._naks = self.busy_naks
         self._out.append(_ACK)
         answer = self._execute(body[1], body[2:])
         if answer is not None:
@@ -477,6 +521,7 @@ class EmuPN532(_Chip):
         if command == 0x02:   # GetFirmwareVersion: IC, Ver, Rev, Support
             return reply + b"\x32\x01\x06\x07"
         if command == 0x14:   # SAMConfiguration
+            self.low_vbat = False
             return reply
         if command == 0x32:   # RFConfiguration
             if params[:1] == b"\x01" and len(params) >= 2:
