@@ -99,7 +99,8 @@ async def test_an_antenna_for_one_card_at_a_time_is_reported_as_such(collide: bo
         assert any("collision_position_unknown" in e for e in north.errors)
     else:
         assert north.two_cards == "one read, the other not seen (one card at a time)"
-    assert "one card at a time (never a pile): N tray (north/0)" in report.text()
+    zone = config.readers[0].antennas["0"].zone   # the play spot's zone in hw_configs/sim.toml
+    assert f"one card at a time (never a pile): N {zone} (north/0)" in report.text()
 
 
 async def test_a_dead_antenna_and_a_silent_button_fail(tmp_path: Path) -> None:
