@@ -481,10 +481,10 @@ class SelfTest:
         self.report.antennas.append(result)
         tech.say(f"-- {spot.label}")
         first_health = readers.mark()
-        health = readers.health(spot.reader, 0)
-        if health and health[-1].kind == "disconnected":
+        so_far = readers.health(spot.reader, 0)
+        if so_far and so_far[-1].kind == "disconnected":
             # said now, so that the technician looks at the cable before laying cards
-            tech.say(f"  the reader is not connected: {health[-1].detail}")
+            tech.say(f"  the reader is not connected: {so_far[-1].detail}")
         for _ in range(s.repeats):
             mark = readers.mark()
             start = time.monotonic()
