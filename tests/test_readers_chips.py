@@ -17,7 +17,7 @@ from firmware_bridge.readers.chipreader import ChipReader
 from firmware_bridge.readers.mfrc522 import Mfrc522Reader
 from firmware_bridge.readers.pn532 import Pn532Reader
 from firmware_bridge.readers.serial import SerialReader
-from firmware_bridge.sim.chips import EmuMFRC522, EmuPN532, Field
+from firmware_bridge.sim.chips import COLLPOS_READINGS, EmuMFRC522, EmuPN532, Field
 
 Item = TagRead | ReaderHealth
 
@@ -126,10 +126,12 @@ def test_urls() -> None:
             open_reader("x", bad)
 
 
-async def test_mfrc522_per_seat_on_spidev() -> None:
+@pytest.mark.parametrize("collpos", COLLPOS_READINGS)
+async def test_mfrc522_per_seat_on_spidev(collpos: str) -> None:
     field = Field()
     chips: dict[tuple[int, int], EmuMFRC522 | EmuPN532] = {
-        (0, 0): EmuMFRC522(field, "N"), (0, 1): EmuMFRC522(field, "E")}
+        (0, 0): EmuMFRC522(field, "N", collpos=collpos),
+        (0, 1): EmuMFRC522(field, "E", collpos=collpos)}
     spidev = FakeSpidev(chips)
     field.place("N", "04A1B2C3D4E5F6")     # lying there when the reader starts
     reader = Mfrc522Reader("seats", [(0, 0), (0, 1)], spidev=spidev, rate_ms=10)
