@@ -96,7 +96,7 @@ def inventory_rate(kind: str, tags: int, rounds: int) -> dict[str, float]:
     else:
         # no busy NAKs: how long a real PN532 stays busy is in none of its documents; the
         # figure is the floor, as for the chip's processing time
-        driver = PN532(I2cTransport(I2c(EmuPN532(field, "a", air, busy_naks=0))), clock)
+        driver = PN532(I2cTransport(I2c(EmuPN532(field, "a", air, busy_s=0.0))), clock)
     for i in range(tags):
         field.place("a", f"04{i:02X}A1B2C3D4E5")
     assert driver.check()

@@ -32,9 +32,9 @@ class SpiWire(SpiPort):
         return self.chip.spi_transfer(data)
 
 
-def pn532(bus: str, *, busy_naks: int = 2) -> tuple[PN532, EmuPN532, Field]:
+def pn532(bus: str, *, busy_s: float = 0.002) -> tuple[PN532, EmuPN532, Field]:
     field = Field()
-    chip = EmuPN532(field, "A", busy_naks=busy_naks)
+    chip = EmuPN532(field, "A", busy_s=busy_s)
     transport: Transport = I2cTransport(I2cWire(chip)) if bus == "i2c" \
         else SpiTransport(SpiWire(chip))
     return PN532(transport, Clock(HOST_TICKS)), chip, field
@@ -54,9 +54,19 @@ def test_samconfiguration_comes_first_and_the_chip_answers_at_once(bus: str) -> 
 
 
 def test_an_i2c_chip_busy_for_a_while_is_waited_for() -> None:
-    driver, chip, field = pn532("i2c", busy_naks=8)
+    driver, chip, field = pn532("i2c", busy_s=0.015)
     field.place("A", "04AA000000000A")
     assert driver.check()
+    assert driver.inventory(16) == ([bytes.fromhex("04AA000000000A")], "")
+
+
+def test_an_answer_left_unread_does_not_stick() -> None:
+    # a host that gave up waiting (a stalled thread) sends its next command: the chip answers
+    # that one, not the old one
+    driver, chip, field = pn532("i2c")
+    assert driver.check()
+    driver.transport.send(b"\x00\x00\xff\x02\xfe\xd4\x02\x2a\x00")   # GetFirmwareVersion, unread
+    field.place("A", "04AA000000000A")
     assert driver.inventory(16) == ([bytes.fromhex("04AA000000000A")], "")
 
 

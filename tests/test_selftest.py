@@ -217,7 +217,7 @@ def test_ctrl_c_ends_cleanly_with_a_partial_report(tmp_path: Path) -> None:
     line = ""
     while "Lay one card" not in line and time.monotonic() < deadline:
         line = process.stdout.readline()
-    assert "Lay one card on the N tray" in line
+    assert "Lay one card on the N " in line and "(reader north, antenna 0)" in line
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err

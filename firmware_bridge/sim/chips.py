@@ -17,7 +17,8 @@ benchmarks and for the Pi-attached reader backends' tests.
   frames, ACK, the I2C status byte, the SPI DW/SR/DR prefixes, and the commands a reader uses;
   at power-up (and when its cable comes back) in LowVbat, where it takes nothing but
   SAMConfiguration, and asleep on SPI (the first chip select wakes it; bytes in the next
-  ``WAKE_S`` are lost); on I2C it NAKs ``busy_naks`` transactions after each command.
+  ``WAKE_S`` are lost); on I2C it NAKs its address for ``busy_s`` seconds after each command
+  (it works meanwhile). A new command drops an answer the host has not read, as the chip does.
 
 ``timing`` (an :class:`AirTime`) makes each exchange take the time the datasheets give (bit
 time at 106 kbit/s, frame delay time, the receive timeout); without it answers are immediate.
@@ -418,13 +419,15 @@ class EmuPN532(_Chip):
     (OSError), SPI's MISO reads 0x00."""
 
     def __init__(self, field: Field, key: Callable[[], object] | object,
-                 timing: AirTime | None = None, *, busy_naks: int = 2) -> None:
+                 timing: AirTime | None = None, *, busy_s: float = 0.002) -> None:
         super().__init__(field, key, timing)
         self.frames: list[bytes] = []   # every command frame received, for tests
         #: commands refused because they came before SAMConfiguration, for tests
         self.refused: list[int] = []
-        self.busy_naks = busy_naks
-        self._naks = 0
+        self.busy_s = busy_s
+        self._busy_until = 0.0
+        #: transactions refused because the chip was busy, for tests
+        self.naks = 0
         self._out: list[bytes] = []
         self.power_up()
 
@@ -446,8 +449,8 @@ class EmuPN532(_Chip):
         self._connected = value
 
     def _nak_while_busy(self) -> None:
-        if self._naks > 0:
-            self._naks -= 1
+        if time.monotonic() < self._busy_until:
+            self.naks += 1
             raise OSError(errno.EREMOTEIO, "PN532 busy: no acknowledge")
 
     # ------------------------------------------------------------------ transports
@@ -510,8 +513,8 @@ class EmuPN532(_Chip):
             self.refused.append(body[1] if len(body) > 1 else -1)
             return   # asleep in LowVbat: only SAMConfiguration wakes it (§7.2.10)
         self.frames.append(bytes(body))
-        self._naks = self.busy_naks
-        self._out.append(_ACK)
+        self._busy_until = time.monotonic() + self.busy_s
+        self._out = [_ACK]   # what the previous command left unread is gone
         answer = self._execute(body[1], body[2:])
         if answer is not None:
             self._out.append(_answer_frame(answer))
