@@ -525,10 +525,11 @@ class SelfTest:
         errors = [h for h in readers.health(spot.reader, mark) if h.kind == "firmware_error"]
         if lying >= 2:
             result.two_cards = "both read (a pile-capable antenna)"
+        elif errors:
+            first = "one read, then " if lying else ""
+            result.two_cards = f"{first}a collision: {errors[0].detail} (one card at a time)"
         elif lying == 1:
             result.two_cards = "one read, the other not seen (one card at a time)"
-        elif errors:
-            result.two_cards = f"a collision: {errors[0].detail} (one card at a time)"
         else:
             result.two_cards = "silence, neither read (one card at a time)"
         await self.technician.lift(spot)
