@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "broker-config": ("controller.brokerconfig:main", "a locked-down mosquitto for a venue"),
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
     "firmware": ("firmware_bridge.mcu.flash:main", "reader firmware onto a MicroPython board"),
+    "selftest": ("firmware_bridge.selftest:main", "commissioning test of a built table"),
 }
 
 

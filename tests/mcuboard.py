@@ -1,5 +1,7 @@
 """A whole reader board for the firmware tests: the firmware as shipped, on emulated chips.
 
+``collpos``: how the emulated MFRC522s count CollReg's CollPos (firmware_bridge/sim/chips.py).
+
 Six antennas on one board, every way the firmware can reach a front end:
 
 ====== ========================================== =============================
@@ -26,12 +28,13 @@ I2C0 = {"type": "i2c", "id": 0, "scl": 5, "sda": 4, "freq": 400000}
 
 class Board:
     def __init__(self, reader: str = "BB1", *, timing: AirTime | None = None,
-                 rate_ms: int = 20) -> None:
+                 rate_ms: int = 20, collpos: str = "nxp") -> None:
         self.field = Field()
         self.wiring = Wiring()
         w = self.wiring
-        self.mfrc = [EmuMFRC522(self.field, 0, timing), EmuMFRC522(self.field, 1, timing),
-                     EmuMFRC522(self.field, lambda: 2 + w.pin(10), timing)]
+        self.mfrc = [EmuMFRC522(self.field, 0, timing, collpos=collpos),
+                     EmuMFRC522(self.field, 1, timing, collpos=collpos),
+                     EmuMFRC522(self.field, lambda: 2 + w.pin(10), timing, collpos=collpos)]
         self.pn532_i2c = EmuPN532(self.field, 4, timing)
         self.pn532_spi = EmuPN532(self.field, 5, timing)
         w.spi[(0, 17)] = self.mfrc[0]
@@ -41,7 +44,7 @@ class Board:
         w.i2c[(0, 0x24)] = self.pn532_i2c
         self.settings: dict[str, Any] = {
             "reader": reader, "model": "BTR-PICO", "rate_ms": rate_ms, "misses": 3,
-            "link": {"type": "uart", "id": 0, "baudrate": 115200},
+            "link": {"type": "uart", "id": 0, "baudrate": 115200, "tx": 0, "rx": 1},
             "buses": {"spi0": SPI0, "i2c0": I2C0},
             "chips": [{"type": "mfrc522", "bus": "spi0", "cs": 17},
                       {"type": "mfrc522", "bus": "spi0", "cs": 20},

@@ -28,6 +28,7 @@ from firmware_bridge.protocol import (
 from firmware_bridge.readers import ReaderHealth, TagRead, open_reader
 from firmware_bridge.readers.base import Reader
 from firmware_bridge.readers.serial import SerialReader
+from firmware_bridge.sim.chips import COLLPOS_READINGS
 from firmware_bridge.sim.mcu import EmulatedBoard
 
 Item = TagRead | ReaderHealth
@@ -103,9 +104,17 @@ def read(antenna: int, uid: str, action: str) -> Callable[[list[Item]], bool]:
     return found
 
 
-@pytest.fixture
-async def running(tmp_path: Path) -> AsyncIterator[Running]:
-    board = Board()
+def read_times(antenna: int, uid: str, action: str, times: int
+               ) -> Callable[[list[Item]], bool]:
+    def found(items: list[Item]) -> bool:
+        return sum(isinstance(i, TagRead) and (i.antenna, i.uid, i.action)
+                   == (str(antenna), uid, action) for i in items) >= times
+    return found
+
+
+@pytest.fixture(params=COLLPOS_READINGS)
+async def running(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Running]:
+    board = Board(collpos=request.param)
     board.field.place(0, "04C0FFEE000001")  # lies there at power-up: in the boot inventory
     emulated = EmulatedBoard(board.settings, board.wiring, link=tmp_path / "ttyACM0").start()
     assert emulated.error is None, emulated.error
@@ -222,3 +231,29 @@ async def test_rate_and_ping_are_answered(running: Running) -> None:
 
 def test_protocol_error_type_is_a_value() -> None:
     assert isinstance(parse_line(b"$N1 0 1 + 04*0000"), ProtocolError)
+
+
+async def test_every_card_laid_lifted_and_laid_again_on_every_kind_of_antenna(
+        running: Running) -> None:
+    field = running.board.field
+    cards = {antenna: [f"04C{antenna}00000000{n:02X}" for n in range(3)]
+             for antenna in range(6)}
+    for time in (1, 2):   # laid, lifted, laid again, lifted again
+        for antenna, uids in cards.items():
+            for uid in uids:
+                field.place(antenna, uid)
+        for antenna, uids in cards.items():
+            for uid in uids:
+                await running.until(read_times(antenna, uid, "present", time))
+        for antenna, uids in cards.items():
+            for uid in uids:
+                field.lift(antenna, uid)
+        for antenna, uids in cards.items():
+            for uid in uids:
+                await running.until(read_times(antenna, uid, "removed", time))
+    reads = running.reads()
+    for antenna, uids in cards.items():
+        for uid in uids:
+            assert [r[2] for r in reads if r[:2] == (str(antenna), uid)] == \
+                ["present", "removed", "present", "removed"]
+    assert not running.watcher.health("firmware_error")

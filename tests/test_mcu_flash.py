@@ -53,6 +53,10 @@ def test_settings_follow_the_wiring_guide() -> None:
     pn = settings_for("W", 2, chip="pn532-i2c", board="esp32")
     assert pn["chips"] == [{"type": "pn532", "bus": "i2c0", "address": 0x24}]
     assert pn["buses"]["i2c0"]["sda"] == 21 and pn["mux"] == {"pins": [25]}
+    # the UART link's pins, as wiring.md gives them: Pico GP0/GP1, ESP32 GPIO17/16
+    assert settings_for("N1", 1, link="uart")["link"] == {
+        "type": "uart", "id": 0, "baudrate": 115200, "tx": 0, "rx": 1}
+    assert settings_for("N1", 1, link="uart", board="esp32")["link"]["tx"] == 17
     for reader, antennas in (("N 1", 1), ("N1", 0), ("N1", 17)):
         with pytest.raises(FlashError):
             settings_for(reader, antennas)

@@ -37,7 +37,8 @@ BOARDS: dict[str, dict[str, Any]] = {
         "i2c": {"type": "i2c", "id": 0, "sda": 4, "scl": 5, "freq": 400000},
         "cs": [17, 20, 21, 22],
         "mux": [10, 11, 12, 13],
-        "uart": {"type": "uart", "id": 0, "baudrate": 115200},
+        # UART0 on GP0 (TX, pin 1) and GP1 (RX, pin 2)
+        "uart": {"type": "uart", "id": 0, "baudrate": 115200, "tx": 0, "rx": 1},
     },
     "esp32": {
         "model": "BTR-ESP32",
@@ -45,7 +46,7 @@ BOARDS: dict[str, dict[str, Any]] = {
         "i2c": {"type": "i2c", "id": 0, "sda": 21, "scl": 22, "freq": 400000},
         "cs": [5, 4, 32, 33],   # not 16/17: UART2 (--link uart)
         "mux": [25, 26, 27, 14],
-        "uart": {"type": "uart", "id": 2, "baudrate": 115200},
+        "uart": {"type": "uart", "id": 2, "baudrate": 115200, "tx": 17, "rx": 16},
     },
 }
 CHIPS = ("mfrc522", "pn532-i2c", "pn532-spi")

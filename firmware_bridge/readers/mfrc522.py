@@ -3,7 +3,8 @@
 ``mfrc522://0.0,0.1,1.0,1.1?rate_ms=50&misses=3&speed_hz=4000000``: antenna ``i`` is the chip
 on the ``i``-th spidev BUS.DEVICE (``/dev/spidev0.0`` is SPI0 with CE0). With ``mux=22,23`` the
 last chip sits behind an antenna multiplexer whose select lines are those BCM pins (gpiozero):
-it gives ``2**len(mux)`` antennas (or ``channels=N``) after the others. Inventory readers: all
+it gives ``2**len(mux)`` antennas (or ``channels=N``) after the others (no switch part for
+13.56 MHz is named in docs/hardware, which builds one chip per antenna). Inventory readers: all
 the tags lying on an antenna are listed every round (the firmware's MFRC522 driver,
 ``firmware_bridge/mcu/btreader/mfrc522.py``). Needs ``spidev`` (``pip install
 'bridge-table[readers]'``) and SPI enabled (``dtparam=spi=on``; ``dtoverlay=spi1-3cs`` for SPI1).

@@ -7,6 +7,11 @@ antenna (InListPassiveTarget, then HLTA, until none answers), so it is an invent
 ``kind=tap`` for a wallet reader where only arrivals count. I2C goes through smbus2 (a
 dependency already); SPI needs spidev (``pip install 'bridge-table[readers]'``).
 
+I2C only on a Raspberry Pi 5: the PN532 stretches the I2C clock while it works, and the I2C
+controller of the Pis before the 5 (BCM2835/2711) mishandles clock stretching
+(raspberrypi/linux issues 254 and 4884), so there the answers come garbled or not at all. On
+those Pis use ``pn532://0.0`` (SPI) or the UART (``nfc://tty:AMA0:pn532``, docs/wiring.md).
+
 (Adafruit's CircuitPython PN532 library was the obvious alternative; it reads one target per
 call, cannot halt a tag to find the next one under it, and needs Blinka's board detection at
 import time - which fails off a Pi, so it could not be tested here.)

@@ -7,9 +7,18 @@ benchmarks and for the Pi-attached reader backends' tests.
   firmware polls in its own thread);
 * :class:`EmuMFRC522` - the MFRC522 at the register level, behind its SPI protocol (datasheet
   §8.1.2): FIFO, ComIrqReg, ErrorReg, CollReg, BitFramingReg, TxControlReg, the Transceive
-  command and its timer;
+  command and its timer, the soft reset's wake-up. ``collpos`` chooses how CollReg's CollPos
+  counts when the answer is received with RxAlign (the datasheet leaves it open): ``"nxp"``
+  from bit 0 of the first received byte, RxAlign included (NXP's reader library), or
+  ``"arduino"`` from the first bit of the UID at this cascade level (the Arduino MFRC522
+  library). A collision sets ParityErr with CollErr, as the broken bit breaks its byte's
+  parity;
 * :class:`EmuPN532` - the PN532 at the frame level (UM0701-02 §6.2): normal information
-  frames, ACK, the I2C status byte, the SPI DW/SR/DR prefixes, and the commands a reader uses.
+  frames, ACK, the I2C status byte, the SPI DW/SR/DR prefixes, and the commands a reader uses;
+  at power-up (and when its cable comes back) in LowVbat, where it takes nothing but
+  SAMConfiguration, and asleep on SPI (the first chip select wakes it; bytes in the next
+  ``WAKE_S`` are lost); on I2C it NAKs its address for ``busy_s`` seconds after each command
+  (it works meanwhile). A new command drops an answer the host has not read, as the chip does.
 
 ``timing`` (an :class:`AirTime`) makes each exchange take the time the datasheets give (bit
 time at 106 kbit/s, frame delay time, the receive timeout); without it answers are immediate.
@@ -26,7 +35,10 @@ from collections.abc import Callable
 
 from firmware_bridge.mcu.btreader.iso14443 import CASCADE_TAG, HLTA, REQA, SEL, WUPA, bcc, crc_a
 
-__all__ = ["Tag", "Field", "AirTime", "EmuMFRC522", "EmuPN532"]
+__all__ = ["Tag", "Field", "AirTime", "EmuMFRC522", "EmuPN532", "COLLPOS_READINGS"]
+
+#: the two readings of the MFRC522's CollPos (see EmuMFRC522)
+COLLPOS_READINGS = ("nxp", "arduino")
 
 IDLE, READY, ACTIVE, HALT = "IDLE", "READY", "ACTIVE", "HALT"
 
@@ -200,16 +212,26 @@ class _Chip:
 
 class EmuMFRC522(_Chip):
     """An MFRC522 behind its SPI protocol. Off its cable, MISO reads 0x00 and nothing
-    happens."""
+    happens. After a soft reset the chip wakes up for ``wake_reads`` reads of CommandReg
+    (PowerDown reads 1 meanwhile) and ignores register writes until then."""
 
     def __init__(self, field: Field, key: Callable[[], object] | object,
-                 timing: AirTime | None = None) -> None:
+                 timing: AirTime | None = None, *, collpos: str = "nxp",
+                 wake_reads: int = 2) -> None:
+        if collpos not in COLLPOS_READINGS:
+            raise ValueError(f"collpos is one of {COLLPOS_READINGS}, not {collpos!r}")
         super().__init__(field, key, timing)
+        self.collpos = collpos
+        self.wake_reads = wake_reads
+        self.waking = 0
         self.transactions = 0
+        #: writes lost because they came while the chip was waking up
+        self.lost_writes = 0
         self._field_key: object = None
         self.reset()
 
     def reset(self) -> None:
+        self.waking = self.wake_reads
         self.regs = bytearray(0x40)
         self.regs[_VERSION] = 0x92
         self.regs[_TX_CONTROL] = 0x80
@@ -237,6 +259,9 @@ class EmuMFRC522(_Chip):
         return bytes(len(data))
 
     def _read(self, reg: int) -> int:
+        if reg == _COMMAND and self.waking:
+            self.waking -= 1
+            return self.regs[reg] | 0x10   # PowerDown: still waking up
         if reg == _FIFO:
             return self.fifo.pop(0) if self.fifo else 0
         if reg == _FIFO_LEVEL:
@@ -244,6 +269,9 @@ class EmuMFRC522(_Chip):
         return self.regs[reg]
 
     def _write(self, reg: int, value: int) -> None:
+        if self.waking and not (reg == _COMMAND and value & 0x0F == 0x0F):
+            self.lost_writes += 1
+            return
         if reg == _FIFO:
             self.fifo.append(value)
         elif reg == _FIFO_LEVEL:
@@ -359,8 +387,10 @@ class EmuMFRC522(_Chip):
         if collision < 0:
             self._answer(received)
             return
-        self.regs[_COLL] = (collision + 1) & 0x1F  # CollPos, 1-based; 32 reads as 0
-        self._answer(received, end % 8, 0x08)      # CollErr
+        # CollPos, 1-based; 32 reads as 0
+        start = 0 if self.collpos == "arduino" else known_bits - known_bits % 8
+        self.regs[_COLL] = (collision + 1 - start) & 0x1F
+        self._answer(received, end % 8, 0x08 | 0x02)   # CollErr, ParityErr
 
 
 # ---------------------------------------------------------------------------------- PN532
@@ -379,24 +409,56 @@ def _reverse(data: bytes) -> bytes:
     return bytes(int(f"{b:08b}"[::-1], 2) for b in data)
 
 
+#: the PN532's oscillator start-up after its chip select wakes it on SPI
+WAKE_S = 0.002
+
+
 class EmuPN532(_Chip):
     """A PN532 at the frame level, on I2C (``i2c_write``/``i2c_read``) or SPI
     (``spi_transfer``, LSB first as on the wire). Off its cable: I2C gets no acknowledge
     (OSError), SPI's MISO reads 0x00."""
 
     def __init__(self, field: Field, key: Callable[[], object] | object,
-                 timing: AirTime | None = None) -> None:
+                 timing: AirTime | None = None, *, busy_s: float = 0.002) -> None:
         super().__init__(field, key, timing)
         self.frames: list[bytes] = []   # every command frame received, for tests
+        #: commands refused because they came before SAMConfiguration, for tests
+        self.refused: list[int] = []
+        self.busy_s = busy_s
+        self._busy_until = 0.0
+        #: transactions refused because the chip was busy, for tests
+        self.naks = 0
+        self._out: list[bytes] = []
+        self.power_up()
+
+    def power_up(self) -> None:
         self.retries = 0xFF            # MxRtyPassiveActivation after power-up (§7.3.1)
         self.rf_on = False
-        self._out: list[bytes] = []
+        self.low_vbat = True           # until SAMConfiguration (§7.2.10)
+        self.awake_at: float | None = None   # SPI: asleep until a chip select wakes it
+        self._out = []
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    @connected.setter
+    def connected(self, value: bool) -> None:
+        if value and not getattr(self, "_connected", True):
+            self.power_up()   # its cable back: the module was off meanwhile
+        self._connected = value
+
+    def _nak_while_busy(self) -> None:
+        if time.monotonic() < self._busy_until:
+            self.naks += 1
+            raise OSError(errno.EREMOTEIO, "PN532 busy: no acknowledge")
 
     # ------------------------------------------------------------------ transports
 
     def i2c_write(self, data: bytes) -> None:
         if not self.connected:
             raise OSError(errno.EIO, "PN532 did not acknowledge")
+        self._nak_while_busy()
         if self.timing:
             self.timing.pay(len(data) * 9 / 400e3)  # I2C at 400 kHz, 9 clocks a byte
         self._command(bytes(data))
@@ -404,6 +466,7 @@ class EmuPN532(_Chip):
     def i2c_read(self, count: int) -> bytes:
         if not self.connected:
             raise OSError(errno.EIO, "PN532 did not acknowledge")
+        self._nak_while_busy()
         if self.timing:
             self.timing.pay(count * 9 / 400e3)
         if not self._out:
@@ -416,6 +479,12 @@ class EmuPN532(_Chip):
     def spi_transfer(self, data: bytes) -> bytes:
         if not self.connected:
             return bytes(len(data))
+        now = time.monotonic()
+        if self.awake_at is None:
+            self.awake_at = now + WAKE_S   # woken by this chip select; the bytes are lost
+            return bytes(len(data))
+        if now < self.awake_at:
+            return bytes(len(data))        # the oscillator is still starting
         data = _reverse(data)
         if self.timing:
             self.timing.pay(len(data) * 8 / 5e6)  # SPI at 5 MHz (UM0701-02 §6.2.5 max)
@@ -440,8 +509,12 @@ class EmuPN532(_Chip):
         if (length + lcs) & 0xFF or len(body) != length or len(raw) < start + 5 + length \
                 or (sum(body) + raw[start + 4 + length]) & 0xFF or body[:1] != b"\xd4":
             return  # a damaged frame gets no ACK (§6.2.1.3)
+        if self.low_vbat and body[1:2] != b"\x14":
+            self.refused.append(body[1] if len(body) > 1 else -1)
+            return   # asleep in LowVbat: only SAMConfiguration wakes it (§7.2.10)
         self.frames.append(bytes(body))
-        self._out.append(_ACK)
+        self._busy_until = time.monotonic() + self.busy_s
+        self._out = [_ACK]   # what the previous command left unread is gone
         answer = self._execute(body[1], body[2:])
         if answer is not None:
             self._out.append(_answer_frame(answer))
@@ -451,6 +524,7 @@ class EmuPN532(_Chip):
         if command == 0x02:   # GetFirmwareVersion: IC, Ver, Rev, Support
             return reply + b"\x32\x01\x06\x07"
         if command == 0x14:   # SAMConfiguration
+            self.low_vbat = False
             return reply
         if command == 0x32:   # RFConfiguration
             if params[:1] == b"\x01" and len(params) >= 2:

@@ -142,8 +142,12 @@ def build(settings: dict[str, Any], clock: Clock | None = None) -> App:
     link_spec = settings.get("link", {"type": "usb"})
     link: Link
     if link_spec["type"] == "uart":
+        uart_pins: dict[str, Any] = {}
+        for name in ("tx", "rx"):   # without them, the port's default pins
+            if name in link_spec:
+                uart_pins[name] = machine.Pin(link_spec[name])
         link = UartLink(machine.UART(link_spec["id"],
-                                     baudrate=link_spec.get("baudrate", 115200)))
+                                     baudrate=link_spec.get("baudrate", 115200), **uart_pins))
     else:
         link = UsbLink()
     watchdog = None

@@ -25,8 +25,10 @@ class Frontend:
 
 
 class Mux:
-    """An antenna multiplexer in front of one chip: select lines driven to the channel's bits
-    (an analog/RF switch such as a CD74HC4067 or HMC7992 board)."""
+    """An antenna multiplexer in front of one chip: select lines driven to the channel's bits.
+    The switch itself must pass 13.56 MHz at the antenna's current; docs/hardware names no
+    part for it and builds one chip per antenna instead (docs/hardware/wiring.md, "No
+    antenna switch")."""
 
     def __init__(self, pins: list[OutputPin]) -> None:
         self.pins = pins

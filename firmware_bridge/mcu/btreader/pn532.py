@@ -7,6 +7,12 @@ back to IDLE, §7.3.1 RFConfiguration item 1), then ``InListPassiveTarget`` for 
 type A target (§7.3.5: the chip runs the anticollision itself), ``InCommunicateThru`` of an HLTA
 to silence it, and again until no target answers. ``MxRtyPassiveActivation`` is set to 1 first:
 the default 0xFF makes the chip wait for a tag for ever.
+
+Setting up, in the order the manual asks: on SPI a wake-up (chip select low, then
+``WAKE_MS`` for the oscillator to start before the first byte counts), ``SAMConfiguration``
+before anything else (it takes the chip out of its power-up LowVbat state, §7.2.10), then
+``GetFirmwareVersion`` and ``RFConfiguration``. On I2C the chip does not acknowledge its address
+while it is busy (§6.2.4): a NAK is retried for up to ``WAIT_MS`` before the chip counts as gone.
 """
 
 from .clock import Clock
@@ -27,6 +33,12 @@ IN_LIST_PASSIVE_TARGET = 0x4A
 IN_RELEASE = 0x52
 
 I2C_ADDRESS = 0x24
+
+#: how long a NAKing I2C chip is retried before it counts as gone
+WAIT_MS = 25
+#: SPI: after the chip select first goes low, the PN532's oscillator needs this long before it
+#: takes bytes (its power-up and power-down states sleep with the oscillator stopped)
+WAKE_MS = 2
 
 
 class PN532Error(Exception):
@@ -61,7 +73,13 @@ def parse_frame(raw: bytes) -> bytes:
 
 class Transport:
     """How frames reach the chip: ``send`` a frame, ``ready`` says an answer waits, ``receive``
-    reads ``count`` bytes of it."""
+    reads ``count`` bytes of it; ``wake`` before the first command. ``clock`` is set by the
+    driver."""
+
+    clock: Clock | None = None
+
+    def wake(self) -> None:
+        """Nothing to do on I2C: the chip wakes on its address."""
 
     def send(self, frame: bytes) -> None:
         raise NotImplementedError
@@ -80,16 +98,31 @@ class I2cTransport(Transport):
     def __init__(self, port: I2cPort) -> None:
         self.port = port
 
+    def _retry(self, transaction: object, *args: object) -> object:
+        """``transaction(*args)``, again while the chip NAKs (busy), for up to WAIT_MS."""
+        clock = self.clock
+        start = clock.ticks_ms() if clock is not None else 0
+        while True:
+            try:
+                return transaction(*args)  # type: ignore[operator]
+            except OSError:
+                if clock is None or clock.ticks_diff(clock.ticks_ms(), start) > WAIT_MS:
+                    raise
+                clock.sleep_ms(1)
+
     def send(self, frame: bytes) -> None:
-        self.port.write(frame)
+        self._retry(self.port.write, frame)
 
     def ready(self) -> bool:
-        raw = self.port.read(1)
+        try:
+            raw = self.port.read(1)
+        except OSError:
+            return False   # busy: it NAKs until it has the answer; the caller's wait bounds it
         return bool(raw) and bool(raw[0] & 1)
 
     def receive(self, count: int) -> bytes:
-        raw = self.port.read(1 + count)
-        if not raw or not raw[0] & 1:
+        raw = self._retry(self.port.read, 1 + count)
+        if not isinstance(raw, bytes) or not raw or not raw[0] & 1:
             raise PN532Error("not ready")
         return raw[1:]
 
@@ -116,6 +149,12 @@ class SpiTransport(Transport):
     def _transfer(self, data: bytes) -> bytes:
         return _reverse(self.port.transfer(_reverse(data)))
 
+    def wake(self) -> None:
+        # a status read's chip select wakes the chip; what it reads meanwhile is lost
+        self._transfer(b"\x02\x00")
+        if self.clock is not None:
+            self.clock.sleep_ms(WAKE_MS)
+
     def send(self, frame: bytes) -> None:
         self._transfer(b"\x01" + frame)
 
@@ -131,6 +170,7 @@ class PN532(Frontend):
 
     def __init__(self, transport: Transport, clock: Clock, timeout_ms: int = 100) -> None:
         self.transport = transport
+        self.transport.clock = clock
         self.clock = clock
         self.timeout_ms = timeout_ms
         self.ready = False
@@ -156,14 +196,17 @@ class PN532(Frontend):
         return answer[1:]
 
     def check(self) -> bool:
-        """The chip answers GetFirmwareVersion as a PN532 (IC 0x32); set it up the first time."""
+        """The chip answers GetFirmwareVersion as a PN532 (IC 0x32); set it up the first time
+        (woken, SAMConfiguration first)."""
         try:
+            if not self.ready:
+                self.transport.wake()
+                self.call(SAM_CONFIGURATION, b"\x01\x14\x01")   # normal mode, no IRQ wait
             version = self.call(GET_FIRMWARE_VERSION)
             if len(version) < 4 or version[0] != 0x32:
                 self.ready = False
                 return False
             if not self.ready:
-                self.call(SAM_CONFIGURATION, b"\x01\x14\x01")   # normal mode, no IRQ wait
                 self.call(RF_CONFIGURATION, b"\x05\xff\x01\x01")  # 1 passive activation try
                 self.ready = True
         except (PN532Error, OSError):
