@@ -11,7 +11,8 @@ Exit codes, one meaning each (systemd's units act on them: ``RestartPreventExitS
 
 Every long-running command takes ``--log-level`` with the same choices
 (:data:`LOG_LEVELS`, any case, default ``$BRIDGE_TABLE_LOG_LEVEL`` or the command's own) and
-logs in one format to standard error (:data:`LOG_FORMAT`).
+logs in one format to standard error (:data:`LOG_FORMAT`); a broker it cannot reach is
+said once and then at growing intervals (:class:`OutageLog`), not at every retry.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import argparse
 import logging
 import os
 import sys
+import time
+from collections.abc import Callable
 
 __all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "LOG_FORMAT",
-           "LOG_LEVELS", "add_log_level", "setup_logging"]
+           "LOG_LEVELS", "OutageLog", "add_log_level", "setup_logging"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -72,3 +75,46 @@ def setup_logging(args: argparse.Namespace) -> str:
     logging.basicConfig(level=getattr(logging, level), format=LOG_FORMAT, stream=sys.stderr,
                         force=True)
     return level
+
+
+class OutageLog:
+    """A broker that cannot be reached, said once, then again at growing intervals (a
+    minute, doubling to ten), and its return said with how long it was away: a command
+    retrying every second does not write a warning every second for as long as the broker
+    is down. Each retry in between is logged at DEBUG."""
+
+    def __init__(self, log: logging.Logger, what: str, *, first_repeat: float = 60.0,
+                 longest: float = 600.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.log = log
+        self.what = what
+        self.first_repeat = first_repeat
+        self.longest = longest
+        self.clock = clock
+        self.since: float | None = None
+        self._next = 0.0
+        self._interval = first_repeat
+        self.failures = 0
+
+    def failed(self, reason: object, retry_in: float) -> None:
+        now = self.clock()
+        self.failures += 1
+        if self.since is None:
+            self.since, self._interval = now, self.first_repeat
+            self._next = now + self._interval
+            self.log.warning("%s: %s; retrying in %.1f s, and again until it answers (said "
+                             "again in %.0f s if it lasts)", self.what, reason, retry_in,
+                             self._interval)
+        elif now >= self._next:
+            self._interval = min(self._interval * 2, self.longest)
+            self._next = now + self._interval
+            self.log.warning("%s: still unreachable after %.0f s (%d tries): %s", self.what,
+                             now - self.since, self.failures, reason)
+        else:
+            self.log.debug("%s: %s; retrying in %.1f s", self.what, reason, retry_in)
+
+    def recovered(self) -> None:
+        if self.since is not None:
+            self.log.warning("%s: reachable again after %.0f s", self.what,
+                             self.clock() - self.since)
+        self.since = None
+        self.failures = 0

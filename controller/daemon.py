@@ -94,7 +94,7 @@ from controller.brokersettings import (  # noqa: F401 - re-exported
     add_broker_arguments,
     settings_from_args,
 )
-from controller.commandline import LOG_FORMAT, add_log_level, setup_logging
+from controller.commandline import LOG_FORMAT, OutageLog, add_log_level, setup_logging
 from controller.gcpolicy import GcPolicy
 from controller.journal import IncomingEntry, Journal, JournalError
 from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
@@ -534,19 +534,20 @@ class ControllerDaemon:
     def _serve_sessions(self, halt: threading.Event, ready: Callable[[bool], None]) -> None:
         delay = self.reconnect_min
         conn: Connection | None = None
+        outage = OutageLog(log, f"broker {self.broker.url}")
         while not halt.is_set():
             conn = Connection(self.broker, self.client_id, self._inbox,
                               will=(self.status_topic, _encode(self.status("offline")), 1, True))
             try:
                 conn.open(self.connect_timeout)
                 self.counters.connects += 1
+                outage.recovered()
                 delay = self.reconnect_min  # a working connection: retry soon after it
                 self._start_session(conn)
                 ready(True)
                 self._serve_session(conn, self._inbox, halt)
             except MqttError as e:
-                log.warning("broker %s: %s; reconnecting in %.1f s", self.broker.url, e,
-                            delay)
+                outage.failed(e, delay)
             except JournalError as e:
                 log.error("journal: %s; retrying in %.1f s (nothing was acknowledged)", e,
                           delay)

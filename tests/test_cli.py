@@ -96,3 +96,41 @@ def test_logs_are_in_the_one_format() -> None:
         date, clock, level, rest = line.split(" ", 3)
         assert len(date) == 10 and date[4] == "-" and clock.count(":") == 2
         assert level == "INFO" and ": " in rest
+
+
+def test_a_broker_outage_is_said_once_then_at_growing_intervals(
+        caplog: pytest.LogCaptureFixture) -> None:
+    from controller.commandline import OutageLog
+    now = [0.0]
+    outage = OutageLog(logging.getLogger("test.outage"), "broker mqtt://x:1",
+                       clock=lambda: now[0])
+    caplog.set_level(logging.DEBUG, "test.outage")
+    for _ in range(600):  # ten minutes of a retry every second
+        outage.failed("connection refused", 1.0)
+        now[0] += 1.0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    # at 0 s, then 60 s later, then 120 s after that, then 240 s after that
+    assert len(warnings) == 4, warnings
+    assert "connection refused; retrying in 1.0 s, and again until it answers" in warnings[0]
+    assert warnings[1].startswith("broker mqtt://x:1: still unreachable after 60 s (61 tries)")
+    outage.recovered()
+    assert caplog.records[-1].getMessage() == "broker mqtt://x:1: reachable again after 600 s"
+    caplog.clear()
+    outage.recovered()  # nothing to say when nothing was down
+    assert caplog.records == []
+
+
+def test_the_controller_does_not_warn_every_second_while_the_broker_is_down() -> None:
+    from controller.mosquitto import free_port
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "controller", "--broker",
+                             f"mqtt://127.0.0.1:{free_port()}", "--no-journal"],
+                            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        proc.wait(6)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+    _, err = proc.communicate(timeout=30)
+    warnings = [line for line in err.splitlines() if " WARNING " in line]
+    assert len(warnings) == 1, err  # about five retries in those seconds, one line
+    assert "retrying in 0.1 s" in warnings[0] and "Traceback" not in err
