@@ -7,6 +7,7 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,8 +65,20 @@ def test_every_command_takes_the_same_log_levels(command: str) -> None:
     assert "--log-level LEVEL" in bridge_table(command, "--help").stdout
 
 
+@pytest.fixture
+def root_logger() -> Iterator[logging.Logger]:
+    """The root logger as it was: setup_logging replaces its handlers, and a handler left on
+    a captured stream that pytest closes breaks every later test's logging."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield root
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
 def test_log_levels_are_taken_in_any_case_and_from_the_environment(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        root_logger: logging.Logger) -> None:
     import argparse
 
     from controller.commandline import add_log_level, setup_logging
@@ -74,14 +87,13 @@ def test_log_levels_are_taken_in_any_case_and_from_the_environment(
     monkeypatch.delenv("BRIDGE_TABLE_LOG_LEVEL", raising=False)
     assert setup_logging(ap.parse_args([])) == "WARNING"
     assert setup_logging(ap.parse_args(["--log-level", "debug"])) == "DEBUG"
-    assert logging.getLogger().level == logging.DEBUG
+    assert root_logger.level == logging.DEBUG
     monkeypatch.setenv("BRIDGE_TABLE_LOG_LEVEL", "error")
     assert setup_logging(ap.parse_args([])) == "ERROR"
     monkeypatch.setenv("BRIDGE_TABLE_LOG_LEVEL", "loud")
     assert setup_logging(ap.parse_args([])) == "WARNING"
     assert "'loud' is not a log level" in capsys.readouterr().err
     assert set(LOG_LEVELS) == {"DEBUG", "INFO", "WARNING", "ERROR"}
-    logging.getLogger().setLevel(logging.WARNING)
 
 
 def test_logs_are_in_the_one_format() -> None:
