@@ -195,8 +195,11 @@ def test_card_of_another_pack_in_the_hand_scan_and_the_auction() -> None:
     h = Harness(5, T06)
     h.board_tag(5)
     h.tag("tray", "N", "present", card="SA", deck="B6", uid="F6SA")
-    assert h.alerts("CARD_FROM_OTHER_BOARD")
+    # read before any card of his own it may be the first of a wrong board's hand (15A,
+    # issue 30): the first card of his own shows it a stray card of another pack (13C)
+    assert not h.alerts("CARD_FROM_OTHER_BOARD")
     h.scan()
+    assert h.alerts("CARD_FROM_OTHER_BOARD")[0]["status"] == "open"
     h.run("C:N:1D")
     # not counted in N's scan: N holds 13 of his own cards, no count alert
     assert "INCORRECT_CARD_COUNT" not in h.codes() and "HAND_COUNT" not in h.codes()
@@ -287,7 +290,9 @@ def test_board_ruling_keeps_the_replaced_boards_number_on_its_alerts() -> None:
     assert closing["board"] == 5
     assert h.state()["board"] == 7
     assert all(i["id"] != coor["id"] for i in h.state()["irregularities"])
-    # the new board's own alerts carry its number
+    # the new board's own alerts carry its number (its cards are its own pack's, deck 7:
+    # board 5's pack would be a hand from a wrong board, 15A)
+    h.board = 7
     h.scan()
     h.run("C:E:1C")                                # S (dealer of 7) was due
     assert h.alerts("CALL_OUT_OF_ROTATION")[-1]["board"] == 7
