@@ -12,6 +12,12 @@ only difference in the mixed session's output, checked line by line. A second on
 when controller/engine.py was compiled with mypyc (which tests ``is not None`` there): the
 feed's ``result`` item names North as declarer (``"declarer":"N"``; before, ``null``, a
 truth test of seat 0), one line of the mixed session, checked line by line.
+A third, issue 30 (the Laws' third pass, contract 1.6): the mixed session's three
+inadmissible doubles out of rotation now wait open for the director's choice of Law 36 or
+Law 32 (no obligation until he rules) and its defender's fifth card waits for his choice of
+a penalty card or a lead (played in turn later, it is resolved ``returned``); the alert,
+state, indicator and result lines that show those statuses changed, checked line by line;
+the scores did not.
 The mixed session is three tables of random boards with hand scans, interleaved, and
 seeded junk (cards and calls out of turn, wrong trays, unknown tags, duplicates) so that
 irregularities, alerts, rulings and errors are all in it.

@@ -383,6 +383,11 @@ def test_inadmissible_double_out_of_rotation_is_law_36(rules: Rules) -> None:
     call at his turn, his partner passes throughout; LHO's call does not accept it."""
     h = auction(rules, "C:N:1C C:S:X")      # S doubles partner's bid at E's turn
     item = h.alerts("INADMISSIBLE_DOUBLE")[-1]
+    # cancelled at once; Law 36 or Law 32 first is the director's choice (issue 30)
+    assert item["status"] == "open" and item["params"]["choices"] == "36,32"
+    assert calls(h) == [["N", "1C"]] and h.state()["turn"] == "E"
+    h.rule("option", alert=item["id"], option="36")
+    item = h.alerts("INADMISSIBLE_DOUBLE")[-1]
     assert item["law"] == "36B" and item["status"] == "resolved"
     assert "CALL_OUT_OF_ROTATION" not in h.codes()
     assert calls(h) == [["N", "1C"]] and h.state()["turn"] == "E"
@@ -395,6 +400,8 @@ def test_inadmissible_double_out_of_rotation_is_law_36(rules: Rules) -> None:
 @pytest.mark.parametrize("rules", BOTH)
 def test_inadmissible_redouble_out_of_rotation_is_law_36(rules: Rules) -> None:
     h = auction(rules, "C:N:1C C:E:X C:W:XX")   # W redoubles his partner's double at S's turn
+    item = h.alerts("INADMISSIBLE_REDOUBLE")[-1]
+    h.rule("option", alert=item["id"], option="36")     # the director's choice (issue 30)
     item = h.alerts("INADMISSIBLE_REDOUBLE")[-1]
     assert item["law"] == "36B" and item["seat"] == "W"
     assert h.state()["obligations"] == {"E": "pass_all"} and h.state()["turn"] == "S"
