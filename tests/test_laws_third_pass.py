@@ -90,7 +90,7 @@ def test_the_call_made_holding_a_wrong_boards_cards_is_cancelled(rules: Rules) -
     assert not {"HAND_COUNT", "MISSING_CARD", "INCORRECT_CARD_COUNT"} & h.codes()
     h.run("C:W:P")                                  # LHO calls over the cancelled call
     item = h.alerts("CARDS_FROM_WRONG_BOARD")[-1]
-    assert item["detail"] == "cancelled,cancelled_later" and item["params"]["lho_called"]
+    assert item["detail"] == "cancelled_later" and item["params"]["lho_called"]
     assert calls(h) == [["N", "1D"], ["E", "Pass"]]
     # he takes his own hand out of board 5's wallet and calls again
     h.scan("S")
@@ -458,3 +458,40 @@ def test_law_32_first_2007_rho_acted_before_the_ruling() -> None:
     item = h.final_alerts()[item["id"]]
     assert item["law"] == "32B2" and item["status"] == "resolved"
     assert h.state()["obligations"] == {"N": "pass_all"}
+
+
+@pytest.mark.parametrize("kind", ["undo", "board", "clear", "reject"])
+def test_a_ruling_that_takes_no_option_is_refused_with_one(kind: str) -> None:
+    h = Harness(5, T06)
+    h.board_tag(5)
+    h.scan()
+    h.run("C:N:1S C:E:1H")
+    item = h.alerts("INSUFFICIENT_BID")[-1]
+    fields: dict[str, Any] = {"option": "highest"}
+    if kind == "board":
+        fields["board"] = 6
+    elif kind != "undo":
+        fields["alert"] = item["id"]
+    out = h.rule(kind, **fields)
+    assert [o.topic for o in out] == ["bridge/7/error"]
+    assert h.state()["board"] == 5 and calls(h) == [["N", "1S"]]
+    assert h.final_alerts()[item["id"]]["status"] == "open"
+
+
+def test_the_core_returns_the_refusal_and_keeps_no_history() -> None:
+    from controller.laws.table import Table
+
+    h = Harness(5, T06)
+    h.board_tag(5)
+    h.scan()
+    h.run("C:N:1S C:E:1H")
+    table: Table = h.t
+    board = table.board
+    assert board is not None
+    history = list(board.history)
+    item = h.alerts("INSUFFICIENT_BID")[-1]
+    update = table.apply(Ruling(RulingKind.ACCEPT, alert=item["id"], option="lowest"))
+    assert "lowest" in update.refused and update.irregularities == ()
+    assert board.history == history
+    update = table.apply(Ruling(RulingKind.OPTION, alert=999, option="lowest"))
+    assert "not on this board" in update.refused

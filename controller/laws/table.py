@@ -240,6 +240,7 @@ class Board:
         elif isinstance(inp, ButtonEvent):
             self._button(inp)
         else:
+            self.refused = ""
             self._ruling(inp)
             if self.refused:
                 self.history.pop()    # refused: as if it never came (undo replays none)
@@ -430,9 +431,7 @@ class Board:
         assert item is not None
         params = dict(item.params)
         params.update(flags)
-        parts = ["cancelled"]
-        if params.get("later"):
-            parts.append("cancelled_later")
+        parts = ["cancelled_later" if params.get("later") else "cancelled"]
         if params.get("partner_called") or (
                 self.rules is Rules.L2007 and params.get("lho_called") and params.get("differs")):
             parts.append("adjusted")
@@ -630,6 +629,9 @@ class Board:
         kind = ruling.kind
         named = self.log.get(ruling.alert) if ruling.alert is not None else None
         problem = option_problem(ruling, named.code if named is not None else None)
+        if problem is not None and ruling.option is not None and ruling.alert is not None \
+                and named is None:
+            problem = f"option {ruling.option!r}: alert {ruling.alert} is not on this board"
         if problem is not None:
             self.refused = problem
             return
@@ -700,6 +702,9 @@ class Table:
             board.apply(inp)
             return self._collect(board, before, zone=inp.zone)
         if isinstance(inp, Ruling):
+            if inp.option is not None and inp.kind in (RulingKind.UNDO, RulingKind.BOARD):
+                return Update(refused=f"ruling {inp.kind} takes no option "
+                                      f"(option {inp.option!r})")
             if inp.kind is RulingKind.UNDO:
                 return self.undo()
             if inp.kind is RulingKind.BOARD and inp.board is not None:
@@ -761,6 +766,10 @@ class Table:
                         all_deals=board.all_deals, number_known=board.number_known)
         for inp in history:
             rebuilt.apply(inp)
+            if rebuilt.refused:
+                # a ruling that no longer applies to the board rebuilt: dropped, in notes
+                rebuilt.notes.append(f"ruling dropped: {rebuilt.refused}")
+                rebuilt.refused = ""
         rebuilt.log.drain()
         self.board = rebuilt
         changed: list[Irregularity] = []
