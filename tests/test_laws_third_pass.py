@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from scenarios import Harness
+from test_laws_second_pass import t06_harness
 
 from controller.laws.cards import Card, Contract, Deal, Rules, Seat, Vulnerability
 from controller.laws.irregularities import Code
@@ -177,11 +178,8 @@ def test_stray_cards_read_before_his_own_are_flagged_at_his_first_own_card() -> 
 
 # ------------------------------------------------------------------ 2: Law 57A closes
 def t06_play(rules: Rules = Rules.L2017) -> Harness:
-    h = Harness(5, T06, rules=rules)
-    h.board_tag(5)
-    h.scan()
-    h.run("C:N:1D C:E:P C:S:1H C:W:P C:N:1N C:E:P C:S:3N C:W:P C:N:P C:E:P")
-    return h
+    """Board 5 (T06), 3NT by N, the opening lead E's."""
+    return t06_harness(rules)
 
 
 @pytest.mark.parametrize("rules", BOTH)
@@ -208,6 +206,27 @@ def test_premature_play_alert_closes_once_declarers_option_is_applied(rules: Rul
 
 
 # ------------------------------------------------------------------ 3: unknown options
+def board5(script: str, rules: Rules = Rules.L2017) -> Harness:
+    """Board 5 (T06) read, the four hands scanned, then ``script``."""
+    h = Harness(5, T06, rules=rules)
+    h.board_tag(5)
+    h.scan()
+    h.run(script)
+    return h
+
+
+def insufficient_bid() -> Harness:
+    """N 1S, E 1H: an insufficient bid awaiting LHO or the director (27)."""
+    return board5("C:N:1S C:E:1H")
+
+
+def ruled(h: Harness, code: str, ruling: str, **fields: Any) -> dict[str, Any]:
+    """The director's ruling on the last alert of ``code``; that alert as it ends up."""
+    item = h.alerts(code)[-1]
+    h.rule(ruling, alert=item["id"], **fields)
+    return h.final_alerts()[item["id"]]
+
+
 @pytest.mark.parametrize("option", ["highest", "banana", "54A", "penalty_card"])
 def test_an_option_of_another_ruling_is_refused_and_changes_nothing(option: str) -> None:
     """accept with an option that belongs to another ruling (or to none) was taken as a
@@ -247,10 +266,7 @@ def test_an_option_ruling_that_cannot_be_applied_now_is_refused() -> None:
 
 def test_an_undo_after_a_refused_ruling_strikes_the_last_event() -> None:
     """A refused ruling is not in the board's history: undo strikes the last event."""
-    h = Harness(5, T06)
-    h.board_tag(5)
-    h.scan()
-    h.run("C:N:1S C:E:1H")
+    h = insufficient_bid()
     item = h.alerts("INSUFFICIENT_BID")[-1]
     h.rule("reject", alert=item["id"], option="36")
     assert errors(h)
@@ -310,9 +326,7 @@ def test_defenders_card_when_dummy_is_on_lead_waits_for_the_director(rules: Rule
 @pytest.mark.parametrize("rules", BOTH)
 def test_45e_director_rules_a_penalty_card(rules: Rules) -> None:
     h = fifth_card(rules)
-    item = h.alerts("FIFTH_CARD")[-1]
-    h.rule("option", alert=item["id"], option="penalty_card")
-    item = h.final_alerts()[item["id"]]
+    item = ruled(h, "FIFTH_CARD", "option", option="penalty_card")
     assert item["status"] == "resolved" and item["law"] == "45E1"
     assert item["detail"] == "penalty_card"
     assert h.state()["penalty_cards"] == {"W": ["D2"]}
@@ -398,11 +412,7 @@ def test_45e_the_next_hand_playing_to_it_accepts_it_as_a_lead(rules: Rules) -> N
 def x_out_of_rotation(rules: Rules) -> Harness:
     """N opens 1C; S doubles his partner's bid at E's turn: inadmissible (19A1) and out of
     rotation (RHO's turn)."""
-    h = Harness(5, T06, rules=rules)
-    h.board_tag(5)
-    h.scan()
-    h.run("C:N:1C C:S:X")
-    return h
+    return board5("C:N:1C C:S:X", rules)
 
 
 @pytest.mark.parametrize("rules", BOTH)
@@ -421,9 +431,7 @@ def test_inadmissible_double_out_of_rotation_waits_for_the_directors_choice(
 @pytest.mark.parametrize("rules", BOTH)
 def test_law_36_first_partner_passes_throughout(rules: Rules) -> None:
     h = x_out_of_rotation(rules)
-    item = h.alerts("INADMISSIBLE_DOUBLE")[-1]
-    h.rule("option", alert=item["id"], option="36")
-    item = h.final_alerts()[item["id"]]
+    item = ruled(h, "INADMISSIBLE_DOUBLE", "option", option="36")
     assert item["law"] == "36B" and item["status"] == "resolved"
     assert h.state()["obligations"] == {"N": "pass_all"}
     h.run("C:E:P C:S:1H C:W:P C:N:P C:E:P AUTO")
@@ -453,19 +461,14 @@ def test_law_32_first_2007_rho_acted_before_the_ruling() -> None:
     RHO's call came before the director chose: it still counts."""
     h = x_out_of_rotation(Rules.L2007)
     h.run("C:E:1D")
-    item = h.alerts("INADMISSIBLE_DOUBLE")[-1]
-    h.rule("option", alert=item["id"], option="32")
-    item = h.final_alerts()[item["id"]]
+    item = ruled(h, "INADMISSIBLE_DOUBLE", "option", option="32")
     assert item["law"] == "32B2" and item["status"] == "resolved"
     assert h.state()["obligations"] == {"N": "pass_all"}
 
 
 @pytest.mark.parametrize("kind", ["undo", "board", "clear", "reject"])
 def test_a_ruling_that_takes_no_option_is_refused_with_one(kind: str) -> None:
-    h = Harness(5, T06)
-    h.board_tag(5)
-    h.scan()
-    h.run("C:N:1S C:E:1H")
+    h = insufficient_bid()
     item = h.alerts("INSUFFICIENT_BID")[-1]
     fields: dict[str, Any] = {"option": "highest"}
     if kind == "board":
@@ -481,10 +484,7 @@ def test_a_ruling_that_takes_no_option_is_refused_with_one(kind: str) -> None:
 def test_the_core_returns_the_refusal_and_keeps_no_history() -> None:
     from controller.laws.table import Table
 
-    h = Harness(5, T06)
-    h.board_tag(5)
-    h.scan()
-    h.run("C:N:1S C:E:1H")
+    h = insufficient_bid()
     table: Table = h.t
     board = table.board
     assert board is not None
