@@ -495,3 +495,18 @@ def test_the_core_returns_the_refusal_and_keeps_no_history() -> None:
     assert board.history == history
     update = table.apply(Ruling(RulingKind.OPTION, alert=999, option="lowest"))
     assert "not on this board" in update.refused
+
+
+def test_45e_card_taken_back_before_the_ruling_still_awaits_it() -> None:
+    """The defender picks his card up again: the director's choice stays open; ruled a
+    penalty card, it must be played at the first legal opportunity (50)."""
+    h = fifth_card(Rules.L2017)
+    h.take("W", "D2")
+    item = h.final_alerts()[h.alerts("FIFTH_CARD")[-1]["id"]]
+    assert item["status"] == "open"
+    h.run("S:D3")                                  # dummy's proper lead
+    assert h.final_alerts()[item["id"]]["params"]["choices"] == "penalty_card,withdraw"
+    item = ruled(h, "FIFTH_CARD", "option", option="penalty_card")
+    assert item["law"] == "45E1" and h.state()["penalty_cards"] == {"W": ["D2"]}
+    h.run("E:D4 W:D2")                               # his penalty card, played in turn
+    assert "PENALTY_CARD_NOT_PLAYED" not in h.codes()

@@ -560,7 +560,11 @@ class Play:
         if card in self._stray[seat]:
             item = self._stray[seat].pop(card)
             if item is not None and item in self._fifth_wait:
-                return    # back in the hand; the director's choice (45E) still stands open
+                # back in the hand: no longer a lead anyone can play to (53A), but the
+                # director's choice (45E) still stands open
+                if self._fifth is not None and self._fifth.item == item:
+                    self._fifth = None
+                return
             if item is not None:
                 self._frozen.discard(item)
                 self._log.update(item, status=Status.RESOLVED, detail=self._returned(item))
@@ -756,12 +760,14 @@ class Play:
             self._fifth_to_lead(accepted=True)
             self._follow(seat, card)
             return
-        if fifth is not None and fifth.item in self._fifth_wait and not cur.cards \
-                and seat is cur.leader:
+        if self._fifth_wait and not cur.cards and seat is cur.leader:
             # the proper lead follows a defender's card awaiting the director: if he
             # deems that card led, 2017 53B (it may be withdrawn) / 2007 53C (withdrawn)
-            self._fifth_wait[fifth.item] = (fifth, True)
-            self._log.update(fifth.item, choices="penalty_card,withdraw", proper_lead=True)
+            for item, (waiting, followed) in list(self._fifth_wait.items()):
+                if not followed:
+                    self._fifth_wait[item] = (waiting, True)
+                    self._log.update(item, choices="penalty_card,withdraw",
+                                     proper_lead=True)
         if self._opening_lot is not None:
             self._opening_lead_reply(seat, card)
             return
