@@ -510,3 +510,40 @@ def test_45e_card_taken_back_before_the_ruling_still_awaits_it() -> None:
     assert item["law"] == "45E1" and h.state()["penalty_cards"] == {"W": ["D2"]}
     h.run("E:D4 W:D2")                               # his penalty card, played in turn
     assert "PENALTY_CARD_NOT_PLAYED" not in h.codes()
+
+
+@pytest.mark.parametrize("choice", ["withdraw", "penalty_card"])
+def test_2017_53b_lead_out_of_turn_then_the_proper_lead(choice: str) -> None:
+    """2017 53B: a defender's lead out of turn (ruled a lead), then the proper lead by an
+    opponent: the proper lead stands, the card led in error *may* be withdrawn (16C): the
+    director chooses; not withdrawn, it is a lead not accepted: major penalty card (56)."""
+    h = fifth_card(Rules.L2017)
+    h.rule("lead", alert=h.alerts("FIFTH_CARD")[-1]["id"])
+    h.run("S:D3")                                   # dummy, due to lead, leads
+    lot = h.alerts("LEAD_OUT_OF_TURN")[-1]
+    assert lot["status"] == "open" and lot["law"] == "53B"
+    assert lot["params"]["choices"] == "penalty_card,withdraw"
+    assert h.state()["current"] == [{"seat": "S", "card": "D3"}]
+    lot = ruled(h, "LEAD_OUT_OF_TURN", "option", option=choice)
+    assert lot["status"] == "resolved"
+    board = h.t.board
+    assert board is not None and board.play is not None
+    if choice == "withdraw":
+        assert lot["law"] == "53B" and h.state()["penalty_cards"] == {}
+    else:
+        assert lot["law"] == "56" and h.state()["penalty_cards"] == {"W": ["D2"]}
+        assert board.play.is_major_penalty_card(Seat.W, Card.parse("D2"))
+    h.run("AUTO")
+    scored(h)
+
+
+def test_2007_53c_lead_out_of_turn_then_the_proper_lead_is_withdrawn() -> None:
+    """2007 53C: the proper lead stands and the card led in error is withdrawn."""
+    h = fifth_card(Rules.L2007)
+    h.rule("lead", alert=h.alerts("FIFTH_CARD")[-1]["id"])
+    h.run("S:D3")
+    lot = h.final_alerts()[h.alerts("LEAD_OUT_OF_TURN")[-1]["id"]]
+    assert lot["status"] == "resolved" and lot["law"] == "53C"
+    assert lot["detail"] == "returned" and h.state()["penalty_cards"] == {}
+    h.run("AUTO")
+    scored(h)

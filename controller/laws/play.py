@@ -623,8 +623,7 @@ class Play:
             if kind is RulingKind.REJECT:
                 self._refuse_lead()
                 return True
-        if code is Code.FIFTH_CARD and ruling.alert in self._fifth_wait \
-                and kind in (RulingKind.LEAD, RulingKind.OPTION):
+        if ruling.alert in self._fifth_wait and kind in (RulingKind.LEAD, RulingKind.OPTION):
             return self._fifth_choice(ruling.alert, "lead" if kind is RulingKind.LEAD
                                       else ruling.option or "")
         if code is Code.FIFTH_CARD and kind is RulingKind.LEAD and self._fifth is not None \
@@ -777,6 +776,10 @@ class Play:
                                              and cur.number == _LAST_TRICK):
                 self._accept_lead(law="53A")
                 self._follow(seat, card)
+                return
+            if len(cur.cards) == 1 and seat is lot.expected \
+                    and seat.side is not lot.seat.side and self._is_defender(lot.seat):
+                self._proper_lead_follows(seat, card)
                 return
             if len(cur.cards) == 1 and (seat is lot.expected or (
                     seat.side is lot.expected.side and not self._is_defender(seat)
@@ -1340,6 +1343,28 @@ class Play:
             self._make_penalty(lot.seat, lot.card, major=True, item=lot.item)
         self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law=law)
 
+    def _proper_lead_follows(self, seat: Seat, card: Card) -> None:
+        """A defender's lead out of turn, then the proper lead by an opponent (declarer's
+        side): the proper lead stands. 2017 53B: the card led in error *may* be withdrawn
+        (16C): the director's choice, withdrawn or a major penalty card (56); the card
+        waits on the tray meanwhile. 2007 53C: it is withdrawn."""
+        lot = self._lot
+        assert lot is not None
+        self._lot = None
+        cur = self._cur
+        if cur.played_by(lot.seat) == lot.card:
+            self._remove_from_trick(lot.seat, lot.card, cur)
+        cur.leader = lot.expected
+        if self.rules is Rules.L2007:
+            self._stray[lot.seat][lot.card] = None     # back in the hand, played in turn
+            self._log.update(lot.item, status=Status.RESOLVED, detail="returned", law="53C")
+        else:
+            self._stray[lot.seat][lot.card] = lot.item
+            self._fifth_wait[lot.item] = (lot, True)
+            self._log.update(lot.item, detail="director_choice", law="53B",
+                             choices="penalty_card,withdraw", proper_lead=True)
+        self._lead(seat, card)
+
     def _fifth_choice(self, item: int, choice: str) -> bool:
         """45E: the director's choice for a defender's card played when the other side was
         on lead. ``penalty_card``: 45E1, a penalty card (minor or major per 50B).
@@ -1368,9 +1393,13 @@ class Play:
             if self._fifth is not None and self._fifth.item == item:
                 self._fifth = None
             self._stray[seat].pop(card, None)
-            major = card.rank.is_honour
+            got = self._log.get(item)
+            led = got is not None and got.code is Code.LEAD_OUT_OF_TURN
+            # a lead not accepted: 56, a major penalty card; not a lead: 45E1, per 50B
+            major = led or card.rank.is_honour
             self._make_penalty(seat, card, major=major, item=item)
-            self._log.update(item, status=Status.RESOLVED, detail="penalty_card", law="45E1")
+            self._log.update(item, status=Status.RESOLVED, detail="penalty_card",
+                             law="56" if led else "45E1")
             return True
         return False
 

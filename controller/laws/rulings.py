@@ -55,7 +55,9 @@ RULING_OPTIONS: dict[Code, dict[RulingKind, frozenset[str]]] = {
     Code.CHANGE_OF_CALL: {RulingKind.ACCEPT: frozenset({"unintended"})},
     Code.PREMATURE_PLAY: {RulingKind.OPTION: _PENALTY_OPTIONS},
     Code.PENALTY_CARD_NOT_PLAYED: {RulingKind.OPTION: _PENALTY_OPTIONS},
-    Code.LEAD_OUT_OF_TURN: {RulingKind.OPTION: _PENALTY_OPTIONS},
+    # 2017 53B: a defender's lead out of turn, the proper lead followed: withdrawn or not
+    Code.LEAD_OUT_OF_TURN: {RulingKind.OPTION: frozenset({"penalty_card", "withdraw"})
+                            | _PENALTY_OPTIONS},
     Code.REVOKE: {RulingKind.OPTION: _PENALTY_OPTIONS},
     Code.CARD_EXPOSED_DURING_AUCTION: {RulingKind.OPTION: _PENALTY_OPTIONS},
     # 45E: the director's choice between a penalty card (45E1) and a lead (then 53/56);

@@ -66,7 +66,11 @@ OPTIONS: dict[Code, tuple[Option, ...]] = {
     Code.OPENING_LEAD_OUT_OF_TURN: (
         Option(K.ACCEPT, "54B"), Option(K.ACCEPT, "54A", fixed={"option": "54A"}),
         Option(K.REJECT, "54D"), _CLEAR_TABLE),
-    Code.LEAD_OUT_OF_TURN: (Option(K.ACCEPT, "53A"), Option(K.REJECT, "55"), _CLEAR_TABLE),
+    # 1.6: 2017 53B, a defender's card led in error, the proper lead followed
+    Code.LEAD_OUT_OF_TURN: (Option(K.ACCEPT, "53A"), Option(K.REJECT, "55"),
+                            Option(K.OPTION, "53B", fixed={"option": "withdraw"}),
+                            Option(K.OPTION, "56", fixed={"option": "penalty_card"}),
+                            _CLEAR_TABLE),
     Code.PREMATURE_PLAY: (
         Option(K.OPTION, "57A", fixed={"option": "highest"}),
         Option(K.OPTION, "57A", fixed={"option": "lowest"}),
@@ -146,9 +150,9 @@ EXPLAIN: dict[str, dict[str, str]] = {
         "vi": "Lựa chọn của ĐTTC: chất đồng đội không được dẫn (Điều {law}).",
         "zh": "庄家选择：同伴不得首攻的花色（第{law}条）。"},
     "option:penalty_card": {
-        "en": "Not a lead: the card is a penalty card (Law {law}).",
-        "vi": "Không phải lá dẫn: quân bài là cây phạt (Điều {law}).",
-        "zh": "不视为出牌：该牌成为罚张（第{law}条）。"},
+        "en": "The card is a penalty card (Law {law}).",
+        "vi": "Quân bài là cây phạt (Điều {law}).",
+        "zh": "该牌成为罚张（第{law}条）。"},
     "option:withdraw": {
         "en": "The proper lead stands: the card led in error goes back (Law {law}).",
         "vi": "Lá dẫn đúng giữ nguyên: quân dẫn nhầm được rút lại (Điều {law}).",
