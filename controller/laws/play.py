@@ -1305,10 +1305,7 @@ class Play:
         lot = self._opening_lot
         assert lot is not None
         self._opening_lot = None
-        cur = self._cur
-        if cur.played_by(lot.seat) == lot.card:
-            self._remove_from_trick(lot.seat, lot.card, cur)
-        cur.leader = lot.expected
+        self._take_back_lead(lot)
         self._make_penalty(lot.seat, lot.card, major=True, item=lot.item)
         self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law="54D")
 
@@ -1336,12 +1333,17 @@ class Play:
             if self._complete:
                 self._settle()
             return
-        if cur.played_by(lot.seat) == lot.card:
-            self._remove_from_trick(lot.seat, lot.card, cur)
-        cur.leader = lot.expected
+        self._take_back_lead(lot)
         if self._is_defender(lot.seat):
             self._make_penalty(lot.seat, lot.card, major=True, item=lot.item)
         self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law=law)
+
+    def _take_back_lead(self, lot: _PendingLead) -> None:
+        """The card led out of turn leaves the current trick; the right hand is to lead."""
+        cur = self._cur
+        if cur.played_by(lot.seat) == lot.card:
+            self._remove_from_trick(lot.seat, lot.card, cur)
+        cur.leader = lot.expected
 
     def _proper_lead_follows(self, seat: Seat, card: Card) -> None:
         """A defender's lead out of turn, then the proper lead by an opponent (declarer's
@@ -1351,10 +1353,7 @@ class Play:
         lot = self._lot
         assert lot is not None
         self._lot = None
-        cur = self._cur
-        if cur.played_by(lot.seat) == lot.card:
-            self._remove_from_trick(lot.seat, lot.card, cur)
-        cur.leader = lot.expected
+        self._take_back_lead(lot)
         if self.rules is Rules.L2007:
             self._stray[lot.seat][lot.card] = None     # back in the hand, played in turn
             self._log.update(lot.item, status=Status.RESOLVED, detail="returned", law="53C")
