@@ -547,3 +547,21 @@ def test_2007_53c_lead_out_of_turn_then_the_proper_lead_is_withdrawn() -> None:
     assert lot["detail"] == "returned" and h.state()["penalty_cards"] == {}
     h.run("AUTO")
     scored(h)
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_premature_play_alert_closes_when_the_option_has_lapsed(rules: Rules) -> None:
+    """57A's options are about the offender's partner's play to that trick: once he has
+    played with no option chosen, there is nothing left to choose; the penalty card stays
+    (50) until played."""
+    h = t06_play(rules)
+    h.run("E:C5 S:CA W:C3 N:C2 S:D3 +E:DA")         # E's ace, before his partner W
+    item = h.alerts("PREMATURE_PLAY")[-1]
+    assert item["status"] == "open"
+    h.run("W:D2")                                   # partner plays: the option lapsed
+    item = h.final_alerts()[item["id"]]
+    assert item["status"] == "resolved" and item["params"]["option_lapsed"] is True
+    assert item["id"] not in indicator(h)["alerts"]
+    assert h.state()["penalty_cards"] == {"E": ["DA"]}
+    out = h.rule("option", alert=item["id"], option="lowest")     # too late for 57A
+    assert out and out[0].topic.endswith("/error")

@@ -242,6 +242,9 @@ class Play:
         # 45E: a defender's card when the other side is on lead, awaiting the director's
         # choice (penalty card 45E1, or a lead); True once the proper lead followed
         self._fifth_wait: dict[int, tuple[_PendingLead, bool]] = {}
+        # 57A alerts awaiting declarer's option: irregularity -> (offender, trick). The
+        # option is about partner's play to that trick: once he has played, it has lapsed
+        self._premature_open: dict[int, tuple[Seat, int]] = {}
         self._queued: tuple[int, Seat, Card, _Trick] | None = None  # 2017 57D
         self._queued_ts: float | None = None
         self._pcnp: dict[int, tuple[Seat, Card, Card, _Trick]] = {}
@@ -886,6 +889,7 @@ class Play:
         item = self._open(Code.PREMATURE_PLAY, law="57A", seat=seat, trick=cur.number, card=card,
                           detail="penalty_card")
         self._make_penalty(seat, card, major=True, item=item)
+        self._premature_open[item] = (seat, cur.number)
         if not lead and self._ts is not None:
             self._simul = (item, seat, card, self._ts, self._due(cur))
 
@@ -1008,6 +1012,8 @@ class Play:
         return r
 
     def _after_play(self, seat: Seat, trick: _Trick) -> None:
+        if self._premature_open:
+            self._premature_lapsed(seat, trick)
         # revokes become established by a play of the offender or partner to a later trick
         for r in self._revokes:
             if r.established or r.corrected or self._is_cleared(r) or r.defective:
@@ -1345,6 +1351,16 @@ class Play:
             self._remove_from_trick(lot.seat, lot.card, cur)
         cur.leader = lot.expected
 
+    def _premature_lapsed(self, seat: Seat, trick: _Trick) -> None:
+        """57A: the offender's partner played to the trick with no option chosen: declarer
+        can no longer choose one; the alert is resolved (the penalty card stays, 50)."""
+        for item, (offender, number) in list(self._premature_open.items()):
+            if seat is offender.partner and trick.number == number:
+                del self._premature_open[item]
+                got = self._log.get(item)
+                if got is not None and got.is_open:
+                    self._log.update(item, status=Status.RESOLVED, option_lapsed=True)
+
     def _proper_lead_follows(self, seat: Seat, card: Card) -> None:
         """A defender's lead out of turn, then the proper lead by an opponent (declarer's
         side): the proper lead stands. 2017 53B: the card led in error *may* be withdrawn
@@ -1472,6 +1488,10 @@ class Play:
             return False
         if option in ("must_lead", "must_not_lead") and ruling.suit is None:
             return False
+        source = self._log.get(ruling.alert)
+        if option in ("highest", "lowest") and source is not None \
+                and source.param("option_lapsed"):
+            return False      # 57A: partner has played to that trick (50D2's remain)
         partner = offender.partner
         self._requirements[partner] = _Requirement(ruling.alert, option, ruling.suit,
                                                    self._cur.number)
@@ -1483,8 +1503,8 @@ class Play:
         changes: dict[str, object] = {"option": option}
         if ruling.suit:
             changes["option_suit"] = str(ruling.suit)
-        item = self._log.get(ruling.alert)
-        if item is not None and item.code is Code.PREMATURE_PLAY and item.is_open:
+        self._premature_open.pop(ruling.alert, None)
+        if source is not None and source.code is Code.PREMATURE_PLAY and source.is_open:
             # 57A: declarer's option applied, the director's part is done; the
             # requirement holds on (ignoring it is a revoke, 61A) and the penalty card
             # stays until played
