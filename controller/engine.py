@@ -431,6 +431,11 @@ class Engine:
         self._tally(table, "events" if kind == "event" else "rulings")
         try:
             update = ts.table.apply(inp)
+            if update.refused:
+                # 1.6: a ruling (an option) the table cannot apply changed nothing
+                self._tally(table, "refused")
+                return [self._error(table, kind, f"refused: {update.refused}", payload)] \
+                    if "error" in self.kinds else []
             ts.last = {"src": src, "seq": seq}
             out = self._publish(table, ts, update, now=kind == "ruling") + \
                 self._evidence(table, ts, update, inp)

@@ -15,7 +15,12 @@ truth test of seat 0), one line of the mixed session, checked line by line. A th
 29, the display's words): the indicators' display rows only (Chinese seats 北东南西, the
 Vietnamese names of five alerts and of vulnerability, the score on the fourth row of a
 played board), 60 indicator lines of t08 and 608 of the mixed session, nothing else;
-``--digests`` rewrote the digests of the kept inputs.
+``--digests`` rewrote the digests of the kept inputs. A fourth, issue 30 (the Laws' third
+pass, contract 1.6): the mixed session's three inadmissible doubles out of rotation now
+wait open for the director's choice of Law 36 or Law 32 (no obligation until he rules)
+and its defender's fifth card waits for his choice of a penalty card or a lead (played in
+turn later, it is resolved ``returned``); the alert, state, indicator and result lines
+that show those statuses changed, checked line by line; the scores did not.
 The mixed session is three tables of random boards with hand scans, interleaved, and
 seeded junk (cards and calls out of turn, wrong trays, unknown tags, duplicates) so that
 irregularities, alerts, rulings and errors are all in it.

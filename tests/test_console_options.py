@@ -118,3 +118,15 @@ def test_every_option_has_a_label_and_a_one_line_explanation_in_three_languages(
 
 def test_an_unknown_code_gets_only_clear() -> None:
     assert [o.kind for o in options.options_for("NOT_A_CODE")] == [RulingKind.CLEAR]
+
+
+def test_every_option_the_console_sends_is_one_the_engine_applies() -> None:
+    """1.6: the engine refuses an option it does not apply (``error``); the console offers
+    none of those (controller.laws.rulings.RULING_OPTIONS)."""
+    from controller.laws.rulings import Ruling, option_problem
+
+    for code, opts in OPTIONS.items():
+        for opt in opts:
+            if "option" in opt.fixed:
+                ruling = Ruling(opt.kind, alert=1, option=opt.fixed["option"])
+                assert option_problem(ruling, code) is None, (code, opt.key)

@@ -195,8 +195,11 @@ def test_card_of_another_pack_in_the_hand_scan_and_the_auction() -> None:
     h = Harness(5, T06)
     h.board_tag(5)
     h.tag("tray", "N", "present", card="SA", deck="B6", uid="F6SA")
-    assert h.alerts("CARD_FROM_OTHER_BOARD")
+    # read before any card of his own it may be the first of a wrong board's hand (15A,
+    # issue 30): the first card of his own shows it a stray card of another pack (13C)
+    assert not h.alerts("CARD_FROM_OTHER_BOARD")
     h.scan()
+    assert h.alerts("CARD_FROM_OTHER_BOARD")[0]["status"] == "open"
     h.run("C:N:1D")
     # not counted in N's scan: N holds 13 of his own cards, no count alert
     assert "INCORRECT_CARD_COUNT" not in h.codes() and "HAND_COUNT" not in h.codes()
@@ -287,7 +290,9 @@ def test_board_ruling_keeps_the_replaced_boards_number_on_its_alerts() -> None:
     assert closing["board"] == 5
     assert h.state()["board"] == 7
     assert all(i["id"] != coor["id"] for i in h.state()["irregularities"])
-    # the new board's own alerts carry its number
+    # the new board's own alerts carry its number (its cards are its own pack's, deck 7:
+    # board 5's pack would be a hand from a wrong board, 15A)
+    h.board = 7
     h.scan()
     h.run("C:E:1C")                                # S (dealer of 7) was due
     assert h.alerts("CALL_OUT_OF_ROTATION")[-1]["board"] == 7
@@ -378,6 +383,11 @@ def test_inadmissible_double_out_of_rotation_is_law_36(rules: Rules) -> None:
     call at his turn, his partner passes throughout; LHO's call does not accept it."""
     h = auction(rules, "C:N:1C C:S:X")      # S doubles partner's bid at E's turn
     item = h.alerts("INADMISSIBLE_DOUBLE")[-1]
+    # cancelled at once; Law 36 or Law 32 first is the director's choice (issue 30)
+    assert item["status"] == "open" and item["params"]["choices"] == "36,32"
+    assert calls(h) == [["N", "1C"]] and h.state()["turn"] == "E"
+    h.rule("option", alert=item["id"], option="36")
+    item = h.alerts("INADMISSIBLE_DOUBLE")[-1]
     assert item["law"] == "36B" and item["status"] == "resolved"
     assert "CALL_OUT_OF_ROTATION" not in h.codes()
     assert calls(h) == [["N", "1C"]] and h.state()["turn"] == "E"
@@ -390,6 +400,8 @@ def test_inadmissible_double_out_of_rotation_is_law_36(rules: Rules) -> None:
 @pytest.mark.parametrize("rules", BOTH)
 def test_inadmissible_redouble_out_of_rotation_is_law_36(rules: Rules) -> None:
     h = auction(rules, "C:N:1C C:E:X C:W:XX")   # W redoubles his partner's double at S's turn
+    item = h.alerts("INADMISSIBLE_REDOUBLE")[-1]
+    h.rule("option", alert=item["id"], option="36")     # the director's choice (issue 30)
     item = h.alerts("INADMISSIBLE_REDOUBLE")[-1]
     assert item["law"] == "36B" and item["seat"] == "W"
     assert h.state()["obligations"] == {"E": "pass_all"} and h.state()["turn"] == "S"

@@ -196,6 +196,10 @@ class Auction:
         self._mine: dict[int, Code] = {}
         # 25A4: the LHO whose call over an unintended call still stands and may be withdrawn
         self._may_withdraw: Seat | None = None
+        # an inadmissible double or redouble out of rotation awaiting the director's
+        # choice of Law 36 or Law 32 first: irr -> (offender, call, player due, standing
+        # calls then)
+        self._law_choice: dict[int, tuple[Seat, Call, Seat, int]] = {}
 
     # ------------------------------------------------------------------ queries
     @property
@@ -432,6 +436,8 @@ class Auction:
             return False
         kind = ruling.kind
         self._sync_cleared()
+        if kind is RulingKind.OPTION and irr in self._law_choice:
+            return self._choose_law(irr, ruling.option or "")
         if kind in (RulingKind.UNDO, RulingKind.ADJUST, RulingKind.CLAIM, RulingKind.BOARD,
                     RulingKind.OPTION):
             return False
@@ -453,6 +459,7 @@ class Auction:
                     self._classify_exposure(seat, x)
             return True
         if kind is RulingKind.CLEAR:
+            self._law_choice.pop(irr, None)
             self._judgements.pop(irr, None)
             self._followups = [f for f in self._followups if f.irr != irr]
             self._after_close.pop(irr, None)
@@ -595,20 +602,41 @@ class Auction:
 
     def _inadmissible_out_of_rotation(self, seat: Seat, call: Call, entry: int,
                                       due: Seat) -> None:
-        """An inadmissible double or redouble out of rotation: Law 36, never the
-        out-of-rotation path (32: "an inadmissible double or redouble may never be
-        accepted"). 2017 36B (36D: out of rotation, rectification as in B); 2007 via 32B1
-        ("unless the double or redouble is inadmissible, in which case Law 36 applies"),
-        and 32A / 32B2 give the same: cancelled, the auction goes back to the player due,
-        the offender makes any legal call at his turn, partner passes throughout, 26."""
+        """An inadmissible double or redouble out of rotation: never accepted (35A, 32),
+        so cancelled at once and the turn stays with the player due. Whether Law 36 (2017
+        36B / 36D; 2007 via 32B1) or Law 32 (the call out of rotation) applies first is
+        the director's choice: the alert stays open with both (``option`` ``36`` or
+        ``32``, ``_choose_law``); no obligation is in force until he rules."""
         code = Code.INADMISSIBLE_DOUBLE if call.kind is _DOUBLE else Code.INADMISSIBLE_REDOUBLE
-        item = self.log.open(code, law="36B", seat=seat, call=call, detail="cancelled,pass_all",
-                             status=Status.RESOLVED, due=due.name, out_of_rotation=True,
-                             at=_relation(seat, due))
+        item = self.log.open(code, law="36", seat=seat, call=call,
+                             detail="cancelled,director_choice", due=due.name,
+                             out_of_rotation=True, at=_relation(seat, due), choices="36,32")
         self._own(item, entry)
         self._cancel(entry, item.id)
-        self._oblige(seat.partner, PASS_ALL, item.id)
-        self._restrict(item.id, seat, call)
+        self._law_choice[item.id] = (seat, call, due, len(self._standing))
+
+    def _choose_law(self, irr: int, option: str) -> bool:
+        """The director's choice for an inadmissible double or redouble out of rotation.
+        ``36``: 36B, the offender makes any legal call at his turn, his partner passes
+        throughout, 26. ``32``: the rectification of a double or redouble out of rotation
+        (section 4.3's X/XX rows, 2007 and 2017), its waiting parts run over the calls
+        made since."""
+        if option not in ("36", "32"):
+            return False
+        seat, call, due, since = self._law_choice.pop(irr)
+        if option == "36":
+            self._oblige(seat.partner, PASS_ALL, irr)
+            self._restrict(irr, seat, call)
+            self.log.update(irr, status=Status.RESOLVED, detail="cancelled,pass_all",
+                            law="36B")
+            return True
+        others = self._followups
+        self._followups = []
+        self._law_30_32(irr, seat, call, due)
+        for s, c, _, _ in self._standing[since:]:
+            self._follow(s, c)
+        self._followups = others + self._followups
+        return True
 
     def _in_rotation(self, seat: Seat, call: Call, entry: int, *, oor: int | None = None,
                      check_obligation: bool = True) -> None:
@@ -899,10 +927,12 @@ class Auction:
         """The director cancels a call out of rotation LHO did not accept (section 4.3)."""
         self._pending = None
         self._cancel(p.entry, p.irr)
-        o, call = p.seat, p.call
-        rel = _relation(o, p.due)
+        self._law_30_32(p.irr, p.seat, p.call, p.due)
+
+    def _law_30_32(self, irr: int, o: Seat, call: Call, due: Seat) -> None:
+        """Laws 30-32 for a call out of rotation the director cancelled (section 4.3)."""
+        rel = _relation(o, due)
         partner = o.partner
-        irr = p.irr
 
         def done(law: str, detail: str = "rejected", **params: object) -> None:
             self.log.update(irr, status=Status.RESOLVED, detail=detail, law=law, **params)

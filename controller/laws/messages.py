@@ -530,6 +530,12 @@ DETAILS: Final[dict[str, tuple[str, str, str]]] = {
         "chờ giá tiếp theo hoặc trọng tài",
         "等待下一个叫牌或裁判",
     ),
+    # 1.6: where the Laws give the director the choice (45E, 53B, 32 or 36)
+    "director_choice": (
+        "the director chooses which Law applies",
+        "trọng tài chọn điều luật áp dụng",
+        "由裁判选择适用的条款",
+    ),
     "while_pending": (
         "made while another irregularity was still open",
         "xảy ra khi một vi phạm khác chưa được giải quyết",

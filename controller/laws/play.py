@@ -239,6 +239,12 @@ class Play:
         self._opening_lot: _PendingLead | None = None
         self._lot: _PendingLead | None = None
         self._fifth: _PendingLead | None = None          # a fifth card that may become a lead
+        # 45E: a defender's card when the other side is on lead, awaiting the director's
+        # choice (penalty card 45E1, or a lead); True once the proper lead followed
+        self._fifth_wait: dict[int, tuple[_PendingLead, bool]] = {}
+        # 57A alerts awaiting declarer's option: irregularity -> (offender, trick). The
+        # option is about partner's play to that trick: once he has played, it has lapsed
+        self._premature_open: dict[int, tuple[Seat, int]] = {}
         self._queued: tuple[int, Seat, Card, _Trick] | None = None  # 2017 57D
         self._queued_ts: float | None = None
         self._pcnp: dict[int, tuple[Seat, Card, Card, _Trick]] = {}
@@ -539,6 +545,7 @@ class Play:
             return False
         item = strays.pop(card)
         if item is not None:
+            self._fifth_wait.pop(item, None)   # played in turn: nothing left to choose
             got = self._log.get(item)
             if got is not None and got.status is Status.OPEN:
                 self._log.update(item, status=Status.RESOLVED, detail="returned")
@@ -555,6 +562,12 @@ class Play:
             return
         if card in self._stray[seat]:
             item = self._stray[seat].pop(card)
+            if item is not None and item in self._fifth_wait:
+                # back in the hand: no longer a lead anyone can play to (53A), but the
+                # director's choice (45E) still stands open
+                if self._fifth is not None and self._fifth.item == item:
+                    self._fifth = None
+                return
             if item is not None:
                 self._frozen.discard(item)
                 self._log.update(item, status=Status.RESOLVED, detail=self._returned(item))
@@ -613,6 +626,9 @@ class Play:
             if kind is RulingKind.REJECT:
                 self._refuse_lead()
                 return True
+        if ruling.alert in self._fifth_wait and kind in (RulingKind.LEAD, RulingKind.OPTION):
+            return self._fifth_choice(ruling.alert, "lead" if kind is RulingKind.LEAD
+                                      else ruling.option or "")
         if code is Code.FIFTH_CARD and kind is RulingKind.LEAD and self._fifth is not None \
                 and self._fifth.item == ruling.alert:
             self._fifth_to_lead(accepted=False)
@@ -746,6 +762,14 @@ class Play:
             self._fifth_to_lead(accepted=True)
             self._follow(seat, card)
             return
+        if self._fifth_wait and not cur.cards and seat is cur.leader:
+            # the proper lead follows a defender's card awaiting the director: if he
+            # deems that card led, 2017 53B (it may be withdrawn) / 2007 53C (withdrawn)
+            for item, (waiting, followed) in list(self._fifth_wait.items()):
+                if not followed:
+                    self._fifth_wait[item] = (waiting, True)
+                    self._log.update(item, choices="penalty_card,withdraw",
+                                     proper_lead=True)
         if self._opening_lot is not None:
             self._opening_lead_reply(seat, card)
             return
@@ -755,6 +779,10 @@ class Play:
                                              and cur.number == _LAST_TRICK):
                 self._accept_lead(law="53A")
                 self._follow(seat, card)
+                return
+            if len(cur.cards) == 1 and seat is lot.expected \
+                    and seat.side is not lot.seat.side and self._is_defender(lot.seat):
+                self._proper_lead_follows(seat, card)
                 return
             if len(cur.cards) == 1 and (seat is lot.expected or (
                     seat.side is lot.expected.side and not self._is_defender(seat)
@@ -799,11 +827,13 @@ class Play:
             return
         # a card from the side that lost the last trick before its winner leads: 45E
         if self._is_defender(seat):
-            major = card.rank.is_honour
-            item = self._open(Code.FIFTH_CARD, law="45E1", seat=seat, trick=cur.number - 1,
-                              card=card, detail="penalty_card", status=Status.RESOLVED,
-                              major=major)
-            self._make_penalty(seat, card, major=major, item=item)
+            # 45E1: a penalty card, unless the director deems it led (53, 56): his choice,
+            # so the card waits on the tray, neither played nor a penalty card yet
+            item = self._open(Code.FIFTH_CARD, law="45E", seat=seat, trick=cur.number - 1,
+                              card=card, detail="director_choice", major=card.rank.is_honour,
+                              choices="penalty_card,lead")
+            self._stray[seat][card] = item
+            self._fifth_wait[item] = (_PendingLead(item, seat, card, expected), False)
         else:
             item = self._open(Code.FIFTH_CARD, law="45E2", seat=seat, trick=cur.number - 1,
                               card=card, detail="returned")
@@ -859,6 +889,7 @@ class Play:
         item = self._open(Code.PREMATURE_PLAY, law="57A", seat=seat, trick=cur.number, card=card,
                           detail="penalty_card")
         self._make_penalty(seat, card, major=True, item=item)
+        self._premature_open[item] = (seat, cur.number)
         if not lead and self._ts is not None:
             self._simul = (item, seat, card, self._ts, self._due(cur))
 
@@ -981,6 +1012,8 @@ class Play:
         return r
 
     def _after_play(self, seat: Seat, trick: _Trick) -> None:
+        if self._premature_open:
+            self._premature_lapsed(seat, trick)
         # revokes become established by a play of the offender or partner to a later trick
         for r in self._revokes:
             if r.established or r.corrected or self._is_cleared(r) or r.defective:
@@ -1278,10 +1311,7 @@ class Play:
         lot = self._opening_lot
         assert lot is not None
         self._opening_lot = None
-        cur = self._cur
-        if cur.played_by(lot.seat) == lot.card:
-            self._remove_from_trick(lot.seat, lot.card, cur)
-        cur.leader = lot.expected
+        self._take_back_lead(lot)
         self._make_penalty(lot.seat, lot.card, major=True, item=lot.item)
         self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law="54D")
 
@@ -1309,17 +1339,90 @@ class Play:
             if self._complete:
                 self._settle()
             return
-        if cur.played_by(lot.seat) == lot.card:
-            self._remove_from_trick(lot.seat, lot.card, cur)
-        cur.leader = lot.expected
+        self._take_back_lead(lot)
         if self._is_defender(lot.seat):
             self._make_penalty(lot.seat, lot.card, major=True, item=lot.item)
         self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law=law)
+
+    def _take_back_lead(self, lot: _PendingLead) -> None:
+        """The card led out of turn leaves the current trick; the right hand is to lead."""
+        cur = self._cur
+        if cur.played_by(lot.seat) == lot.card:
+            self._remove_from_trick(lot.seat, lot.card, cur)
+        cur.leader = lot.expected
+
+    def _premature_lapsed(self, seat: Seat, trick: _Trick) -> None:
+        """57A: the offender's partner played to the trick with no option chosen: declarer
+        can no longer choose one; the alert is resolved (the penalty card stays, 50)."""
+        for item, (offender, number) in list(self._premature_open.items()):
+            if seat is offender.partner and trick.number == number:
+                del self._premature_open[item]
+                got = self._log.get(item)
+                if got is not None and got.is_open:
+                    self._log.update(item, status=Status.RESOLVED, option_lapsed=True)
+
+    def _proper_lead_follows(self, seat: Seat, card: Card) -> None:
+        """A defender's lead out of turn, then the proper lead by an opponent (declarer's
+        side): the proper lead stands. 2017 53B: the card led in error *may* be withdrawn
+        (16C): the director's choice, withdrawn or a major penalty card (56); the card
+        waits on the tray meanwhile. 2007 53C: it is withdrawn."""
+        lot = self._lot
+        assert lot is not None
+        self._lot = None
+        self._take_back_lead(lot)
+        if self.rules is Rules.L2007:
+            self._stray[lot.seat][lot.card] = None     # back in the hand, played in turn
+            self._log.update(lot.item, status=Status.RESOLVED, detail="returned", law="53C")
+        else:
+            self._stray[lot.seat][lot.card] = lot.item
+            self._fifth_wait[lot.item] = (lot, True)
+            self._log.update(lot.item, detail="director_choice", law="53B",
+                             choices="penalty_card,withdraw", proper_lead=True)
+        self._lead(seat, card)
+
+    def _fifth_choice(self, item: int, choice: str) -> bool:
+        """45E: the director's choice for a defender's card played when the other side was
+        on lead. ``penalty_card``: 45E1, a penalty card (minor or major per 50B).
+        ``lead``: it was a lead out of turn, 53 then applies (declarer may accept it; not
+        accepted, 56 makes it a major penalty card); once the proper lead has followed, a
+        card deemed led is withdrawn (``withdraw``: 2017 53B, 2007 53C), no rectification
+        (16C)."""
+        pending, proper_lead = self._fifth_wait[item]
+        seat, card = pending.seat, pending.card
+        if choice == "lead" and not proper_lead:
+            if self._cur.cards:
+                return False
+            del self._fifth_wait[item]
+            self._fifth = pending
+            self._fifth_to_lead(accepted=False)
+            return True
+        if choice in ("withdraw", "lead") and proper_lead:
+            del self._fifth_wait[item]
+            # back in the hand: a tap of it at his turn plays it (a stray with no alert)
+            self._stray[seat][card] = None
+            self._log.update(item, status=Status.RESOLVED, detail="returned",
+                             law="53B" if self.rules is Rules.L2017 else "53C")
+            return True
+        if choice == "penalty_card":
+            del self._fifth_wait[item]
+            if self._fifth is not None and self._fifth.item == item:
+                self._fifth = None
+            self._stray[seat].pop(card, None)
+            got = self._log.get(item)
+            led = got is not None and got.code is Code.LEAD_OUT_OF_TURN
+            # a lead not accepted: 56, a major penalty card; not a lead: 45E1, per 50B
+            major = led or card.rank.is_honour
+            self._make_penalty(seat, card, major=major, item=item)
+            self._log.update(item, status=Status.RESOLVED, detail="penalty_card",
+                             law="56" if led else "45E1")
+            return True
+        return False
 
     def _fifth_to_lead(self, *, accepted: bool) -> None:
         fifth = self._fifth
         assert fifth is not None
         self._fifth = None
+        self._fifth_wait.pop(fifth.item, None)
         seat, card = fifth.seat, fifth.card
         self._stray[seat].pop(card, None)
         if card in self._penalty[seat]:
@@ -1338,6 +1441,7 @@ class Play:
     # ------------------------------------------------------------------ rulings
     def _clear(self, item: int) -> None:
         self._frozen.discard(item)
+        self._fifth_wait.pop(item, None)
         for r in self._revokes:
             if r.item == item:
                 r.cleared = True
@@ -1384,6 +1488,10 @@ class Play:
             return False
         if option in ("must_lead", "must_not_lead") and ruling.suit is None:
             return False
+        source = self._log.get(ruling.alert)
+        if option in ("highest", "lowest") and source is not None \
+                and source.param("option_lapsed"):
+            return False      # 57A: partner has played to that trick (50D2's remain)
         partner = offender.partner
         self._requirements[partner] = _Requirement(ruling.alert, option, ruling.suit,
                                                    self._cur.number)
@@ -1392,8 +1500,16 @@ class Play:
         if option in ("must_lead", "must_not_lead") and not self._cur.cards:
             for card in [c for c in self._penalty[offender] if c.suit is ruling.suit]:
                 del self._penalty[offender][card]
-        self._log.update(ruling.alert, option=option,
-                         **({"option_suit": str(ruling.suit)} if ruling.suit else {}))
+        changes: dict[str, object] = {"option": option}
+        if ruling.suit:
+            changes["option_suit"] = str(ruling.suit)
+        self._premature_open.pop(ruling.alert, None)
+        if source is not None and source.code is Code.PREMATURE_PLAY and source.is_open:
+            # 57A: declarer's option applied, the director's part is done; the
+            # requirement holds on (ignoring it is a revoke, 61A) and the penalty card
+            # stays until played
+            changes["status"] = Status.RESOLVED
+        self._log.update(ruling.alert, **changes)
         return True
 
     def _defective_add(self, item: int, seat: Seat | None, card: Card, *,

@@ -35,7 +35,7 @@ from .events import Action, Button, ButtonEvent, TagEvent, Zone
 from .irregularities import Code, Irregularity, IrregularityLog, Status
 from .play import Play
 from .record import BoardRecord, DealInfo, PlayedTrick
-from .rulings import Ruling, RulingKind
+from .rulings import Ruling, RulingKind, option_problem
 from .scoring import score_ns
 
 __all__ = ["Phase", "FeedItem", "Update", "Board", "Table", "Input"]
@@ -50,6 +50,11 @@ TABLE_CODES: frozenset[Code] = frozenset({
 
 #: A deck named by a board number: ``"5"``, ``"B5"``, ``"board-05"``.
 _DECK_NUMBER = re.compile(r"\D*0*(\d+)")
+
+#: Laws 15A / 2007 17D: this many cards of one other board's pack in a seat's hand scan
+#: (more than half a hand) and the hand he picked up is that board's: one open
+#: CARDS_FROM_WRONG_BOARD. Fewer are stray cards of another pack (13C), one alert each.
+WRONG_HAND_CARDS = 7
 
 
 #: Deal-check findings each seat's own scan check reports (Law 7B count, 14A missing card,
@@ -93,6 +98,8 @@ class Update(NamedTuple):
     # a board replaced before it was finished: its alerts' last changes, under its number
     previous: tuple[Irregularity, ...] = ()
     previous_board: int | None = None
+    # 1.6: a ruling the table could not apply, and why: nothing changed (``error``)
+    refused: str = ""
 
 
 _NOTHING = Update()
@@ -136,6 +143,17 @@ class Board:
         self._missing: dict[Seat, list[int]] = {s: [] for s in Seat}   # open MISSING/HAND_COUNT ids
         self._unknown: dict[str, int] = {}
         self._lead_faced = False
+        self.refused = ""    # why the last ruling was refused (1.6), read by Table._collect
+        # Laws 15A / 2007 17D: cards of other boards' packs seen in each seat's hand scan,
+        # the seat's CARDS_FROM_WRONG_BOARD alert, the offender whose call was cancelled
+        # (until he calls again) and the cancelled calls still lying on the bidding zones
+        self._foreign: dict[tuple[Seat, int], set[Card]] = {}
+        # tags of another board's pack read before any card of the seat's own: whether
+        # they are his hand (15A) or stray cards (13C) shows later (uid -> event, removed)
+        self._pend: dict[Seat, dict[str, tuple[TagEvent, bool]]] = {}
+        self._wrong_hand: dict[Seat, int] = {}
+        self._wrong_call: tuple[int, Seat, Call] | None = None
+        self._struck: set[tuple[Seat, Call]] = set()
         self.played_before = played_before
         self.scheduled = scheduled
         self.all_deals = all_deals
@@ -222,7 +240,11 @@ class Board:
         elif isinstance(inp, ButtonEvent):
             self._button(inp)
         else:
+            self.refused = ""
             self._ruling(inp)
+            if self.refused:
+                self.history.pop()    # refused: as if it never came (undo replays none)
+                return
         self._advance()
 
     def _advance(self) -> None:
@@ -266,7 +288,8 @@ class Board:
             return
         if ev.deck is not None and ev.card is not None and ev.zone is Zone.TRAY \
                 and self._other_pack(ev.deck):
-            self._unknown_tag(ev, Code.CARD_FROM_OTHER_BOARD, card=ev.card, deck=ev.deck)
+            if not self._wrong_board_hand(ev, ev.card, ev.deck):
+                self._unknown_tag(ev, Code.CARD_FROM_OTHER_BOARD, card=ev.card, deck=ev.deck)
             return
         if ev.zone is Zone.BID:
             self._bid(ev)
@@ -294,6 +317,125 @@ class Board:
             self._pack = deck
             return False
         return deck != self._pack
+
+    def _wrong_board_hand(self, ev: TagEvent, card: Card, deck: str) -> bool:
+        """Laws 15A / 2007 17D: a hand picked up from another board's wallet (its tags name
+        that board's pack). Tags of another numbered board read at a seat before any card
+        of its own wait: at ``WRONG_HAND_CARDS`` of one board they are his hand, one open
+        CARDS_FROM_WRONG_BOARD for the seat, open until the director rules; a card of his
+        own read first shows them stray cards (13C: ``_flush_pending``, one alert each).
+        True: the tag is accounted for here."""
+        seat = ev.seat
+        m = _DECK_NUMBER.fullmatch(deck)
+        if seat is None or m is None or not self.number_known \
+                or self.phase not in (Phase.SCANNING, Phase.AUCTION) \
+                or len(self.scans[seat]) >= 13:
+            return False
+        other = int(m.group(1))
+        known = self._wrong_hand.get(seat)
+        if known is not None:
+            item = self.log.get(known)
+            return item is not None and item.param("board") == other
+        pend = self._pend.get(seat)
+        if not ev.present:
+            if pend is None or ev.uid not in pend:
+                return False
+            pend[ev.uid] = (pend[ev.uid][0], True)
+            return True
+        if self.scans[seat]:
+            return False          # he holds cards of his own: a stray card (13C)
+        if pend is None:
+            pend = self._pend[seat] = {}
+        if ev.uid not in pend:
+            pend[ev.uid] = (ev, False)
+        seen = self._foreign.setdefault((seat, other), set())
+        seen.add(card)
+        if len(seen) < WRONG_HAND_CARDS:
+            return True
+        opened = self.log.open(Code.CARDS_FROM_WRONG_BOARD, law=self._deal_law(
+            Code.CARDS_FROM_WRONG_BOARD), seat=seat, detail="", board=other,
+            count=len(seen), deck=deck)
+        self._wrong_hand[seat] = opened.id
+        for uid, (pev, _) in list(pend.items()):
+            pm = _DECK_NUMBER.fullmatch(pev.deck or "")
+            if pm is not None and int(pm.group(1)) == other:
+                del pend[uid]
+        self._flush_pending(seat)     # cards of a third pack, if any: stray cards
+        return True
+
+    def _flush_pending(self, seat: Seat) -> None:
+        """The waiting tags of another pack at ``seat`` are stray cards after all: one
+        CARD_FROM_OTHER_BOARD each, resolved at once for a tag already taken away."""
+        pend = self._pend.pop(seat, None)
+        if not pend:
+            return
+        for pev, removed in pend.values():
+            assert pev.card is not None and pev.deck is not None
+            self._unknown_tag(pev, Code.CARD_FROM_OTHER_BOARD, card=pev.card, deck=pev.deck)
+            if removed:
+                self._unknown_tag(pev._replace(action=Action.REMOVED),
+                                  Code.CARD_FROM_OTHER_BOARD, card=pev.card, deck=pev.deck)
+
+    def _wrong_board_call(self, seat: Seat, call: Call) -> bool:
+        """Laws 15A1 / 2007 17D: a call made holding cards picked up from a wrong board is
+        cancelled (2017: with any subsequent call; 2007: the offender's LHO repeats his
+        call). True: the call is cancelled, not entered in the auction. The offender calls
+        again once his own hand is scanned (13 cards) or the director has ruled."""
+        held = self._wrong_call
+        if held is not None:
+            item_id, offender, cancelled = held
+            item = self.log.get(item_id)
+            still = item is not None and item.is_open
+            if seat is not offender:
+                if not still:
+                    return False
+                later = int(item.param("later", 0)) + 1 if item is not None else 1
+                flags: dict[str, Any] = {"later": later}
+                if seat is offender.partner:
+                    flags["partner_called"] = True
+                elif seat is offender.lho:
+                    flags["lho_called"] = True
+                self._struck.add((seat, call))
+                self.log.update(item_id, detail=self._wrong_board_detail(item_id, flags),
+                                **flags)
+                return True
+            if still and len(self.scans[seat]) < 13:
+                self._struck.add((seat, call))
+                self._wrong_call = (item_id, seat, call)
+                self.log.update(item_id, call=call)
+                return True
+            # he calls again with his own hand: the auction continues from here
+            self._wrong_call = None
+            if item is not None:
+                differs = call != cancelled
+                self.log.update(item_id, detail=self._wrong_board_detail(
+                    item_id, {"differs": differs}), repeat=str(call), differs=differs)
+            return False
+        item_id_or_none = self._wrong_hand.get(seat)
+        if item_id_or_none is None:
+            return False
+        item = self.log.get(item_id_or_none)
+        if item is None or not item.is_open or len(self.scans[seat]) >= 13:
+            return False
+        self._struck.add((seat, call))
+        self._wrong_call = (item.id, seat, call)
+        self.log.update(item.id, call=call, detail="cancelled",
+                        law="15A1" if self.rules is Rules.L2017 else "17D")
+        return True
+
+    def _wrong_board_detail(self, item_id: int, flags: dict[str, Any]) -> str:
+        """The outcome phrases: cancelled (with later calls), and ``adjusted`` where the
+        Laws give an adjusted score: partner called over the cancelled call (2017 15A1a,
+        2007 17D2), or under 2007 17D2 LHO called over it and the new call differs."""
+        item = self.log.get(item_id)
+        assert item is not None
+        params = dict(item.params)
+        params.update(flags)
+        parts = ["cancelled_later" if params.get("later") else "cancelled"]
+        if params.get("partner_called") or (
+                self.rules is Rules.L2007 and params.get("lho_called") and params.get("differs")):
+            parts.append("adjusted")
+        return ",".join(parts)
 
     def _unknown_tag(self, ev: TagEvent, code: Code = Code.UNKNOWN_TAG,
                      card: Card | None = None, deck: str | None = None) -> None:
@@ -325,11 +467,19 @@ class Board:
         if ev.call is None:  # STOP / ALERT markers are not calls
             return
         if not ev.present:
+            if (ev.seat, ev.call) in self._struck:
+                self._struck.discard((ev.seat, ev.call))   # a cancelled call picked up
+                return
             if not self.auction.complete:
                 self.auction.withdraw(ev.seat, ev.call)
             return
         if self.phase is Phase.SCANNING:
             self._start_auction()
+        if ev.seat in self._pend:
+            self._flush_pending(ev.seat)
+        if (self._wrong_hand or self._wrong_call) and not self.auction.complete \
+                and self._wrong_board_call(ev.seat, ev.call):
+            return
         if ev.seat not in self.called:
             self.called.add(ev.seat)
             self._check_seat_scan(ev.seat)
@@ -346,6 +496,9 @@ class Board:
             return  # removed before the auction: the player picks the hand up
         if self.phase is Phase.AUCTION:
             if ev.present:
+                if seat in self._wrong_hand and len(self.scans[seat]) < 13:
+                    self._scan(seat, card)    # his own hand, picked up again (15A1b)
+                    return
                 if self._completes_scan(seat, card):
                     return
                 self.auction.expose(seat, card)
@@ -378,6 +531,8 @@ class Board:
                 self.log.open(Code.INCORRECT_CARD_COUNT, law="13", seat=seat, card=card,
                               detail="two_hands", other_seat=str(other))
         self.scans[seat][card] = None
+        if seat in self._pend:
+            self._flush_pending(seat)
         if len(self.scans[seat]) == 13 and all(len(self.scans[s]) >= 13 for s in Seat):
             self._check_deal()
 
@@ -472,6 +627,14 @@ class Board:
     # -- rulings --------------------------------------------------------------------------
     def _ruling(self, ruling: Ruling) -> None:
         kind = ruling.kind
+        named = self.log.get(ruling.alert) if ruling.alert is not None else None
+        problem = option_problem(ruling, named.code if named is not None else None)
+        if problem is not None and ruling.option is not None and ruling.alert is not None \
+                and named is None:
+            problem = f"option {ruling.option!r}: alert {ruling.alert} is not on this board"
+        if problem is not None:
+            self.refused = problem
+            return
         if kind is RulingKind.UNINTENDED and (self.done or (
                 self.play is not None and self.play.card_count)):
             self.notes.append("ruling unintended: the auction period is over (25A)")
@@ -496,6 +659,10 @@ class Board:
         if self.auction.rule(ruling):
             return
         if self.play is not None and self.play.rule(ruling):
+            return
+        if ruling.option is not None:
+            self.refused = (f"option {ruling.option!r} could not be applied to alert "
+                            f"{ruling.alert} now: nothing changed")
             return
         self.notes.append(f"ruling {kind} had no effect in phase {self.phase}")
 
@@ -535,6 +702,9 @@ class Table:
             board.apply(inp)
             return self._collect(board, before, zone=inp.zone)
         if isinstance(inp, Ruling):
+            if inp.option is not None and inp.kind in (RulingKind.UNDO, RulingKind.BOARD):
+                return Update(refused=f"ruling {inp.kind} takes no option "
+                                      f"(option {inp.option!r})")
             if inp.kind is RulingKind.UNDO:
                 return self.undo()
             if inp.kind is RulingKind.BOARD and inp.board is not None:
@@ -596,6 +766,10 @@ class Table:
                         all_deals=board.all_deals, number_known=board.number_known)
         for inp in history:
             rebuilt.apply(inp)
+            if rebuilt.refused:
+                # a ruling that no longer applies to the board rebuilt: dropped, in notes
+                rebuilt.notes.append(f"ruling dropped: {rebuilt.refused}")
+                rebuilt.refused = ""
         rebuilt.log.drain()
         self.board = rebuilt
         changed: list[Irregularity] = []
@@ -728,6 +902,11 @@ class Table:
         if board.notes:
             notes = tuple(board.notes)
             board.notes.clear()
+        refused = board.refused
+        if refused:
+            board.refused = ""
+            return Update(items, tuple(feed), started is not None, result_changed, notes,
+                          refused=refused)
         if not items and not feed and not notes and started is None and not result_changed:
             return _NOTHING
         return Update(items, tuple(feed), started is not None, result_changed, notes)

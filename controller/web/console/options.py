@@ -34,6 +34,8 @@ class Option:
 
 K = RulingKind
 _CLEAR_TABLE = Option(K.CLEAR, "81C")   # the director closes it with no further action
+_LAW_36_OR_32 = (Option(K.OPTION, "36B", fixed={"option": "36"}),
+                 Option(K.OPTION, "32", fixed={"option": "32"}))
 
 OPTIONS: dict[Code, tuple[Option, ...]] = {
     Code.WRONG_BOARD: (Option(K.BOARD, "15", inputs=("board",)), _CLEAR_TABLE),
@@ -50,9 +52,9 @@ OPTIONS: dict[Code, tuple[Option, ...]] = {
     Code.INSUFFICIENT_BID: (
         Option(K.ACCEPT, "27A1"), Option(K.REJECT, "27B"),
         Option(K.COMPARABLE, "27B1b"), Option(K.NOT_COMPARABLE, "27B1b"), _CLEAR_TABLE),
-    # never acceptable (35A): no accept
-    Code.INADMISSIBLE_DOUBLE: (Option(K.REJECT, "36B"), _CLEAR_TABLE),
-    Code.INADMISSIBLE_REDOUBLE: (Option(K.REJECT, "36B"), _CLEAR_TABLE),
+    # never acceptable (35A): no accept. Out of rotation (1.6): Law 36 or Law 32 first
+    Code.INADMISSIBLE_DOUBLE: (Option(K.REJECT, "36B"), *_LAW_36_OR_32, _CLEAR_TABLE),
+    Code.INADMISSIBLE_REDOUBLE: (Option(K.REJECT, "36B"), *_LAW_36_OR_32, _CLEAR_TABLE),
     Code.CALL_BY_PLAYER_REQUIRED_TO_PASS: (
         Option(K.ACCEPT, "37A"), Option(K.REJECT, "37B"), _CLEAR_TABLE),
     Code.BID_ABOVE_SEVEN: (_CLEAR_TABLE,),
@@ -64,7 +66,11 @@ OPTIONS: dict[Code, tuple[Option, ...]] = {
     Code.OPENING_LEAD_OUT_OF_TURN: (
         Option(K.ACCEPT, "54B"), Option(K.ACCEPT, "54A", fixed={"option": "54A"}),
         Option(K.REJECT, "54D"), _CLEAR_TABLE),
-    Code.LEAD_OUT_OF_TURN: (Option(K.ACCEPT, "53A"), Option(K.REJECT, "55"), _CLEAR_TABLE),
+    # 1.6: 2017 53B, a defender's card led in error, the proper lead followed
+    Code.LEAD_OUT_OF_TURN: (Option(K.ACCEPT, "53A"), Option(K.REJECT, "55"),
+                            Option(K.OPTION, "53B", fixed={"option": "withdraw"}),
+                            Option(K.OPTION, "56", fixed={"option": "penalty_card"}),
+                            _CLEAR_TABLE),
     Code.PREMATURE_PLAY: (
         Option(K.OPTION, "57A", fixed={"option": "highest"}),
         Option(K.OPTION, "57A", fixed={"option": "lowest"}),
@@ -77,7 +83,11 @@ OPTIONS: dict[Code, tuple[Option, ...]] = {
         Option(K.OPTION, "50D2", fixed={"option": "must_not_lead"}, inputs=("suit",)),
         _CLEAR_TABLE),
     Code.REVOKE: (Option(K.ADJUST, "64C", inputs=("tricks",)), Option(K.CLEAR, "64B")),
-    Code.FIFTH_CARD: (Option(K.LEAD, "45E"), _CLEAR_TABLE),
+    # 1.6: a defender's card: penalty card (45E1) or a lead (53, 56); once the proper lead
+    # followed, deemed led and withdrawn (2017 53B; 2007 53C)
+    Code.FIFTH_CARD: (Option(K.OPTION, "45E1", fixed={"option": "penalty_card"}),
+                      Option(K.LEAD, "45E"),
+                      Option(K.OPTION, "53B", fixed={"option": "withdraw"}), _CLEAR_TABLE),
     Code.EXTRA_CARD_SAME_TRICK: (Option(K.UNDO, "58B"), _CLEAR_TABLE),
     Code.DEFECTIVE_TRICK: (Option(K.ACCEPT, "67B", inputs=("seat", "card")), _CLEAR_TABLE),
     Code.CARD_NOT_IN_HAND: (Option(K.UNDO, "14"), Option(K.ADJUST, "13", inputs=("tricks",)),
@@ -139,6 +149,22 @@ EXPLAIN: dict[str, dict[str, str]] = {
         "en": "Declarer's option: a suit partner must not lead (Law {law}).",
         "vi": "Lựa chọn của ĐTTC: chất đồng đội không được dẫn (Điều {law}).",
         "zh": "庄家选择：同伴不得首攻的花色（第{law}条）。"},
+    "option:penalty_card": {
+        "en": "The card is a penalty card (Law {law}).",
+        "vi": "Quân bài là cây phạt (Điều {law}).",
+        "zh": "该牌成为罚张（第{law}条）。"},
+    "option:withdraw": {
+        "en": "The proper lead stands: the card led in error goes back (Law {law}).",
+        "vi": "Lá dẫn đúng giữ nguyên: quân dẫn nhầm được rút lại (Điều {law}).",
+        "zh": "正确的首攻有效：错出的牌收回（第{law}条）。"},
+    "option:36": {
+        "en": "Law 36 first: cancelled, partner must pass throughout (Law {law}).",
+        "vi": "Áp dụng Điều 36 trước: bị hủy, đồng đội phải nín suốt (Điều {law}).",
+        "zh": "先适用第36条：取消，同伴必须始终不叫（第{law}条）。"},
+    "option:32": {
+        "en": "Law 32 first: the call out of rotation is rectified (Law {law}).",
+        "vi": "Áp dụng Điều 32 trước: khắc phục giá rao sai lượt (Điều {law}).",
+        "zh": "先适用第32条：按越序叫牌纠正（第{law}条）。"},
     "board": {"en": "Set the board on the table (Law {law}).",
               "vi": "Đặt ván bài cho bàn (Điều {law}).",
               "zh": "设定本桌的牌（第{law}条）。"},
@@ -163,6 +189,10 @@ BUTTON: dict[str, dict[str, str]] = {
     "option:lowest": {"en": "Lowest", "vi": "Thấp nhất", "zh": "最小"},
     "option:must_lead": {"en": "Must lead", "vi": "Phải dẫn", "zh": "必须首攻"},
     "option:must_not_lead": {"en": "Must not lead", "vi": "Không được dẫn", "zh": "不得首攻"},
+    "option:penalty_card": {"en": "Penalty card", "vi": "Cây phạt", "zh": "罚张"},
+    "option:withdraw": {"en": "Withdrawn", "vi": "Rút lại", "zh": "收回"},
+    "option:36": {"en": "Law 36 first", "vi": "Điều 36 trước", "zh": "先第36条"},
+    "option:32": {"en": "Law 32 first", "vi": "Điều 32 trước", "zh": "先第32条"},
     "board": {"en": "Set board", "vi": "Đặt ván", "zh": "设定牌"},
     "clear": {"en": "Clear", "vi": "Đóng", "zh": "清除"},
 }
