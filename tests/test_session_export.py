@@ -219,7 +219,10 @@ def test_export_reports_bad_input_without_a_traceback(tmp_path: Path) -> None:
     binary = tmp_path / "b.jsonl"
     binary.write_bytes(b"\xff\xfe\x00garbage\x80")
     good = tmp_path / "r.jsonl"
-    good.write_text('{"topic": "bridge/1/result", "payload": {"table": "1"}}\nnot json\n')
+    good.write_text('{"topic": "bridge/1/result", "payload": {"table": "1"}}\nnot json\n'
+                    '{"topic": "bridge/2/result", "payload": {"table": "2", "board": 1, '
+                    '"contract": "", "declarer": null, "tricks": null, "score_ns": 0, '
+                    '"dealer": "N", "vul": "None"}}\n')
     for args in ([str(session), "--results", str(binary)],
                  [str(binary), "--results", str(good)],
                  [str(session), "--results", str(good), "--format", "pdf"]):
@@ -231,9 +234,21 @@ def test_export_reports_bad_input_without_a_traceback(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
                            "--results", str(good), "--out", str(tmp_path / "o")],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert f"{good}:1: skipped: no 'board' field" in proc.stderr
     assert f"{good}:2: not JSON" in proc.stderr
+    # a file with no result, or one cut off in its last line, is an error of one line
+    empty, cut = tmp_path / "empty.jsonl", tmp_path / "cut.jsonl"
+    empty.write_text("")
+    cut.write_text(good.read_text()[:-20])
+    for bad in (empty, cut):
+        proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
+                               "--results", str(bad), "--out", str(tmp_path / "o")],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        line = proc.stderr.strip().splitlines()[-1]
+        assert line.startswith("bridge-table export:") and str(bad) in line
+        assert ("truncated" if bad is cut else "no result") in line
 
 
 def test_a_teams_match_exports_imps_and_vps(tmp_path: Path) -> None:
@@ -341,7 +356,9 @@ def test_ctrl_c_during_an_export_ends_cleanly(tmp_path: Path, monkeypatch: pytes
 
     session = tmp_path / "s.toml"
     session.write_text(SESSION.replace('deals = "deals.pbn"\n', ""))
-    (tmp_path / "r.jsonl").write_text("")
+    (tmp_path / "r.jsonl").write_text(
+        '{"topic": "bridge/2/result", "payload": {"table": "2", "board": 1, "contract": "", '
+        '"declarer": null, "tricks": null, "score_ns": 0, "dealer": "N", "vul": "None"}}\n')
     monkeypatch.setattr(export, "build_records", interrupted)
     assert export.main([str(session), "--results", str(tmp_path / "r.jsonl"), "--out",
                         str(tmp_path / "o")]) == 130

@@ -94,6 +94,20 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+#: the keys each table of a session file may have (a typo like ``methd`` is refused)
+KNOWN_KEYS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "": frozenset({"session", "movement", "scoring", "pairs", "teams", "adjustment"}),
+    "session": frozenset({"id", "event", "date", "venue", "number", "deals",
+                          "deals_first_board"}),
+    "movement": frozenset({"type", "tables", "rounds", "boards_per_round", "first_board",
+                           "even_tables", "arrow_switch", "pairs", "matches", "round"}),
+    "scoring": frozenset({"method", "artificial", "vp_scale"}),
+    "adjustment": frozenset({"table", "board", "ns", "ew", "split", "score_ns"}),
+    "competitor": frozenset({"name", "players"}),
+    "table_round": frozenset({"ns", "ew", "boards"}),
+})
+
+
 class _Reader:
     """Typed look-ups into the parsed TOML, each error naming the file and the key."""
 
@@ -102,6 +116,14 @@ class _Reader:
 
     def fail(self, key: str, what: str) -> SessionError:
         return SessionError(f"{self.source}: {key}: {what}")
+
+    def known(self, data: Mapping[str, Any], kind: str, where: str) -> None:
+        """Refuse a key the format does not have (a typo would otherwise be ignored)."""
+        allowed = KNOWN_KEYS[kind]
+        for key in data:
+            if key not in allowed:
+                raise self.fail(where + str(key), f"unknown key (known here: "
+                                                  f"{', '.join(sorted(allowed))})")
 
     def table(self, data: Mapping[str, Any], key: str, where: str = "") -> dict[str, Any]:
         value = data.get(key, {})
@@ -147,6 +169,7 @@ class _Reader:
 
 def _movement(r: _Reader, data: Mapping[str, Any]) -> Movement:
     mv = r.table(data, "movement")
+    r.known(mv, "movement", "movement.")
     kind = r.str_(mv, "type", "movement.", "")
     w = "movement."
     try:
@@ -189,6 +212,7 @@ def _explicit(r: _Reader, mv: Mapping[str, Any], kind: str) -> Movement:
                 continue
             if not isinstance(entry, dict):
                 raise r.fail(where + table, "must be { ns = .., ew = .., boards = .. }")
+            r.known(entry, "table_round", f"{where}{table}.")
             tables[str(table)] = TableRound(
                 r.int_(entry, "ns", f"{where}{table}."), r.int_(entry, "ew", f"{where}{table}."),
                 r.boards(entry.get("boards"), f"{where}{table}.boards"))
@@ -206,6 +230,7 @@ def _competitors(r: _Reader, data: Mapping[str, Any], key: str) -> dict[int, Com
             value = {"players": value}
         if not isinstance(value, dict):
             raise r.fail(where, "must be a list of players or { name = .., players = [..] }")
+        r.known(value, "competitor", where + ".")
         players = value.get("players", [])
         if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
             raise r.fail(where + ".players", "must be a list of names")
@@ -215,21 +240,37 @@ def _competitors(r: _Reader, data: Mapping[str, Any], key: str) -> dict[int, Com
 
 
 def _score_kind(r: _Reader, text: str, key: str, artificial: Mapping[str, float]) -> str:
-    if text in artificial or re.fullmatch(r"\d+(\.\d+)?%", text):
+    if text in artificial:
+        return text
+    if re.fullmatch(r"\d+(\.\d+)?%", text):
+        if float(text[:-1]) > 100:
+            raise r.fail(key, f"{text}: a percentage of the top is 0-100%")
         return text
     raise r.fail(key, f"must be one of {', '.join(artificial)} or a percentage like '55%'")
 
 
-def _adjustments(r: _Reader, data: Mapping[str, Any],
-                 artificial: Mapping[str, float]) -> tuple[Adjustment, ...]:
+def _adjustments(r: _Reader, data: Mapping[str, Any], artificial: Mapping[str, float],
+                 movement: Movement) -> tuple[Adjustment, ...]:
     out = []
+    seen: dict[tuple[str, int], str] = {}
     for _, where, row in r.rows(data, "adjustment"):
+        r.known(row, "adjustment", where)
         table = row.get("table")
         if isinstance(table, int) and not isinstance(table, bool):
             table = str(table)
         if not isinstance(table, str):
             raise r.fail(where + "table", "must name a table")
         board = r.int_(row, "board", where)
+        if movement.rounds and movement.round_of(table, board) is None:
+            # an adjustment outside the movement would add a table to the board's field
+            raise r.fail(where + "table", f"the movement does not give table {table} "
+                                          f"board {board}")
+        if (table, board) in seen:
+            raise r.fail(where + "board", f"table {table} board {board} is adjusted twice "
+                                          f"(also {seen[(table, board)].rstrip('.')})")
+        seen[(table, board)] = where
+        if sum(k in row for k in ("split", "score_ns", "ns")) > 1:
+            raise r.fail(where.rstrip("."), "give one of ns/ew, split or score_ns")
         ns = ew = None
         split = None
         score_ns = None
@@ -253,7 +294,9 @@ def _adjustments(r: _Reader, data: Mapping[str, Any],
 def parse_session(data: Mapping[str, Any], source: str = "session",
                   base: Path | None = None) -> Session:
     r = _Reader(source)
+    r.known(data, "", "")
     sess = r.table(data, "session")
+    r.known(sess, "session", "session.")
     w = "session."
     event = r.str_(sess, "event", w)
     date = r.str_(sess, "date", w)
@@ -269,6 +312,7 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
     first = sess.get("deals_first_board")
     deals_first_board = r.int_(sess, "deals_first_board", w) if first is not None else None
     scoring = r.table(data, "scoring")
+    r.known(scoring, "scoring", "scoring.")
     method = r.str_(scoring, "method", "scoring.",
                     "imps" if movement.kind == "teams" else "matchpoints")
     if method not in ("matchpoints", "cross-imps", "imps"):
@@ -289,7 +333,7 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
         teams=MappingProxyType(_competitors(r, data, "teams")), deals=deals,
         deals_first_board=deals_first_board,
         scoring=method, artificial=MappingProxyType(artificial), vp_scale=vp,
-        adjustments=_adjustments(r, data, artificial))
+        adjustments=_adjustments(r, data, artificial, movement))
 
 
 def load_session(path: str | Path) -> Session:
