@@ -254,41 +254,49 @@ def _adjustments(r: _Reader, data: Mapping[str, Any], artificial: Mapping[str, f
     out = []
     seen: dict[tuple[str, int], str] = {}
     for _, where, row in r.rows(data, "adjustment"):
-        r.known(row, "adjustment", where)
-        table = row.get("table")
-        if isinstance(table, int) and not isinstance(table, bool):
-            table = str(table)
-        if not isinstance(table, str):
-            raise r.fail(where + "table", "must name a table")
-        board = r.int_(row, "board", where)
-        if movement.rounds and movement.round_of(table, board) is None:
-            # an adjustment outside the movement would add a table to the board's field
-            raise r.fail(where + "table", f"the movement does not give table {table} "
-                                          f"board {board}")
-        if (table, board) in seen:
-            raise r.fail(where + "board", f"table {table} board {board} is adjusted twice "
-                                          f"(also {seen[(table, board)].rstrip('.')})")
-        seen[(table, board)] = where
-        if sum(k in row for k in ("split", "score_ns", "ns")) > 1:
-            raise r.fail(where.rstrip("."), "give one of ns/ew, split or score_ns")
-        ns = ew = None
-        split = None
-        score_ns = None
-        if "split" in row:
-            s = row["split"]
-            if not (isinstance(s, list) and len(s) == 2 and all(
-                    isinstance(x, int) and not isinstance(x, bool) for x in s)):
-                raise r.fail(where + "split", "must be [NS's score, EW's score], both "
-                                              "from NS's side")
-            split = (s[0], s[1])
-        elif "score_ns" in row:
-            score_ns = r.int_(row, "score_ns", where, low=-10000)
-        else:
-            ns = _score_kind(r, r.str_(row, "ns", where, "A="), where + "ns", artificial)
-            ew = _score_kind(r, r.str_(row, "ew", where, ns if ns != "A+" and ns != "A-"
-                                       else "A="), where + "ew", artificial)
-        out.append(Adjustment(table, board, ns, ew, split, score_ns))
+        adj = adjustment_of(r, where, row, artificial, movement)
+        if (adj.table, adj.board) in seen:
+            raise r.fail(where + "board", f"table {adj.table} board {adj.board} is adjusted "
+                                          f"twice (also {seen[(adj.table, adj.board)]})")
+        seen[(adj.table, adj.board)] = where.rstrip(".")
+        out.append(adj)
     return tuple(out)
+
+
+def adjustment_of(r: _Reader, where: str, row: Mapping[str, Any],
+                  artificial: Mapping[str, float], movement: Movement) -> Adjustment:
+    """One ``[[adjustment]]`` entry, checked: its keys, a table and board the movement
+    gives, one kind of score, artificial scores named or 0-100%."""
+    r.known(row, "adjustment", where)
+    table = row.get("table")
+    if isinstance(table, int) and not isinstance(table, bool):
+        table = str(table)
+    if not isinstance(table, str):
+        raise r.fail(where + "table", "must name a table")
+    board = r.int_(row, "board", where)
+    if movement.rounds and movement.round_of(table, board) is None:
+        # an adjustment outside the movement would add a table to the board's field
+        raise r.fail(where + "table", f"the movement does not give table {table} "
+                                      f"board {board}")
+    if sum(k in row for k in ("split", "score_ns", "ns")) > 1:
+        raise r.fail(where.rstrip("."), "give one of ns/ew, split or score_ns")
+    ns = ew = None
+    split = None
+    score_ns = None
+    if "split" in row:
+        s = row["split"]
+        if not (isinstance(s, list) and len(s) == 2 and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in s)):
+            raise r.fail(where + "split", "must be [NS's score, EW's score], both "
+                                          "from NS's side")
+        split = (s[0], s[1])
+    elif "score_ns" in row:
+        score_ns = r.int_(row, "score_ns", where, low=-10000)
+    else:
+        ns = _score_kind(r, r.str_(row, "ns", where, "A="), where + "ns", artificial)
+        ew = _score_kind(r, r.str_(row, "ew", where, ns if ns != "A+" and ns != "A-"
+                                   else "A="), where + "ew", artificial)
+    return Adjustment(table, board, ns, ew, split, score_ns)
 
 
 def parse_session(data: Mapping[str, Any], source: str = "session",
