@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("controller.verify.cli:main", "check dealt boards against their deal file"),
     "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
     "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV"),
+    "results": ("controller.session.live:main", "the ranking as the session goes; all records"),
     "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
     "vugraph": ("controller.web.vugraph:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
