@@ -16,7 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tags": ("firmware_bridge.tags:main", "tag registry: enroll a deck, list, check"),
     "verify": ("controller.verify.cli:main", "check dealt boards against their deal file"),
     "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
-    "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV"),
+    "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV, USEBIO"),
     "results": ("controller.session.live:main", "the ranking as the session goes; all records"),
     "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
     "vugraph": ("controller.web.vugraph:main", "the audience's web view (reads public/# only)"),

@@ -141,7 +141,7 @@ def test_the_session_end_to_end(tmp_path: Path) -> None:
     stem = "club-pairs-2026-11-30-1"
     pbn = out / f"{stem}.pbn"
     assert {p.name for p in out.iterdir()} == {f"{stem}.pbn", f"{stem}.lin", f"{stem}.csv",
-                                                 f"{stem}-ranking.csv"}
+                                                 f"{stem}-ranking.csv", f"{stem}.xml"}
 
     # the project's reader: every table's board, the same deal, auction, play and result
     ours = read_pbn(pbn.read_text(encoding="utf-8"))

@@ -55,6 +55,7 @@ from .results import BoardResult, ResultsError, SessionScores, json_lines, load_
 from .score import report_strays
 from .scoring import (
     BoardScore,
+    MatchScore,
     Standing,
     TeamTotal,
     score_pairs,
@@ -68,7 +69,7 @@ from .sessionfile import Session, SessionError, load_session
 __all__ = ["Published", "read_published", "load_published", "build_records", "write_pbn_session",
            "write_csv_session", "main"]
 
-FORMATS = ("pbn", "lin", "csv")
+FORMATS = ("pbn", "lin", "csv", "usebio")
 
 
 @dataclass
@@ -497,6 +498,7 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
     scores = scores_of(published)
     totals: list[TeamTotal] = []
     ranked: list[Standing] = []
+    matches: list[MatchScore] = []
     if session.is_teams:
         per_board, matches = score_teams(session, scores)
         board_scores = team_board_scores(per_board, scores, session)
@@ -532,18 +534,25 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
                 open(rank_path, "w", encoding="utf-8", newline="") as b:
             write_csv_session(session, records, board_scores, ranked, totals, a, b)
         written += [path, rank_path]
+    if "usebio" in formats:
+        from .usebio import usebio_tree, write_usebio
+        path = out / f"{stem}.xml"
+        with open(path, "wb") as fx:
+            write_usebio(usebio_tree(session, board_scores, ranked, totals, matches), fx)
+        written.append(path)
     return written
 
 
 def main(argv: Sequence[str]) -> int:
     ap = argparse.ArgumentParser(prog="bridge-table export",
-                                 description="The session's records (PBN, LIN, CSV) from what "
-                                             "the controller published.")
+                                 description="The session's records (PBN, LIN, CSV, USEBIO) "
+                                             "from what the controller published.")
     ap.add_argument("session", help="the session file (TOML, docs/session.md)")
     ap.add_argument("--results", required=True,
                     help="JSONL of the controller's messages (bridge-table replay's output)")
     ap.add_argument("--out", required=True, help="the directory to write into")
-    ap.add_argument("--format", default="pbn,lin,csv", help="pbn,lin,csv (default: all)")
+    ap.add_argument("--format", default=",".join(FORMATS),
+                    help=f"{','.join(FORMATS)} (default: all)")
     args = ap.parse_args(list(argv))
     try:
         formats = _formats(args.format)

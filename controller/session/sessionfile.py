@@ -77,6 +77,8 @@ class Session:
     artificial: Mapping[str, float] = field(default_factory=lambda: DEFAULT_ARTIFICIAL)
     vp_scale: str = "wbf"
     adjustments: tuple[Adjustment, ...] = ()
+    #: the club's number with its national body (USEBIO's CLUB_ID_NUMBER)
+    club_id: str = ""
 
     @property
     def is_teams(self) -> bool:
@@ -98,7 +100,7 @@ def _slug(text: str) -> str:
 KNOWN_KEYS: Mapping[str, frozenset[str]] = MappingProxyType({
     "": frozenset({"session", "movement", "scoring", "pairs", "teams", "adjustment"}),
     "session": frozenset({"id", "event", "date", "venue", "number", "deals",
-                          "deals_first_board"}),
+                          "deals_first_board", "club_id"}),
     "movement": frozenset({"type", "tables", "rounds", "boards_per_round", "first_board",
                            "even_tables", "arrow_switch", "pairs", "matches", "round"}),
     "scoring": frozenset({"method", "artificial", "vp_scale"}),
@@ -341,7 +343,9 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
         teams=MappingProxyType(_competitors(r, data, "teams")), deals=deals,
         deals_first_board=deals_first_board,
         scoring=method, artificial=MappingProxyType(artificial), vp_scale=vp,
-        adjustments=_adjustments(r, data, artificial, movement))
+        adjustments=_adjustments(r, data, artificial, movement),
+        club_id=str(sess["club_id"]) if isinstance(sess.get("club_id"), int)
+        else r.str_(sess, "club_id", w))
 
 
 def load_session(path: str | Path) -> Session:
