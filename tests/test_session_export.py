@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from boardevents import BoardScript, EventWriter, clean_board, t08_revoke
+from endplay.parsers import lin as ep_lin
 from endplay.parsers import pbn as ep_pbn
 
 from controller.daemon import build_engine
@@ -308,6 +310,84 @@ def test_a_teams_match_exports_imps_and_vps(tmp_path: Path) -> None:
     assert records[("1", 1)].tags["North"] == "A" and records[("2", 1)].tags["East"] == "C"
     with open(out / f"{stem}.pbn", encoding="utf-8") as fp:
         assert len(ep_pbn.load(fp)) == 6
+    # the LIN says the table and the room: the home table is the open room
+    lin_text = (out / f"{stem}.lin").read_text(encoding="utf-8")
+    assert "qx|o1|" in lin_text and "qx|c1|" in lin_text and "st|Table 2|" in lin_text
+    lin = {(r.table, r.board): r for r in read_lin(lin_text).records}
+    assert set(lin) == set(played)
+    assert {t: lin[(t, 1)].tags["Room"] for t in ("1", "2")} == {"1": "Open", "2": "Closed"}
+    ep_boards = ep_lin.loads(lin_text)
+    assert [b.board_num for b in ep_boards] == [1, 1, 2, 2, 3, 3]
+
+
+def test_the_score_table_shows_adjustments_as_adjustments(tmp_path: Path) -> None:
+    """A split score keeps both halves, an assigned or artificial score is not shown with
+    the table's contract, and a board every table of which was adjusted (no record
+    played) still has its game and ScoreTable."""
+    session = tmp_path / "s.toml"
+    session.write_text('[session]\nevent = "Adj"\ndate = 2026-12-01\n[movement]\n'
+                       'type = "mitchell"\ntables = 3\nboards_per_round = 1\n'
+                       '[[adjustment]]\ntable = "1"\nboard = 1\nsplit = [620, 650]\n'
+                       '[[adjustment]]\ntable = "2"\nboard = 1\nscore_ns = -100\n'
+                       '[[adjustment]]\ntable = "3"\nboard = 1\nns = "55%"\new = "45%"\n'
+                       '[[adjustment]]\ntable = "1"\nboard = 2\nns = "A+"\new = "A-"\n'
+                       '[[adjustment]]\ntable = "2"\nboard = 2\nns = "A="\n')
+    lines = [{"topic": f"bridge/{t}/result", "payload": {
+        "v": 1, "table": t, "board": 1, "dealer": "N", "vul": "None", "contract": "4S",
+        "declarer": "N", "tricks": 10, "tricks_played": 10, "score_ns": 420,
+        "irregularities": []}} for t in ("1", "2", "3")]
+    lines.append({"topic": "bridge/3/result", "payload": {
+        "v": 1, "table": "3", "board": 2, "dealer": "E", "vul": "NS", "contract": "3NT",
+        "declarer": "S", "tricks": 9, "tricks_played": 9, "score_ns": 600,
+        "irregularities": []}})
+    published = tmp_path / "published.jsonl"
+    published.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
+                           "--results", str(published), "--out", str(out), "--format",
+                           "pbn,csv"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "adj-2026-12-01-1.pbn").read_text(encoding="utf-8").replace("\r\n", "\n")
+    tables: dict[int, dict[str, list[str]]] = {}
+    for game in text.split("\n\n"):
+        m = re.search(r'\[Board "(\d+)"\]', game)
+        if m and "[ScoreTable" in game:
+            rows = game.split("[ScoreTable", 1)[1].split("]\n", 1)[1].splitlines()
+            end = next((i for i, r in enumerate(rows) if r.startswith("[")), len(rows))
+            tables[int(m.group(1))] = {r.split()[0]: r.split() for r in rows[:end]}
+    # Table Round PairId_NS PairId_EW Contract Declarer Result Score_NS Score_EW MP_NS ...
+    b1 = tables[1]
+    assert b1["1"][4:9] == ["-", "-", "-", "620", "-650"]      # both halves of the split
+    assert b1["2"][4:9] == ["-", "-", "-", "-", "100"]         # the assigned score
+    assert b1["3"][4:9] == ["-", "-", "-", "55%", "45%"]       # the artificial one
+    # NS at table 1 compared with +620 against -100 (top 4: Neuberg 2 results of 3):
+    # (2 + 1) * 3 / 2 - 1 = 3.5; EW at table 1 with +650 against -100: 0.5
+    assert (b1["1"][9], b1["1"][10]) == ("3.5", "0.5")
+    # board 2: tables 1 and 2 adjusted; table 3's result is the only real one
+    assert set(tables[2]) == {"1", "2", "3"} and tables[2]["3"][4] == "3NT"
+    assert tables[2]["1"][7:9] == ["A+", "A-"] and tables[2]["2"][7:9] == ["A=", "A="]
+
+
+def test_a_board_without_a_played_record_gets_its_score_table(tmp_path: Path) -> None:
+    session = tmp_path / "s.toml"
+    session.write_text('[session]\nevent = "Adj"\ndate = 2026-12-01\n[movement]\n'
+                       'type = "mitchell"\ntables = 3\nboards_per_round = 1\n'
+                       '[[adjustment]]\ntable = "2"\nboard = 3\nns = "A+"\n')
+    published = tmp_path / "published.jsonl"
+    published.write_text(json.dumps({"topic": "bridge/1/result", "payload": {
+        "v": 1, "table": "1", "board": 1, "dealer": "N", "vul": "None", "contract": "4S",
+        "declarer": "N", "tricks": 10, "tricks_played": 10, "score_ns": 420,
+        "irregularities": []}}) + "\n")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
+                           "--results", str(published), "--out", str(out), "--format", "pbn"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "adj-2026-12-01-1.pbn").read_text(encoding="utf-8")
+    game3 = text[text.index('[Board "3"]'):]
+    assert "[ScoreTable" in game3 and '[Dealer "S"]' in game3     # board 3: dealer S
+    with open(out / "adj-2026-12-01-1.pbn", encoding="utf-8") as fp:
+        assert [b.board_num for b in ep_pbn.load(fp)] == [1, 3]
 
 
 def test_replay_with_the_session_names_the_pairs_then_export(tmp_path: Path) -> None:

@@ -309,3 +309,58 @@ def test_ctrl_c_while_score_reads_standard_input(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(sys, "stdin", _Interrupted())
     assert main(["-"]) == 130
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_teams_artificial_scores_at_both_tables_and_the_ranking(tmp_path: Path) -> None:
+    """A= at one table, A+/A- at the other: each team the sum of its two, 0 - 3 and 0 + 3
+    (the issue's 0/0); score prints the teams' totals and ranking."""
+    path = tmp_path / "teams.toml"
+    path.write_text('[session]\nevent = "Teams"\n[movement]\ntype = "teams"\nmatches = 2\n'
+                    'rounds = 1\nboards_per_round = 2\n'
+                    '[[adjustment]]\ntable = "1"\nboard = 1\nns = "A="\n'
+                    '[[adjustment]]\ntable = "2"\nboard = 1\nns = "A+"\new = "A-"\n'
+                    '[[adjustment]]\ntable = "3"\nboard = 2\nns = "55%"\new = "45%"\n')
+    lines = [json.dumps(result(t, b, s)) for t, b, s in (
+        ("1", 1, 420), ("2", 1, 420), ("1", 2, 100), ("2", 2, -50),
+        ("3", 1, 620), ("4", 1, -100), ("3", 2, 0), ("4", 2, 0))]
+    session = load_session(path)
+    report = teams_report(session, read_results(lines))
+    per = {(b["board"], b["home"]): (b["imps_home"], b["imps_away"]) for b in report["boards"]}
+    # board 1, match 1: team 1 NS at table 1 gets A= (0) and EW at table 2 A- (-3)
+    assert per[(1, 1)] == (-3, 3)
+    assert per[(2, 1)] == (imp(100 - -50), imp(-50 - 100))
+    assert per[(1, 3)] == (imp(620 - -100), imp(-100 - 620))
+    assert per[(2, 3)] == (1.5, -1.5)                     # 55%: +1.5 IMPs (Law 86A, linear)
+    ranking = {s["team"]: s for s in report["standings"]}
+    # IMPs won: team 1 4 (board 2), team 2 3 (board 1); team 3 12 + 1.5, team 4 none
+    assert ranking[1]["imps"] == 4 - 3 and ranking[2]["imps"] == 3 - 4
+    assert ranking[3]["imps"] == imp(720) + 1.5 and ranking[3]["rank"] == "1"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-", "--session",
+                           str(path)], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "Ranking" in proc.stdout and "team   3" in proc.stdout
+
+
+def test_cross_imps_has_no_percentage_and_a_stray_result_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('[session]\nevent = "X"\n[movement]\ntype = "mitchell"\ntables = 3\n'
+                    'boards_per_round = 1\n[scoring]\nmethod = "cross-imps"\n')
+    lines = [json.dumps(result(t, 1, s)) for t, s in (("1", 620), ("2", 100), ("3", 100))]
+    lines.append(json.dumps(result("2", 1, -200)))    # table 2 again: the last one wins
+    lines.append(json.dumps(result("9", 1, 1430)))    # no table 9 in a 3-table Mitchell
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-", "--session",
+                           str(path), "--json"], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "table 9 board 1" in proc.stderr and "not scored" in proc.stderr
+    report = json.loads(proc.stdout)
+    (board,) = report["boards"]
+    assert [r["table"] for r in board["results"]] == ["1", "2", "3"]
+    assert all(s["percent"] is None for s in report["standings"])
+    ns1 = next(s for s in report["standings"] if s["pair"] == 1)
+    assert ns1["points"] == (imp(620 + 200) + imp(620 - 100)) / 2
+    text = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-", "--session",
+                           str(path)], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=60).stdout
+    assert "50.00%" not in text and "IMPs" in text
