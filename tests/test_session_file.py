@@ -168,8 +168,6 @@ MITCHELL3 = ('[session]\nevent = "E"\ndate = "2026-12-01"\n'
      "the movement does not give table 9 board 1"),
     ('[[adjustment]]\ntable = "1"\nboard = 7\nns = "A+"\n',
      "the movement does not give table 1 board 7"),
-    ('[[adjustment]]\ntable = "1"\nboard = 1\nns = "A+"\n'
-     '[[adjustment]]\ntable = "1"\nboard = 1\nns = "A-"\n', "adjusted twice"),
     ('[[adjustment]]\ntable = "1"\nboard = 1\nns = "A+"\nscore_ns = 100\n', "give one of"),
 ])
 def test_the_session_file_refuses_typos_and_adjustments_outside_it(
@@ -182,6 +180,16 @@ def test_the_session_file_refuses_typos_and_adjustments_outside_it(
                            str(path)], input="", capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and named in proc.stderr
+
+
+def test_a_later_adjustment_of_a_table_and_board_replaces_the_earlier(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(MITCHELL3 + '[[adjustment]]\ntable = "1"\nboard = 1\nns = "A+"\n'
+                    '[[adjustment]]\ntable = "2"\nboard = 2\nns = "A="\n'
+                    '[[adjustment]]\ntable = "1"\nboard = 1\nsplit = [100, 200]\n')
+    adjustments = load_session(path).adjustments
+    assert [(a.table, a.board, a.ns, a.split) for a in adjustments] == [
+        ("2", 2, "A=", None), ("1", 1, None, (100, 200))]
 
 
 def test_a_percentage_adjustment_in_range_is_kept(tmp_path: Path) -> None:

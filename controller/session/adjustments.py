@@ -16,7 +16,8 @@ is checked and write the file so that every reader sees the same scores:
 - ``remove_adjustment(path, table, board)``: the same, taking the table's board's
   adjustment out (the table's own result scores again);
 - ``with_adjustments(session, adjustments)``: a session with other adjustments, in memory
-  (nothing written), checked as the file would be.
+  (nothing written), checked as the file would be (a later one for a table and board
+  replaces an earlier one, as in the file).
 
 Every other line of the session file (comments, order, other entries) is kept as it is.
 """
@@ -57,15 +58,13 @@ def parse_adjustment(session: Session, row: Mapping[str, Any],
 
 
 def with_adjustments(session: Session, adjustments: Iterable[Adjustment]) -> Session:
-    """``session`` with ``adjustments`` in place of its own (one a table and board)."""
-    out = tuple(adjustments)
-    seen: set[tuple[str, int]] = set()
-    for adj in out:
+    """``session`` with ``adjustments`` in place of its own."""
+    out: dict[tuple[str, int], Adjustment] = {}
+    for adj in adjustments:
         parse_adjustment(session, _row(adj))
-        if (adj.table, adj.board) in seen:
-            raise SessionError(f"table {adj.table} board {adj.board} is adjusted twice")
-        seen.add((adj.table, adj.board))
-    return dataclasses.replace(session, adjustments=out)
+        out.pop((adj.table, adj.board), None)           # a later one replaces it
+        out[(adj.table, adj.board)] = adj
+    return dataclasses.replace(session, adjustments=tuple(out.values()))
 
 
 def _row(adj: Adjustment) -> dict[str, Any]:

@@ -253,16 +253,14 @@ def _score_kind(r: _Reader, text: str, key: str, artificial: Mapping[str, float]
 
 def _adjustments(r: _Reader, data: Mapping[str, Any], artificial: Mapping[str, float],
                  movement: Movement) -> tuple[Adjustment, ...]:
-    out = []
-    seen: dict[tuple[str, int], str] = {}
+    # a later entry for the same table and board replaces an earlier one (a program that
+    # appends the director's new ruling, as the console does, supersedes the old)
+    out: dict[tuple[str, int], Adjustment] = {}
     for _, where, row in r.rows(data, "adjustment"):
         adj = adjustment_of(r, where, row, artificial, movement)
-        if (adj.table, adj.board) in seen:
-            raise r.fail(where + "board", f"table {adj.table} board {adj.board} is adjusted "
-                                          f"twice (also {seen[(adj.table, adj.board)]})")
-        seen[(adj.table, adj.board)] = where.rstrip(".")
-        out.append(adj)
-    return tuple(out)
+        out.pop((adj.table, adj.board), None)
+        out[(adj.table, adj.board)] = adj
+    return tuple(out.values())
 
 
 def adjustment_of(r: _Reader, where: str, row: Mapping[str, Any],
