@@ -359,6 +359,18 @@ def check_pairs(plan: dict[str, Any], scores: dict[tuple[str, int], int],
         elif adj is not None and "split" in adj:
             assert row["scored"] == f"{adj['split'][0]:+d}/{adj['split'][1]:+d}"
     check_pbn(out / f"{stem}.pbn", per_table, adjust, scores, plan, cross)
+    # the PBN's TotalScoreTable: Rank PairId Direction TotalScoreMP|IMP [TotalPercentage]
+    # NrBoards Names
+    pbn = (out / f"{stem}.pbn").read_text(encoding="utf-8").replace("\r\n", "\n")
+    total = pbn.split("[TotalScoreTable", 1)[1].split("]\n", 1)[1].split("\n\n")[0]
+    rows = [re.findall(r'"[^"]*"|\S+', r) for r in total.splitlines() if r and r[0] != "["]
+    assert len(rows) == len(totals)
+    for row in rows:
+        pair = int(row[1])
+        pts, tops, count = totals[pair]
+        assert row[0] == ranks[pair] and close(row[3], pts)
+        if not cross:
+            assert close(row[4], 100 * pts / tops) and int(row[5]) == count
     participants, usebio_lines = read_usebio(out / f"{stem}.xml")
     for pair, (pts, tops, count) in totals.items():
         p = participants[str(pair)]

@@ -364,3 +364,16 @@ def test_cross_imps_has_no_percentage_and_a_stray_result_is_named(tmp_path: Path
                            str(path)], input="\n".join(lines) + "\n", capture_output=True,
                           text=True, timeout=60).stdout
     assert "50.00%" not in text and "IMPs" in text
+
+
+def test_score_refuses_empty_or_truncated_input(tmp_path: Path) -> None:
+    whole = json.dumps(result("1", 1, 420)) + "\n"
+    for text, said in (("", "no result"), ("\n# nothing\n", "no result"),
+                       (whole + whole[:30], "truncated")):
+        proc = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-"],
+                              input=text, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and said in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-"],
+                          input=whole, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "+420" in proc.stdout
