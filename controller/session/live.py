@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, cast
 
 from .export import FORMATS, Published, _formats, export, read_published, scores_of
-from .results import ResultsError, SessionScores, load_jsonl
+from .results import BoardResult, ResultsError, SessionScores, load_jsonl
 from .score import print_report, report
 from .scoring import stray_results
 from .sessionfile import Session, SessionError, load_session
@@ -57,6 +57,9 @@ class Collected:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.results = 0
+        #: the results so far, kept as they come (the ranking is scored from these alone;
+        #: the records are built from every line once, at the end)
+        self.scores = SessionScores()
         self._strays: set[tuple[str, int]] = set()
 
     def add(self, topic: str, payload: bytes) -> bool:
@@ -67,10 +70,15 @@ class Collected:
             print(f"{PROG}: {topic}: not JSON, skipped", file=sys.stderr)
             return False
         self.lines.append(json.dumps({"topic": topic, "payload": value}) + "\n")
-        if topic.rsplit("/", 1)[-1] == "result":
-            self.results += 1
-            return True
-        return False
+        if topic.rsplit("/", 1)[-1] != "result" or not isinstance(value, dict):
+            return False
+        try:
+            self.scores.add(BoardResult.from_payload(value))
+        except ValueError as exc:
+            print(f"{PROG}: {topic}: {exc}, skipped", file=sys.stderr)
+            return False
+        self.results += 1
+        return True
 
     def published(self, errors: IO[str] | None = None) -> dict[tuple[str, int], Published]:
         return read_published(self.lines, errors, "broker")
@@ -104,7 +112,9 @@ def journal_messages(session_path: str | Path, journal: str | Path,
         with Journal(path) as j:
             j.export_jsonl(text, errors)
     except JournalError as exc:
-        raise ResultsError(str(exc)) from None
+        hint = "; while the controller runs, follow the session from the broker" \
+            if "in use" in str(exc) else ""
+        raise ResultsError(f"{exc}{hint}") from None
     except Exception as exc:       # sqlite3.DatabaseError: a file that is not a journal
         raise ResultsError(f"{path}: not a controller journal ({exc})") from None
     try:
@@ -119,18 +129,16 @@ def journal_messages(session_path: str | Path, journal: str | Path,
     return out.getvalue().decode("utf-8").splitlines(keepends=True)
 
 
-def _show(session: Session, published: dict[tuple[str, int], Published], *,
-          as_json: bool, header: str = "") -> SessionScores:
-    scores = scores_of(published)
+def _show(session: Session, scores: SessionScores, *, as_json: bool,
+          header: str = "") -> None:
     data = report(session, scores)
     if as_json:
         print(json.dumps(data, indent=1))
-        return scores
+        return
     if header:
         print(header)
     print_report({**data, "boards": []})        # the ranking (``score`` prints the boards)
     sys.stdout.flush()
-    return scores
 
 
 def _complete(session: Session, scores: SessionScores) -> bool:
@@ -195,12 +203,11 @@ async def _serve(client: aiomqtt.Client, args: argparse.Namespace, session: Sess
         seen.add((topic, payload))
         if not collected.add(topic, payload):
             continue
-        published = collected.published()
-        scores = scores_of(published)
+        scores = collected.scores
         collected.report_strays(session, scores)
         if not args.once and not args.json:
             r = json.loads(payload)
-            _show(session, published, as_json=False,
+            _show(session, scores, as_json=False,
                   header=f"\n-- after table {r.get('table')} board {r.get('board')} "
                          f"({collected.results} results) --")
         if args.until_complete and _complete(session, scores):
@@ -253,7 +260,7 @@ def main(argv: Sequence[str]) -> int:
                                f"not the controller's messages)")
         if lines is None:
             Collected().report_strays(session, scores_of(published))
-        _show(session, published, as_json=args.json,
+        _show(session, scores_of(published), as_json=args.json,
               header="" if args.json else f"Results of {session.event} ({source})")
         if args.out:
             _write(session, published, Path(args.out), formats, lines)
