@@ -103,6 +103,9 @@ async def test_results_live_and_at_the_end(mosquitto: Mosquitto, tmp_path: Path)
                                    "--once", "--out", str(tmp_path / "once"))
         assert code == 0, err
         assert "Ranking NS" in out and "Ranking EW" in out
+        # the journal is the controller's while it runs: one line, follow the broker
+        code, out, err = await run("--session", str(session), "--journal", str(journal))
+        assert code == 2 and "in use" in err and "broker" in err and "Traceback" not in err
     finally:
         if live is not None and live.returncode is None:
             live.kill()
