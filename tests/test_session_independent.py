@@ -320,10 +320,16 @@ def check_pairs(plan: dict[str, Any], scores: dict[tuple[str, int], int],
         r = got_tables[key]
         assert close(r["mp_ns"], a, 1e-9) and close(r["mp_ew"], b, 1e-9), (key, r, a, b)
         assert close(r["top"], top, 1e-9)
-    fields = {"NS": [], "EW": []} if plan["fixed"] else {"": []}
+    # two fields (NS, EW) when no pair that scored ever sat both ways; else one
+    sides: dict[int, set[str]] = {}
+    for key in per_table:
+        ns, ew = plan["seating"][key]
+        sides.setdefault(ns, set()).add("NS")
+        sides.setdefault(ew, set()).add("EW")
+    two = all(len(v) == 1 for v in sides.values())
+    fields: dict[str, list[int]] = {}
     for pair in totals:
-        field = ("NS" if pair <= len(plan["rows"][0]) else "EW") if plan["fixed"] else ""
-        fields[field].append(pair)
+        fields.setdefault(next(iter(sides[pair])) if two else "", []).append(pair)
     ranks: dict[int, str] = {}
     for members in fields.values():
         key = {p: totals[p][0] if cross else totals[p][0] / totals[p][1] for p in members}
@@ -479,6 +485,28 @@ def check_teams(plan: dict[str, Any], scores: dict[tuple[str, int], int],
             adj = adjust.get((t, board))
             if adj is not None and "ns" in adj:      # the adjustment, not the table's score
                 assert travellers[(t, board)]["scored"] == f"{adj['ns']}/{adj['ew']}"
+    # the PBN ScoreTable: each table's IMPs, and the adjustment where there is one
+    pbn = (out / f"{stem}.pbn").read_text(encoding="utf-8").replace("\r\n", "\n")
+    cells: dict[tuple[str, int], dict[str, str]] = {}
+    for game in pbn.split("\n\n"):
+        m = re.search(r'\[Board "(\d+)"\]', game)
+        if not m or "[ScoreTable" not in game:
+            continue
+        header, _, body = game.split("[ScoreTable", 1)[1].partition("]\n")
+        names = [c.split("\\")[0] for c in header.strip(' "').split(";")]
+        for line in body.splitlines():
+            if line.startswith("["):
+                break
+            row = dict(zip(names, re.findall(r'"[^"]*"|\S+', line), strict=True))
+            cells[(row["Table"], int(m.group(1)))] = row
+    for (board, x), (h, a) in per_board.items():
+        y = str(int(x) + 1)
+        assert close(cells[(x, board)]["IMP_NS"], h) and close(cells[(y, board)]["IMP_NS"], a)
+        for t in (x, y):
+            adj = adjust.get((t, board))
+            if adj is not None and "ns" in adj:
+                assert (cells[(t, board)]["Score_NS"], cells[(t, board)]["Score_EW"],
+                        cells[(t, board)]["Contract"]) == (adj["ns"], adj["ew"], "-")
     with open(out / f"{stem}-ranking.csv", newline="") as fp:
         ranking = {int(r["team"]): r for r in csv.DictReader(fp)}
     for team, imps_ in net.items():
@@ -490,7 +518,7 @@ def check_teams(plan: dict[str, Any], scores: dict[tuple[str, int], int],
                      Fraction(round(vps[team], 2)).limit_denominator(100))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["matchpoints", "cross-imps", "imps"]))
 def test_an_independent_scorer_agrees_on_random_sessions(seed: int, method: str) -> None:
     rng = random.Random(seed)
