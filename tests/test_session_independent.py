@@ -387,16 +387,23 @@ def check_pairs(plan: dict[str, Any], scores: dict[tuple[str, int], int],
     assert sum(map(len, usebio_lines.values())) == len(per_table)
     for (t, board), (a, b, _) in per_table.items():
         ns, ew = plan["seating"][(t, board)]
+        adj = adjust.get((t, board))
+        want: dict[str, str | None]
+        if adj is not None and "ns" in adj:      # an adjustment's line has no contract
+            want = {"SCORE": "A" + "".join(f"{float(percent_of(k)):g}"
+                                           for k in (adj["ns"], adj["ew"])), "CONTRACT": None}
+        elif adj is not None:
+            want = {"SCORE": str(adj["split"][0] if "split" in adj else adj["score_ns"]),
+                    "CONTRACT": None}
+        else:
+            want = {"SCORE": str(scores[(t, board)]), "CONTRACT": "3NT"}
+        # a pair may meet another twice on a board: the line with these points and score
         candidates = [x for x in usebio_lines[(board, str(ns), str(ew))]
-                      if close(x["NS_MATCH_POINTS"], a) and close(x["EW_MATCH_POINTS"], b)]
-        assert candidates, (t, board)
+                      if close(x["NS_MATCH_POINTS"], a) and close(x["EW_MATCH_POINTS"], b)
+                      and all(x.get(k) == v for k, v in want.items())]
+        assert candidates, (t, board, want, usebio_lines[(board, str(ns), str(ew))])
         line = candidates[0]
         usebio_lines[(board, str(ns), str(ew))].remove(line)
-        adj = adjust.get((t, board))
-        if adj is not None and "ns" in adj:
-            assert line["SCORE"].startswith("A") and "CONTRACT" not in line
-        elif adj is None:
-            assert int(line["SCORE"]) == scores[(t, board)] and line["CONTRACT"] == "3NT"
 
 
 def check_pbn(path: Path, per_table: dict[tuple[str, int], tuple[Fraction, Fraction, Fraction]],

@@ -214,6 +214,10 @@ def test_wbf_continuous_vp_scale() -> None:
     a, b, c = (round(100 * wbf_vp(m, 16)) for m in (13, 14, 15))
     assert c - b <= b - a
     assert wbf_vp(60, 16) == 20 and wbf_vp(59, 16) < 20     # blitz 15 * sqrt(16) = 60
+    # a fractional margin (an artificial 55%): between its whole margins; past the blitz
+    # (2 boards: 21.21) it is 20
+    assert wbf_vp(13, 16) < wbf_vp(13.5, 16) < wbf_vp(14, 16)
+    assert wbf_vp(21.5, 2) == 20 and wbf_vp(-21.5, 2) == 0 and wbf_vp(21, 2) < 20
 
 
 def test_a_teams_match_in_imps_and_vps(tmp_path: Path) -> None:

@@ -311,7 +311,7 @@ def wbf_vp(margin: float, boards: int) -> float:
     IMP, is placed on the formula between the table's two whole margins)."""
     table = wbf_vp_table(boards)
     m = abs(margin)
-    if m >= len(table) - 1:
+    if m >= min(len(table) - 1, 15 * math.sqrt(boards)):      # the blitz
         win = 20.0
     else:
         low = int(m)
