@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import dataclasses
+import json
 import os
 import signal
 import sys
@@ -152,3 +153,39 @@ async def test_results_refuses_empty_truncated_or_missing_input(tmp_path: Path) 
         code, out, err = await run("--session", str(session), *args)
         assert code == 2 and "Traceback" not in err, err
         assert len(err.strip().splitlines()) == 1 and said in err, err
+
+
+@pytest.mark.asyncio
+async def test_results_until_complete_ends_by_itself(mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """--until-complete: the command ends when every table has every board's result (or the
+    director's score); here the results come while it listens."""
+    import aiomqtt
+
+    session = tmp_path / "two.toml"
+    session.write_text('[session]\nevent = "Two"\ndate = "2026-12-01"\n[movement]\n'
+                       'type = "mitchell"\ntables = 2\nboards_per_round = 1\n'
+                       'even_tables = "skip"\n'
+                       '[[adjustment]]\ntable = "2"\nboard = 2\nns = "A+"\new = "A-"\n')
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "controller.cli", "results", "--session", str(session),
+        "--broker", mosquitto.url, "--until-complete", "--out", str(tmp_path / "out"),
+        "--format", "csv", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        await asyncio.sleep(1.5)
+        host, port = mosquitto.url.removeprefix("mqtt://").split(":")
+        async with aiomqtt.Client(host, int(port)) as client:
+            # a 2-table skip Mitchell has one round: table 1 board 1, table 2 board 2, which
+            # has the director's score: table 1's result completes the session
+            for table, board, score in (("1", 1, 420),):
+                await client.publish(f"bridge/{table}/result", json.dumps({
+                    "v": 1, "table": table, "board": board, "dealer": "N", "vul": "None",
+                    "contract": "4S", "declarer": "N", "tricks": 10, "tricks_played": 10,
+                    "score_ns": score, "irregularities": []}), qos=1, retain=True)
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert (tmp_path / "out" / "two-2026-12-01-1-ranking.csv").exists()
+    assert "-- after table 1 board 1 (1 results)" in out.decode()

@@ -142,8 +142,10 @@ def _show(session: Session, scores: SessionScores, *, as_json: bool,
 
 
 def _complete(session: Session, scores: SessionScores) -> bool:
-    return all(scores.get(t, b) is not None for t, boards in session.movement.schedule().items()
-               for b in boards)
+    """Every table has a result, or the director's score, for every board it plays."""
+    adjusted = {(a.table, a.board) for a in session.adjustments}
+    return all(scores.get(t, b) is not None or (t, b) in adjusted
+               for t, boards in session.movement.schedule().items() for b in boards)
 
 
 def _write(session: Session, published: dict[tuple[str, int], Published], out: Path,
@@ -217,7 +219,8 @@ async def _serve(client: aiomqtt.Client, args: argparse.Namespace, session: Sess
 def main(argv: Sequence[str]) -> int:
     from ..brokersettings import BrokerSettingsError, add_broker_arguments
 
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog=PROG, description="The session's ranking as it goes, "
+                                 "and every record at the end.",
                                  epilog="docs/session.md: 'Results live and at the end'")
     ap.add_argument("--session", required=True, help="the session file (docs/session.md)")
     src = ap.add_mutually_exclusive_group()
