@@ -260,11 +260,12 @@ class MatchScore:
 
 @functools.lru_cache(maxsize=256)
 def wbf_vp_table(boards: int) -> tuple[float, ...]:
-    """The winner's VPs for integer margins 0, 1, ... up to the blitz (20.00), as the WBF
-    continuous scale (2013) publishes them: the formula rounded to two decimals, then
-    corrected so that each extra IMP is worth no more than the one before (the scale's
-    rule, "each extra IMP leads to a non-increasing fractional gain in VPs"; rounding
-    alone breaks it at some margins). The correction is the least one: of the sequences
+    """The winner's VPs for integer margins 0, 1, ... up to the blitz (20.00) on the WBF
+    continuous scale (2013): the formula rounded to two decimals, then corrected so that
+    each extra IMP is worth no more than the one before (the scale's rule, "each extra IMP
+    leads to a non-increasing fractional gain in VPs"; rounding alone breaks it at some
+    margins, and the WBF's printed tables are corrected; their correction step was not at
+    hand, so this is the project's). The correction is the least one: of the sequences
     whose steps never grow, from 10.00 at 0 to 20.00 at the blitz, the one whose values
     differ least (in hundredths, summed) from the rounded formula (dynamic programming
     over the margins). Over 1-64 boards it moves a value by at most 0.02
