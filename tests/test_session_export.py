@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from boardevents import BoardScript, EventWriter, clean_board, t08_revoke
+from endplay.parsers import lin as ep_lin
 from endplay.parsers import pbn as ep_pbn
 
 from controller.daemon import build_engine
@@ -141,7 +143,7 @@ def test_the_session_end_to_end(tmp_path: Path) -> None:
     stem = "club-pairs-2026-11-30-1"
     pbn = out / f"{stem}.pbn"
     assert {p.name for p in out.iterdir()} == {f"{stem}.pbn", f"{stem}.lin", f"{stem}.csv",
-                                                 f"{stem}-ranking.csv"}
+                                                 f"{stem}-ranking.csv", f"{stem}.xml"}
 
     # the project's reader: every table's board, the same deal, auction, play and result
     ours = read_pbn(pbn.read_text(encoding="utf-8"))
@@ -219,7 +221,10 @@ def test_export_reports_bad_input_without_a_traceback(tmp_path: Path) -> None:
     binary = tmp_path / "b.jsonl"
     binary.write_bytes(b"\xff\xfe\x00garbage\x80")
     good = tmp_path / "r.jsonl"
-    good.write_text('{"topic": "bridge/1/result", "payload": {"table": "1"}}\nnot json\n')
+    good.write_text('{"topic": "bridge/1/result", "payload": {"table": "1"}}\nnot json\n'
+                    '{"topic": "bridge/2/result", "payload": {"table": "2", "board": 1, '
+                    '"contract": "", "declarer": null, "tricks": null, "score_ns": 0, '
+                    '"dealer": "N", "vul": "None"}}\n')
     for args in ([str(session), "--results", str(binary)],
                  [str(binary), "--results", str(good)],
                  [str(session), "--results", str(good), "--format", "pdf"]):
@@ -231,9 +236,21 @@ def test_export_reports_bad_input_without_a_traceback(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
                            "--results", str(good), "--out", str(tmp_path / "o")],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert f"{good}:1: skipped: no 'board' field" in proc.stderr
     assert f"{good}:2: not JSON" in proc.stderr
+    # a file with no result, or one cut off in its last line, is an error of one line
+    empty, cut = tmp_path / "empty.jsonl", tmp_path / "cut.jsonl"
+    empty.write_text("")
+    cut.write_text(good.read_text()[:-20])
+    for bad in (empty, cut):
+        proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
+                               "--results", str(bad), "--out", str(tmp_path / "o")],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        line = proc.stderr.strip().splitlines()[-1]
+        assert line.startswith("bridge-table export:") and str(bad) in line
+        assert ("truncated" if bad is cut else "no result") in line
 
 
 def test_a_teams_match_exports_imps_and_vps(tmp_path: Path) -> None:
@@ -293,6 +310,84 @@ def test_a_teams_match_exports_imps_and_vps(tmp_path: Path) -> None:
     assert records[("1", 1)].tags["North"] == "A" and records[("2", 1)].tags["East"] == "C"
     with open(out / f"{stem}.pbn", encoding="utf-8") as fp:
         assert len(ep_pbn.load(fp)) == 6
+    # the LIN says the table and the room: the home table is the open room
+    lin_text = (out / f"{stem}.lin").read_text(encoding="utf-8")
+    assert "qx|o1|" in lin_text and "qx|c1|" in lin_text and "st|Table 2|" in lin_text
+    lin = {(r.table, r.board): r for r in read_lin(lin_text).records}
+    assert set(lin) == set(played)
+    assert {t: lin[(t, 1)].tags["Room"] for t in ("1", "2")} == {"1": "Open", "2": "Closed"}
+    ep_boards = ep_lin.loads(lin_text)
+    assert [b.board_num for b in ep_boards] == [1, 1, 2, 2, 3, 3]
+
+
+def test_the_score_table_shows_adjustments_as_adjustments(tmp_path: Path) -> None:
+    """A split score keeps both halves, an assigned or artificial score is not shown with
+    the table's contract, and a board every table of which was adjusted (no record
+    played) still has its game and ScoreTable."""
+    session = tmp_path / "s.toml"
+    session.write_text('[session]\nevent = "Adj"\ndate = 2026-12-01\n[movement]\n'
+                       'type = "mitchell"\ntables = 3\nboards_per_round = 1\n'
+                       '[[adjustment]]\ntable = "1"\nboard = 1\nsplit = [620, 650]\n'
+                       '[[adjustment]]\ntable = "2"\nboard = 1\nscore_ns = -100\n'
+                       '[[adjustment]]\ntable = "3"\nboard = 1\nns = "55%"\new = "45%"\n'
+                       '[[adjustment]]\ntable = "1"\nboard = 2\nns = "A+"\new = "A-"\n'
+                       '[[adjustment]]\ntable = "2"\nboard = 2\nns = "A="\n')
+    lines = [{"topic": f"bridge/{t}/result", "payload": {
+        "v": 1, "table": t, "board": 1, "dealer": "N", "vul": "None", "contract": "4S",
+        "declarer": "N", "tricks": 10, "tricks_played": 10, "score_ns": 420,
+        "irregularities": []}} for t in ("1", "2", "3")]
+    lines.append({"topic": "bridge/3/result", "payload": {
+        "v": 1, "table": "3", "board": 2, "dealer": "E", "vul": "NS", "contract": "3NT",
+        "declarer": "S", "tricks": 9, "tricks_played": 9, "score_ns": 600,
+        "irregularities": []}})
+    published = tmp_path / "published.jsonl"
+    published.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
+                           "--results", str(published), "--out", str(out), "--format",
+                           "pbn,csv"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "adj-2026-12-01-1.pbn").read_text(encoding="utf-8").replace("\r\n", "\n")
+    tables: dict[int, dict[str, list[str]]] = {}
+    for game in text.split("\n\n"):
+        m = re.search(r'\[Board "(\d+)"\]', game)
+        if m and "[ScoreTable" in game:
+            rows = game.split("[ScoreTable", 1)[1].split("]\n", 1)[1].splitlines()
+            end = next((i for i, r in enumerate(rows) if r.startswith("[")), len(rows))
+            tables[int(m.group(1))] = {r.split()[0]: r.split() for r in rows[:end]}
+    # Table Round PairId_NS PairId_EW Contract Declarer Result Score_NS Score_EW MP_NS ...
+    b1 = tables[1]
+    assert b1["1"][4:9] == ["-", "-", "-", "620", "-650"]      # both halves of the split
+    assert b1["2"][4:9] == ["-", "-", "-", "-", "100"]         # the assigned score
+    assert b1["3"][4:9] == ["-", "-", "-", "55%", "45%"]       # the artificial one
+    # NS at table 1 compared with +620 against -100 (top 4: Neuberg 2 results of 3):
+    # (2 + 1) * 3 / 2 - 1 = 3.5; EW at table 1 with +650 against -100: 0.5
+    assert (b1["1"][9], b1["1"][10]) == ("3.5", "0.5")
+    # board 2: tables 1 and 2 adjusted; table 3's result is the only real one
+    assert set(tables[2]) == {"1", "2", "3"} and tables[2]["3"][4] == "3NT"
+    assert tables[2]["1"][7:9] == ["A+", "A-"] and tables[2]["2"][7:9] == ["A=", "A="]
+
+
+def test_a_board_without_a_played_record_gets_its_score_table(tmp_path: Path) -> None:
+    session = tmp_path / "s.toml"
+    session.write_text('[session]\nevent = "Adj"\ndate = 2026-12-01\n[movement]\n'
+                       'type = "mitchell"\ntables = 3\nboards_per_round = 1\n'
+                       '[[adjustment]]\ntable = "2"\nboard = 3\nns = "A+"\n')
+    published = tmp_path / "published.jsonl"
+    published.write_text(json.dumps({"topic": "bridge/1/result", "payload": {
+        "v": 1, "table": "1", "board": 1, "dealer": "N", "vul": "None", "contract": "4S",
+        "declarer": "N", "tricks": 10, "tricks_played": 10, "score_ns": 420,
+        "irregularities": []}}) + "\n")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
+                           "--results", str(published), "--out", str(out), "--format", "pbn"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "adj-2026-12-01-1.pbn").read_text(encoding="utf-8")
+    game3 = text[text.index('[Board "3"]'):]
+    assert "[ScoreTable" in game3 and '[Dealer "S"]' in game3     # board 3: dealer S
+    with open(out / "adj-2026-12-01-1.pbn", encoding="utf-8") as fp:
+        assert [b.board_num for b in ep_pbn.load(fp)] == [1, 3]
 
 
 def test_replay_with_the_session_names_the_pairs_then_export(tmp_path: Path) -> None:
@@ -341,7 +436,9 @@ def test_ctrl_c_during_an_export_ends_cleanly(tmp_path: Path, monkeypatch: pytes
 
     session = tmp_path / "s.toml"
     session.write_text(SESSION.replace('deals = "deals.pbn"\n', ""))
-    (tmp_path / "r.jsonl").write_text("")
+    (tmp_path / "r.jsonl").write_text(
+        '{"topic": "bridge/2/result", "payload": {"table": "2", "board": 1, "contract": "", '
+        '"declarer": null, "tricks": null, "score_ns": 0, "dealer": "N", "vul": "None"}}\n')
     monkeypatch.setattr(export, "build_records", interrupted)
     assert export.main([str(session), "--results", str(tmp_path / "r.jsonl"), "--out",
                         str(tmp_path / "o")]) == 130

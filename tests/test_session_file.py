@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,7 +102,16 @@ def test_binary_and_missing_files_are_session_errors(tmp_path: Path) -> None:
 
 
 def test_the_controller_schedules_and_names_the_pairs_from_the_session(tmp_path: Path) -> None:
+    import dataclasses
+
+    from controller.deals import read_deals
+    from controller.laws.cards import Seat
+
     engine = build_engine(session=EXAMPLE)
+    # the example's own board 5, bid and played as the clean board is
+    example_deal = read_deals(load_session(EXAMPLE).deals or "", None).deals[5].deal
+    assert example_deal is not None
+    script = dataclasses.replace(clean_board(5), deal=example_deal.to_pbn(Seat.N))
     # table 3 plays boards 7-9 in round 1 and board 5 in round 7; board 5 is a board of
     # the session, but 22 is not
     outs = engine.handle("bridge/3/event", {"v": 1, "src": "pi", "seq": 1, "ts": 1.0,
@@ -109,7 +119,7 @@ def test_the_controller_schedules_and_names_the_pairs_from_the_session(tmp_path:
                                             "action": "present", "uid": "B", "board": 22})
     alerts = [o.payload for o in outs if o.topic.endswith("/alert")]
     assert [(a["code"], a["detail"]) for a in alerts] == [("WRONG_BOARD", "not_scheduled")]
-    events = list(EventWriter("table-3-pi").board(clean_board(5)))
+    events = list(EventWriter("table-3-pi").board(script))
     results = []
     for ev in events:
         for out in engine.handle("bridge/3/event", ev):
@@ -130,3 +140,61 @@ def test_the_controller_command_reports_a_broken_session_file(tmp_path: Path) ->
                           timeout=60)
     assert proc.returncode == 2
     assert "not a TOML session file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_example_sessions_boards_are_in_its_deals_file() -> None:
+    from controller.deals import read_deals
+
+    session = load_session(EXAMPLE)
+    assert session.deals is not None
+    read = read_deals(session.deals, session.deals_first_board)
+    assert sorted(read.deals) == session.movement.boards == list(range(1, 22))
+    assert not read.problems
+
+
+MITCHELL3 = ('[session]\nevent = "E"\ndate = "2026-12-01"\n'
+             '[movement]\ntype = "mitchell"\ntables = 3\nboards_per_round = 2\n')
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    ('[scoring]\nmethd = "cross-imps"\n', "scoring.methd: unknown key"),
+    ('colour = "red"\n', "movement.colour: unknown key"),
+    ('[sesion]\nevent = "x"\n', "sesion: unknown key"),
+    ('[pairs]\n1 = { name = "A", player = ["x"] }\n', "pairs.1.player: unknown key"),
+    ('[[adjustment]]\ntable = "1"\nboard = 1\nns = "A+"\nnote = "x"\n',
+     "adjustment[1].note: unknown key"),
+    ('[[adjustment]]\ntable = "1"\nboard = 1\nns = "150%"\n', "0-100%"),
+    ('[[adjustment]]\ntable = "9"\nboard = 1\nns = "A+"\n',
+     "the movement does not give table 9 board 1"),
+    ('[[adjustment]]\ntable = "1"\nboard = 7\nns = "A+"\n',
+     "the movement does not give table 1 board 7"),
+    ('[[adjustment]]\ntable = "1"\nboard = 1\nns = "A+"\nscore_ns = 100\n', "give one of"),
+])
+def test_the_session_file_refuses_typos_and_adjustments_outside_it(
+        tmp_path: Path, extra: str, named: str) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(MITCHELL3 + extra)
+    with pytest.raises(SessionError, match=re.escape(named)):
+        load_session(path)
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-", "--session",
+                           str(path)], input="", capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and named in proc.stderr
+
+
+def test_a_later_adjustment_of_a_table_and_board_replaces_the_earlier(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(MITCHELL3 + '[[adjustment]]\ntable = "1"\nboard = 1\nns = "A+"\n'
+                    '[[adjustment]]\ntable = "2"\nboard = 2\nns = "A="\n'
+                    '[[adjustment]]\ntable = "1"\nboard = 1\nsplit = [100, 200]\n')
+    adjustments = load_session(path).adjustments
+    assert [(a.table, a.board, a.ns, a.split) for a in adjustments] == [
+        ("2", 2, "A=", None), ("1", 1, None, (100, 200))]
+
+
+def test_a_percentage_adjustment_in_range_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(MITCHELL3 + '[[adjustment]]\ntable = "2"\nboard = 3\nns = "55%"\n'
+                    'ew = "100%"\n')
+    (adj,) = load_session(path).adjustments
+    assert (adj.table, adj.board, adj.ns, adj.ew) == ("2", 3, "55%", "100%")

@@ -87,3 +87,58 @@ def test_inconsistent_movements_are_refused() -> None:
         mitchell(5, 6, 2)
     with pytest.raises(MovementError, match="arrow-switch"):
         mitchell(5, None, 2, arrow_switch=[9])
+
+
+def most_tables_on_one_set(m: Movement) -> int:
+    return max(Counter(tr.boards for tr in r.tables.values()).most_common(1)[0][1]
+               for r in m.rounds)
+
+
+def least_sharing_possible(pairs: int) -> int:
+    """By exhaustive search, independent of the generator: over every way to give the
+    round robin's tables (pair 2n fixed, the circle method) a set each round so that every
+    pair plays every set once, the fewest tables that must share a set in some round."""
+    n = pairs // 2
+    m = 2 * n - 1
+
+    def at(r: int, k: int) -> tuple[int, int]:
+        return (2 * n, r % m + 1) if k == 0 else ((r + k) % m + 1, (r - k) % m + 1)
+
+    cells = [(r, k) for r in range(m) for k in range(n)]
+
+    def place(i: int, limit: int, played: dict[int, set[int]],
+              sets: dict[tuple[int, int], int]) -> bool:
+        if i == len(cells):
+            return True
+        r, k = cells[i]
+        a, b = at(r, k)
+        for s in range(m):
+            # at most ``limit`` tables of the round on set s
+            if s in played[a] or s in played[b] or \
+                    sum(1 for kk in range(k) if sets[(r, kk)] == s) >= limit:
+                continue
+            sets[(r, k)] = s
+            played[a].add(s)
+            played[b].add(s)
+            if place(i + 1, limit, played, sets):
+                return True
+            played[a].discard(s)
+            played[b].discard(s)
+        return False
+
+    for limit in range(1, n + 1):
+        if place(0, limit, {p: set() for p in range(1, 2 * n + 1)}, {}):
+            return limit
+    raise AssertionError("all the tables on one set always works")
+
+
+@pytest.mark.parametrize(("pairs", "sharing"), [(4, 2), (6, 3), (8, 1), (10, 2), (12, 1)])
+def test_small_howells_share_sets_as_little_as_they_can(pairs: int, sharing: int) -> None:
+    m = howell(pairs, None, 1)
+    assert most_tables_on_one_set(m) == sharing
+    if pairs <= 6:
+        # 2 and 3 tables: no placement does better (all the tables play one set a round)
+        assert least_sharing_possible(pairs) == sharing
+    # 5 tables: two tables share a set (a relay); not every table plays the same set
+    for r in m.rounds:
+        assert len({tr.boards for tr in r.tables.values()}) >= len(r.tables) - sharing + 1

@@ -191,17 +191,33 @@ def vp_by_hand(margin: int, boards: int) -> float:
 
 
 def test_wbf_continuous_vp_scale() -> None:
-    for boards in (8, 12, 16, 20, 32):
-        vps = [wbf_vp(m, boards) for m in range(0, 100)]
-        assert vps[0] == 10 and vps[-1] == 20
-        assert all(b >= a for a, b in zip(vps, vps[1:], strict=False))
-        steps = [round(b - a, 2) for a, b in zip(vps, vps[1:], strict=False)]
-        # each further IMP is worth no more than the one before (to the rounding)
-        assert all(b <= a + 0.0101 for a, b in zip(steps, steps[1:], strict=False))
+    """The WBF 2013 continuous scale: the formula to two decimals, corrected so that each
+    extra IMP is worth no more than the one before (the pure formula breaks that at 792
+    margins over 56 board counts of 1-64). Checked in whole hundredths, for 1-64 boards."""
+    formula_breaks = 0
+    for boards in range(1, 65):
+        by_hand = [round(100 * vp_by_hand(m, boards)) for m in range(0, 130)]
+        steps = [b - a for a, b in zip(by_hand, by_hand[1:], strict=False)]
+        formula_breaks += sum(1 for a, b in zip(steps, steps[1:], strict=False) if b > a)
+        vps = [round(100 * wbf_vp(m, boards)) for m in range(0, 130)]
+        assert vps[0] == 1000 and vps[-1] == 2000
+        steps = [b - a for a, b in zip(vps, vps[1:], strict=False)]
+        assert all(s >= 0 for s in steps)
+        assert all(b <= a for a, b in zip(steps, steps[1:], strict=False)), boards
+        # the correction moves a value by at most 0.02 from the formula's
+        assert all(abs(v - h) <= 2 for v, h in zip(vps, by_hand, strict=True))
         for m in range(-80, 81):
-            assert wbf_vp(m, boards) == vp_by_hand(m, boards)
             assert math.isclose(wbf_vp(m, boards) + wbf_vp(-m, boards), 20, abs_tol=1e-9)
+    assert formula_breaks > 0          # the check can fail: the pure formula fails it
+    # the issue's example: 16 boards, 13.52 -> 13.74 -> 13.97 by the formula
+    assert [vp_by_hand(m, 16) for m in (13, 14, 15)] == [13.52, 13.74, 13.97]
+    a, b, c = (round(100 * wbf_vp(m, 16)) for m in (13, 14, 15))
+    assert c - b <= b - a
     assert wbf_vp(60, 16) == 20 and wbf_vp(59, 16) < 20     # blitz 15 * sqrt(16) = 60
+    # a fractional margin (an artificial 55%): between its whole margins; past the blitz
+    # (2 boards: 21.21) it is 20
+    assert wbf_vp(13, 16) < wbf_vp(13.5, 16) < wbf_vp(14, 16)
+    assert wbf_vp(21.5, 2) == 20 and wbf_vp(-21.5, 2) == 0 and wbf_vp(21, 2) < 20
 
 
 def test_a_teams_match_in_imps_and_vps(tmp_path: Path) -> None:
@@ -297,3 +313,71 @@ def test_ctrl_c_while_score_reads_standard_input(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(sys, "stdin", _Interrupted())
     assert main(["-"]) == 130
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_teams_artificial_scores_at_both_tables_and_the_ranking(tmp_path: Path) -> None:
+    """A= at one table, A+/A- at the other: each team the sum of its two, 0 - 3 and 0 + 3
+    (the issue's 0/0); score prints the teams' totals and ranking."""
+    path = tmp_path / "teams.toml"
+    path.write_text('[session]\nevent = "Teams"\n[movement]\ntype = "teams"\nmatches = 2\n'
+                    'rounds = 1\nboards_per_round = 2\n'
+                    '[[adjustment]]\ntable = "1"\nboard = 1\nns = "A="\n'
+                    '[[adjustment]]\ntable = "2"\nboard = 1\nns = "A+"\new = "A-"\n'
+                    '[[adjustment]]\ntable = "3"\nboard = 2\nns = "55%"\new = "45%"\n')
+    lines = [json.dumps(result(t, b, s)) for t, b, s in (
+        ("1", 1, 420), ("2", 1, 420), ("1", 2, 100), ("2", 2, -50),
+        ("3", 1, 620), ("4", 1, -100), ("3", 2, 0), ("4", 2, 0))]
+    session = load_session(path)
+    report = teams_report(session, read_results(lines))
+    per = {(b["board"], b["home"]): (b["imps_home"], b["imps_away"]) for b in report["boards"]}
+    # board 1, match 1: team 1 NS at table 1 gets A= (0) and EW at table 2 A- (-3)
+    assert per[(1, 1)] == (-3, 3)
+    assert per[(2, 1)] == (imp(100 - -50), imp(-50 - 100))
+    assert per[(1, 3)] == (imp(620 - -100), imp(-100 - 620))
+    assert per[(2, 3)] == (1.5, -1.5)                     # 55%: +1.5 IMPs (Law 86A, linear)
+    ranking = {s["team"]: s for s in report["standings"]}
+    # IMPs won: team 1 4 (board 2), team 2 3 (board 1); team 3 12 + 1.5, team 4 none
+    assert ranking[1]["imps"] == 4 - 3 and ranking[2]["imps"] == 3 - 4
+    assert ranking[3]["imps"] == imp(720) + 1.5 and ranking[3]["rank"] == "1"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-", "--session",
+                           str(path)], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "Ranking" in proc.stdout and "team   3" in proc.stdout
+
+
+def test_cross_imps_has_no_percentage_and_a_stray_result_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('[session]\nevent = "X"\n[movement]\ntype = "mitchell"\ntables = 3\n'
+                    'boards_per_round = 1\n[scoring]\nmethod = "cross-imps"\n')
+    lines = [json.dumps(result(t, 1, s)) for t, s in (("1", 620), ("2", 100), ("3", 100))]
+    lines.append(json.dumps(result("2", 1, -200)))    # table 2 again: the last one wins
+    lines.append(json.dumps(result("9", 1, 1430)))    # no table 9 in a 3-table Mitchell
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-", "--session",
+                           str(path), "--json"], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "table 9 board 1" in proc.stderr and "not scored" in proc.stderr
+    report = json.loads(proc.stdout)
+    (board,) = report["boards"]
+    assert [r["table"] for r in board["results"]] == ["1", "2", "3"]
+    assert all(s["percent"] is None for s in report["standings"])
+    ns1 = next(s for s in report["standings"] if s["pair"] == 1)
+    assert ns1["points"] == (imp(620 + 200) + imp(620 - 100)) / 2
+    text = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-", "--session",
+                           str(path)], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=60).stdout
+    assert "50.00%" not in text and "IMPs" in text
+
+
+def test_score_refuses_empty_or_truncated_input(tmp_path: Path) -> None:
+    whole = json.dumps(result("1", 1, 420)) + "\n"
+    for text, said in (("", "no result"), ("\n# nothing\n", "no result"),
+                       (whole + whole[:30], "truncated")):
+        proc = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-"],
+                              input=text, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and said in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "score", "-"],
+                          input=whole, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "+420" in proc.stdout

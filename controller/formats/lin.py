@@ -242,12 +242,15 @@ def _board_record(board: _Board, number_hint: int, event: list[str],
     alerted: list[int] = []             # calls with a "!" (an alert), by place
     plays: list[tuple[str, int]] = []
     qx = board.qx
+    table = ""
     m = re.search(r"\d+", qx)
     if m:
         number = int(m.group())
     for key, value, line in board.items:
         if key == "md":
             dealer, deal = _deal(value, line)
+        elif key == "st" and value.strip().startswith("Table "):
+            table = value.strip()[6:]
         elif key == "sv":
             v = value.strip().lower()[:1]
             if v not in _VUL:
@@ -363,6 +366,7 @@ def _board_record(board: _Board, number_hint: int, event: list[str],
         board=number, dealer=dealer, vulnerability=vul, deal=deal, auction=tuple(entries),
         contract=contract if complete else None, declarer=declarer, tricks=tuple(tricks),
         tricks_played=tricks_played, tricks_result=tricks_result, score_ns=score, tags=tags,
+        table=table,
     )
 
 
@@ -452,7 +456,14 @@ def record_to_lin(record: BoardRecord) -> str:
     names = {Seat.N: "North", Seat.E: "East", Seat.S: "South", Seat.W: "West"}
     parts: list[str] = []
     players = [_clean(record.tags.get(names[s], "")).replace(",", " ") for s in LIN_SEATS]
-    parts.append(f"pn|{','.join(players)}|st||")
+    # the table and room: ``qx`` (BBO's board label: "o12" the open room's board 12, "c12"
+    # the closed room's; a teams match's home table is the open room) and the small text
+    # ``st`` naming the table (readers that do not know it skip it)
+    room = record.tags.get("Room", "")
+    if room or record.table:
+        parts.append(f"qx|{'c' if room.lower() == 'closed' else 'o'}{record.board}|")
+    table = f"Table {_clean(record.table)}" if record.table else ""
+    parts.append(f"pn|{','.join(players)}|st|{table}|")
     digit = {v: k for k, v in _DEALER_DIGIT.items()}[record.dealer]
     hands = ""
     if record.deal is not None:

@@ -6,6 +6,12 @@
 
 from __future__ import annotations
 
+from .adjustments import (
+    parse_adjustment,
+    remove_adjustment,
+    set_adjustment,
+    with_adjustments,
+)
 from .movement import Movement, MovementError, Round, TableRound, howell, mitchell, teams
 from .results import (
     BoardResult,
@@ -17,11 +23,20 @@ from .results import (
     read_results,
 )
 from .score import main
-from .sessionfile import Competitor, Session, SessionError, load_session, parse_session
+from .sessionfile import (
+    Adjustment,
+    Competitor,
+    Session,
+    SessionError,
+    load_session,
+    parse_session,
+)
 
 __all__ = [
     "BoardResult", "PairScore", "TeamScore", "SessionScores", "read_results", "main",
     "ResultsError", "load_results",
     "Movement", "MovementError", "Round", "TableRound", "mitchell", "howell", "teams",
     "Competitor", "Session", "SessionError", "load_session", "parse_session",
+    "Adjustment", "parse_adjustment", "set_adjustment", "remove_adjustment",
+    "with_adjustments",
 ]

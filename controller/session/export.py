@@ -37,14 +37,25 @@ from typing import IO, Any
 
 from ..claims import check_claim
 from ..formats.pbn import record_to_pbn
-from ..laws.cards import Call, Card, Contract, ParseError, Seat, Vulnerability
+from ..laws.cards import (
+    Call,
+    Card,
+    Contract,
+    ParseError,
+    Seat,
+    Vulnerability,
+    board_dealer,
+    board_vulnerability,
+)
 from ..laws.irregularities import Code, Irregularity, Status
 from ..laws.play import trick_winner
 from ..laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
 from .movement import table_key
 from .results import BoardResult, ResultsError, SessionScores, json_lines, load_jsonl
+from .score import report_strays
 from .scoring import (
     BoardScore,
+    MatchScore,
     Standing,
     TeamTotal,
     score_pairs,
@@ -58,7 +69,7 @@ from .sessionfile import Session, SessionError, load_session
 __all__ = ["Published", "read_published", "load_published", "build_records", "write_pbn_session",
            "write_csv_session", "main"]
 
-FORMATS = ("pbn", "lin", "csv")
+FORMATS = ("pbn", "lin", "csv", "usebio")
 
 
 @dataclass
@@ -161,6 +172,12 @@ def _pbn_date(date: str) -> str:
     return date.replace("-", ".") if date else ""
 
 
+def _session_tags(session: Session) -> dict[str, str]:
+    return {"Event": session.event, "Site": session.venue, "Date": _pbn_date(session.date),
+            "Scoring": "IMP" if session.is_teams else
+            "MatchPoints" if session.scoring == "matchpoints" else "IMP;Cross"}
+
+
 def _player_tags(session: Session, table: str, board: int) -> dict[str, str]:
     pairs = session.movement.pairs_at(table, board)
     if pairs is None:
@@ -197,13 +214,16 @@ def build_records(session: Session, published: Mapping[tuple[str, int], Publishe
                                       map(_irregularity, res.get("irregularities", [])))
                           if i is not None]
         info = deals.get(board)
-        tags = {"Event": session.event, "Site": session.venue, "Date": _pbn_date(session.date),
-                "Scoring": "IMP" if session.is_teams else
-                "MatchPoints" if session.scoring == "matchpoints" else "IMP;Cross"}
+        tags = _session_tags(session)
         rnd = session.movement.round_of(table, board)
         if rnd is not None:
             tags["Round"] = str(rnd)
         tags.update(_player_tags(session, table, board))
+        pairs = session.movement.pairs_at(table, board)
+        if session.is_teams and pairs is not None:
+            # the open room: the table where the lower-numbered team of the match sits NS
+            # (a teams movement's home table)
+            tags["Room"] = "Open" if pairs[0] < pairs[1] else "Closed"
         tags.update(evidence_tags(item.evidence))
         tricks_played = res.get("tricks_played")
         tricks_result = res.get("tricks")
@@ -298,6 +318,33 @@ def _fmt(points: float) -> str:
     return f"{points:.2f}".rstrip("0").rstrip(".")
 
 
+def _score_cells(s: BoardScore) -> tuple[object, object, object, str, str]:
+    """Contract, Declarer, Result, Score_NS, Score_EW of a ScoreTable row. The table's
+    result: a positive score in its side's column. A director's adjustment replaces it
+    (the contract, declarer and tricks are then "-": they are not what was scored): an
+    artificial score as "A+"/"A-" or "55%"/"45%"; a split score both halves, Score_NS NS's
+    score from NS's side, Score_EW EW's from EW's side; an assigned score as a result."""
+    r, adj = s.result, s.adjustment
+    if adj is not None and adj.ns is not None:
+        return "-", "-", "-", adj.ns, adj.ew or adj.ns
+    if adj is not None and adj.split is not None:
+        return "-", "-", "-", str(adj.split[0]), str(-adj.split[1])
+    contract: object = "-"
+    declarer: object = "-"
+    tricks: object = "-"
+    if adj is not None and adj.score_ns is not None:
+        value: int | None = adj.score_ns
+    elif r is not None:
+        value = r.score_ns
+        contract, declarer = r.contract or "-", r.declarer or "-"
+        tricks = r.tricks if r.tricks is not None else "-"
+    else:
+        return "-", "-", "-", "-", "-"
+    assert value is not None
+    ns, ew = (str(value), "-") if value > 0 else ("-", str(-value)) if value < 0 else ("0", "0")
+    return contract, declarer, tricks, ns, ew
+
+
 def _score_table(rows: Sequence[BoardScore], session: Session) -> list[str]:
     """PBN 2.1 ScoreTable (section 5): one row for each table that scored the board, in
     matchpoints (MP_, Percentage_) or, for teams and cross-IMPs, IMPs (IMP_)."""
@@ -307,19 +354,7 @@ def _score_table(rows: Sequence[BoardScore], session: Session) -> list[str]:
     out = ['[ScoreTable "Table\\2R;Round\\2R;PairId_NS\\2R;PairId_EW\\2R;Contract\\5L;'
            'Declarer\\1R;Result\\2R;Score_NS\\6R;Score_EW\\6R;' + points + '"]']
     for s in rows:
-        r = s.result
-        artificial = "/" in s.shown and not s.shown.lstrip("+-")[:1].isdigit()
-        contract = r.contract if r is not None and not artificial else "-"
-        declarer = (r.declarer or "-") if r is not None and not artificial else "-"
-        tricks = r.tricks if r is not None and r.tricks is not None and not artificial else "-"
-        if artificial:
-            score_ns, score_ew = s.shown.split("/")
-        elif s.shown == "-":
-            score_ns = score_ew = "-"
-        else:
-            value = int(s.shown.split("/")[0])
-            score_ns, score_ew = (str(value), "-") if value > 0 else \
-                ("-", str(-value)) if value < 0 else ("0", "0")
+        contract, declarer, tricks, score_ns, score_ew = _score_cells(s)
         rnd = session.movement.round_of(s.table, s.board)
         cells: list[object] = [s.table, rnd if rnd is not None else "-", s.ns or "-",
                                s.ew or "-", contract, declarer, tricks, score_ns, score_ew,
@@ -350,9 +385,30 @@ def _team_total_table(totals: Sequence[TeamTotal], session: Session) -> list[str
     out = ['[TotalScoreTable "Rank\\3R;TeamId\\3R;TotalScoreIMP\\5R;TotalScoreVP\\6R;'
            'Names\\40L"]']
     for t in totals:
-        out.append(" ".join(_cell(v) for v in (t.rank, t.team, t.imps, f"{t.vp:.2f}",
+        out.append(" ".join(_cell(v) for v in (t.rank, t.team, _fmt(t.imps), f"{t.vp:.2f}",
                                                session.competitor(t.team).label)))
     return out
+
+
+def _scored_only(records: Sequence[BoardRecord], board_tables: Mapping[int, list[str]],
+                 session: Session | None, deals: Mapping[int, DealInfo]) -> list[BoardRecord]:
+    """The records, with a game for each board that has a ScoreTable but no played record
+    (every table's score an adjustment, or no result published), in board order: its
+    ScoreTable needs a game to follow."""
+    have = {r.board for r in records}
+    extra = []
+    for board in sorted(set(board_tables) - have):
+        info = deals.get(board)
+        tags = dict(records[0].tags) if records else {}
+        tags = {k: v for k, v in tags.items() if k in ("Event", "Site", "Date", "Scoring")}
+        if session is not None and not tags:
+            tags = _session_tags(session)
+        extra.append(BoardRecord(
+            board=board, dealer=info.dealer if info is not None else board_dealer(board),
+            vulnerability=info.vulnerability if info is not None
+            else board_vulnerability(board),
+            deal=info.deal if info is not None else None, tags=tags))
+    return sorted([*records, *extra], key=lambda r: r.board)
 
 
 def write_pbn_session(records: Sequence[BoardRecord], board_tables: Mapping[int, list[str]],
@@ -403,14 +459,15 @@ def write_csv_session(session: Session, records: Sequence[BoardRecord],
     if session.is_teams:
         w.writerow(["session", "rank", "team", "names", "imps", "vp", "matches"])
         for t in totals:
-            w.writerow([session.id, t.rank, t.team, session.competitor(t.team).label, t.imps,
-                        f"{t.vp:.2f}", t.matches])
+            w.writerow([session.id, t.rank, t.team, session.competitor(t.team).label,
+                        _fmt(t.imps), f"{t.vp:.2f}", t.matches])
         return
     w.writerow(["session", "rank", "pair", "field", "names", "points", "top", "percent",
                 "boards"])
     for st in ranked:
         w.writerow([session.id, st.rank, st.pair, st.field, session.competitor(st.pair).label,
-                    _fmt(st.points), _fmt(st.top), f"{st.percent:.2f}", st.boards])
+                    _fmt(st.points), _fmt(st.top),
+                    f"{st.percent:.2f}" if session.scoring == "matchpoints" else "", st.boards])
 
 
 # -- the command -------------------------------------------------------------------------------
@@ -441,9 +498,10 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
     scores = scores_of(published)
     totals: list[TeamTotal] = []
     ranked: list[Standing] = []
+    matches: list[MatchScore] = []
     if session.is_teams:
         per_board, matches = score_teams(session, scores)
-        board_scores = team_board_scores(per_board, scores)
+        board_scores = team_board_scores(per_board, scores, session)
         totals = team_totals(matches, session.vp_scale == "wbf")
         total_table = _team_total_table(totals, session)
     else:
@@ -460,7 +518,8 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
     if "pbn" in formats:
         path = out / f"{stem}.pbn"
         with open(path, "w", encoding="utf-8", newline="\r\n") as fp:
-            write_pbn_session(records, board_tables, total_table, fp)
+            write_pbn_session(_scored_only(records, board_tables, session, deals),
+                              board_tables, total_table, fp)
         written.append(path)
     if "lin" in formats:
         path = out / f"{stem}.lin"
@@ -475,23 +534,34 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
                 open(rank_path, "w", encoding="utf-8", newline="") as b:
             write_csv_session(session, records, board_scores, ranked, totals, a, b)
         written += [path, rank_path]
+    if "usebio" in formats:
+        from .usebio import usebio_tree, write_usebio
+        path = out / f"{stem}.xml"
+        with open(path, "wb") as fx:
+            write_usebio(usebio_tree(session, board_scores, ranked, totals, matches), fx)
+        written.append(path)
     return written
 
 
 def main(argv: Sequence[str]) -> int:
     ap = argparse.ArgumentParser(prog="bridge-table export",
-                                 description="The session's records (PBN, LIN, CSV) from what "
-                                             "the controller published.")
+                                 description="The session's records (PBN, LIN, CSV, USEBIO) "
+                                             "from what the controller published.")
     ap.add_argument("session", help="the session file (TOML, docs/session.md)")
     ap.add_argument("--results", required=True,
                     help="JSONL of the controller's messages (bridge-table replay's output)")
     ap.add_argument("--out", required=True, help="the directory to write into")
-    ap.add_argument("--format", default="pbn,lin,csv", help="pbn,lin,csv (default: all)")
+    ap.add_argument("--format", default=",".join(FORMATS),
+                    help=f"{','.join(FORMATS)} (default: all)")
     args = ap.parse_args(list(argv))
     try:
         formats = _formats(args.format)
         session = load_session(args.session)
         published = load_published(args.results, sys.stderr)
+        if not any(item.result is not None for item in published.values()):
+            raise ResultsError(f"{args.results}: no result in it (an empty or truncated file, "
+                               f"or not the controller's messages)")
+        report_strays(session, scores_of(published), "bridge-table export")
         written = export(session, published, Path(args.out), formats, sys.stderr)
     except (ValueError, SessionError, ResultsError) as exc:
         print(f"bridge-table export: {exc}", file=sys.stderr)

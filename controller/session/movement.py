@@ -202,31 +202,43 @@ def _howell_offsets(n: int, distinct: bool = True) -> list[int] | None:
     """Set offsets s_0..s_{n-1} for an n-table Howell (m = 2n-1 sets) with {s_0} and
     {s_k - k, s_k + k} covering every set once, so every pair plays every set once (pair p
     meets the circle at distance d = p-1-r, at table |d|, playing set r + s_|d|); with
-    ``distinct`` no two tables play one set in a round."""
+    ``distinct`` no two tables play one set in a round. Without ``distinct``, the placement
+    with the most different offsets: the fewest tables sharing a set in a round (a
+    3-table Howell has two tables share a set, not all three play the same one)."""
     m = 2 * n - 1
     offsets = [0] * n
-    used_s: set[int] = set()
+    used_s: dict[int, int] = {}
     covered: set[int] = set()
+    best: list[int] | None = None
+    best_distinct = 0
 
     def place(k: int) -> bool:
+        nonlocal best, best_distinct
         if k == n:
-            return True
+            if len(used_s) > best_distinct:
+                best, best_distinct = list(offsets), len(used_s)
+            return len(used_s) == n         # every offset different: nothing better
+        if len(used_s) + (n - k) <= best_distinct:
+            return False                    # cannot beat the best placement found
         for s in range(m):
             if distinct and s in used_s:
                 continue
             hit = {s} if k == 0 else {(s - k) % m, (s + k) % m}
             if hit & covered:
                 continue
-            used_s.add(s)
+            used_s[s] = used_s.get(s, 0) + 1
             covered.update(hit)
             offsets[k] = s
             if place(k + 1):
                 return True
-            used_s.discard(s)
+            used_s[s] -= 1
+            if not used_s[s]:
+                del used_s[s]
             covered.difference_update(hit)
         return False
 
-    return offsets if place(0) else None
+    place(0)
+    return best
 
 
 def howell(pairs: int, rounds: int | None = None, boards_per_round: int = 2, *,

@@ -113,19 +113,35 @@ class SessionScores:
         return out
 
 
+class ResultsError(ValueError):
+    """A results file that cannot be read at all (missing, binary, empty, cut off in the
+    middle of a line); the message names it."""
+
+
 def json_lines(lines: Iterable[str], errors: IO[str] | None = None,
                source: str = "-") -> Iterator[tuple[int, Any]]:
     """(line number, value) of each JSON line; blank and ``#`` lines skipped, a line that is
-    not JSON named on ``errors`` and skipped."""
+    not JSON named on ``errors`` and skipped. A last line that is not JSON and has no end
+    of line is a file cut off while it was written (a copy interrupted, a full disc): a
+    ResultsError, since a result may be missing from it without a trace."""
+    pending: tuple[int, str, str] | None = None
     for lineno, line in enumerate(lines, 1):
+        if pending is not None and errors is not None:
+            print(pending[2], file=errors)
+        pending = None
         text = line.strip()
         if not text or text.startswith("#"):
             continue
         try:
             yield lineno, json.loads(text)
         except json.JSONDecodeError as exc:
-            if errors is not None:
-                print(f"{source}:{lineno}: not JSON: {exc.msg}", file=errors)
+            pending = (lineno, line, f"{source}:{lineno}: not JSON: {exc.msg}")
+    if pending is not None:
+        if not pending[1].endswith("\n"):
+            raise ResultsError(f"{source}:{pending[0]}: truncated: the last line is cut off "
+                               f"({pending[2].rpartition(': ')[2]})")
+        if errors is not None:
+            print(pending[2], file=errors)
 
 
 def read_results(lines: Iterable[str], errors: IO[str] | None = None,
@@ -144,10 +160,6 @@ def read_results(lines: Iterable[str], errors: IO[str] | None = None,
             if errors is not None:
                 print(f"{source}:{lineno}: {exc}", file=errors)
     return session
-
-
-class ResultsError(ValueError):
-    """A results file that cannot be read at all (missing, binary); the message names it."""
 
 
 T = TypeVar("T")

@@ -17,10 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .results import ResultsError, SessionScores, load_results
-from .scoring import BoardScore, score_pairs, score_teams, standings
+from .scoring import BoardScore, score_pairs, score_teams, standings, stray_results, team_totals
 from .sessionfile import Session, SessionError, load_session
 
-__all__ = ["main"]
+__all__ = ["main", "pairs_report", "teams_report", "report", "print_report",
+           "report_strays"]
 
 
 def _parse_teams(text: str) -> list[tuple[str, str]]:
@@ -60,13 +61,17 @@ def pairs_report(session: Session | None, scores: SessionScores) -> dict[str, An
         out["standings"] = [
             {"rank": st.rank, "pair": st.pair, "field": st.field,
              "names": session.competitor(st.pair).label, "points": round(st.points, 4),
-             "top": st.top, "percent": round(st.percent, 2), "boards": st.boards}
+             "top": st.top,
+             # cross-IMPs is scored in IMPs: a percentage of a top it has not is no score
+             "percent": round(st.percent, 2) if method == "matchpoints" else None,
+             "boards": st.boards}
             for st in standings(board_scores, method)]
     return out
 
 
 def teams_report(session: Session, scores: SessionScores) -> dict[str, Any]:
     per_board, matches = score_teams(session, scores)
+    totals = team_totals(matches, session.vp_scale == "wbf")
     return {
         "session": session.id, "event": session.event, "date": session.date,
         "method": "imps",
@@ -78,6 +83,10 @@ def teams_report(session: Session, scores: SessionScores) -> dict[str, Any]:
                      "away_name": session.competitor(m.away).label, "boards": m.boards,
                      "imps_home": m.imps_home, "imps_away": m.imps_away,
                      "vp_home": m.vp_home, "vp_away": m.vp_away} for m in matches],
+        "standings": [{"rank": t.rank, "team": t.team,
+                       "names": session.competitor(t.team).label, "imps": t.imps,
+                       "vp": t.vp if session.vp_scale == "wbf" else None,
+                       "matches": t.matches} for t in totals],
     }
 
 
@@ -98,6 +107,11 @@ def _print_pairs(report: dict[str, Any]) -> None:
         if st["field"] != field:
             field = st["field"]
             print(f"\nRanking{' ' + field if field else ''}")
+        if st["percent"] is None:           # cross-IMPs: IMPs, and IMPs a board
+            per = st["points"] / st["boards"] if st["boards"] else 0.0
+            print(f"  {st['rank']:>4}  pair {st['pair']:>3}  {st['points']:+8.2f} IMPs  "
+                  f"{per:+6.2f} a board  {st['names']}")
+            continue
         print(f"  {st['rank']:>4}  pair {st['pair']:>3}  {st['points']:8.2f} / "
               f"{st['top']:g}  {st['percent']:6.2f}%  {st['names']}")
 
@@ -105,10 +119,39 @@ def _print_pairs(report: dict[str, Any]) -> None:
 def _print_teams(report: dict[str, Any]) -> None:
     for b in report["boards"]:
         print(f"Board {b['board']}: team {b['home']} (NS at table {b['home_table']}) "
-              f"{b['imps_home']:+d}, team {b['away']} {b['imps_away']:+d} IMPs")
+              f"{b['imps_home']:+g}, team {b['away']} {b['imps_away']:+g} IMPs")
     for m in report["matches"]:
         print(f"Match {m['home_name']} v {m['away_name']} ({m['boards']} boards): "
-              f"{m['imps_home']}-{m['imps_away']} IMPs, {m['vp_home']:.2f}-{m['vp_away']:.2f} VP")
+              f"{m['imps_home']:g}-{m['imps_away']:g} IMPs, "
+              f"{m['vp_home']:.2f}-{m['vp_away']:.2f} VP")
+    if report.get("standings"):
+        print("\nRanking")
+    for t in report.get("standings", []):
+        vp = f"{t['vp']:6.2f} VP  " if t["vp"] is not None else ""
+        print(f"  {t['rank']:>4}  team {t['team']:>3}  {vp}{t['imps']:+g} IMPs  {t['names']}")
+
+
+def report(session: Session | None, scores: SessionScores) -> dict[str, Any]:
+    """The scores as ``score --json`` writes them: teams or pairs, as the session is."""
+    if session is not None and session.is_teams:
+        return teams_report(session, scores)
+    return pairs_report(session, scores)
+
+
+def print_report(out: dict[str, Any]) -> None:
+    """``report``'s data as ``score`` prints it."""
+    if out.get("method") == "imps":
+        _print_teams(out)
+    else:
+        _print_pairs(out)
+
+
+def report_strays(session: Session | None, scores: SessionScores, prog: str) -> None:
+    """Name on standard error each result the movement does not give its table (not
+    scored: it would change the board's field)."""
+    for r in stray_results(session, scores) if session is not None else []:
+        print(f"{prog}: table {r.table} board {r.board}: the movement does not give this "
+              f"table this board; its result ({r.score_ns:+d}) is not scored", file=sys.stderr)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -132,22 +175,27 @@ def main(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:       # Ctrl-C while reading (standard input waits for it)
         print("bridge-table score: interrupted", file=sys.stderr)
         return 130
+    if not scores.boards:
+        print(f"bridge-table score: {args.results}: no result in it (an empty or truncated "
+              f"file, or not the controller's results)", file=sys.stderr)
+        return 2
+    report_strays(session, scores, "bridge-table score")
     if session is not None and session.is_teams:
-        report = teams_report(session, scores)
+        out = teams_report(session, scores)
         if args.json:
-            print(json.dumps(report, indent=1))
+            print(json.dumps(out, indent=1))
         else:
-            _print_teams(report)
+            _print_teams(out)
         return 0
-    report = pairs_report(session, scores)
+    out = pairs_report(session, scores)
     if matches:
-        report["teams"] = [{"board": t.board, "home": t.home.table, "away": t.away.table,
+        out["teams"] = [{"board": t.board, "home": t.home.table, "away": t.away.table,
                             "imps_home": t.imps_home} for t in scores.teams(matches)]
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(out, indent=1))
         return 0
-    _print_pairs(report)
-    for t in report.get("teams", []):
+    _print_pairs(out)
+    for t in out.get("teams", []):
         print(f"Board {t['board']}: table {t['home']} v table {t['away']}: "
               f"{t['imps_home']:+d} IMPs to table {t['home']}'s NS team")
     return 0

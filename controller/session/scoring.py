@@ -24,6 +24,7 @@ B = 15 * sqrt(N), at most 20, to two decimals; the loser gets 20 minus the winne
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ from .sessionfile import DEFAULT_ARTIFICIAL, Adjustment, Session
 
 __all__ = ["BoardScore", "Standing", "BoardImps", "MatchScore", "TeamTotal", "score_pairs",
            "standings", "score_teams", "team_board_scores", "team_totals", "wbf_vp",
-           "artificial_percent", "rank_labels"]
+           "artificial_percent", "rank_labels", "wbf_vp_table", "stray_results",
+           "shown_score"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,8 @@ class BoardScore:
     ew_points: float
     top: float              # matchpoints: the board's top; cross-IMPs: 0
     result: BoardResult | None = None
+    #: the director's score that replaced the table's result (docs/session.md), if any
+    adjustment: Adjustment | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,28 @@ def _entries(session: Session | None, scores: SessionScores, board: int
     return tables, results, adjustments
 
 
+def stray_results(session: Session, scores: SessionScores) -> list[BoardResult]:
+    """Results from a table the movement does not give that board: not scored (the
+    movement's field would change), reported by ``score``, ``export`` and ``results``."""
+    if not session.movement.rounds:
+        return []
+    return [r for b in scores.boards for r in scores.results(b)
+            if session.movement.round_of(r.table, r.board) is None]
+
+
+def shown_score(result: BoardResult | None, adj: Adjustment | None) -> str:
+    """The score as a scorer shows it: "+620", an artificial "A+/A-" or "55%/45%", a
+    split "+620/+650" (both from NS's side), "-" for no score."""
+    if adj is not None:
+        if adj.split is not None:
+            return f"{adj.split[0]:+d}/{adj.split[1]:+d}"
+        if adj.score_ns is not None:
+            return f"{adj.score_ns:+d}"
+        if adj.ns is not None:
+            return f"{adj.ns}/{adj.ew or adj.ns}"
+    return f"{result.score_ns:+d}" if result is not None else "-"
+
+
 def _sides(result: BoardResult | None, adj: Adjustment | None) -> tuple[int, int, str] | None:
     """The real scores NS and EW are compared with (from NS's side), or None if the table
     has no real score (missing, or artificial)."""
@@ -125,10 +151,11 @@ def score_board(session: Session | None, scores: SessionScores, board: int) -> l
     if method == "cross-imps":
         top = 0.0
         for table, (ns_s, ew_s, shown) in real:
+            # each result against every other (its own comparison with itself is 0)
             ns_p = sum(imps(ns_s - o) for o in ns_scores) / (n - 1) if n > 1 else 0.0
             ew_p = -sum(imps(ew_s - o) for o in ew_scores) / (n - 1) if n > 1 else 0.0
             out.append(BoardScore(table, board, *pairs(table), shown, ns_p, ew_p, top,
-                                  results.get(table)))
+                                  results.get(table), adjustments.get(table)))
     else:
         top = 2.0 * (full - 1)
         mp_ns, mp_ew = matchpoints(ns_scores), matchpoints_ew(ew_scores)
@@ -137,7 +164,7 @@ def score_board(session: Session | None, scores: SessionScores, board: int) -> l
             if n < full:            # Law 78A as regulated: Neuberg to the full field
                 a, b = neuberg(a, n, full), neuberg(b, n, full)
             out.append(BoardScore(table, board, *pairs(table), shown, a, b, top,
-                                  results.get(table)))
+                                  results.get(table), adjustments.get(table)))
     for table in tables:
         adj = adjustments.get(table)
         if adj is None or adj.ns is None:
@@ -149,7 +176,7 @@ def score_board(session: Session | None, scores: SessionScores, board: int) -> l
         else:
             ns_p, ew_p = top * pn / 100, top * pe / 100
         out.append(BoardScore(table, board, *pairs(table), f"{adj.ns}/{ew_kind}", ns_p, ew_p,
-                              top, results.get(table)))
+                              top, results.get(table), adj))
     return sorted(out, key=lambda s: table_key(s.table))
 
 
@@ -212,8 +239,8 @@ class BoardImps:
     away: int
     home_table: str
     away_table: str
-    imps_home: int
-    imps_away: int
+    imps_home: float        # whole IMPs, or a fraction where an artificial score gives one
+    imps_away: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,26 +248,75 @@ class MatchScore:
     home: int
     away: int
     boards: int
-    imps_home: int          # the sum of the boards' IMPs won by each team
-    imps_away: int
+    imps_home: float        # the sum of the boards' IMPs won by each team
+    imps_away: float
     vp_home: float
     vp_away: float
 
     @property
-    def margin(self) -> int:
+    def margin(self) -> float:
         return self.imps_home - self.imps_away
 
 
-def wbf_vp(margin: int, boards: int) -> float:
-    """The WBF continuous VP scale (2013): the VPs of the side winning by ``margin`` IMPs
-    (negative: losing) in a match of ``boards`` boards, 0-20 to two decimals."""
+@functools.lru_cache(maxsize=256)
+def wbf_vp_table(boards: int) -> tuple[float, ...]:
+    """The winner's VPs for integer margins 0, 1, ... up to the blitz (20.00) on the WBF
+    continuous scale (2013): the formula rounded to two decimals, then corrected so that
+    each extra IMP is worth no more than the one before (the scale's rule, "each extra IMP
+    leads to a non-increasing fractional gain in VPs"; rounding alone breaks it at some
+    margins, and the WBF's printed tables are corrected; their correction step was not at
+    hand, so this is the project's). The correction is the least one: of the sequences
+    whose steps never grow, from 10.00 at 0 to 20.00 at the blitz, the one whose values
+    differ least (in hundredths, summed) from the rounded formula (dynamic programming
+    over the margins). Over 1-64 boards it moves a value by at most 0.02
+    (tests/test_session_scoring.py checks it); the WBF's printed
+    tables were not at hand to compare entry by entry."""
     if boards < 1:
         raise ValueError("a match has at least one board")
     tau = (math.sqrt(5) - 1) / 2
     blitz = 15 * math.sqrt(boards)
+    # in hundredths of a VP, so the correction is exact
+    cents = [2000 if m >= blitz else
+             round(100 * (10 + 10 * (1 - tau ** (3 * m / blitz)) / (1 - tau ** 3)))
+             for m in range(math.ceil(blitz) + 1)]
+    moves = (0, -1, 1, -2, 2)
+    # state: (this value's move from the rounded formula, the step that reached it)
+    best: dict[tuple[int, int], tuple[int, tuple[int, int] | None]] = {(0, 1 << 20): (0, None)}
+    back: list[dict[tuple[int, int], tuple[int, tuple[int, int] | None]]] = [best]
+    for m in range(1, len(cents)):
+        last = m == len(cents) - 1
+        nxt: dict[tuple[int, int], tuple[int, tuple[int, int] | None]] = {}
+        for (d_prev, s_prev), (cost, _) in best.items():
+            for d in (0,) if last else moves:
+                step = cents[m] + d - (cents[m - 1] + d_prev)
+                if not 0 <= step <= s_prev:
+                    continue
+                key = (d, step)
+                if key not in nxt or cost + abs(d) < nxt[key][0]:
+                    nxt[key] = (cost + abs(d), (d_prev, s_prev))
+        best = nxt
+        back.append(best)
+    state: tuple[int, int] | None = min(best, key=lambda k: best[k][0])
+    out = []
+    for m in range(len(cents) - 1, -1, -1):
+        assert state is not None
+        out.append(cents[m] + state[0])
+        state = back[m][state][1]
+    return tuple(c / 100 for c in reversed(out))
+
+
+def wbf_vp(margin: float, boards: int) -> float:
+    """The WBF continuous VP scale (2013): the VPs of the side winning by ``margin`` IMPs
+    (negative: losing) in a match of ``boards`` boards, 0-20 to two decimals
+    (``wbf_vp_table``; a fractional margin, from an artificial score worth a fraction of an
+    IMP, is placed on the formula between the table's two whole margins)."""
+    table = wbf_vp_table(boards)
     m = abs(margin)
-    win = 20.0 if m >= blitz else round(10 + 10 * (1 - tau ** (3 * m / blitz)) / (1 - tau ** 3),
-                                         2)
+    if m >= min(len(table) - 1, 15 * math.sqrt(boards)):      # the blitz
+        win = 20.0
+    else:
+        low = int(m)
+        win = round(table[low] + (table[low + 1] - table[low]) * (m - low), 2)
     return win if margin >= 0 else round(20 - win, 2)
 
 
@@ -249,8 +325,8 @@ def _team_imps(session: Session, scores: SessionScores, board: int) -> list[Boar
     seen: set[str] = set()
     out: list[BoardImps] = []
 
-    def imps_of(kind: str) -> int:
-        return round(artificial_imps(artificial_percent(kind, session.artificial)))
+    def imps_of(kind: str) -> float:
+        return round(artificial_imps(artificial_percent(kind, session.artificial)), 2)
 
     for x in tables:
         px = session.movement.pairs_at(x, board)
@@ -264,10 +340,20 @@ def _team_imps(session: Session, scores: SessionScores, board: int) -> list[Boar
         home, away = px
         ax, ay = adjustments.get(x), adjustments.get(y)
         sx, sy = _sides(results.get(x), ax), _sides(results.get(y), ay)
-        if ax is not None and ax.ns is not None:        # Law 86A: A+ is +3 IMPs
-            h, a = imps_of(ax.ns), imps_of(ax.ew or ax.ns)
-        elif ay is not None and ay.ns is not None:
-            h, a = imps_of(ay.ew or ay.ns), imps_of(ay.ns)
+        h: float
+        a: float
+        if (ax is not None and ax.ns is not None) or (ay is not None and ay.ns is not None):
+            # Law 86A: an artificial score is IMPs (A+ +3, A= 0, A- -3) for the board; at
+            # both tables each team gets the sum of its two (A= at one table, A+/A- at the
+            # other: 0 + 3 against 0 - 3)
+            h = a = 0.0
+            if ax is not None and ax.ns is not None:    # home NS, away EW at x
+                h += imps_of(ax.ns)
+                a += imps_of(ax.ew or ax.ns)
+            if ay is not None and ay.ns is not None:    # away NS, home EW at y
+                h += imps_of(ay.ew or ay.ns)
+                a += imps_of(ay.ns)
+            h, a = round(h, 2), round(a, 2)
         elif sx is not None and sy is not None:
             # home: NS at x, EW at y; a split score compares each side's own score
             h, a = imps(sx[0] - sy[1]), imps(sy[0] - sx[1])
@@ -290,34 +376,39 @@ def score_teams(session: Session, scores: SessionScores) -> tuple[list[BoardImps
         matches.setdefault(key, []).append(bi)
     out: list[MatchScore] = []
     for (_, first, second), items in sorted(matches.items()):
-        won = {first: 0, second: 0}
+        won = {first: 0.0, second: 0.0}
         for bi in items:
             won[bi.home] += max(bi.imps_home, 0)
             won[bi.away] += max(bi.imps_away, 0)
-        margin = won[first] - won[second]
+        margin = round(won[first] - won[second], 2)
         played = len({bi.board for bi in items})
         vp = wbf_vp(margin, played) if session.vp_scale == "wbf" else 0.0
-        out.append(MatchScore(first, second, played, won[first], won[second], vp,
+        out.append(MatchScore(first, second, played, round(won[first], 2),
+                              round(won[second], 2), vp,
                               round(20 - vp, 2) if session.vp_scale == "wbf" else 0.0))
     return per_board, out
 
 
-def team_board_scores(per_board: Iterable[BoardImps], scores: SessionScores) -> list[BoardScore]:
-    """Each table of each match's board as a row: the IMPs to its NS and EW teams."""
+def team_board_scores(per_board: Iterable[BoardImps], scores: SessionScores,
+                      session: Session | None = None) -> list[BoardScore]:
+    """Each table of each match's board as a row: the score as scored (the director's
+    adjustment where there is one) and the IMPs to its NS and EW teams."""
+    adjusted = {(a.table, a.board): a for a in (session.adjustments if session else ())}
     out: list[BoardScore] = []
     for bi in per_board:
         for table, ns, ew, a, b in ((bi.home_table, bi.home, bi.away, bi.imps_home, bi.imps_away),
                                     (bi.away_table, bi.away, bi.home, bi.imps_away, bi.imps_home)):
             r = scores.get(table, bi.board)
-            shown = f"{r.score_ns:+d}" if r is not None else "-"
-            out.append(BoardScore(table, bi.board, ns, ew, shown, float(a), float(b), 0.0, r))
+            adj = adjusted.get((table, bi.board))
+            out.append(BoardScore(table, bi.board, ns, ew, shown_score(r, adj), float(a),
+                                  float(b), 0.0, r, adj))
     return out
 
 
 @dataclass(frozen=True, slots=True)
 class TeamTotal:
     team: int
-    imps: int               # IMPs won less IMPs lost, over the matches
+    imps: float             # IMPs won less IMPs lost, over the matches
     vp: float
     matches: int
     rank: str = ""
@@ -325,12 +416,12 @@ class TeamTotal:
 
 def team_totals(matches: Iterable[MatchScore], by_vp: bool = True) -> list[TeamTotal]:
     """Each team's net IMPs and VPs over its matches, ranked by VPs (or IMPs)."""
-    imps_: dict[int, int] = {}
+    imps_: dict[int, float] = {}
     vps: dict[int, float] = {}
     played: dict[int, int] = {}
     for m in matches:
         for team, margin, vp in ((m.home, m.margin, m.vp_home), (m.away, -m.margin, m.vp_away)):
-            imps_[team] = imps_.get(team, 0) + margin
+            imps_[team] = round(imps_.get(team, 0.0) + margin, 2)
             vps[team] = vps.get(team, 0.0) + vp
             played[team] = played.get(team, 0) + 1
     teams_ = sorted(imps_)

@@ -77,6 +77,8 @@ class Session:
     artificial: Mapping[str, float] = field(default_factory=lambda: DEFAULT_ARTIFICIAL)
     vp_scale: str = "wbf"
     adjustments: tuple[Adjustment, ...] = ()
+    #: the club's number with its national body (USEBIO's CLUB_ID_NUMBER)
+    club_id: str = ""
 
     @property
     def is_teams(self) -> bool:
@@ -94,6 +96,20 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+#: the keys each table of a session file may have (a typo like ``methd`` is refused)
+KNOWN_KEYS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "": frozenset({"session", "movement", "scoring", "pairs", "teams", "adjustment"}),
+    "session": frozenset({"id", "event", "date", "venue", "number", "deals",
+                          "deals_first_board", "club_id"}),
+    "movement": frozenset({"type", "tables", "rounds", "boards_per_round", "first_board",
+                           "even_tables", "arrow_switch", "pairs", "matches", "round"}),
+    "scoring": frozenset({"method", "artificial", "vp_scale"}),
+    "adjustment": frozenset({"table", "board", "ns", "ew", "split", "score_ns"}),
+    "competitor": frozenset({"name", "players"}),
+    "table_round": frozenset({"ns", "ew", "boards"}),
+})
+
+
 class _Reader:
     """Typed look-ups into the parsed TOML, each error naming the file and the key."""
 
@@ -102,6 +118,14 @@ class _Reader:
 
     def fail(self, key: str, what: str) -> SessionError:
         return SessionError(f"{self.source}: {key}: {what}")
+
+    def known(self, data: Mapping[str, Any], kind: str, where: str) -> None:
+        """Refuse a key the format does not have (a typo would otherwise be ignored)."""
+        allowed = KNOWN_KEYS[kind]
+        for key in data:
+            if key not in allowed:
+                raise self.fail(where + str(key), f"unknown key (known here: "
+                                                  f"{', '.join(sorted(allowed))})")
 
     def table(self, data: Mapping[str, Any], key: str, where: str = "") -> dict[str, Any]:
         value = data.get(key, {})
@@ -147,6 +171,7 @@ class _Reader:
 
 def _movement(r: _Reader, data: Mapping[str, Any]) -> Movement:
     mv = r.table(data, "movement")
+    r.known(mv, "movement", "movement.")
     kind = r.str_(mv, "type", "movement.", "")
     w = "movement."
     try:
@@ -189,6 +214,7 @@ def _explicit(r: _Reader, mv: Mapping[str, Any], kind: str) -> Movement:
                 continue
             if not isinstance(entry, dict):
                 raise r.fail(where + table, "must be { ns = .., ew = .., boards = .. }")
+            r.known(entry, "table_round", f"{where}{table}.")
             tables[str(table)] = TableRound(
                 r.int_(entry, "ns", f"{where}{table}."), r.int_(entry, "ew", f"{where}{table}."),
                 r.boards(entry.get("boards"), f"{where}{table}.boards"))
@@ -206,6 +232,7 @@ def _competitors(r: _Reader, data: Mapping[str, Any], key: str) -> dict[int, Com
             value = {"players": value}
         if not isinstance(value, dict):
             raise r.fail(where, "must be a list of players or { name = .., players = [..] }")
+        r.known(value, "competitor", where + ".")
         players = value.get("players", [])
         if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
             raise r.fail(where + ".players", "must be a list of names")
@@ -215,45 +242,69 @@ def _competitors(r: _Reader, data: Mapping[str, Any], key: str) -> dict[int, Com
 
 
 def _score_kind(r: _Reader, text: str, key: str, artificial: Mapping[str, float]) -> str:
-    if text in artificial or re.fullmatch(r"\d+(\.\d+)?%", text):
+    if text in artificial:
+        return text
+    if re.fullmatch(r"\d+(\.\d+)?%", text):
+        if float(text[:-1]) > 100:
+            raise r.fail(key, f"{text}: a percentage of the top is 0-100%")
         return text
     raise r.fail(key, f"must be one of {', '.join(artificial)} or a percentage like '55%'")
 
 
-def _adjustments(r: _Reader, data: Mapping[str, Any],
-                 artificial: Mapping[str, float]) -> tuple[Adjustment, ...]:
-    out = []
+def _adjustments(r: _Reader, data: Mapping[str, Any], artificial: Mapping[str, float],
+                 movement: Movement) -> tuple[Adjustment, ...]:
+    # a later entry for the same table and board replaces an earlier one (a program that
+    # appends the director's new ruling, as the console does, supersedes the old)
+    out: dict[tuple[str, int], Adjustment] = {}
     for _, where, row in r.rows(data, "adjustment"):
-        table = row.get("table")
-        if isinstance(table, int) and not isinstance(table, bool):
-            table = str(table)
-        if not isinstance(table, str):
-            raise r.fail(where + "table", "must name a table")
-        board = r.int_(row, "board", where)
-        ns = ew = None
-        split = None
-        score_ns = None
-        if "split" in row:
-            s = row["split"]
-            if not (isinstance(s, list) and len(s) == 2 and all(
-                    isinstance(x, int) and not isinstance(x, bool) for x in s)):
-                raise r.fail(where + "split", "must be [NS's score, EW's score], both "
-                                              "from NS's side")
-            split = (s[0], s[1])
-        elif "score_ns" in row:
-            score_ns = r.int_(row, "score_ns", where, low=-10000)
-        else:
-            ns = _score_kind(r, r.str_(row, "ns", where, "A="), where + "ns", artificial)
-            ew = _score_kind(r, r.str_(row, "ew", where, ns if ns != "A+" and ns != "A-"
-                                       else "A="), where + "ew", artificial)
-        out.append(Adjustment(table, board, ns, ew, split, score_ns))
-    return tuple(out)
+        adj = adjustment_of(r, where, row, artificial, movement)
+        out.pop((adj.table, adj.board), None)
+        out[(adj.table, adj.board)] = adj
+    return tuple(out.values())
+
+
+def adjustment_of(r: _Reader, where: str, row: Mapping[str, Any],
+                  artificial: Mapping[str, float], movement: Movement) -> Adjustment:
+    """One ``[[adjustment]]`` entry, checked: its keys, a table and board the movement
+    gives, one kind of score, artificial scores named or 0-100%."""
+    r.known(row, "adjustment", where)
+    table = row.get("table")
+    if isinstance(table, int) and not isinstance(table, bool):
+        table = str(table)
+    if not isinstance(table, str):
+        raise r.fail(where + "table", "must name a table")
+    board = r.int_(row, "board", where)
+    if movement.rounds and movement.round_of(table, board) is None:
+        # an adjustment outside the movement would add a table to the board's field
+        raise r.fail(where + "table", f"the movement does not give table {table} "
+                                      f"board {board}")
+    if sum(k in row for k in ("split", "score_ns", "ns")) > 1:
+        raise r.fail(where.rstrip("."), "give one of ns/ew, split or score_ns")
+    ns = ew = None
+    split = None
+    score_ns = None
+    if "split" in row:
+        s = row["split"]
+        if not (isinstance(s, list) and len(s) == 2 and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in s)):
+            raise r.fail(where + "split", "must be [NS's score, EW's score], both "
+                                          "from NS's side")
+        split = (s[0], s[1])
+    elif "score_ns" in row:
+        score_ns = r.int_(row, "score_ns", where, low=-10000)
+    else:
+        ns = _score_kind(r, r.str_(row, "ns", where, "A="), where + "ns", artificial)
+        ew = _score_kind(r, r.str_(row, "ew", where, ns if ns != "A+" and ns != "A-"
+                                   else "A="), where + "ew", artificial)
+    return Adjustment(table, board, ns, ew, split, score_ns)
 
 
 def parse_session(data: Mapping[str, Any], source: str = "session",
                   base: Path | None = None) -> Session:
     r = _Reader(source)
+    r.known(data, "", "")
     sess = r.table(data, "session")
+    r.known(sess, "session", "session.")
     w = "session."
     event = r.str_(sess, "event", w)
     date = r.str_(sess, "date", w)
@@ -269,6 +320,7 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
     first = sess.get("deals_first_board")
     deals_first_board = r.int_(sess, "deals_first_board", w) if first is not None else None
     scoring = r.table(data, "scoring")
+    r.known(scoring, "scoring", "scoring.")
     method = r.str_(scoring, "method", "scoring.",
                     "imps" if movement.kind == "teams" else "matchpoints")
     if method not in ("matchpoints", "cross-imps", "imps"):
@@ -289,7 +341,9 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
         teams=MappingProxyType(_competitors(r, data, "teams")), deals=deals,
         deals_first_board=deals_first_board,
         scoring=method, artificial=MappingProxyType(artificial), vp_scale=vp,
-        adjustments=_adjustments(r, data, artificial))
+        adjustments=_adjustments(r, data, artificial, movement),
+        club_id=str(sess["club_id"]) if isinstance(sess.get("club_id"), int)
+        else r.str_(sess, "club_id", w))
 
 
 def load_session(path: str | Path) -> Session:
