@@ -158,3 +158,57 @@ def test_the_session_gives_each_table_its_round(mosquitto: Mosquitto, tmp_path: 
         got = client.get("/console/api/rounds").json()
     table, boards = next(iter(rounds.items()))
     assert got[table] == {str(b): r for b, r in boards.items()}
+
+
+def _press(pub: mqtt.Client, table: str, button: str, seat: str, seq: int) -> None:
+    pub.publish(f"bridge/{table}/event", json.dumps({
+        "v": 1, "src": f"pi-{table}", "seq": seq, "boot": 1, "ts": 1.0 * seq,
+        "type": "button", "button": button, "seat": seat}), qos=1)
+
+
+def test_calls_and_claim_presses_stay_until_the_director_closes_them(
+        mosquitto: Mosquitto, tmp_path: Path,
+        mqttc: tuple[mqtt.Client, list[tuple[str, Any]]]) -> None:
+    """A call pressed before the table's first state, a claim press, a new board and a
+    console restart: both stay open until the director closes them, oldest first."""
+    pub, _ = mqttc
+    app = _app(mosquitto, tmp_path)
+    console = app.state.console
+    with TestClient(app) as client:
+        csrf = _login(client)
+        _until(lambda: console.conn.client is not None, "the console connects")
+        _press(pub, "4", "director", "W", 1)            # before table 4 reports at all
+        _until(lambda: console.open_calls(), "the first call")
+        pub.publish("bridge/4/state", json.dumps({"v": 1, "table": "4", "board": 1,
+                                                  "phase": "auction"}), qos=1, retain=True)
+        _press(pub, "9", "claim", "S", 1)
+        _press(pub, "9", "claim", "S", 1)                # delivered twice: kept once
+        _until(lambda: len(console.open_calls()) == 2, "the claim press")
+        pub.publish("bridge/4/state", json.dumps({"v": 1, "table": "4", "board": 2,
+                                                  "phase": "auction"}), qos=1, retain=True)
+        _until(lambda: console.store.tables["4"].board == 2, "the next board")
+        time.sleep(0.2)
+        assert len(console.open_calls()) == 2
+        first = console.open_calls()[0]
+        assert (first["table_id"], first["button"], first["seat"]) == ("4", "director", "W")
+        assert client.post(f"/console/api/call/{first['id']}/answered").status_code == 403
+        r = client.post(f"/console/api/call/{first['id']}/answered",
+                        headers={"X-CSRF-Token": csrf})
+        assert r.status_code == 200 and r.json()["call"]["answered_by"] == "Ada"
+        assert client.post("/console/api/call/999/dismissed",
+                           headers={"X-CSRF-Token": csrf}).status_code == 404
+        assert client.post(f"/console/api/call/{first['id']}/forgotten",
+                           headers={"X-CSRF-Token": csrf}).status_code == 400
+    app = _app(mosquitto, tmp_path)
+    console = app.state.console
+    with TestClient(app) as client:
+        csrf = _login(client)
+        calls = console.open_calls()
+        assert [(c["table_id"], c["button"]) for c in calls] == [("4", "director"),
+                                                                   ("9", "claim")]
+        assert calls[0]["answered"] is not None
+        for call in calls:
+            r = client.post(f"/console/api/call/{call['id']}/dismissed",
+                            headers={"X-CSRF-Token": csrf})
+            assert r.json()["changed"] is True
+        assert console.open_calls() == []

@@ -260,9 +260,11 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         expect(page.locator("table.auction")).to_contain_text("4\u2665")
         expect(page.locator("ol.play li")).to_have_count(13)
         # South's call: answered from the table view, it leaves the room's first place
-        expect(page.locator("#call")).to_contain_text("Director called (S)")
-        page.click("#answer-call")
-        expect(page.locator("#call")).to_have_count(0)
+        call = page.locator("#call li")
+        expect(call).to_contain_text("Director called (S)")
+        call.locator(".call-answer").click()
+        # answered, but kept until the director closes it
+        expect(call).to_contain_text("On my way (Ada)")
         page.locator("li.alert[data-code=REVOKE]").click()
         options = page.locator("#options")
         # only the rulings valid for a revoke: adjust (64C) and clear
@@ -276,6 +278,8 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         expect(page.locator("#answers")).to_contain_text("applied")
         expect(view).to_contain_text("Established revoke by East")
         page.screenshot(path=str(IMG / "console-table-laptop.png"), full_page=True)
+        call.locator(".call-ruled").click()
+        expect(page.locator("#call")).to_have_count(0)
         # the ruling log: by whom, on which alert, with the controller's answer; as CSV too
         page.click("#nav-log")
         log = page.locator("#log")

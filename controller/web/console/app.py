@@ -41,6 +41,7 @@ from ..auth import COOKIE, SESSION_SECONDS, Session, Sessions, verify_password
 from ..i18n import LABELS, LANGS, label
 from ..listener import Connection, TableStore, run_listener
 from . import options
+from .calls import CallBook
 from .store import RulingLog
 
 log = logging.getLogger("bridge_table.console")
@@ -73,10 +74,37 @@ class Console:
     conn: Connection = field(default_factory=Connection)
     sessions: Sessions = field(default_factory=Sessions)
     rulings: RulingLog | None = None
+    calls: CallBook | None = None
     pending: dict[int, str] = field(default_factory=dict)   # seq -> table, unanswered
+
+    # -- the calls for the director ---------------------------------------------------------
+    def calls_changed(self) -> None:
+        self.store.hub.publish({"type": "calls", "calls": self.open_calls()})
+
+    def open_calls(self) -> list[dict[str, Any]]:
+        return self.calls.open_calls() if self.calls is not None else []
+
+    def _press(self, table: str, data: dict[str, Any]) -> None:
+        """A "director called" or claim press: kept until the director closes it."""
+        if self.calls is None or data.get("type") != "button":
+            return
+        seq, boot = data.get("seq"), data.get("boot")
+        key = f"{data.get('src')}/{boot}/{seq}" if isinstance(seq, int) else None
+        seat = data.get("seat")
+        view = self.store.tables.get(table)
+        kept = self.calls.press(table=table, button=str(data.get("button")),
+                                seat=seat if isinstance(seat, str) else None,
+                                board=view.board if view is not None else None,
+                                received=time.time(), key=key)
+        if kept is not None:
+            log.info("table %s: %s pressed (%s)", table, kept["button"], kept["seat"] or "-")
+            self.calls_changed()
 
     # -- the controller's answers ----------------------------------------------------------
     def watch(self, table: str, kind: str, data: dict[str, Any]) -> None:
+        if kind == "event":
+            self._press(table, data)
+            return
         if not self.pending:
             return
         answer: tuple[int, str] | None = None
@@ -154,6 +182,13 @@ class Console:
                          ruling=str(payload["ruling"]), payload=payload)
         self.pending[seq] = table
         self.store.answer_calls(table)
+        if self.calls is not None:
+            call = body.get("call")
+            now = time.time()
+            if isinstance(call, int) and not isinstance(call, bool):
+                self.calls.close_call(call, "ruled", session.name, now, seq)
+            self.calls.answer_table(table, session.name, now)
+            self.calls_changed()
         data = json.dumps(payload, separators=(",", ":")).encode()
         await self.conn.publish(wire.topic(table, "ruling", root=self.config.root), data, qos=1)
         log.info("ruling %s seq %d on table %s by %s", payload["ruling"], seq, table,
@@ -266,6 +301,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         console.rulings = RulingLog(config.db)
+        console.calls = CallBook(config.db)
         console.pending = console.rulings.unanswered()
         stop = asyncio.Event()
         task = asyncio.create_task(run_listener(config.broker, store, console.conn, stop,
@@ -278,6 +314,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
             store.close()
             await task
             console.rulings.close()
+            console.calls.close()
 
     login_lock = asyncio.Lock()
 
@@ -331,7 +368,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
 
     def snapshot() -> dict[str, Any]:
         return {"tables": store.snapshot(), "connected": console.conn.client is not None,
-                "src": config.src}
+                "src": config.src, "calls": console.open_calls()}
 
     async def events(request: Request) -> Response:
         if session_of(request) is None:
@@ -387,7 +424,37 @@ def build_app(config: ConsoleConfig) -> Starlette:
         if table not in store.tables:
             return JSONResponse({"error": f"unknown table {table!r}"}, status_code=404)
         store.answer_calls(table)
+        if console.calls is not None and console.calls.answer_table(table, session.name,
+                                                                    time.time()):
+            console.calls_changed()
         return JSONResponse({"table": table})
+
+    async def api_call(request: Request) -> Response:
+        """``POST /console/api/call/{id}/{answered|ruled|dismissed}``: the director's word
+        on one call (answered keeps it open; ruled and dismissed close it)."""
+        session = changing(request)
+        if not isinstance(session, Session):
+            return session
+        if console.calls is None:
+            return JSONResponse({"error": "not ready"}, status_code=503)
+        try:
+            call_id = int(request.path_params["call"])
+        except ValueError:
+            return JSONResponse({"error": "no such call"}, status_code=404)
+        action = request.path_params["action"]
+        call = console.calls.get(call_id)
+        if call is None:
+            return JSONResponse({"error": f"no call {call_id}"}, status_code=404)
+        now = time.time()
+        if action == "answered":
+            changed = console.calls.answer(call_id, session.name, now)
+        elif action in ("ruled", "dismissed"):
+            changed = console.calls.close_call(call_id, action, session.name, now)
+        else:
+            return JSONResponse({"error": f"unknown action {action!r}"}, status_code=400)
+        if changed:
+            console.calls_changed()
+        return JSONResponse({"call": console.calls.get(call_id), "changed": changed})
 
     async def api_log(request: Request) -> Response:
         if session_of(request) is None or console.rulings is None:
@@ -409,6 +476,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
         Route("/console/api/options", api_options),
         Route("/console/api/ruling", api_ruling, methods=["POST"]),
         Route("/console/api/calls/{table}/answered", api_answer_calls, methods=["POST"]),
+        Route("/console/api/call/{call}/{action}", api_call, methods=["POST"]),
         Route("/console/api/log", api_log), Route("/console/api/deals", api_deals),
         Route("/console/api/rounds", api_rounds),
         Route("/console/log.csv", log_csv),

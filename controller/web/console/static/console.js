@@ -15,8 +15,9 @@
   const selected = {};              // table -> selected alert id
   const inputs = {};                // input id -> value typed (kept across redraws)
   let connected = false;
+  let CALLS = [];                   // the open calls and claim presses, longest waiting first
+  let callsSeen = null;             // call ids already announced (null: before the snapshot)
   const SUIT = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
-  const CALL_WAIT = 15 * 60;        // a director call counts as waiting this long (s)
 
   const t = (key) => (L[key] && (L[key][lang] || L[key].en)) || key;
   const tx = (obj) => (obj && (obj[lang] || obj.en)) || "";
@@ -53,9 +54,9 @@
     return (v.alerts || []).filter((a) => a.board === v.board &&
       (a.status === "open" || a.status === "established"));
   }
-  function waitingCalls(v) {
-    return (v.calls || []).filter((c) => !c.answered && now() - c.received < CALL_WAIT);
-  }
+  // the table's open calls (kept by the console until the director closes them)
+  const openCalls = (table) => CALLS.filter((c) => c.table_id === table);
+  const waitingCalls = (v) => openCalls(v.table).filter((c) => !c.answered);
   function roundOf(table, board) {   // the session's round of this table's board, if known
     const boards = ROUNDS[table];
     return boards && board !== undefined ? boards[String(board)] : undefined;
@@ -94,9 +95,9 @@
         s.tricks ? ` · NS ${s.tricks.NS} EW ${s.tricks.EW}` : "") : null,
       health.length ? el("div", { class: "health" }, `${t("health")}: `,
         health.map(([k, x]) => `${k} ${x}`).join(", ")) : null,
-      calls.length ? el("div", { class: "call" }, `${t("director_called")}`,
-        calls[calls.length - 1].seat ? ` (${calls[calls.length - 1].seat})` : "",
-        ` ${age(now() - calls[calls.length - 1].received)} ${t("ago")}`) : null,
+      calls.length ? el("div", { class: "call" }, `${callLabel(calls[0])}`,
+        calls[0].seat ? ` (${calls[0].seat})` : "",
+        ` ${age(now() - calls[0].received)} ${t("ago")}`) : null,
       liveAlerts(v).map((a) => el("div", { class: `alert ${a.status}` }, tx(a.text))),
       evidenceLine(v));
   }
@@ -113,12 +114,73 @@
   }
 
   function roomOrder(a, b) {
-    return rank(a) - rank(b) || natural(a.table, b.table);
+    const wa = waitingCalls(a), wb = waitingCalls(b);
+    const waited = wa.length && wb.length ? wa[0].received - wb[0].received : 0;
+    return rank(a) - rank(b) || waited || natural(a.table, b.table);
+  }
+
+  // -- the calls: every open call and claim press of the room, longest waiting first -------
+  const callLabel = (c) => t(c.button === "claim" ? "claim_pressed" : "director_called");
+
+  async function callAction(c, action) {
+    const r = await fetch(`/console/api/call/${c.id}/${action}`,
+                          { method: "POST", headers: { "X-CSRF-Token": csrf } });
+    if (!r.ok) {
+      const out = document.getElementById("send-status");
+      if (out) { out.textContent = `${t("refused")}: ${(await r.json()).error}`; out.className = "bad"; }
+    }
+  }
+
+  function callItem(c, withTable) {
+    return el("li", { class: `callitem${c.answered ? " answered" : ""}`, "data-call": c.id,
+                      "data-table": c.table_id, "data-button": c.button },
+      withTable ? el("a", { href: `#table/${encodeURIComponent(c.table_id)}` },
+        `${t("table")} ${c.table_id}`) : null,
+      withTable ? " · " : "",
+      el("b", {}, callLabel(c)), c.seat ? ` (${c.seat})` : "",
+      c.board ? ` · ${t("board")} ${c.board}` : "",
+      " · ", el("span", { class: "age" }, `${age(now() - c.received)} ${t("ago")}`),
+      c.answered ? ` · ${t("call_answered")} (${c.answered_by || ""})` : "",
+      " ",
+      c.answered ? null : el("button", { type: "button", class: "call-answer",
+        onclick: () => callAction(c, "answered") }, t("call_answered")),
+      el("button", { type: "button", class: "call-ruled",
+        onclick: () => callAction(c, "ruled") }, t("call_ruled")),
+      el("button", { type: "button", class: "call-dismiss",
+        onclick: () => callAction(c, "dismissed") }, t("call_dismiss")));
+  }
+
+  function callsBlock() {
+    if (!CALLS.length) return el("section", { id: "calls", class: "calls empty" });
+    return el("section", { id: "calls", class: "calls" },
+      el("h2", {}, `${t("calls")} (${CALLS.length})`),
+      el("ol", {}, CALLS.map((c) => callItem(c, true))));
+  }
+
+  // a new call: a sound and, on a phone, a vibration (the director may not be looking)
+  function announce(calls) {
+    const ids = new Set(calls.map((c) => c.id));
+    const fresh = callsSeen !== null && calls.some((c) => !callsSeen.has(c.id));
+    callsSeen = new Set([...(callsSeen || []), ...ids]);
+    if (!fresh) return;
+    document.body.dataset.lastAlarm = String(Date.now());
+    try { if (navigator.vibrate) navigator.vibrate([200, 100, 200]); } catch (e) { /* none */ }
+    try {
+      const Ctx = window.AudioContext || window.webkitAudioContext;
+      if (!Ctx) return;
+      const ctx = new Ctx();
+      const osc = ctx.createOscillator();
+      osc.frequency.value = 880;
+      osc.connect(ctx.destination);
+      osc.start();
+      osc.stop(ctx.currentTime + 0.25);
+      osc.onended = () => ctx.close();
+    } catch (e) { /* no sound: the list still shows it */ }
   }
 
   function renderRoom(app) {
     const list = [...tables.values()].sort(roomOrder);
-    app.replaceChildren(el("section", { id: "room" },
+    app.replaceChildren(callsBlock(), el("section", { id: "room" },
       list.length ? list.map(roomCard) : el("p", {}, t("no_tables"))));
   }
 
@@ -293,12 +355,8 @@
       el("h2", {}, `${t("table")} ${name} · ${t("board")} ${s.board ?? "-"}`),
       el("p", { class: "tline" }, `${t("bridge")}: ${v.bridge ? t(v.bridge) : "?"}`,
         v.health ? ` · ${t("health")}: ${objectList(v.health)}` : ""),
-      waitingCalls(v).length ? el("p", { class: "call", id: "call" },
-        `${t("director_called")} (${waitingCalls(v).map((c) => c.seat || "?").join(", ")}) `,
-        el("button", { type: "button", id: "answer-call", onclick: async () => {
-          await fetch(`/console/api/calls/${encodeURIComponent(name)}/answered`,
-                      { method: "POST", headers: { "X-CSRF-Token": csrf } });
-        } }, t("call_answered"))) : null,
+      openCalls(name).length ? el("ol", { class: "call", id: "call" },
+        openCalls(name).map((c) => callItem(c, false))) : null,
       el("div", { class: "grid" },
         el("div", { class: "panel" },
           el("p", {}, `${t("phase")}: ${s.phase ? t("phase_" + s.phase) : "-"}`,
@@ -411,12 +469,20 @@
       const d = JSON.parse(e.data);
       tables.clear();
       for (const v of d.tables) tables.set(v.table, v);
+      CALLS = d.calls || [];
+      announce(CALLS);
       connected = true;
       render();
     });
     es.onmessage = (e) => {
       const d = JSON.parse(e.data);
       if (d.type === "table") onTable(d);
+      else if (d.type === "calls") {
+        CALLS = d.calls;
+        announce(CALLS);
+        const [view] = route();
+        if (view !== "log") render();
+      }
       else if (d.type === "answer") { answers.set(d.seq, d.answer); render(); }
     };
     es.onerror = () => { connected = false; setLive(false); };
