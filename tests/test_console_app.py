@@ -83,13 +83,15 @@ def test_rulings_offered_published_and_answered(
             headers = {"X-CSRF-Token": token} if token else {}
             return client.post("/console/api/ruling", json=body, headers=headers)
 
-        ruling = {"table": "7", "alert": 1, "ruling": "adjust", "tricks": 10}
+        ruling = {"table": "7", "alert": 1, "ruling": "adjust", "tricks": 10,
+                  "confirmed": True}
         assert post(ruling, token=None).status_code == 403
         assert post(ruling, token="forged").status_code == 403
         # not offered for a revoke, a bad number, an unknown alert or table
         for bad in ({**ruling, "ruling": "accept"}, {**ruling, "tricks": 14},
                     {**ruling, "alert": 2}, {**ruling, "table": "8"},
-                    {**ruling, "table": "7/#"}, {"table": "7", "ruling": "comparable"}):
+                    {**ruling, "table": "7/#"}, {"table": "7", "ruling": "comparable"},
+                    {**ruling, "confirmed": False}, {"table": "7", "ruling": "undo"}):
             r = post(bad)
             assert r.status_code == 400, bad
         assert got == []      # nothing published for any of them
@@ -106,7 +108,7 @@ def test_rulings_offered_published_and_answered(
         assert client.post("/console/api/calls/7/answered",
                            headers={"X-CSRF-Token": csrf}).status_code == 200
         # a table ruling (no alert)
-        assert post({"table": "7", "ruling": "undo"}).json()["seq"] == 2
+        assert post({"table": "7", "ruling": "undo", "confirmed": True}).json()["seq"] == 2
         # the controller refuses seq 1 (as it answers on bridge/7/error): the log says so
         pub.publish("bridge/7/error", json.dumps({
             "v": 1, "table": "7", "input": "ruling", "error": "some reason",
@@ -120,7 +122,8 @@ def test_rulings_offered_published_and_answered(
     with TestClient(app) as client:
         csrf = _login(client)
         _until(lambda: "7" in app.state.console.store.tables, "the retained state")
-        r = client.post("/console/api/ruling", json={"table": "7", "ruling": "undo"},
+        r = client.post("/console/api/ruling", json={"table": "7", "ruling": "undo",
+                                                     "confirmed": True},
                         headers={"X-CSRF-Token": csrf})
         assert r.json()["seq"] == 3
         assert len(client.get("/console/api/log").json()["rulings"]) == 3
@@ -212,3 +215,168 @@ def test_calls_and_claim_presses_stay_until_the_director_closes_them(
                             headers={"X-CSRF-Token": csrf})
             assert r.json()["changed"] is True
         assert console.open_calls() == []
+
+
+SESSION = """[session]
+event = "Console rulings"
+[movement]
+type = "explicit"
+[[movement.round]]
+"7" = { ns = 1, ew = 2, boards = [9] }
+"8" = { ns = 3, ew = 4, boards = [10] }
+[[movement.round]]
+"7" = { ns = 1, ew = 4, boards = [10] }
+"8" = { ns = 3, ew = 2, boards = [9] }
+[pairs]
+1 = ["Ann Archer", "Bob Baker"]
+"""
+
+
+def _state(table: str, board: int, last: dict[str, Any] | None = None,
+           notes: list[str] | None = None, **more: Any) -> str:
+    return json.dumps({"v": 1, "table": table, "board": board, "phase": "complete",
+                       "last": last, **({"notes": notes} if notes else {}), **more})
+
+
+def test_rulings_closed_alerts_no_change_confirmation_and_reversal(
+        mosquitto: Mosquitto, tmp_path: Path,
+        mqttc: tuple[mqtt.Client, list[tuple[str, Any]]]) -> None:
+    """No ruling on a resolved alert; a ruling the controller says did nothing is logged
+    "no change"; a destructive one needs confirming, and its reversal is sent and linked."""
+    from controller.session import load_session
+    from controller.web.console.app import rounds_of_session
+
+    pub, got = mqttc
+    path = tmp_path / "session.toml"
+    path.write_text(SESSION)
+    session = load_session(path)
+    app = build_app(ConsoleConfig(broker=BrokerSettings.from_url(mosquitto.url),
+                                  password_hash=hash_password(PASSWORD),
+                                  db=tmp_path / "console.sqlite", src="console-t",
+                                  rounds=rounds_of_session(session.movement), session=session))
+    console = app.state.console
+    with TestClient(app) as client:
+        csrf = _login(client)
+        _until(lambda: console.conn.client is not None, "the console connects")
+        pub.publish("bridge/7/state", _state("7", 10), qos=1, retain=True)
+        pub.publish("bridge/7/result", json.dumps({"v": 1, "table": "7", "board": 10,
+                                                   "tricks": 11, "score_ns": 650}), qos=1)
+        pub.publish("bridge/7/alert", json.dumps({
+            "v": 1, "id": 1, "table": "7", "board": 10, "code": "LEAD_OUT_OF_TURN",
+            "law": "53A", "seat": "E", "status": "resolved", "text": {"en": "x"}}), qos=1)
+        _until(lambda: "7" in console.store.tables and 1 in console.store.tables["7"].alerts
+               and console.store.tables["7"].result, "the table")
+
+        def post(body: dict[str, Any]) -> Any:
+            return client.post("/console/api/ruling", json=body,
+                               headers={"X-CSRF-Token": csrf})
+
+        r = post({"table": "7", "alert": 1, "ruling": "accept"})
+        assert r.status_code == 400 and "resolved" in r.json()["error"]
+        # an undo the Laws core says did nothing: "no change", not "applied"
+        r = post({"table": "7", "ruling": "undo", "confirmed": True})
+        seq = r.json()["seq"]
+        pub.publish("bridge/7/state", _state("7", 10, {"src": "console-t", "seq": seq},
+                                             ["ruling undo had no effect in phase complete"]),
+                    qos=1, retain=True)
+        # an adjust that the controller applies without a new result: "no change" too
+        r = post({"table": "7", "ruling": "adjust", "tricks": 11, "confirmed": True,
+                  "facts": "East led out of turn", "note": "table result stands"})
+        same = r.json()["seq"]
+        pub.publish("bridge/7/state", _state("7", 10, {"src": "console-t", "seq": same}),
+                    qos=1, retain=True)
+        # an adjust to 10: the new result follows the state: "applied", reversible to 11
+        r = post({"table": "7", "ruling": "adjust", "tricks": 10, "confirmed": True})
+        adj = r.json()["seq"]
+        pub.publish("bridge/7/state", _state("7", 10, {"src": "console-t", "seq": adj}),
+                    qos=1, retain=True)
+        pub.publish("bridge/7/result", json.dumps({"v": 1, "table": "7", "board": 10,
+                                                   "tricks": 10, "score_ns": 620}), qos=1)
+
+        def answers() -> dict[int, str]:
+            return {row["seq"]: row["answer"] for row in
+                    client.get("/console/api/log").json()["rulings"] if row["answer"]}
+        _until(lambda: len(answers()) == 3, "three answers")
+        got_answers = answers()
+        assert got_answers[seq].startswith("no change: ruling undo had no effect")
+        assert got_answers[same] == "no change"
+        assert got_answers[adj] == "applied"
+        rows = {row["seq"]: row for row in client.get("/console/api/log").json()["rulings"]}
+        assert rows[same]["facts"] == "East led out of turn" and rows[same]["law"] == "12"
+        assert rows[adj]["round"] == 2 and rows[adj]["pairs"] == "1 v 4"
+        assert rows[seq]["reversal"] is None        # an undo: only the table can put it back
+        assert json.loads(rows[adj]["reversal"]) == {"ruling": "adjust", "tricks": 11}
+        # reversing needs confirming, goes out once, and the log links the two
+        url = f"/console/api/reverse/{adj}"
+        assert client.post(url, json={}, headers={"X-CSRF-Token": csrf}).status_code == 400
+        assert client.post(url, json={"confirmed": True}).status_code == 403
+        r = client.post(url, json={"confirmed": True}, headers={"X-CSRF-Token": csrf})
+        assert r.status_code == 200, r.text
+        back = r.json()["seq"]
+        published = _until(lambda: [p for _, p in got if p["seq"] == back], "the reversal")
+        assert {k: published[0][k] for k in ("ruling", "tricks")} == \
+            {"ruling": "adjust", "tricks": 11}
+        assert client.post(url, json={"confirmed": True},
+                           headers={"X-CSRF-Token": csrf}).status_code == 409
+        assert client.post(f"/console/api/reverse/{seq}", json={"confirmed": True},
+                           headers={"X-CSRF-Token": csrf}).status_code == 409
+        rows = {row["seq"]: row for row in client.get("/console/api/log").json()["rulings"]}
+        assert rows[adj]["reversed_by"] == back and rows[back]["reverses"] == adj
+        # the record: facts, note, appeal status
+        r = client.post(f"/console/api/record/{adj}", json={"appeal": "appealed",
+                                                            "note": "NS appeal"},
+                        headers={"X-CSRF-Token": csrf})
+        assert r.json()["ruling"]["appeal"] == "appealed"
+        assert client.post(f"/console/api/record/{adj}", json={"appeal": "maybe"},
+                           headers={"X-CSRF-Token": csrf}).status_code == 400
+        csv_text = client.get("/console/log.csv").text
+        assert "NS appeal" in csv_text and "1 v 4" in csv_text and ",12," in csv_text
+        assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}", csv_text)
+
+
+def test_adjusted_scores_go_into_the_session_file_and_come_out_again(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """A+/A- on the previous round's board, checked against the movement, written where
+    `score` reads them (the session file's adjustments), and reversed."""
+    from controller.session import load_session
+
+    path = tmp_path / "session.toml"
+    path.write_text(SESSION)
+    app = build_app(ConsoleConfig(broker=BrokerSettings.from_url(mosquitto.url),
+                                  password_hash=hash_password(PASSWORD),
+                                  db=tmp_path / "console.sqlite", src="console-t",
+                                  session=load_session(path)))
+    with TestClient(app) as client:
+        csrf = _login(client)
+        assert client.get("/console/api/session").json()["tables"] == {"7": [9, 10],
+                                                                        "8": [9, 10]}
+
+        def score(body: dict[str, Any]) -> Any:
+            return client.post("/console/api/score", json={"confirmed": True, **body},
+                               headers={"X-CSRF-Token": csrf})
+
+        for bad in ({"table": "7", "board": 11, "kind": "artificial", "ns": "A+", "ew": "A-"},
+                    {"table": "7", "board": 9, "kind": "artificial", "ns": "A+++", "ew": "A"},
+                    {"table": "7", "board": 9, "kind": "assigned", "score_ns": "lots"},
+                    {"table": "7", "board": 9, "kind": "weighted"},
+                    {"table": "7\n[x]", "board": 9, "kind": "assigned", "score_ns": 100},
+                    {"table": "7", "board": 9, "kind": "assigned", "score_ns": 100,
+                     "confirmed": False}):
+            assert score(bad).status_code == 400, bad
+        assert load_session(path).adjustments == ()
+        r = score({"table": "7", "board": 9, "kind": "artificial", "ns": "A+", "ew": "A-"})
+        assert r.status_code == 200, r.text
+        first = r.json()["seq"]
+        r = score({"table": "8", "board": 10, "kind": "split", "split_ns": 620,
+                   "split_ew": "650"})
+        assert r.status_code == 200, r.text
+        adjustments = load_session(path).adjustments
+        assert [(a.table, a.board, a.ns, a.ew, a.split) for a in adjustments] == [
+            ("7", 9, "A+", "A-", None), ("8", 10, None, None, (620, 650))]
+        r = client.post(f"/console/api/reverse/{first}", json={"confirmed": True},
+                        headers={"X-CSRF-Token": csrf})
+        assert r.status_code == 200, r.text
+        assert [(a.table, a.board) for a in load_session(path).adjustments] == [("8", 10)]
+        rows = {row["seq"]: row for row in client.get("/console/api/log").json()["rulings"]}
+        assert rows[first]["law"] == "12C1(d)" and rows[first]["reversed_by"] == r.json()["seq"]
+        assert rows[first]["answer"] == "written: NS A+, EW A-"

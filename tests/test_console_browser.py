@@ -271,6 +271,17 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         expect(options.locator("button")).to_have_count(2)
         expect(options).to_contain_text("Law 64C")
         options.locator("input[name=tricks]").fill("10")
+        # a destructive ruling asks first: dismissed, nothing is sent
+        asked: list[str] = []
+
+        def dismiss(dialog: Any) -> None:
+            asked.append(dialog.message)
+            dialog.dismiss()
+        page.once("dialog", dismiss)
+        options.locator("button[data-ruling=adjust]").click()
+        expect(page.locator("#answers li")).to_have_count(0)
+        assert asked and "Adjust" in asked[0]
+        page.once("dialog", lambda dialog: dialog.accept())
         options.locator("button[data-ruling=adjust]").click()
         # the controller's answer: the result published again, adjusted, and the ruling applied
         expect(page.locator("#score")).to_have_text("620")

@@ -71,8 +71,9 @@ def parser() -> argparse.ArgumentParser:
                     help="the ruling log (SQLite, default %(default)s)")
     ap.add_argument("--src", default=f"console-{socket.gethostname()}",
                     help="the console's src in its rulings (default %(default)s)")
-    ap.add_argument("--session", help="the session file (docs/session.md): the round of each "
-                    "table's board, and its deals file when --deals is not given")
+    ap.add_argument("--session", help="the session file (docs/session.md): the round and "
+                    "pairs of each table's board, its deals file when --deals is not given; "
+                    "the adjusted scores given from the console are written into it")
     ap.add_argument("--deals", help="the session's deals file (PBN, DUP, BRI, DGE): the hands "
                     "shown on the table view")
     ap.add_argument("--root", default="bridge", help="topic root (default %(default)s)")
@@ -116,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         password_hash = read_password_file(Path(args.director_password_file))
         deals: dict[int, dict[str, list[str]]] = {}
         rounds: dict[str, dict[int, int]] = {}
+        session = None
         deals_file = Path(args.deals) if args.deals else None
         if args.session:
             from controller.session import load_session
@@ -139,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   db=Path(args.db), src=args.src, root=args.root,
                                   client_id=args.client_id,
                                   secure_cookie=args.secure_cookie, deals=deals,
-                                  rounds=rounds))
+                                  rounds=rounds, session=session))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             lifespan="on", timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)

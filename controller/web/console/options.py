@@ -15,7 +15,8 @@ from typing import Any
 from controller.laws.irregularities import Code
 from controller.laws.rulings import RulingKind
 
-__all__ = ["Option", "OPTIONS", "TABLE_OPTIONS", "EXPLAIN", "options_for", "as_json"]
+__all__ = ["Option", "OPTIONS", "TABLE_OPTIONS", "EXPLAIN", "DESTRUCTIVE", "options_for",
+           "as_json"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,10 @@ class Option:
 
 
 K = RulingKind
+#: rulings that take away what the table did (a reading, the play, the tricks, the board):
+#: the page asks the director to confirm, the server refuses them unconfirmed, and the
+#: ruling log keeps how to reverse them
+DESTRUCTIVE: frozenset[RulingKind] = frozenset({K.UNDO, K.CLAIM, K.ADJUST, K.BOARD})
 _CLEAR_TABLE = Option(K.CLEAR, "81C")   # the director closes it with no further action
 
 OPTIONS: dict[Code, tuple[Option, ...]] = {
@@ -179,6 +184,7 @@ def options_for(code: str) -> tuple[Option, ...]:
 def _option_json(opt: Option) -> dict[str, Any]:
     return {"ruling": str(opt.kind), "law": opt.law, "fixed": opt.fixed,
             "inputs": list(opt.inputs), "key": opt.key,
+            "confirm": opt.kind in DESTRUCTIVE,
             "label": BUTTON[opt.key],
             "explain": {lang: text.format(law=opt.law) for lang, text in
                         EXPLAIN[opt.key].items()}}

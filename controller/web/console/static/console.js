@@ -9,6 +9,7 @@
   let OPT = null;
   let ROUNDS = {};                  // table -> board -> round (the session file, if given)
   let DEALS = {};                   // board -> seat -> cards (the deals file, if given)
+  let SESSION = { session: null };  // the session file's tables, boards, pairs, scores
   const tables = new Map();
   const answers = new Map();        // seq -> answer text
   const sent = [];                  // rulings sent from this page: {seq, table, text}
@@ -48,6 +49,7 @@
     return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min`;
   }
   const now = () => Date.now() / 1000;
+  const LIVE = ["open", "established"];   // an alert a ruling can still act on
   const natural = (a, b) => a.localeCompare(b, undefined, { numeric: true });
 
   function liveAlerts(v) {
@@ -302,7 +304,11 @@
     const id = `${table}:${alertId ?? "table"}:${opt.key}`;
     const fields = opt.inputs.map((n) => field(n, id));
     const send = async () => {
-      const body = { table, ruling: opt.ruling, fixed: opt.fixed };
+      // a ruling that takes away what the table did is asked twice (it can be reversed
+      // from the ruling log where the contract allows)
+      if (opt.confirm && !window.confirm(`${t("confirm_ruling")}\n${tx(opt.label)}` +
+          ` (Law ${opt.law}) · ${t("table")} ${table}`)) return;
+      const body = { table, ruling: opt.ruling, fixed: opt.fixed, confirmed: opt.confirm };
       if (alertId !== null) body.alert = alertId;
       for (const n of opt.inputs) body[n] = inputs[`${id}:${n}`] ??
         document.getElementById(`${id}:${n}`).value;
@@ -385,40 +391,142 @@
           alerts.length ? el("ul", { class: "alerts" }, alerts.map((a) => alertItem(v, a)))
             : el("p", {}, t("no_alerts")),
           el("h3", {}, t("options")),
-          sel ? el("div", { id: "options", "data-alert": sel.id },
-            ((OPT.codes[sel.code]) || OPT.default).map((o) => optionRow(name, sel.id, o)))
-            : el("p", {}, t("select_alert")),
+          sel && !LIVE.includes(sel.status)
+            ? el("p", { id: "options", class: "closed", "data-alert": sel.id },
+              `${t("status_" + sel.status)}: ${t("no_ruling_on_closed")}`)
+            : sel ? el("div", { id: "options", "data-alert": sel.id },
+              ((OPT.codes[sel.code]) || OPT.default).map((o) => optionRow(name, sel.id, o)))
+              : el("p", {}, t("select_alert")),
           el("h3", {}, t("table_actions")),
           el("div", { id: "table-options" }, OPT.table.map((o) => optionRow(name, null, o))),
           el("p", { id: "send-status", role: "status" }),
           el("h3", {}, t("answer")),
           el("ul", { id: "answers" }, mine.map((x) => el("li", { "data-seq": x.seq },
-            `${x.text}: `, answers.has(x.seq)
-              ? el("b", { class: answers.get(x.seq).startsWith("refused") ? "bad" : "good" },
-                answers.get(x.seq).startsWith("refused") ? `${t("refused")}${answers.get(x.seq).slice(7)}`
-                  : `${t("applied")}${answers.get(x.seq).slice(7)}`)
+            `${x.text}: `, answers.has(x.seq) ? answerText(answers.get(x.seq))
               : t("pending")))),
+          scoreForm(name),
           v.errors && v.errors.length ? [el("h3", {}, t("errors")),
             el("ul", { class: "errors" }, v.errors.map((e) => el("li", {},
               `${new Date(e.received * 1000).toLocaleTimeString()} ${e.input}: ${e.error}`)))]
             : null))));
   }
 
+  // the controller's answer: applied, no change (the ruling did nothing), refused
+  function answerText(a) {
+    const word = a.startsWith("refused") ? "refused" : a.startsWith("no change") ? "no_change"
+      : a.startsWith("applied") ? "applied" : null;
+    if (!word) return el("b", { class: "good" }, a);
+    const rest = a.slice(word === "no_change" ? 9 : 7);
+    return el("b", { class: word === "applied" ? "good" : "bad", "data-answer": word },
+      `${t(word)}${rest}`);
+  }
+
+  async function post(url, body) {
+    const r = await fetch(url, { method: "POST", body: JSON.stringify(body || {}),
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf } });
+    return [r.ok, await r.json()];
+  }
+
+  // An adjusted score (Law 12C) for any board this table plays in the session: written into
+  // the session file, where `bridge-table score` and `export` read it.
+  function scoreForm(name) {
+    const boards = (SESSION.tables || {})[name];
+    if (!boards) return null;
+    const id = (f) => `score:${name}:${f}`;
+    const keep = (f) => (e) => { inputs[id(f)] = e.target.value; };
+    const val = (f, dflt) => inputs[id(f)] ?? dflt;
+    const kind = val("kind", "artificial");
+    const select = (f, values, dflt, labels) => {
+      const s = el("select", { id: id(f), name: f, "aria-label": t("score_" + f) },
+        values.map((x, i) => el("option", { value: x }, labels ? labels[i] : x)));
+      s.value = val(f, dflt);
+      s.addEventListener("change", (e) => { keep(f)(e); if (f === "kind") render(); });
+      return el("label", {}, `${t("score_" + f)} `, s);
+    };
+    const number = (f) => el("label", {}, `${t("score_" + f)} `, el("input",
+      { id: id(f), name: f, type: "number", step: 10, size: 5, value: val(f, ""),
+        oninput: keep(f) }));
+    const art = SESSION.artificial || ["A+", "A=", "A-"];
+    const send = async () => {
+      const body = { table: name, board: val("board", String(boards[0])), kind,
+                     confirmed: true };
+      for (const f of ["ns", "ew", "score_ns", "split_ns", "split_ew"])
+        body[f] = val(f, f === "ns" || f === "ew" ? "A=" : "");
+      body.note = val("note", "");
+      const out = document.getElementById("score-status");
+      if (!window.confirm(`${t("confirm_score")}\n${t("table")} ${name} · ` +
+                          `${t("board")} ${body.board}`)) return;
+      const [ok, d] = await post("/console/api/score", body);
+      out.textContent = ok ? `#${d.seq} ${d.answer}` : `${t("refused")}: ${d.error}`;
+      out.className = ok ? "good" : "bad";
+    };
+    return el("div", { id: "score-form", class: "score" },
+      el("h3", {}, t("adjusted_score")),
+      select("board", boards.map(String), String(boards[0])),
+      select("kind", ["artificial", "assigned", "split"], "artificial",
+             ["A+ / A= / A- (12C1d)", `${t("assigned")} (12C1b)`, `${t("split")} (12C1e)`]),
+      kind === "artificial" ? [select("ns", art, "A="), select("ew", art, "A=")]
+        : kind === "assigned" ? number("score_ns") : [number("split_ns"), number("split_ew")],
+      el("label", {}, `${t("note")} `, el("input", { id: id("note"), value: val("note", ""),
+        oninput: keep("note"), size: 16 })),
+      el("button", { type: "button", id: "send-score", onclick: send }, t("write_score")),
+      el("p", { id: "score-status", role: "status" }));
+  }
+
   // -- log view --------------------------------------------------------------------------
+  async function reverse(row) {
+    if (!window.confirm(`${t("confirm_reverse")} #${row.seq} (${row.ruling})`)) return;
+    const [ok, d] = await post(`/console/api/reverse/${row.seq}`, { confirmed: true });
+    const out = document.getElementById("log-status");
+    out.textContent = ok ? `#${d.seq}: ${t("reversal_sent")}` : `${t("refused")}: ${d.error}`;
+    out.className = ok ? "good" : "bad";
+    renderLog(document.getElementById("app"));
+  }
+
+  function recordCell(row) {
+    const f = (name) => el("input", { name, value: row[name] || "", size: 14,
+      placeholder: t(name), "aria-label": t(name) });
+    const facts = f("facts"), note = f("note");
+    const appeal = el("select", { name: "appeal", "aria-label": t("appeal") },
+      ["none", "appealed", "upheld", "changed", "withdrawn"].map((x) =>
+        el("option", { value: x }, t("appeal_" + x))));
+    appeal.value = row.appeal || "none";
+    const save = async () => {
+      const [ok, d] = await post(`/console/api/record/${row.seq}`,
+        { facts: facts.value, note: note.value, appeal: appeal.value });
+      const out = document.getElementById("log-status");
+      out.textContent = ok ? `#${row.seq} ${t("saved")}` : `${t("refused")}: ${d.error}`;
+      out.className = ok ? "good" : "bad";
+    };
+    return el("details", { class: "record" },
+      el("summary", {}, [row.facts, row.note].filter(Boolean).join(" · ") || t("record")),
+      facts, note, appeal, el("button", { type: "button", class: "save", onclick: save },
+        t("save")));
+  }
+
   async function renderLog(app) {
     const r = await fetch("/console/api/log");
     const d = await r.json();
-    const cols = ["seq", "when", "director", "table", "board", "alert", "ruling", "answer"];
+    const cols = ["seq", "when", "director", "table", "round", "board", "pairs", "alert",
+                  "ruling", "law", "answer", "record", "reversal"];
     app.replaceChildren(el("section", { id: "log" },
       el("p", {}, el("a", { href: "/console/log.csv", id: "csv", download: "rulings.csv" },
         t("export_csv"))),
+      el("p", { id: "log-status", role: "status" }),
       el("div", { class: "scroll" }, el("table", { class: "log" },
         el("tr", {}, cols.map((c) => el("th", {}, c === "seq" ? "#" : t(c)))),
-        (d.rulings || []).map((row) => el("tr", {},
+        (d.rulings || []).map((row) => el("tr", { "data-seq": row.seq },
           el("td", {}, row.seq), el("td", {}, new Date(row.ts * 1000).toLocaleString()),
-          el("td", {}, row.director), el("td", {}, row.table_id), el("td", {}, row.board ?? ""),
+          el("td", {}, row.director), el("td", {}, row.table_id), el("td", {}, row.round ?? ""),
+          el("td", {}, row.board ?? ""), el("td", {}, row.pairs || ""),
           el("td", {}, row.alert !== null ? `#${row.alert} ${row.code || ""}` : ""),
-          el("td", {}, row.payload), el("td", {}, row.answer || t("pending"))))))));
+          el("td", {}, row.payload), el("td", {}, row.law || ""),
+          el("td", {}, row.answer ? answerText(row.answer) : t("pending")),
+          el("td", {}, recordCell(row)),
+          el("td", { class: "reversal" }, row.reversed_by ? `${t("reversed_by")} #${row.reversed_by}`
+            : row.reverses ? `${t("reverses")} #${row.reverses}`
+              : row.reversal ? el("button", { type: "button", class: "reverse",
+                onclick: () => reverse(row) }, t("reverse")) : "")))))));
   }
 
   // -- routing, live updates ---------------------------------------------------------------
@@ -496,6 +604,7 @@
     L = OPT.labels;
     DEALS = await (await fetch("/console/api/deals")).json();
     ROUNDS = await (await fetch("/console/api/rounds")).json();
+    SESSION = await (await fetch("/console/api/session")).json();
     const sel = document.getElementById("lang");
     sel.addEventListener("change", () => {
       lang = sel.value;
