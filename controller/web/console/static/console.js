@@ -474,12 +474,18 @@
   }
 
   // -- log view --------------------------------------------------------------------------
+  let logStatus = ["", ""];          // the last word on the log page (kept across redraws)
+  function setLogStatus(text, cls) {
+    logStatus = [text, cls];
+    const out = document.getElementById("log-status");
+    if (out) { out.textContent = text; out.className = cls; }
+  }
+
   async function reverse(row) {
     if (!window.confirm(`${t("confirm_reverse")} #${row.seq} (${row.ruling})`)) return;
     const [ok, d] = await post(`/console/api/reverse/${row.seq}`, { confirmed: true });
-    const out = document.getElementById("log-status");
-    out.textContent = ok ? `#${d.seq}: ${t("reversal_sent")}` : `${t("refused")}: ${d.error}`;
-    out.className = ok ? "good" : "bad";
+    setLogStatus(ok ? `#${d.seq}: ${t("reversal_sent")}` : `${t("refused")}: ${d.error}`,
+                 ok ? "good" : "bad");
     renderLog(document.getElementById("app"));
   }
 
@@ -494,9 +500,8 @@
     const save = async () => {
       const [ok, d] = await post(`/console/api/record/${row.seq}`,
         { facts: facts.value, note: note.value, appeal: appeal.value });
-      const out = document.getElementById("log-status");
-      out.textContent = ok ? `#${row.seq} ${t("saved")}` : `${t("refused")}: ${d.error}`;
-      out.className = ok ? "good" : "bad";
+      setLogStatus(ok ? `#${row.seq} ${t("saved")}` : `${t("refused")}: ${d.error}`,
+                   ok ? "good" : "bad");
     };
     return el("details", { class: "record" },
       el("summary", {}, [row.facts, row.note].filter(Boolean).join(" · ") || t("record")),
@@ -512,7 +517,7 @@
     app.replaceChildren(el("section", { id: "log" },
       el("p", {}, el("a", { href: "/console/log.csv", id: "csv", download: "rulings.csv" },
         t("export_csv"))),
-      el("p", { id: "log-status", role: "status" }),
+      el("p", { id: "log-status", role: "status", class: logStatus[1] }, logStatus[0]),
       el("div", { class: "scroll" }, el("table", { class: "log" },
         el("tr", {}, cols.map((c) => el("th", {}, c === "seq" ? "#" : t(c)))),
         (d.rulings || []).map((row) => el("tr", { "data-seq": row.seq },
