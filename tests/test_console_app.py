@@ -380,3 +380,44 @@ def test_adjusted_scores_go_into_the_session_file_and_come_out_again(
         rows = {row["seq"]: row for row in client.get("/console/api/log").json()["rulings"]}
         assert rows[first]["law"] == "12C1(d)" and rows[first]["reversed_by"] == r.json()["seq"]
         assert rows[first]["answer"] == "written: NS A+, EW A-"
+
+
+def test_the_rooms_clock_boards_played_and_call_backs(
+        mosquitto: Mosquitto, tmp_path: Path,
+        mqttc: tuple[mqtt.Client, list[tuple[str, Any]]]) -> None:
+    """A round's clock is started and the move called; each table's first result of a board
+    counts it played; a call gets a call-back time; all kept across a restart."""
+    pub, _ = mqttc
+    app = _app(mosquitto, tmp_path)
+    console = app.state.console
+    with TestClient(app) as client:
+        csrf = _login(client)
+        _until(lambda: console.conn.client is not None, "the console connects")
+
+        def clock(body: dict[str, Any]) -> Any:
+            return client.post("/console/api/clock", json=body, headers={"X-CSRF-Token": csrf})
+        assert clock({"move": True}).status_code == 400          # no clock yet
+        for bad in ({"round": 0, "minutes": 15}, {"round": 1, "minutes": 0},
+                    {"round": 1, "minutes": 999}, {"round": "1", "minutes": 15}, {}):
+            assert clock(bad).status_code == 400, bad
+        assert client.post("/console/api/clock", json={"round": 1, "minutes": 15}
+                           ).status_code == 403
+        assert clock({"round": 1, "minutes": 15}).json()["clock"]["minutes"] == 15
+        assert clock({"move": True}).json()["clock"]["move_called"] is not None
+        for board, tricks in ((3, 9), (3, 10), (4, 8)):          # board 3 published again
+            pub.publish("bridge/6/result", json.dumps({"v": 1, "table": "6", "board": board,
+                                                       "tricks": tricks}), qos=1)
+        _until(lambda: console.room_snapshot()["played"].get("6") == [3, 4], "boards played")
+        _press(pub, "6", "director", "N", 1)
+        call = _until(lambda: console.open_calls(), "the call")[0]
+        url = f"/console/api/call/{call['id']}/callback"
+        assert client.post(url, json={"minutes": -1},
+                           headers={"X-CSRF-Token": csrf}).status_code == 400
+        r = client.post(url, json={"minutes": 10}, headers={"X-CSRF-Token": csrf})
+        assert r.status_code == 200 and r.json()["call"]["callback"] > time.time() + 500
+    app = _app(mosquitto, tmp_path)
+    with TestClient(app) as client:
+        _login(client)
+        room = app.state.console.room_snapshot()
+        assert room["clock"]["round"] == 1 and room["played"] == {"6": [3, 4]}
+        assert app.state.console.open_calls()[0]["callback"] is not None

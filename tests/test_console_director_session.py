@@ -165,6 +165,7 @@ def test_a_director_runs_the_room(room: Room, chromium_browser: Any) -> None:
         _login(page, room.url)
         expect(page.locator(".tcard")).to_have_count(TABLES)
         _calls_stay_until_answered(page, room)
+        _the_rooms_clock(page)
         _destructive_ruling_asked_and_reversed(page)
         _adjusted_scores_reach_score_and_export(page, room)
     finally:
@@ -196,8 +197,34 @@ def _calls_stay_until_answered(page: Page, room: Room) -> None:
     expect(calls).to_have_count(2)                   # answered, still there until closed
 
 
+def _the_rooms_clock(page: Page) -> None:
+    """Round 1's clock: table 5 has played one board of two (its board 10); when the time
+    is up the tables not done are late; the move is called; a call-back reminder falls due."""
+    page.fill("#clock-round", "1")
+    page.fill("#clock-minutes", "60")
+    page.click("#clock-start")
+    expect(page.locator("#clock")).to_contain_text("Round 1 · 59:")
+    expect(page.locator("#table-5 .progress")).to_have_text("Boards played 1/2")
+    expect(page.locator("#clock-summary")).to_contain_text("Late: - · Slow: -")
+    page.fill("#clock-minutes", "0.01")     # the round's time is up within a second
+    page.click("#clock-start")
+    expect(page.locator("#clock")).to_contain_text("time up")
+    expect(page.locator("#table-5 .progress")).to_have_attribute("data-progress", "late")
+    expect(page.locator("#clock-summary")).to_contain_text("Late: 1, 2, 3, 4, 5, 6")
+    page.click("#clock-move")
+    expect(page.locator("#clock")).to_contain_text("move called")
+    # "go back to table 12 in a moment": the reminder falls due with a sound
+    page.once("dialog", lambda dialog: dialog.accept("0.01"))
+    page.locator("#calls li[data-table='12'] .call-back").click()
+    expect(page.locator("#calls li[data-table='12'] .callback.due")).to_contain_text(
+        "go back now")
+    assert page.evaluate("document.body.dataset.lastAlarm") is not None
+
+
 def _destructive_ruling_asked_and_reversed(page: Page) -> None:
     page.click("#table-5")
+    expect(page.locator("#pairs")).to_have_text(
+        "Pairs: NS 5 (Ann Archer - Bob Baker) · EW 35 (Cy Cole - Di Dunn)")
     expect(page.locator("#score")).to_have_text("650")
     page.locator("li.alert[data-code=REVOKE]").click()
     options = page.locator("#options")

@@ -43,6 +43,7 @@ from ..i18n import LABELS, LANGS, label
 from ..listener import Connection, TableStore, run_listener
 from . import adjust, options
 from .calls import CallBook
+from .room import RoomBook
 from .store import RulingLog, readable_time
 
 log = logging.getLogger("bridge_table.console")
@@ -85,6 +86,7 @@ class Console:
     sessions: Sessions = field(default_factory=Sessions)
     rulings: RulingLog | None = None
     calls: CallBook | None = None
+    room: RoomBook | None = None
     pending: dict[int, str] = field(default_factory=dict)   # seq -> table, unanswered
     #: seq -> the table's state and result when the ruling was sent (did it change them?)
     before: dict[int, tuple[Any, Any]] = field(default_factory=dict)
@@ -94,6 +96,13 @@ class Console:
     # -- the calls for the director ---------------------------------------------------------
     def calls_changed(self) -> None:
         self.store.hub.publish({"type": "calls", "calls": self.open_calls()})
+
+    def room_changed(self) -> None:
+        self.store.hub.publish({"type": "room", "room": self.room_snapshot()})
+
+    def room_snapshot(self) -> dict[str, Any]:
+        return {**(self.room.snapshot() if self.room is not None else {}),
+                "now": time.time()}
 
     def open_calls(self) -> list[dict[str, Any]]:
         return self.calls.open_calls() if self.calls is not None else []
@@ -119,6 +128,10 @@ class Console:
         if kind == "event":
             self._press(table, data)
             return
+        board = data.get("board")
+        if kind == "result" and self.room is not None and isinstance(board, int) \
+                and self.room.played(table, board, time.time()):
+            self.room_changed()
         if not self.pending:
             return
         answer: tuple[int, str] | None = None
@@ -421,6 +434,7 @@ def _console_page(session: Session, lang: str) -> HTMLResponse:
 <select id="lang" aria-label="language">{"".join(
         f'<option value="{c}"{" selected" if c == lang else ""}>{c}</option>'
         for c in LANGS)}</select>
+<span id="clock" class="clock"></span>
 <span id="live" class="live"></span>
 <form method="post" action="/logout"><input type="hidden" name="csrf"
  value="{html.escape(session.csrf)}"><button id="logout" type="submit"></button></form>
@@ -464,6 +478,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         console.rulings = RulingLog(config.db)
         console.calls = CallBook(config.db)
+        console.room = RoomBook(config.db)
         console.pending = console.rulings.unanswered()
         stop = asyncio.Event()
         task = asyncio.create_task(run_listener(config.broker, store, console.conn, stop,
@@ -477,6 +492,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
             await task
             console.rulings.close()
             console.calls.close()
+            console.room.close()
 
     login_lock = asyncio.Lock()
 
@@ -530,7 +546,8 @@ def build_app(config: ConsoleConfig) -> Starlette:
 
     def snapshot() -> dict[str, Any]:
         return {"tables": store.snapshot(), "connected": console.conn.client is not None,
-                "src": config.src, "calls": console.open_calls()}
+                "src": config.src, "calls": console.open_calls(),
+                "room": console.room_snapshot()}
 
     async def events(request: Request) -> Response:
         if session_of(request) is None:
@@ -638,12 +655,69 @@ def build_app(config: ConsoleConfig) -> Starlette:
         if sess is None:
             return JSONResponse({"session": None})
         move = sess.movement
+        pairs_at: dict[str, dict[str, list[int]]] = {}
+        for t in move.tables:
+            for b in move.boards_of_table(t):
+                both = move.pairs_at(t, b)
+                if both is not None:
+                    pairs_at.setdefault(t, {})[str(b)] = list(both)
         return JSONResponse({"session": sess.id, "artificial": list(sess.artificial),
                              "tables": {t: sorted(move.boards_of_table(t))
                                         for t in move.tables},
+                             "pairs_at": pairs_at,
                              "pairs": {str(n): {"name": c.label, "players": list(c.players)}
                                        for n, c in (sess.teams if sess.is_teams
                                                     else sess.pairs).items()}})
+
+    async def api_clock(request: Request) -> Response:
+        """``POST /console/api/clock``: ``{"round": N, "minutes": M}`` starts round N's
+        clock now; ``{"move": true}`` records that the director called the move."""
+        session = changing(request)
+        if not isinstance(session, Session):
+            return session
+        if console.room is None:
+            return JSONResponse({"error": "not ready"}, status_code=503)
+        try:
+            body = json.loads(await request.body())
+            if not isinstance(body, dict):
+                raise ValueError("the body must be a JSON object")
+            if body.get("move") is True:
+                if console.room.call_move(time.time()) is None:
+                    raise ValueError("no round's clock is running")
+            else:
+                number, minutes = body.get("round"), body.get("minutes")
+                if not isinstance(number, int) or isinstance(number, bool) \
+                        or not isinstance(minutes, int | float) or isinstance(minutes, bool):
+                    raise ValueError("round (a number) and minutes (a number) are needed")
+                console.room.start_round(number, float(minutes), time.time())
+        except ValueError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        log.info("room clock: %s by %s", body, session.name)
+        console.room_changed()
+        return JSONResponse(console.room_snapshot())
+
+    async def api_callback(request: Request) -> Response:
+        """``POST /console/api/call/{id}/callback`` ``{"minutes": M}``: remind the director
+        to go back to the table in M minutes (0: no reminder)."""
+        session = changing(request)
+        if not isinstance(session, Session):
+            return session
+        if console.calls is None:
+            return JSONResponse({"error": "not ready"}, status_code=503)
+        try:
+            call_id = int(request.path_params["call"])
+            body = json.loads(await request.body())
+            minutes = body.get("minutes") if isinstance(body, dict) else None
+            if not isinstance(minutes, int | float) or isinstance(minutes, bool) \
+                    or not 0 <= minutes <= 240:
+                raise ValueError("minutes must be 0 to 240")
+        except ValueError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        due = time.time() + 60 * minutes if minutes else None
+        if not console.calls.call_back(call_id, due):
+            return JSONResponse({"error": f"no open call {call_id}"}, status_code=404)
+        console.calls_changed()
+        return JSONResponse({"call": console.calls.get(call_id)})
 
     async def api_reverse(request: Request) -> Response:
         """``POST /console/api/reverse/{seq}`` (JSON ``{"confirmed": true}``): send the
@@ -722,7 +796,9 @@ def build_app(config: ConsoleConfig) -> Starlette:
         Route("/console/api/options", api_options),
         Route("/console/api/ruling", api_ruling, methods=["POST"]),
         Route("/console/api/calls/{table}/answered", api_answer_calls, methods=["POST"]),
+        Route("/console/api/call/{call}/callback", api_callback, methods=["POST"]),
         Route("/console/api/call/{call}/{action}", api_call, methods=["POST"]),
+        Route("/console/api/clock", api_clock, methods=["POST"]),
         Route("/console/api/reverse/{seq}", api_reverse, methods=["POST"]),
         Route("/console/api/score", api_score, methods=["POST"]),
         Route("/console/api/session", api_session),

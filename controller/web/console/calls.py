@@ -31,9 +31,11 @@ CREATE TABLE IF NOT EXISTS calls (
     ruling_seq INTEGER
 );
 """
+#: columns added since the first book (an older file gets them on opening)
+_ADDED = (("callback", "REAL"),)
 
 COLUMNS = ("id", "table_id", "button", "seat", "board", "received", "answered",
-           "answered_by", "closed", "closed_how", "closed_by", "ruling_seq")
+           "answered_by", "closed", "closed_how", "closed_by", "ruling_seq", "callback")
 #: the buttons a table presses for the director (docs/wire-contract.md, ``type: button``)
 BUTTONS = ("director", "claim")
 CLOSE_HOW = ("ruled", "dismissed")
@@ -45,6 +47,11 @@ class CallBook:
         self._db = sqlite3.connect(str(path), check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(calls)")}
+        with self._db:
+            for name, kind in _ADDED:
+                if name not in have:
+                    self._db.execute(f"ALTER TABLE calls ADD COLUMN {name} {kind}")
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -94,6 +101,13 @@ class CallBook:
                                    "table_id=? AND closed IS NULL AND answered IS NULL",
                                    (now, director, table))
             return cur.rowcount
+
+    def call_back(self, call_id: int, due: float | None) -> bool:
+        """Remind the director to go back to the table at ``due`` (None: no reminder)."""
+        with self._lock, self._db:
+            cur = self._db.execute("UPDATE calls SET callback=? WHERE id=? AND closed IS NULL",
+                                   (due, call_id))
+            return cur.rowcount > 0
 
     def close_call(self, call_id: int, how: str, director: str, now: float,
                    ruling_seq: int | None = None) -> bool:

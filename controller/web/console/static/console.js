@@ -10,6 +10,9 @@
   let ROUNDS = {};                  // table -> board -> round (the session file, if given)
   let DEALS = {};                   // board -> seat -> cards (the deals file, if given)
   let SESSION = { session: null };  // the session file's tables, boards, pairs, scores
+  let ROOM = { clock: null, played: {} };   // the round's clock, boards each table played
+  let skew = 0;                     // the server's clock minus this page's
+  const BOARD_MINUTES = 7.5;        // the usual pace: a round's default length per board
   const tables = new Map();
   const answers = new Map();        // seq -> answer text
   const sent = [];                  // rulings sent from this page: {seq, table, text}
@@ -64,6 +67,84 @@
     return boards && board !== undefined ? boards[String(board)] : undefined;
   }
 
+  // -- the room's clock: time left, boards played of the round, late and slow tables ------
+  const serverNow = () => now() + skew;
+  function roundBoards(table, round) {   // the boards the table plays in that round
+    return Object.entries(ROUNDS[table] || {}).filter(([, r]) => r === round)
+      .map(([b]) => Number(b));
+  }
+  function progress(table) {
+    const c = ROOM.clock;
+    if (!c) return null;
+    const boards = roundBoards(table, c.round);
+    if (!boards.length) return null;
+    const done = boards.filter((b) => (ROOM.played[table] || []).includes(b)).length;
+    const elapsed = (serverNow() - c.started) / (c.minutes * 60);
+    const due = Math.min(boards.length, Math.floor(elapsed * boards.length));
+    const state = done >= boards.length ? "done" : elapsed >= 1 ? "late"
+      : done < due ? "slow" : "ok";
+    return { done, of: boards.length, state };
+  }
+  function clockText() {
+    const c = ROOM.clock;
+    if (!c) return "";
+    const left = c.started + c.minutes * 60 - serverNow();
+    const mmss = (x) => `${Math.floor(Math.abs(x) / 60)}:${String(Math.floor(Math.abs(x) % 60)).padStart(2, "0")}`;
+    return `${t("round")} ${c.round} · ` + (left >= 0 ? `${mmss(left)} ${t("left")}`
+      : `${t("time_up")} ${mmss(left)}`) + (c.move_called ? ` · ${t("move_called")}` : "");
+  }
+  let wasUp = null;
+  function tickClock() {
+    const node = document.getElementById("clock");
+    const up = !!(ROOM.clock && ROOM.clock.started + ROOM.clock.minutes * 60 < serverNow());
+    if (node) {
+      node.textContent = clockText();
+      node.className = up ? "clock up" : "clock";
+    }
+    // time up: the late tables show at once
+    if (wasUp !== null && up !== wasUp && route()[0] === "room") render();
+    wasUp = up;
+  }
+  function setRoom(room) {
+    ROOM = room;
+    if (room.now) skew = room.now - now();
+    tickClock();
+  }
+
+  function clockPanel() {
+    const c = ROOM.clock;
+    const rounds = [...new Set(Object.values(ROUNDS).flatMap((bs) => Object.values(bs)))];
+    const next = c ? c.round + 1 : 1;
+    const perRound = Object.keys(ROUNDS).length
+      ? roundBoards(Object.keys(ROUNDS)[0], rounds.includes(next) ? next : 1).length : 0;
+    const rnd = el("input", { id: "clock-round", type: "number", min: 1, size: 3,
+                              value: inputs["clock-round"] ?? next,
+                              oninput: (e) => { inputs["clock-round"] = e.target.value; } });
+    const mins = el("input", { id: "clock-minutes", type: "number", min: 1, size: 3,
+                               value: inputs["clock-minutes"] ?? (perRound * BOARD_MINUTES || 15),
+                               oninput: (e) => { inputs["clock-minutes"] = e.target.value; } });
+    const send = async (body) => {
+      const [ok, d] = await post("/console/api/clock", body);
+      if (ok) { delete inputs["clock-round"]; setRoom(d); render(); }
+      else { const out = document.getElementById("clock-status"); out.textContent = d.error; out.className = "bad"; }
+    };
+    const tables = [...tables_()].map((v) => [v.table, progress(v.table)]);
+    const late = tables.filter(([, p]) => p && p.state === "late").map(([x]) => x);
+    const slow = tables.filter(([, p]) => p && p.state === "slow").map(([x]) => x);
+    return el("section", { id: "roomclock", class: "roomclock" },
+      el("label", {}, `${t("round")} `, rnd), " ",
+      el("label", {}, `${t("minutes")} `, mins), " ",
+      el("button", { type: "button", id: "clock-start", onclick: () => send(
+        { round: Number(rnd.value), minutes: Number(mins.value) }) }, t("start_round")), " ",
+      c ? el("button", { type: "button", id: "clock-move", onclick: () => send({ move: true }) },
+        t("call_move")) : null,
+      c ? el("p", { id: "clock-summary", class: "tline" },
+        `${t("late_tables")}: ${late.sort(natural).join(", ") || "-"} · `,
+        `${t("slow_tables")}: ${slow.sort(natural).join(", ") || "-"}`) : null,
+      el("span", { id: "clock-status", role: "status" }));
+  }
+  const tables_ = () => tables.values();
+
   function rank(v) {
     const alerts = liveAlerts(v);
     if (waitingCalls(v).length) return 0;
@@ -100,8 +181,17 @@
       calls.length ? el("div", { class: "call" }, `${callLabel(calls[0])}`,
         calls[0].seat ? ` (${calls[0].seat})` : "",
         ` ${age(now() - calls[0].received)} ${t("ago")}`) : null,
+      progressLine(v),
       liveAlerts(v).map((a) => el("div", { class: `alert ${a.status}` }, tx(a.text))),
       evidenceLine(v));
+  }
+
+  function progressLine(v) {
+    const p = progress(v.table);
+    if (!p) return null;
+    return el("div", { class: `tline progress ${p.state}`, "data-progress": p.state },
+      `${t("boards_played")} ${p.done}/${p.of}`,
+      p.state === "late" || p.state === "slow" ? ` · ${t(p.state)}` : "");
   }
 
   // the room card's one line of evidence: tempo flags and a claim's verdict, if any
@@ -143,9 +233,19 @@
       c.board ? ` · ${t("board")} ${c.board}` : "",
       " · ", el("span", { class: "age" }, `${age(now() - c.received)} ${t("ago")}`),
       c.answered ? ` · ${t("call_answered")} (${c.answered_by || ""})` : "",
+      c.callback ? el("span", { class: c.callback <= serverNow() ? "callback due" : "callback" },
+        c.callback <= serverNow() ? ` · ${t("call_back_now")}`
+          : ` · ${t("call_back_at")} ${new Date((c.callback - skew) * 1000).toLocaleTimeString()}`)
+        : "",
       " ",
       c.answered ? null : el("button", { type: "button", class: "call-answer",
         onclick: () => callAction(c, "answered") }, t("call_answered")),
+      el("button", { type: "button", class: "call-back", onclick: async () => {
+        const m = window.prompt(t("call_back_minutes"), "10");
+        if (m === null) return;
+        const [ok, d] = await post(`/console/api/call/${c.id}/callback`, { minutes: Number(m) });
+        if (!ok) window.alert(d.error);
+      } }, t("call_back")),
       el("button", { type: "button", class: "call-ruled",
         onclick: () => callAction(c, "ruled") }, t("call_ruled")),
       el("button", { type: "button", class: "call-dismiss",
@@ -164,7 +264,10 @@
     const ids = new Set(calls.map((c) => c.id));
     const fresh = callsSeen !== null && calls.some((c) => !callsSeen.has(c.id));
     callsSeen = new Set([...(callsSeen || []), ...ids]);
-    if (!fresh) return;
+    if (fresh) ring();
+  }
+
+  function ring() {
     document.body.dataset.lastAlarm = String(Date.now());
     try { if (navigator.vibrate) navigator.vibrate([200, 100, 200]); } catch (e) { /* none */ }
     try {
@@ -180,9 +283,20 @@
     } catch (e) { /* no sound: the list still shows it */ }
   }
 
+  // a call-back that falls due: the same sound and vibration as a new call, once
+  const reminded = new Set();
+  function remind() {
+    const due = CALLS.filter((c) => c.callback && c.callback <= serverNow() &&
+                             !reminded.has(`${c.id}:${c.callback}`));
+    if (!due.length) return;
+    for (const c of due) reminded.add(`${c.id}:${c.callback}`);
+    ring();
+    if (route()[0] !== "log") render();
+  }
+
   function renderRoom(app) {
     const list = [...tables.values()].sort(roomOrder);
-    app.replaceChildren(callsBlock(), el("section", { id: "room" },
+    app.replaceChildren(callsBlock(), clockPanel(), el("section", { id: "room" },
       list.length ? list.map(roomCard) : el("p", {}, t("no_tables"))));
   }
 
@@ -348,6 +462,20 @@
           + `${h.law || ""} ${h.detail || ""}`)))) : null);
   }
 
+  // the pairs at the table (the state's ns/ew, else the session's movement) and their names
+  function pairsLine(name, s) {
+    const at = (SESSION.pairs_at || {})[name] || {};
+    const both = s.ns !== undefined && s.ew !== undefined ? [s.ns, s.ew]
+      : at[String(s.board)];
+    if (!both) return null;
+    const who = (n) => {
+      const p = (SESSION.pairs || {})[String(n)];
+      return p && p.players && p.players.length ? `${n} (${p.players.join(" - ")})` : `${n}`;
+    };
+    return el("p", { id: "pairs", class: "tline" }, `${t("pairs")}: NS ${who(both[0])} · ` +
+      `EW ${who(both[1])}`);
+  }
+
   function renderTable(app, name) {
     const v = tables.get(name);
     if (!v) { app.replaceChildren(el("p", {}, el("a", { href: "#room" }, t("back")))); return; }
@@ -359,6 +487,7 @@
     app.replaceChildren(el("section", { id: "tableview", "data-table": name },
       el("p", {}, el("a", { href: "#room", id: "back" }, `\u2190 ${t("back")}`)),
       el("h2", {}, `${t("table")} ${name} · ${t("board")} ${s.board ?? "-"}`),
+      pairsLine(name, s),
       el("p", { class: "tline" }, `${t("bridge")}: ${v.bridge ? t(v.bridge) : "?"}`,
         v.health ? ` · ${t("health")}: ${objectList(v.health)}` : ""),
       openCalls(name).length ? el("ol", { class: "call", id: "call" },
@@ -584,12 +713,17 @@
       for (const v of d.tables) tables.set(v.table, v);
       CALLS = d.calls || [];
       announce(CALLS);
+      if (d.room) setRoom(d.room);
       connected = true;
       render();
     });
     es.onmessage = (e) => {
       const d = JSON.parse(e.data);
       if (d.type === "table") onTable(d);
+      else if (d.type === "room") {
+        setRoom(d.room);
+        if (route()[0] === "room") render();
+      }
       else if (d.type === "calls") {
         CALLS = d.calls;
         announce(CALLS);
@@ -619,7 +753,8 @@
     });
     window.addEventListener("hashchange", render);
     setInterval(() => { if (route()[0] === "room") renderRoom(document.getElementById("app")); },
-                10000);   // ages of director calls
+                10000);   // ages of director calls, the tables' progress
+    setInterval(() => { tickClock(); remind(); }, 1000);
     render();
     connect();
   }
