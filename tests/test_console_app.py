@@ -421,3 +421,43 @@ def test_the_rooms_clock_boards_played_and_call_backs(
         room = app.state.console.room_snapshot()
         assert room["clock"]["round"] == 1 and room["played"] == {"6": [3, 4]}
         assert app.state.console.open_calls()[0]["callback"] is not None
+
+
+def test_accounts_and_a_login_not_held_up_by_guesses_from_elsewhere(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """Each director logs in with their own password (another's is refused); wrong guesses
+    in flight from one address do not hold up a login from another address."""
+    import asyncio
+
+    import httpx
+
+    app = build_app(ConsoleConfig(broker=BrokerSettings.from_url(mosquitto.url),
+                                  password_hash="", db=tmp_path / "console.sqlite",
+                                  accounts={"Ada": hash_password("ada's secret"),
+                                            "Bo": hash_password("bo's secret")}))
+
+    def form(name: str, password: str) -> dict[str, str]:
+        return {"name": name, "password": password}
+
+    async def run() -> None:
+        guesser = httpx.AsyncClient(transport=httpx.ASGITransport(
+            app=app, client=("10.0.0.66", 4000)), base_url="http://console")
+        director = httpx.AsyncClient(transport=httpx.ASGITransport(
+            app=app, client=("10.0.0.2", 5000)), base_url="http://console")
+        for name, password, status in (("Ada", "bo's secret", 401), ("Bo", "bo's secret", 303),
+                                       ("Cy", "bo's secret", 401), ("ada", "ada's secret", 401)):
+            r = await director.post("/login", data=form(name, password))
+            assert r.status_code == status, (name, password)
+        guesses = [asyncio.ensure_future(guesser.post("/login", data=form("Ada", f"guess{i}")))
+                   for i in range(10)]
+        await asyncio.sleep(0.05)
+        r = await director.post("/login", data=form("Ada", "ada's secret"))
+        assert r.status_code == 303
+        # the director is in while most of the guesses still wait their turn
+        assert sum(g.done() for g in guesses) < 10
+        assert all(g.status_code == 401 for g in await asyncio.gather(*guesses))
+        page = await director.get("/console", cookies=r.cookies)
+        assert 'name="director" content="Ada"' in page.text
+        await guesser.aclose()
+        await director.aclose()
+    asyncio.run(run())

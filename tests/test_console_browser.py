@@ -231,6 +231,7 @@ def test_phone_shows_the_room_with_the_revoke(env: Env, chromium_browser: Any) -
         # the same room in Vietnamese and Chinese: the controller's alert text in that language
         page.select_option("#lang", "vi")
         expect(card).to_contain_text("Lỗi đánh sai được xác định")
+        expect(page.locator("header h1")).to_have_text("Bàn điều khiển trọng tài")
         page.select_option("#lang", "zh")
         expect(card).to_contain_text("藏牌成立")
         card.click()

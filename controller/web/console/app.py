@@ -15,6 +15,7 @@ import asyncio
 import html
 import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -38,7 +39,15 @@ from controller.session import Session as SessionFile
 
 from .. import sse
 from ..app import create_app
-from ..auth import COOKIE, SESSION_SECONDS, Session, Sessions, verify_password
+from ..auth import (
+    COOKIE,
+    SESSION_SECONDS,
+    LoginThrottle,
+    Session,
+    Sessions,
+    hash_password,
+    verify_password,
+)
 from ..i18n import LABELS, LANGS, label
 from ..listener import Connection, TableStore, run_listener
 from . import adjust, options
@@ -63,6 +72,8 @@ SCORE_RULING = "score"
 @dataclass
 class ConsoleConfig:
     broker: BrokerSettings
+    #: one password shared by every director (a password file line without a name); ""
+    #: when every director has an account
     password_hash: str
     db: Path
     src: str = "console"
@@ -74,6 +85,8 @@ class ConsoleConfig:
     rounds: dict[str, dict[int, int]] = field(default_factory=dict)
     #: the session file (``--session``): pairs, players, and where adjusted scores go
     session: SessionFile | None = None
+    #: each director's own password: name -> scrypt line (``console passwd --name``)
+    accounts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -494,7 +507,11 @@ def build_app(config: ConsoleConfig) -> Starlette:
             console.calls.close()
             console.room.close()
 
-    login_lock = asyncio.Lock()
+    throttle = LoginThrottle()
+    #: checked for a name with no account, so that it costs what a real check costs
+    no_account = hash_password(os.urandom(16).hex())
+    #: scrypt checks at once (each takes some 50 ms of a core and 16 MiB)
+    checking = asyncio.Semaphore(4)
 
     def session_of(request: Request) -> Session | None:
         return console.sessions.get(request)
@@ -511,14 +528,21 @@ def build_app(config: ConsoleConfig) -> Starlette:
         name = (form.get("name", [""])[0].strip() or "director")[:60]
         lang = form.get("lang", ["en"])[0]
         lang = lang if lang in LANGS else "en"
-        async with login_lock:   # one check at a time: at most two guesses a second
-            ok = await asyncio.to_thread(verify_password, password, config.password_hash)
+        address = request.client.host if request.client else "?"
+        if throttle.wait_left(address):
+            log.warning("login refused from %s: too many wrong passwords", address)
+            return _login_page(lang, error=True, status=429)
+        digest = config.accounts.get(name) or config.password_hash or no_account
+        async with throttle.lock(address):   # one check at a time from an address
+            async with checking:
+                ok = await asyncio.to_thread(verify_password, password, digest)
             if not ok:
-                log.warning("wrong password from %s", request.client.host if request.client
-                            else "?")
-                await asyncio.sleep(0.5)
+                throttle.failed(address)
+                log.warning("wrong name or password from %s", address)
+                await asyncio.sleep(throttle.delay)
         if not ok:
             return _login_page(lang, error=True, status=401)
+        throttle.succeeded(address)
         token, _ = console.sessions.create(name)
         response = RedirectResponse("/console", status_code=303)
         response.set_cookie(COOKIE, token, max_age=SESSION_SECONDS, httponly=True,

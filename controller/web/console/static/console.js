@@ -678,6 +678,7 @@
     document.getElementById("nav-log").textContent = t("log");
     document.getElementById("logout").textContent = t("logout");
     document.title = t("title");
+    document.querySelector("header h1").textContent = t("title");
     setLive(connected);
     if (view === "table") {
       // a live update must not take the field the director is typing in away
