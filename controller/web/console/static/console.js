@@ -680,15 +680,13 @@
     document.title = t("title");
     document.querySelector("header h1").textContent = t("title");
     setLive(connected);
-    if (view === "table") {
-      // a live update must not take the field the director is typing in away
-      const focused = document.activeElement && document.activeElement.id;
-      renderTable(app, arg);
-      const again = focused && document.getElementById(focused);
-      if (again) again.focus();
-    }
-    else if (view === "log") renderLog(app);
+    if (view === "log") { renderLog(app); return; }
+    // a live update must not take the field the director is typing in away
+    const focused = document.activeElement && document.activeElement.id;
+    if (view === "table") renderTable(app, arg);
     else renderRoom(app);
+    const again = focused && document.getElementById(focused);
+    if (again) again.focus();
   }
 
   function setLive(on) {
@@ -753,7 +751,7 @@
       render();
     });
     window.addEventListener("hashchange", render);
-    setInterval(() => { if (route()[0] === "room") renderRoom(document.getElementById("app")); },
+    setInterval(() => { if (route()[0] === "room") render(); },
                 10000);   // ages of director calls, the tables' progress
     setInterval(() => { tickClock(); remind(); }, 1000);
     render();
