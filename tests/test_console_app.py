@@ -273,6 +273,9 @@ def test_rulings_closed_alerts_no_change_confirmation_and_reversal(
 
         r = post({"table": "7", "alert": 1, "ruling": "accept"})
         assert r.status_code == 400 and "resolved" in r.json()["error"]
+        # a claim once the play is over is not offered (adjust is)
+        r = post({"table": "7", "ruling": "claim", "tricks": 3, "confirmed": True})
+        assert r.status_code == 400 and "not offered" in r.json()["error"]
         # an undo the Laws core says did nothing: "no change", not "applied"
         r = post({"table": "7", "ruling": "undo", "confirmed": True})
         seq = r.json()["seq"]

@@ -225,7 +225,9 @@ class Console:
         code: str | None = None
         board = view.board
         if alert is None:
-            offered = options.TABLE_OPTIONS
+            phase = (view.state or {}).get("phase")
+            offered = tuple(o for o in options.TABLE_OPTIONS
+                            if not o.phases or phase in o.phases)
         else:
             if not isinstance(alert, int) or isinstance(alert, bool) or alert not in view.alerts:
                 raise ValueError(f"table {table} has no alert {alert!r}")

@@ -527,7 +527,8 @@
               ((OPT.codes[sel.code]) || OPT.default).map((o) => optionRow(name, sel.id, o)))
               : el("p", {}, t("select_alert")),
           el("h3", {}, t("table_actions")),
-          el("div", { id: "table-options" }, OPT.table.map((o) => optionRow(name, null, o))),
+          el("div", { id: "table-options" }, OPT.table.filter((o) => !o.phases.length ||
+            o.phases.includes(s.phase)).map((o) => optionRow(name, null, o))),
           el("p", { id: "send-status", role: "status" }),
           el("h3", {}, t("answer")),
           el("ul", { id: "answers" }, mine.map((x) => el("li", { "data-seq": x.seq },
