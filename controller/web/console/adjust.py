@@ -3,10 +3,10 @@
 ``bridge-table score`` and ``bridge-table export`` read a session's adjusted scores from
 its file (``[[adjustment]]``, docs/session.md). The console appends one block per adjusted
 score, between two comment lines that name the ruling, and takes exactly that block out
-again to reverse it. The would-be file is read back with ``controller.session``'s own
-parser before it replaces the old one (written to a temporary file, then renamed), so the
-console never leaves a session file that ``score`` would refuse; the table must play the
-board in the session's movement.
+again to reverse it. The would-be file is written beside the old one and read back with
+``controller.session.load_session`` (the checks ``score`` makes) before it is renamed over
+it, so the console never leaves a session file that ``score`` would refuse; the table must
+play the board in the session's movement.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.session import Session, SessionError, parse_session
+from controller.session import Session, SessionError, load_session
 
 __all__ = ["ScoreAdjustment", "check_adjustment", "append_adjustment", "remove_adjustment",
            "KINDS"]
@@ -105,15 +104,17 @@ def check_adjustment(session: Session, body: dict[str, Any]) -> ScoreAdjustment:
 
 
 def _replace(path: Path, text: str) -> Session:
-    """Check ``text`` as the session file, then put it in place; the session it gives."""
-    try:
-        session = parse_session(tomllib.loads(text), str(path), path.parent)
-    except (tomllib.TOMLDecodeError, SessionError) as exc:
-        raise ValueError(f"the session file would not read back: {exc}") from None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    """Write ``text`` beside the session file, read it back with ``load_session`` (every
+    check ``score`` makes), then put it in place; the session it gives."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".toml", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        try:
+            session = load_session(tmp)
+        except SessionError as exc:
+            raise ValueError(f"the session file would not read back: "
+                             f"{str(exc).replace(tmp, str(path))}") from None
         os.chmod(tmp, path.stat().st_mode & 0o777)
         os.replace(tmp, path)
     except BaseException:
