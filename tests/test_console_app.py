@@ -165,7 +165,7 @@ def test_the_session_gives_each_table_its_round(mosquitto: Mosquitto, tmp_path: 
 
 def _press(pub: mqtt.Client, table: str, button: str, seat: str, seq: int) -> None:
     pub.publish(f"bridge/{table}/event", json.dumps({
-        "v": 1, "src": f"pi-{table}", "seq": seq, "boot": 1, "ts": 1.0 * seq,
+        "v": 1, "src": f"pi-{table}", "seq": seq, "boot": "b1", "ts": 1.0 * seq,
         "type": "button", "button": button, "seat": seat}), qos=1)
 
 
@@ -186,6 +186,8 @@ def test_calls_and_claim_presses_stay_until_the_director_closes_them(
                                                   "phase": "auction"}), qos=1, retain=True)
         _press(pub, "9", "claim", "S", 1)
         _press(pub, "9", "claim", "S", 1)                # delivered twice: kept once
+        pub.publish("bridge/9/event", json.dumps({      # not the contract's: not kept
+            "v": 1, "src": "pi-9", "ts": 1.0, "type": "button", "button": "claim"}), qos=1)
         _until(lambda: len(console.open_calls()) == 2, "the claim press")
         pub.publish("bridge/4/state", json.dumps({"v": 1, "table": "4", "board": 2,
                                                   "phase": "auction"}), qos=1, retain=True)

@@ -30,7 +30,9 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import pytest
 from broker import Mosquitto, free_port
+from screenshots import screenshot_dir
 
+from controller.session import load_session
 from controller.web.auth import write_password_file
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
@@ -126,13 +128,15 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Room]:
             _wait_http(url, console, tmp / "console.log")
             _wait_retained(broker, "bridge/controller/status",
                            lambda d: d.get("status") == "online")
+            movement = load_session(session).movement
             client = _client(broker)
             try:
                 for t in range(1, TABLES + 1):
                     if t != 5:   # table 5's state comes from the controller
                         client.publish(f"bridge/{t}/state", json.dumps({
-                            "v": 1, "table": str(t), "board": 2 * t - 1, "phase": "auction",
-                            "last": None, "turn": "N"}), qos=1, retain=True).wait_for_publish()
+                            "v": 1, "table": str(t), "board": movement.boards_at(str(t), 1)[0],
+                            "phase": "auction", "last": None, "turn": "N"}),
+                            qos=1, retain=True).wait_for_publish()
             finally:
                 client.loop_stop()
                 client.disconnect()
@@ -147,7 +151,7 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Room]:
 
 def _press(broker: Mosquitto, table: int, button: str, seat: str, seq: int) -> None:
     _publish(broker, f"bridge/{table}/event", {
-        "v": 1, "src": f"pi-{table}", "seq": seq, "boot": 1, "ts": time.time(),
+        "v": 1, "src": f"pi-{table}", "seq": seq, "boot": "b1", "ts": time.time(),
         "type": "button", "button": button, "seat": seat})
 
 
@@ -206,9 +210,10 @@ def _the_rooms_clock(page: Page) -> None:
     expect(page.locator("#clock")).to_contain_text("Round 1 · 59:")
     expect(page.locator("#table-5 .progress")).to_have_text("Boards played 1/2")
     expect(page.locator("#clock-summary")).to_contain_text("Late: - · Slow: -")
+    page.fill("#clock-round", "1")
     page.fill("#clock-minutes", "0.01")     # the round's time is up within a second
     page.click("#clock-start")
-    expect(page.locator("#clock")).to_contain_text("time up")
+    expect(page.locator("#clock")).to_contain_text("Round 1 · time up")
     expect(page.locator("#table-5 .progress")).to_have_attribute("data-progress", "late")
     expect(page.locator("#clock-summary")).to_contain_text("Late: 1, 2, 3, 4, 5, 6")
     page.click("#clock-move")
@@ -218,6 +223,7 @@ def _the_rooms_clock(page: Page) -> None:
     page.locator("#calls li[data-table='12'] .call-back").click()
     expect(page.locator("#calls li[data-table='12'] .callback.due")).to_contain_text(
         "go back now")
+    page.screenshot(path=str(screenshot_dir() / "console-calls-clock.png"))
     assert page.evaluate("document.body.dataset.lastAlarm") is not None
 
 
@@ -276,6 +282,7 @@ def _adjusted_scores_reach_score_and_export(page: Page, room: Room) -> None:
     page.once("dialog", lambda dialog: dialog.accept())
     form.locator("#send-score").click()
     expect(page.locator("#score-status")).to_contain_text("written: NS A+, EW A-")
+    page.screenshot(path=str(screenshot_dir() / "console-adjusted-score.png"), full_page=True)
     # the calls are closed: ruled on table 12, the claim dismissed
     page.locator("#call li .call-ruled").click()
     page.click("#nav-room")

@@ -124,14 +124,17 @@ class Console:
         """A "director called" or claim press: kept until the director closes it."""
         if self.calls is None or data.get("type") != "button":
             return
-        seq, boot = data.get("seq"), data.get("boot")
-        key = f"{data.get('src')}/{boot}/{seq}" if isinstance(seq, int) else None
-        seat = data.get("seat")
+        press = wire.decode_input("event", data)
+        if not isinstance(press, wire.ButtonEvent):   # what the controller refuses too
+            log.warning("table %s: a button press not kept: %s", table,
+                        press.reason if isinstance(press, wire.Malformed) else "not a button")
+            return
         view = self.store.tables.get(table)
-        kept = self.calls.press(table=table, button=str(data.get("button")),
-                                seat=seat if isinstance(seat, str) else None,
+        kept = self.calls.press(table=table, button=str(press.button),
+                                seat=str(press.seat) if press.seat is not None else None,
                                 board=view.board if view is not None else None,
-                                received=time.time(), key=key)
+                                received=time.time(),
+                                key=f"{press.src}/{press.boot}/{press.seq}")
         if kept is not None:
             log.info("table %s: %s pressed (%s)", table, kept["button"], kept["seat"] or "-")
             self.calls_changed()
