@@ -180,9 +180,10 @@
         health.map(([k, x]) => `${k} ${x}`).join(", ")) : null,
       calls.length ? el("div", { class: "call" }, `${callLabel(calls[0])}`,
         calls[0].seat ? ` (${calls[0].seat})` : "",
-        ` ${age(now() - calls[0].received)} ${t("ago")}`) : null,
+        ` ${age(serverNow() - calls[0].received)} ${t("ago")}`) : null,
       progressLine(v),
-      liveAlerts(v).map((a) => el("div", { class: `alert ${a.status}` }, tx(a.text))),
+      liveAlerts(v).map((a) => el("div", { class: `alert ${a.status}` }, tx(a.text),
+        el("span", { class: "age" }, ` (${age(serverNow() - alertSince(a))} ${t("ago")})`))),
       evidenceLine(v));
   }
 
@@ -205,9 +206,18 @@
       cc ? `${t("claim_check")}: ${cc.verdict}` : "");
   }
 
+  // when an alert was first seen (its history's first status)
+  const alertSince = (a) => ((a.history || [])[0] || {}).received || serverNow();
+  // how long a table has waited: its oldest unanswered call, else its oldest live alert
+  function waitedSince(v) {
+    const calls = waitingCalls(v);
+    if (calls.length) return calls[0].received;
+    const since = liveAlerts(v).map(alertSince);
+    return since.length ? Math.min(...since) : null;
+  }
   function roomOrder(a, b) {
-    const wa = waitingCalls(a), wb = waitingCalls(b);
-    const waited = wa.length && wb.length ? wa[0].received - wb[0].received : 0;
+    const wa = waitedSince(a), wb = waitedSince(b);
+    const waited = wa !== null && wb !== null ? wa - wb : 0;
     return rank(a) - rank(b) || waited || natural(a.table, b.table);
   }
 
@@ -231,7 +241,7 @@
       withTable ? " · " : "",
       el("b", {}, callLabel(c)), c.seat ? ` (${c.seat})` : "",
       c.board ? ` · ${t("board")} ${c.board}` : "",
-      " · ", el("span", { class: "age" }, `${age(now() - c.received)} ${t("ago")}`),
+      " · ", el("span", { class: "age" }, `${age(serverNow() - c.received)} ${t("ago")}`),
       c.answered ? ` · ${t("call_answered")} (${c.answered_by || ""})` : "",
       c.callback ? el("span", { class: c.callback <= serverNow() ? "callback due" : "callback" },
         c.callback <= serverNow() ? ` · ${t("call_back_now")}`
