@@ -327,6 +327,13 @@ def test_rulings_closed_alerts_no_change_confirmation_and_reversal(
                            headers={"X-CSRF-Token": csrf}).status_code == 409
         rows = {row["seq"]: row for row in client.get("/console/api/log").json()["rulings"]}
         assert rows[adj]["reversed_by"] == back and rows[back]["reverses"] == adj
+        # once the table is on its next board, a reversal would change the wrong board
+        late = post({"table": "7", "ruling": "adjust", "tricks": 9, "confirmed": True})
+        pub.publish("bridge/7/state", _state("7", 11), qos=1, retain=True)
+        _until(lambda: console.store.tables["7"].board == 11, "the next board")
+        r = client.post(f"/console/api/reverse/{late.json()['seq']}", json={"confirmed": True},
+                        headers={"X-CSRF-Token": csrf})
+        assert r.status_code == 400 and "is on board 11" in r.json()["error"]
         # the record: facts, note, appeal status
         r = client.post(f"/console/api/record/{adj}", json={"appeal": "appealed",
                                                             "note": "NS appeal"},

@@ -341,6 +341,16 @@ class Console:
             payload = {"v": WIRE_VERSION, "src": self.config.src, "seq": 0, "ts": 0.0,
                        **json.loads(str(reverses["reversal"]))}
             code, board, law, reversal = None, reverses["board"], reverses["law"], None
+            # it acts on the table's board now: only while that is the board it changed
+            done = json.loads(str(reverses["payload"]))
+            changed = done.get("board") if done.get("ruling") == str(RulingKind.BOARD) \
+                else board
+            view = self.store.tables.get(str(body["table"]))
+            now_on = view.board if view is not None else None
+            if now_on != changed:
+                raise ValueError(f"table {body['table']} is on board {now_on}, not "
+                                 f"{changed}: give an adjusted score for board {changed} "
+                                 "instead")
         if self.conn.client is None:
             raise ConnectionError("not connected to the broker")
         assert self.rulings is not None
