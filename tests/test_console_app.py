@@ -212,10 +212,18 @@ def test_calls_and_claim_presses_stay_until_the_director_closes_them(
         assert [(c["table_id"], c["button"]) for c in calls] == [("4", "director"),
                                                                    ("9", "claim")]
         assert calls[0]["answered"] is not None
-        for call in calls:
-            r = client.post(f"/console/api/call/{call['id']}/dismissed",
-                            headers={"X-CSRF-Token": csrf})
-            assert r.json()["changed"] is True
+        # a ruling on table 4, then its call closed as ruled: the call names that ruling
+        _until(lambda: console.conn.client is not None and "4" in console.store.tables,
+               "table 4 again")
+        seq = client.post("/console/api/ruling", json={"table": "4", "ruling": "undo",
+                                                       "confirmed": True},
+                          headers={"X-CSRF-Token": csrf}).json()["seq"]
+        r = client.post(f"/console/api/call/{calls[0]['id']}/ruled",
+                        headers={"X-CSRF-Token": csrf})
+        assert r.json()["call"]["ruling_seq"] == seq
+        r = client.post(f"/console/api/call/{calls[1]['id']}/dismissed",
+                        headers={"X-CSRF-Token": csrf})
+        assert r.json()["changed"] is True and r.json()["call"]["ruling_seq"] is None
         assert console.open_calls() == []
 
 

@@ -69,3 +69,11 @@ def test_an_older_log_gets_the_record_columns_and_keeps_its_rows(tmp_path: Path)
     assert rows[0]["time"][:4] in ("1970", "1969") and rows[0]["time"][-5] in "+-"
     assert rows[0]["appeal"] == "upheld"
     log.close()
+
+
+def test_the_last_ruling_on_a_table_since_a_call(tmp_path: Path) -> None:
+    log = RulingLog(tmp_path / "c.sqlite")
+    _add(log, 1)                               # table 7 at ts 1.0
+    assert log.latest("7", 0.5) == 1 and log.latest("7", 2.0) is None
+    assert log.latest("8", 0.0) is None
+    log.close()

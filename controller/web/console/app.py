@@ -667,7 +667,9 @@ def build_app(config: ConsoleConfig) -> Starlette:
         if action == "answered":
             changed = console.calls.answer(call_id, session.name, now)
         elif action in ("ruled", "dismissed"):
-            changed = console.calls.close_call(call_id, action, session.name, now)
+            seq = console.rulings.latest(str(call["table_id"]), float(call["received"])) \
+                if action == "ruled" and console.rulings is not None else None
+            changed = console.calls.close_call(call_id, action, session.name, now, seq)
         else:
             return JSONResponse({"error": f"unknown action {action!r}"}, status_code=400)
         if changed:

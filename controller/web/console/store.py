@@ -111,6 +111,13 @@ class RulingLog:
                 "appeal=COALESCE(?, appeal) WHERE seq=?", (facts, note, appeal, seq))
             return cur.rowcount > 0
 
+    def latest(self, table: str, since: float) -> int | None:
+        """The last ruling given on ``table`` since ``since`` (what closed a call)."""
+        with self._lock:
+            row = self._db.execute("SELECT MAX(seq) FROM rulings WHERE table_id=? AND ts>=?",
+                                   (table, since)).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
     def get(self, seq: int) -> dict[str, Any] | None:
         with self._lock:
             row = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM rulings WHERE seq=?",
