@@ -180,6 +180,8 @@ def _calls_stay_until_answered(page: Page, room: Room) -> None:
     _press(room.broker, 12, "director", "E", 1)      # on board 23
     calls = page.locator("#calls li")
     expect(calls).to_have_count(1)
+    # a new call rings (and vibrates on a phone)
+    page.wait_for_function("document.body.dataset.lastAlarm !== undefined")
     time.sleep(1.1)                                   # the claim press comes a second later
     _press(room.broker, 20, "claim", "S", 1)
     expect(calls).to_have_count(2)
@@ -219,16 +221,19 @@ def _the_rooms_clock(page: Page) -> None:
     page.click("#clock-move")
     expect(page.locator("#clock")).to_contain_text("move called")
     # "go back to table 12 in a moment": the reminder falls due with a sound
+    rang = page.evaluate("document.body.dataset.lastAlarm")
     page.once("dialog", lambda dialog: dialog.accept("0.01"))
     page.locator("#calls li[data-table='12'] .call-back").click()
     expect(page.locator("#calls li[data-table='12'] .callback.due")).to_contain_text(
         "go back now")
     page.screenshot(path=str(screenshot_dir() / "console-calls-clock.png"))
-    assert page.evaluate("document.body.dataset.lastAlarm") is not None
+    page.wait_for_function(f"document.body.dataset.lastAlarm !== '{rang}'")
 
 
 def _destructive_ruling_asked_and_reversed(page: Page) -> None:
-    page.click("#table-5")
+    # by its address: a click on the room's card could meet a card just redrawn
+    page.evaluate("location.hash = '#table/5'")
+    expect(page.locator("#tableview")).to_have_attribute("data-table", "5")
     expect(page.locator("#pairs")).to_have_text(
         "Pairs: NS 5 (Ann Archer - Bob Baker) · EW 35 (Cy Cole - Di Dunn)")
     expect(page.locator("#score")).to_have_text("650")
