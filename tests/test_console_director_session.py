@@ -240,6 +240,7 @@ def _destructive_ruling_asked_and_reversed(page: Page) -> None:
     page.locator("li.alert[data-code=REVOKE]").click()
     options = page.locator("#options")
     options.locator("input[name=tricks]").fill("10")
+    page.locator('[id="record:5:facts"]').fill("East revoked at trick 6; NS lost a trick")
     asked: list[str] = []
 
     def dismiss(dialog: Any) -> None:
@@ -256,6 +257,8 @@ def _destructive_ruling_asked_and_reversed(page: Page) -> None:
     # reversed from the ruling log, asked first: the result is 11 tricks again
     page.click("#nav-log")
     row = page.locator("#log tr", has_text="REVOKE")
+    expect(row.locator("details.record summary")).to_have_text(
+        "East revoked at trick 6; NS lost a trick")
     page.once("dialog", lambda dialog: dialog.accept())
     row.locator("button.reverse").click()
     expect(page.locator("#log-status")).to_contain_text("reversal sent")

@@ -434,6 +434,9 @@
           ` (Law ${opt.law}) · ${t("table")} ${table}`)) return;
       const body = { table, ruling: opt.ruling, fixed: opt.fixed, confirmed: opt.confirm };
       if (alertId !== null) body.alert = alertId;
+      // the record: the facts as found and a note, typed once for the rulings of the table
+      body.facts = inputs[`record:${table}:facts`] || "";
+      body.note = inputs[`record:${table}:note`] || "";
       for (const n of opt.inputs) body[n] = inputs[`${id}:${n}`] ??
         document.getElementById(`${id}:${n}`).value;
       const out = document.getElementById("send-status");
@@ -529,6 +532,10 @@
           el("h3", {}, t("alerts")),
           alerts.length ? el("ul", { class: "alerts" }, alerts.map((a) => alertItem(v, a)))
             : el("p", {}, t("no_alerts")),
+          el("div", { id: "record", class: "record" }, ["facts", "note"].map((f) =>
+            el("label", {}, `${t(f)} `, el("input", { id: `record:${name}:${f}`, size: 24,
+              value: inputs[`record:${name}:${f}`] || "",
+              oninput: (e) => { inputs[`record:${name}:${f}`] = e.target.value; } })))),
           el("h3", {}, t("options")),
           sel && !LIVE.includes(sel.status)
             ? el("p", { id: "options", class: "closed", "data-alert": sel.id },
