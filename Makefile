@@ -65,7 +65,7 @@ typecheck: $(STAMP)
 # the pictures of docs/console.md and docs/broadcast.md, taken by the browser tests
 screenshots: deps-system deps-browser $(STAMP)
 	BRIDGE_TABLE_DOC_SCREENSHOTS=1 $(PY) -m pytest -q tests/test_console_browser.py \
-	  tests/test_broadcast_e2e.py
+	  tests/test_console_director_session.py tests/test_broadcast_e2e.py
 
 bench: deps-system $(STAMP)
 	$(PY) bench/bench_replay.py --write

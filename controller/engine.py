@@ -23,7 +23,7 @@ from .display_text import LANGUAGES, DisplayKey, DisplayRenderer, display_key
 from .evidence import claim_position, evidence_payload, note_tempo
 from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit, Vulnerability
 from .laws.dealcheck import FouledBoardDetector
-from .laws.events import MARKERS, ButtonEvent, TagEvent
+from .laws.events import MARKERS, Button, ButtonEvent, TagEvent
 from .laws.irregularities import Code, Irregularity, Status
 from .laws.messages import alert_texts
 from .laws.record import BoardRecord, DealInfo
@@ -672,6 +672,9 @@ class Engine:
         an absolute tempo threshold; never on the table's topics."""
         if "evidence" not in self.kinds:  # replay --topics without it: not even kept
             return []
+        if isinstance(inp, Ruling) or (isinstance(inp, ButtonEvent) and inp.button in (
+                Button.DIRECTOR, Button.CLAIM)):
+            ts.tempo.director_at_table()   # the wait for a ruling is no one's tempo (73D1)
         changed = note_tempo(ts.tempo, update.feed, ts.table.board,
                              inp.ts if isinstance(inp, TagEvent) else None, self.policy.tempo)
         if update.board_started:

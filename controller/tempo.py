@@ -8,7 +8,9 @@ the policy file's ``[tempo]`` section.
 
 Each call and card's time is the difference between its event's ``ts`` (when the hardware
 saw it) and the previous call's or card's ``ts`` at the table. The board's first call has
-no time (the hands were being sorted and scanned before it).
+no time (the hands were being sorted and scanned before it). Neither has the first call or
+card after the director was called or ruled (``director_at_table``): its time includes the
+wait for the director's ruling, which is not the player's thinking time (Law 73D1).
 
 The rule (docs/tempo.md gives the defaults and why): a call or card is flagged when its time
 is beyond BOTH an absolute threshold and a multiple of the same player's median time on the
@@ -177,14 +179,23 @@ class TempoLog:
         self.calls: list[TempoEntry] = []
         self.cards: list[TempoEntry] = []
         self._last_ts: float | None = None
+        self._waited = False     # the director was called or ruled since the last action
         # the payload's rows, built once per call or card (the evidence is published often)
         self._call_rows: list[list[Any]] = []
         self._card_rows: list[list[Any]] = []
+
+    def director_at_table(self) -> None:
+        """The director was called or ruled: the next call or card is not timed (the wait
+        for the ruling is in it, and the rulings' clock is not the readers')."""
+        self._waited = True
 
     def _seconds(self, ts: float | None) -> float | None:
         if ts is None:
             return None
         last, self._last_ts = self._last_ts, ts
+        if self._waited:
+            self._waited = False
+            return None
         # two readers' clocks may disagree by a little: never a negative time
         return None if last is None else max(0.0, ts - last)
 

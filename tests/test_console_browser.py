@@ -231,6 +231,7 @@ def test_phone_shows_the_room_with_the_revoke(env: Env, chromium_browser: Any) -
         # the same room in Vietnamese and Chinese: the controller's alert text in that language
         page.select_option("#lang", "vi")
         expect(card).to_contain_text("Lỗi đánh sai được xác định")
+        expect(page.locator("header h1")).to_have_text("Bàn điều khiển trọng tài")
         page.select_option("#lang", "zh")
         expect(card).to_contain_text("藏牌成立")
         card.click()
@@ -260,15 +261,28 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         expect(page.locator("table.auction")).to_contain_text("4\u2665")
         expect(page.locator("ol.play li")).to_have_count(13)
         # South's call: answered from the table view, it leaves the room's first place
-        expect(page.locator("#call")).to_contain_text("Director called (S)")
-        page.click("#answer-call")
-        expect(page.locator("#call")).to_have_count(0)
+        call = page.locator("#call li")
+        expect(call).to_contain_text("Director called (S)")
+        call.locator(".call-answer").click()
+        # answered, but kept until the director closes it
+        expect(call).to_contain_text("On my way (Ada)")
         page.locator("li.alert[data-code=REVOKE]").click()
         options = page.locator("#options")
         # only the rulings valid for a revoke: adjust (64C) and clear
         expect(options.locator("button")).to_have_count(2)
         expect(options).to_contain_text("Law 64C")
         options.locator("input[name=tricks]").fill("10")
+        # a destructive ruling asks first: dismissed, nothing is sent
+        asked: list[str] = []
+
+        def dismiss(dialog: Any) -> None:
+            asked.append(dialog.message)
+            dialog.dismiss()
+        page.once("dialog", dismiss)
+        options.locator("button[data-ruling=adjust]").click()
+        expect(page.locator("#answers li")).to_have_count(0)
+        assert asked and "Adjust" in asked[0]
+        page.once("dialog", lambda dialog: dialog.accept())
         options.locator("button[data-ruling=adjust]").click()
         # the controller's answer: the result published again, adjusted, and the ruling applied
         expect(page.locator("#score")).to_have_text("620")
@@ -276,6 +290,8 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         expect(page.locator("#answers")).to_contain_text("applied")
         expect(view).to_contain_text("Established revoke by East")
         page.screenshot(path=str(IMG / "console-table-laptop.png"), full_page=True)
+        call.locator(".call-ruled").click()
+        expect(page.locator("#call")).to_have_count(0)
         # the ruling log: by whom, on which alert, with the controller's answer; as CSV too
         page.click("#nav-log")
         log = page.locator("#log")

@@ -39,3 +39,41 @@ def test_answers_and_csv(tmp_path: Path) -> None:
     assert rows[0]["director"] == "Ada" and rows[0]["code"] == "REVOKE"
     assert '"tricks":10' in rows[0]["payload"]
     log.close()
+
+
+def test_an_older_log_gets_the_record_columns_and_keeps_its_rows(tmp_path: Path) -> None:
+    import sqlite3
+    db = tmp_path / "old.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript("""CREATE TABLE rulings (seq INTEGER PRIMARY KEY, ts REAL NOT NULL,
+        director TEXT NOT NULL, table_id TEXT NOT NULL, board INTEGER, alert INTEGER,
+        code TEXT, ruling TEXT NOT NULL, payload TEXT NOT NULL, answer TEXT, answer_ts REAL);
+        INSERT INTO rulings VALUES (4, 1.0, 'Ada', '7', 10, NULL, NULL, 'undo', '{}', NULL,
+        NULL);""")
+    con.commit()
+    con.close()
+    log = RulingLog(db)
+    assert log.next_seq() == 5
+    assert log.record(4, facts="a misread", appeal="upheld")
+    assert not log.record(99, note="none such")
+    row = log.get(4)
+    assert row is not None and row["facts"] == "a misread" and row["appeal"] == "upheld"
+    try:
+        log.record(4, appeal="lost")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("an unknown appeal status was taken")
+    rows = list(csv.DictReader(io.StringIO(log.csv())))
+    # a readable local time with its offset (1970-01-01 or, west of Greenwich, the day before)
+    assert rows[0]["time"][:4] in ("1970", "1969") and rows[0]["time"][-5] in "+-"
+    assert rows[0]["appeal"] == "upheld"
+    log.close()
+
+
+def test_the_last_ruling_on_a_table_since_a_call(tmp_path: Path) -> None:
+    log = RulingLog(tmp_path / "c.sqlite")
+    _add(log, 1)                               # table 7 at ts 1.0
+    assert log.latest("7", 0.5) == 1 and log.latest("7", 2.0) is None
+    assert log.latest("8", 0.0) is None
+    log.close()

@@ -206,3 +206,28 @@ def test_a_claim_the_core_refuses_leaves_no_position() -> None:
         if o.topic.endswith("/evidence") and o.payload.get("claim", {}).get("tricks") == 3]
     _, outs, _ = claimed_board(24, 8)          # 7 tricks left: 8 is refused
     assert "claim" not in evidence(outs)
+
+
+@pytest.mark.parametrize("waiting", ["director", "claim", "ruling"])
+def test_the_wait_for_the_director_is_no_ones_thinking_time(waiting: str) -> None:
+    """W's D2 comes 25 s after the card before it, but the director was called (or a claim
+    pressed, or a ruling given) meanwhile: that card is not timed, nor flagged (Law 73D1);
+    the card after it is timed again."""
+    events = list(stamped(t08_revoke(), {}, {17: 25.0}))
+    slow = next(i for i in range(1, len(events))
+                if events[i]["ts"] - events[i - 1]["ts"] > 20)
+    engine = Engine()
+    outs = run(engine, iter(events[:slow]))
+    if waiting == "ruling":
+        outs += engine.handle(f"bridge/{TABLE}/ruling", {
+            "v": 1, "src": "console", "seq": 1, "ts": START, "ruling": "comparable"})
+    else:
+        outs += engine.handle(f"bridge/{TABLE}/event", {
+            "v": 1, "src": "table-7-buttons", "seq": 1, "ts": events[slow - 1]["ts"] + 1,
+            "type": "button", "button": waiting, "seat": "E"})
+    outs += run(engine, iter(events[slow:]))
+    payload = evidence(outs)
+    assert flags(payload) == []
+    cards = payload["tempo"]["cards"]
+    index = next(i for i, row in enumerate(cards) if row[:2] == ["W", "D2"])
+    assert cards[index][3] is None and cards[index + 1][3] == 2.0

@@ -48,3 +48,56 @@ def test_a_missing_or_wrong_password_file_is_a_clear_error(tmp_path: Path) -> No
     (tmp_path / "plain").write_text("hunter2\n")
     with pytest.raises(PasswordFileError, match="console passwd"):
         read_password_file(tmp_path / "plain")
+
+
+def test_each_director_has_an_account(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.web.auth import read_accounts
+
+    path = tmp_path / "pw"
+    for name, password in (("Ada", "ada's secret"), ("Bo Li", "bo's secret"),
+                           ("Ada", "ada's new one")):
+        monkeypatch.setattr("sys.stdin", io.StringIO(password + "\n"))
+        assert passwd([str(path), "--stdin", "--name", name]) == 0
+    accounts = read_accounts(path)
+    assert sorted(accounts) == ["Ada", "Bo Li"]
+    assert verify_password("ada's new one", accounts["Ada"])
+    assert not verify_password("ada's secret", accounts["Ada"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    for bad in ("a:b", " Ada", "", "x" * 61, "tab\there"):
+        monkeypatch.setattr("sys.stdin", io.StringIO("long enough\n"))
+        assert passwd([str(path), "--stdin", "--name", bad]) == 2, bad
+    # a file that is not a password file is never overwritten
+    (tmp_path / "notes").write_text("shopping list\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("long enough\n"))
+    assert passwd([str(tmp_path / "notes"), "--stdin", "--name", "Cy"]) == 1
+    assert (tmp_path / "notes").read_text() == "shopping list\n"
+    # the one shared password of an older file reads as the account ""
+    (tmp_path / "shared").write_text(hash_password("shared secret") + "\n")
+    assert list(read_accounts(tmp_path / "shared")) == [""]
+
+
+def test_wrong_passwords_are_throttled_per_address() -> None:
+    import asyncio
+
+    from controller.web.auth import LoginThrottle
+
+    now = [100.0]
+    throttle = LoginThrottle(limit=3, lockout=60.0, clock=lambda: now[0])
+    for _ in range(3):
+        assert throttle.wait_left("10.0.0.9") == 0
+        throttle.failed("10.0.0.9")
+    assert throttle.wait_left("10.0.0.9") == 60.0
+    assert throttle.wait_left("10.0.0.1") == 0            # another address is not held up
+    now[0] += 61
+    assert throttle.wait_left("10.0.0.9") == 0
+    throttle.failed("10.0.0.1")
+    throttle.succeeded("10.0.0.1")
+    assert throttle.wait_left("10.0.0.1") == 0
+    # one check at a time from an address, not from everyone
+    assert throttle.lock("a") is throttle.lock("a") and throttle.lock("a") is not \
+        throttle.lock("b")
+
+    async def both() -> bool:
+        async with throttle.lock("a"):
+            return not throttle.lock("b").locked()
+    assert asyncio.run(both())

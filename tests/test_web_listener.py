@@ -49,11 +49,14 @@ def test_a_new_board_leaves_the_last_boards_alerts_calls_and_result_behind() -> 
     assert view.alerts == {} and view.calls == [] and view.result is None
 
 
-def test_only_director_presses_and_scans_are_kept_from_the_events() -> None:
+def test_only_director_and_claim_presses_and_scans_are_kept_from_the_events() -> None:
     store = TableStore()
     _msg(store, "bridge/7/event", {"v": 1, "type": "tag", "zone": "tray", "card": "SA"})
-    _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "claim"})
+    _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "undo"})
+    _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "next"})
     assert "7" not in store.tables
+    _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "claim", "seat": "S"})
+    assert [(c["button"], c["seat"]) for c in store.tables["7"].calls] == [("claim", "S")]
 
 
 def test_the_feed_gives_the_cards_played() -> None:

@@ -1,19 +1,27 @@
-"""The director's password (scrypt, in a file) and login sessions (cookies).
+"""The directors' passwords (scrypt, in a file), login throttling and sessions (cookies).
 
-The password file holds one line ``scrypt$N$r$p$SALT$HASH`` (base64), written by
-``bridge-table console passwd FILE``; the password itself is never stored. A login gives a
+The password file holds one line per director, ``NAME:scrypt$N$r$p$SALT$HASH`` (base64),
+written by ``bridge-table console passwd FILE --name NAME``; the password itself is never
+stored. A file of one line without a name (``scrypt$...``, what ``passwd FILE`` without
+``--name`` writes) is one password shared by every director, the name at login not checked.
+Wrong passwords are throttled per client address (``LoginThrottle``): one check at a time
+and half a second per wrong one from an address, a lock-out after twenty in a row; other
+addresses (the director's own login) are not held up. A login gives a
 random session token in an HttpOnly, SameSite=Strict cookie, kept in memory (a restart
 asks for the password again), and a CSRF token that every state-changing request repeats.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +73,103 @@ def read_password_file(path: Path) -> str:
         raise PasswordFileError(f"{path} is not a password file "
                                 f"(make one with: bridge-table console passwd {path})")
     return line
+
+
+_NAME = re.compile(r"[^\s:#][^:\n\r\t]{0,58}[^\s:]|[^\s:#]")
+
+
+def check_account_name(name: str) -> str:
+    """A director's login name: 1-60 printable characters, no ``:``, no spaces at the ends."""
+    if not _NAME.fullmatch(name) or not name.isprintable():
+        raise PasswordFileError(f"a director's name is 1-60 printable characters without "
+                                f"':' and without spaces at either end, not {name!r}")
+    return name
+
+
+def write_account(path: Path, name: str, password: str) -> bool:
+    """Add director ``name`` to the password file, or change their password (True: new).
+    The other lines stay as they are; the file is readable by its owner only."""
+    check_account_name(name)
+    lines: list[str] = []
+    if path.exists():
+        read_accounts(path)      # a file that is not a password file is not overwritten
+        lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    kept = [x for x in lines if not x.startswith(f"{name}:")]
+    kept.append(f"{name}:{hash_password(password)}")
+    tmp = path.with_name(f".{path.name}.new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("\n".join(kept) + "\n")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    return len(kept) > len(lines)
+
+
+def read_accounts(path: Path) -> dict[str, str]:
+    """Name -> scrypt line; a line without a name (one shared password) is under ``""``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PasswordFileError(f"cannot read the password file {path}: {exc}") from None
+    accounts: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        name, _, digest = line.rpartition(":") if not line.startswith("scrypt$") \
+            else ("", "", line)
+        if not digest.startswith("scrypt$") or digest.count("$") != 5 or \
+                (name and not _NAME.fullmatch(name)):
+            raise PasswordFileError(f"{path} line {number} is not a director's password "
+                                    f"(make the file with: bridge-table console passwd "
+                                    f"{path} --name NAME)")
+        accounts[name] = digest
+    if not accounts:
+        raise PasswordFileError(f"{path} holds no password (make one with: bridge-table "
+                                f"console passwd {path} --name NAME)")
+    return accounts
+
+
+class LoginThrottle:
+    """Wrong passwords slowed per client address, never for everyone.
+
+    From one address one check runs at a time and a wrong password costs ``delay`` seconds
+    (at most two guesses a second); after ``limit`` wrong ones in a row the address is
+    refused for ``lockout`` seconds. A right password clears its count.
+    """
+
+    def __init__(self, delay: float = 0.5, limit: int = 20, lockout: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.delay, self.limit, self.lockout, self.clock = delay, limit, lockout, clock
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._fails: dict[str, tuple[int, float]] = {}   # address -> (wrong in a row, last)
+
+    def wait_left(self, address: str) -> float:
+        """Seconds this address must still wait (0: it may try)."""
+        count, last = self._fails.get(address, (0, 0.0))
+        if count < self.limit:
+            return 0.0
+        left = last + self.lockout - self.clock()
+        if left <= 0:
+            self._fails.pop(address, None)
+            return 0.0
+        return left
+
+    def lock(self, address: str) -> asyncio.Lock:
+        if len(self._locks) > 10_000:     # many addresses: forget the idle ones
+            self._locks = {a: x for a, x in self._locks.items() if x.locked()}
+        return self._locks.setdefault(address, asyncio.Lock())
+
+    def failed(self, address: str) -> None:
+        if len(self._fails) > 10_000:
+            now = self.clock()
+            self._fails = {a: v for a, v in self._fails.items()
+                           if v[1] + self.lockout > now}
+        count, _ = self._fails.get(address, (0, 0.0))
+        self._fails[address] = (count + 1, self.clock())
+
+    def succeeded(self, address: str) -> None:
+        self._fails.pop(address, None)
 
 
 @dataclass

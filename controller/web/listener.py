@@ -3,11 +3,12 @@
 ``TableStore`` keeps, per table, what the controller and the bridge last said (``state``,
 ``indicator``, ``result``, ``bridge``, ``health``), every alert of the board with its
 history, the last ``error`` messages, the broadcast feed's cards of the board and the
-"director called" button presses, and the director's ``evidence`` (the tempo of each call and
-card, the claim position) with the claim's double-dummy check, computed in a worker thread
-(controller/claims.py; docs/claims.md). ``run_listener`` feeds it from MQTT and hands out the
-connected client so an app can publish (the console's rulings). Listeners of the store
-(``Hub``) get one compact update per change, for Server-Sent Events.
+"director called" and claim button presses of the board (the console keeps them
+longer: controller/web/console/calls.py), and the director's ``evidence`` (the tempo of
+each call and card, the claim position) with the claim's double-dummy check, computed in
+a worker thread (controller/claims.py; docs/claims.md). ``run_listener`` feeds it from MQTT
+and hands out the connected client so an app can publish (the console's rulings).
+Listeners of the store (``Hub``) get one compact update per change, for Server-Sent Events.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ TOPICS = ("state", "alert", "result", "indicator", "bridge", "health", "error", 
           "feed", "evidence")
 MAX_ERRORS = 20
 MAX_CALLS = 10
+#: the button presses kept: "director called" and a player's claim (the console keeps them
+#: until the director closes them: controller/web/console/calls.py)
+CALL_BUTTONS = ("director", "claim")
 MAX_PAYLOAD = wire.MAX_PAYLOAD
 
 
@@ -169,8 +173,8 @@ class TableStore:
             self._scan(table, data)
             return
         if kind == "event" and (data.get("type") != "button"
-                                or data.get("button") != "director"):
-            return     # of the events, only the hand scans and the "director called" presses
+                                or data.get("button") not in CALL_BUTTONS):
+            return     # of the events, only the hand scans and the presses for the director
         if kind == "alert" and (not isinstance(data.get("id"), int)
                                 or isinstance(data.get("id"), bool)):
             self.malformed += 1
@@ -190,8 +194,8 @@ class TableStore:
         elif kind == "error":
             view.errors = [*view.errors, {**data, "received": now}][-MAX_ERRORS:]
         elif kind == "event":
-            view.calls = [*view.calls, {"seat": data.get("seat"), "ts": data.get("ts"),
-                                        "received": now}][-MAX_CALLS:]
+            view.calls = [*view.calls, {"button": data.get("button"), "seat": data.get("seat"),
+                                        "ts": data.get("ts"), "received": now}][-MAX_CALLS:]
         elif kind == "alert":
             self._alert(view, data, now)
         elif kind == "feed":

@@ -18,7 +18,13 @@ from controller.brokersettings import add_broker_arguments, settings_from_args
 from controller.daemon import ControllerError, configure_logging
 from controller.deals import DealsError
 
-from ..auth import PasswordFileError, read_password_file, write_password_file
+from ..auth import (
+    PasswordFileError,
+    check_account_name,
+    read_accounts,
+    write_account,
+    write_password_file,
+)
 from ..listener import Hub
 
 log = logging.getLogger("bridge_table.console")
@@ -26,17 +32,25 @@ log = logging.getLogger("bridge_table.console")
 
 def passwd(argv: Sequence[str]) -> int:
     ap = argparse.ArgumentParser(prog="bridge-table console passwd",
-                                 description="Write the director's password file (scrypt "
-                                             "hash, mode 0600).")
+                                 description="Add a director to the password file, or change "
+                                             "their password (scrypt hash, mode 0600).")
     ap.add_argument("file", help="the password file to write")
+    ap.add_argument("--name", help="the director's login name: each director their own "
+                    "password (without it: one password shared by all, the file replaced)")
     ap.add_argument("--stdin", action="store_true",
                     help="read the password from standard input (one line)")
     args = ap.parse_args(argv)
     try:
+        if args.name is not None:
+            check_account_name(args.name)
+    except PasswordFileError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
         if args.stdin:
             password = sys.stdin.readline().rstrip("\r\n")
         else:
-            password = getpass.getpass("director's password: ")
+            password = getpass.getpass(f"{args.name or 'director'}'s password: ")
             if getpass.getpass("again: ") != password:
                 print("the two passwords differ; nothing written", file=sys.stderr)
                 return 1
@@ -48,11 +62,15 @@ def passwd(argv: Sequence[str]) -> int:
               file=sys.stderr)
         return 1
     try:
-        write_password_file(Path(args.file), password)
-    except OSError as exc:
+        if args.name is None:
+            write_password_file(Path(args.file), password)
+            print(f"wrote {args.file}: one password for every director")
+        else:
+            new = write_account(Path(args.file), args.name, password)
+            print(f"{'added' if new else 'changed the password of'} {args.name} in {args.file}")
+    except (OSError, PasswordFileError) as exc:
         print(f"cannot write {args.file}: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {args.file}")
     return 0
 
 
@@ -71,14 +89,18 @@ def parser() -> argparse.ArgumentParser:
                     help="the ruling log (SQLite, default %(default)s)")
     ap.add_argument("--src", default=f"console-{socket.gethostname()}",
                     help="the console's src in its rulings (default %(default)s)")
-    ap.add_argument("--session", help="the session file (docs/session.md): the round of each "
-                    "table's board, and its deals file when --deals is not given")
+    ap.add_argument("--session", help="the session file (docs/session.md): the round and "
+                    "pairs of each table's board, its deals file when --deals is not given; "
+                    "the adjusted scores given from the console are written into it")
     ap.add_argument("--deals", help="the session's deals file (PBN, DUP, BRI, DGE): the hands "
                     "shown on the table view")
     ap.add_argument("--root", default="bridge", help="topic root (default %(default)s)")
     ap.add_argument("--client-id", default="", help="MQTT client id")
     ap.add_argument("--secure-cookie", action="store_true",
                     help="mark the session cookie Secure (behind an HTTPS proxy)")
+    ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM; the cookie is "
+                    "then Secure)")
+    ap.add_argument("--tls-key", help="the certificate's private key (PEM)")
     ap.add_argument("--log-level", default=os.environ.get("BRIDGE_TABLE_LOG_LEVEL", "INFO"))
     return ap
 
@@ -110,12 +132,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return passwd(args_list[1:])
     args = parser().parse_args(args_list)
     configure_logging(args.log_level)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        log.error("--tls-cert and --tls-key go together")
+        return 2
+    if not args.tls_cert:
+        # the first line says why there is no HTTPS and how to have it
+        loopback = args.listen.rpartition(":")[0].strip("[]") in ("127.0.0.1", "::1",
+                                                                    "localhost")
+        log.warning(
+            "serving plain HTTP on %s: %s; give --tls-cert and --tls-key to serve HTTPS, "
+            "or keep --listen on 127.0.0.1 behind an HTTPS reverse proxy and pass "
+            "--secure-cookie (docs/console.md)", args.listen,
+            "reachable from this machine only" if loopback else
+            "passwords and session cookies cross the network in clear")
     try:
         broker = settings_from_args(args)
         host, port = _listen(args.listen)
-        password_hash = read_password_file(Path(args.director_password_file))
+        accounts = read_accounts(Path(args.director_password_file))
+        password_hash = accounts.pop("", "")
+        if password_hash:
+            log.warning("%s holds one password shared by every director: the name given "
+                        "at login is not checked; give each director their own with "
+                        "bridge-table console passwd %s --name NAME",
+                        args.director_password_file, args.director_password_file)
         deals: dict[int, dict[str, list[str]]] = {}
         rounds: dict[str, dict[int, int]] = {}
+        session = None
         deals_file = Path(args.deals) if args.deals else None
         if args.session:
             from controller.session import load_session
@@ -138,14 +180,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = build_app(ConsoleConfig(broker=broker, password_hash=password_hash,
                                   db=Path(args.db), src=args.src, root=args.root,
                                   client_id=args.client_id,
-                                  secure_cookie=args.secure_cookie, deals=deals,
-                                  rounds=rounds))
+                                  secure_cookie=args.secure_cookie or bool(args.tls_cert),
+                                  deals=deals, rounds=rounds, session=session,
+                                  accounts=accounts))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            lifespan="on", timeout_graceful_shutdown=2)
+                            lifespan="on", timeout_graceful_shutdown=2,
+                            ssl_certfile=args.tls_cert, ssl_keyfile=args.tls_key)
     server = uvicorn.Server(config)
     # uvicorn's own handlers are replaced by ours: Ctrl-C ends the server with no traceback
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    log.info("console on http://%s:%d/ (broker %s)", host, port, broker.url)
+    log.info("console on %s://%s:%d/ (broker %s)", "https" if args.tls_cert else "http",
+             host, port, broker.url)
     try:
         asyncio.run(_serve(server, app.state.console.store.hub))
     except KeyboardInterrupt:

@@ -15,7 +15,8 @@ from typing import Any
 from controller.laws.irregularities import Code
 from controller.laws.rulings import RulingKind
 
-__all__ = ["Option", "OPTIONS", "TABLE_OPTIONS", "EXPLAIN", "options_for", "as_json"]
+__all__ = ["Option", "OPTIONS", "TABLE_OPTIONS", "EXPLAIN", "DESTRUCTIVE", "options_for",
+           "as_json"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,8 @@ class Option:
     law: str
     fixed: dict[str, str] = field(default_factory=dict)   # sent as is, e.g. option=highest
     inputs: tuple[str, ...] = ()                           # filled in by the director
+    #: the table's phases (``state.phase``) the ruling can act in; empty: any
+    phases: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -33,6 +36,10 @@ class Option:
 
 
 K = RulingKind
+#: rulings that take away what the table did (a reading, the play, the tricks, the board):
+#: the page asks the director to confirm, the server refuses them unconfirmed, and the
+#: ruling log keeps how to reverse them
+DESTRUCTIVE: frozenset[RulingKind] = frozenset({K.UNDO, K.CLAIM, K.ADJUST, K.BOARD})
 _CLEAR_TABLE = Option(K.CLEAR, "81C")   # the director closes it with no further action
 _LAW_36_OR_32 = (Option(K.OPTION, "36B", fixed={"option": "36"}),
                  Option(K.OPTION, "32", fixed={"option": "32"}))
@@ -97,9 +104,13 @@ OPTIONS: dict[Code, tuple[Option, ...]] = {
 }
 
 #: rulings about the whole table rather than one alert
+#: the rulings on the whole table; adjust and claim act on the play (the Laws core has one
+#: from the end of the auction), a claim only while it goes on
 TABLE_OPTIONS: tuple[Option, ...] = (
-    Option(K.UNDO, "7"), Option(K.CLAIM, "68", inputs=("tricks",)),
-    Option(K.ADJUST, "12", inputs=("tricks",)), Option(K.BOARD, "15", inputs=("board",)),
+    Option(K.UNDO, "7"),
+    Option(K.CLAIM, "68", inputs=("tricks",), phases=("lead", "play")),
+    Option(K.ADJUST, "12", inputs=("tricks",), phases=("lead", "play", "complete")),
+    Option(K.BOARD, "15", inputs=("board",)),
 )
 
 #: one line per ruling (and variant), ``{law}`` filled in; en / vi / zh
@@ -209,6 +220,7 @@ def options_for(code: str) -> tuple[Option, ...]:
 def _option_json(opt: Option) -> dict[str, Any]:
     return {"ruling": str(opt.kind), "law": opt.law, "fixed": opt.fixed,
             "inputs": list(opt.inputs), "key": opt.key,
+            "confirm": opt.kind in DESTRUCTIVE, "phases": list(opt.phases),
             "label": BUTTON[opt.key],
             "explain": {lang: text.format(law=opt.law) for lang, text in
                         EXPLAIN[opt.key].items()}}

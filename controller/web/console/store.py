@@ -1,5 +1,10 @@
 """The ruling log in SQLite: every ruling sent, by whom, on which alert, and the answer.
 
+The ruling record (Law 93 asks for one a committee can read): the facts as the director
+found them, the Law applied, a note, the director, the appeal status, the round and the
+pairs; what a ruling did (the controller's answer: applied, no change, refused) and, for
+one that can be reversed, the ruling that reverses it and whether it was.
+
 It also keeps the console's ``seq`` (the contract's per-``src`` increasing number), so a
 restarted console goes on from the last number and the controller never takes a new
 ruling for a duplicate.
@@ -12,6 +17,7 @@ import io
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +37,20 @@ CREATE TABLE IF NOT EXISTS rulings (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+#: the record's columns added since the first log (an older file gets them on opening)
+_ADDED = (("law", "TEXT"), ("facts", "TEXT"), ("note", "TEXT"),
+          ("appeal", "TEXT NOT NULL DEFAULT 'none'"), ("round", "INTEGER"),
+          ("pairs", "TEXT"), ("reversal", "TEXT"), ("reverses", "INTEGER"),
+          ("reversed_by", "INTEGER"))
+#: the appeal status of a ruling (Law 92, 93)
+APPEALS = ("none", "appealed", "upheld", "changed", "withdrawn")
 
 COLUMNS = ("seq", "ts", "director", "table_id", "board", "alert", "code", "ruling",
-           "payload", "answer", "answer_ts")
+           "payload", "answer", "answer_ts", *(name for name, _ in _ADDED))
+#: the CSV's columns: readable times, the Law, round and pairs before the payload
+CSV_COLUMNS = ("seq", "time", "director", "table_id", "round", "board", "pairs", "alert",
+               "code", "ruling", "law", "facts", "note", "appeal", "answer", "answer_time",
+               "reverses", "reversed_by", "payload")
 
 
 class RulingLog:
@@ -42,6 +59,11 @@ class RulingLog:
         self._db = sqlite3.connect(str(path), check_same_thread=False)
         self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA journal_mode=WAL")
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(rulings)")}
+        with self._db:
+            for name, kind in _ADDED:
+                if name not in have:
+                    self._db.execute(f"ALTER TABLE rulings ADD COLUMN {name} {kind}")
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -57,13 +79,50 @@ class RulingLog:
         return seq
 
     def add(self, *, seq: int, ts: float, director: str, table: str, board: int | None,
-            alert: int | None, code: str | None, ruling: str, payload: dict[str, Any]) -> None:
+            alert: int | None, code: str | None, ruling: str, payload: dict[str, Any],
+            law: str | None = None, facts: str | None = None, note: str | None = None,
+            round_no: int | None = None, pairs: str | None = None,
+            reversal: dict[str, Any] | None = None, reverses: int | None = None,
+            answer: str | None = None) -> None:
+        """Log a ruling; ``reversal``: the ruling's fields that would undo it (None: it
+        cannot be reversed from the console); ``answer`` for one decided at once (an
+        adjusted score the console writes itself)."""
         with self._lock, self._db:
             self._db.execute(
                 "INSERT INTO rulings (seq, ts, director, table_id, board, alert, code, ruling,"
-                " payload) VALUES (?,?,?,?,?,?,?,?,?)",
+                " payload, law, facts, note, round, pairs, reversal, reverses, answer,"
+                " answer_ts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (seq, ts, director, table, board, alert, code, ruling,
-                 json.dumps(payload, separators=(",", ":"))))
+                 json.dumps(payload, separators=(",", ":")), law, facts, note, round_no,
+                 pairs, json.dumps(reversal, separators=(",", ":")) if reversal else None,
+                 reverses, answer, ts if answer is not None else None))
+            if reverses is not None:
+                self._db.execute("UPDATE rulings SET reversed_by=? WHERE seq=?",
+                                 (seq, reverses))
+
+    def record(self, seq: int, *, facts: str | None = None, note: str | None = None,
+               appeal: str | None = None) -> bool:
+        """The director completes the record: facts, note, appeal status."""
+        if appeal is not None and appeal not in APPEALS:
+            raise ValueError(f"appeal must be one of {', '.join(APPEALS)}")
+        with self._lock, self._db:
+            cur = self._db.execute(
+                "UPDATE rulings SET facts=COALESCE(?, facts), note=COALESCE(?, note), "
+                "appeal=COALESCE(?, appeal) WHERE seq=?", (facts, note, appeal, seq))
+            return cur.rowcount > 0
+
+    def latest(self, table: str, since: float) -> int | None:
+        """The last ruling given on ``table`` since ``since`` (what closed a call)."""
+        with self._lock:
+            row = self._db.execute("SELECT MAX(seq) FROM rulings WHERE table_id=? AND ts>=?",
+                                   (table, since)).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
+    def get(self, seq: int) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM rulings WHERE seq=?",
+                                   (seq,)).fetchone()
+        return dict(zip(COLUMNS, row, strict=True)) if row else None
 
     def answer(self, seq: int, answer: str, ts: float) -> bool:
         """Record the controller's answer once (the first one wins)."""
@@ -85,7 +144,16 @@ class RulingLog:
     def csv(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(COLUMNS)
+        writer.writerow(CSV_COLUMNS)
         for row in self.rows():
-            writer.writerow([row[c] if row[c] is not None else "" for c in COLUMNS])
+            row["time"] = readable_time(row["ts"])
+            row["answer_time"] = readable_time(row["answer_ts"])
+            writer.writerow([row[c] if row[c] is not None else "" for c in CSV_COLUMNS])
         return out.getvalue()
+
+
+def readable_time(ts: float | None) -> str:
+    """``2026-12-01 15:08:03 +0000``: the console machine's local time, with its offset."""
+    if ts is None:
+        return ""
+    return time.strftime("%Y-%m-%d %H:%M:%S %z", time.localtime(ts))
