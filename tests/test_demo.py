@@ -97,7 +97,8 @@ def test_the_plans_events_are_the_records_events() -> None:
     record = load_board()
     bridge_adds = {"v", "src", "seq", "ts", "uid"}
     assert plan_board(record, revoke_trick=None).events() == [
-        {k: v for k, v in e.items() if k not in bridge_adds} for e in record_events(record, sensing="spot")]
+        {k: v for k, v in e.items() if k not in bridge_adds}
+        for e in record_events(record, sensing="spot")]
 
 
 def test_the_revoking_ruff_wins_its_trick_and_play_goes_on_from_it() -> None:

@@ -88,7 +88,7 @@ def _index_after(watch: Watch, count: int) -> int:
 
 @contextlib.asynccontextmanager
 async def rig(broker: Mosquitto, workdir: Path, lang: str = "en", *,
-              physics: Physics = Physics(),
+              physics: Physics | None = None,
               deals: dict[int, DealInfo] | None = None) -> AsyncIterator[Rig]:
     daemon = ControllerDaemon(broker=BrokerSettings.from_url(broker.url),
                               engine=build_engine(deals=deals),
@@ -97,7 +97,7 @@ async def rig(broker: Mosquitto, workdir: Path, lang: str = "en", *,
     tasks = [asyncio.create_task(daemon.run(stop))]
     async with Watch(broker.url) as watch, \
             SimTable.from_config(SIM_TOML, link_dir=workdir / "readers",
-                                 physics=physics) as table:
+                                 physics=physics or Physics()) as table:
         data = bridge_config_dict(SIM_TOML, broker_url=broker.url,
                                   spool=workdir / "spool.sqlite", lang=lang)
         config = config_from_dict(data, SIM_TOML.resolve())
