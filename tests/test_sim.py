@@ -372,6 +372,8 @@ def test_sim_cli_plays_a_file_to_a_reader_in_another_process(tmp_path: Path) -> 
         reads = asyncio.run(read_all())
         assert proc.stdout.readline().decode().strip() == f"played {len(events)} of " \
                                                           f"{len(events)} events"
+        assert proc.stdout.readline().decode().strip() == (
+            "antennas: at most 1 tag(s) on one, 0 collision(s), 0 late read(s), 0 lost")
         assert proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:
@@ -408,6 +410,18 @@ def test_sim_cli_bad_config(tmp_path: Path) -> None:
     from firmware_bridge.sim.cli import main
 
     assert main(["run", "--config", str(tmp_path / "missing.toml")]) == 1
+
+
+@pytest.mark.parametrize("option", [["--tag-limit", "0"], ["--tag-limit", "two"],
+                                    ["--miss-rate", "1"], ["--miss-rate", "-0.1"],
+                                    ["--miss-rate", "x"], ["--collision", "boom"]])
+def test_sim_cli_bad_physics(option: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from firmware_bridge.sim.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", *option])
+    assert stopped.value.code == 2
+    assert option[0] in capsys.readouterr().err
 
 
 # --- the antennas' physics (docs/sensing.md) --------------------------------------------------
