@@ -315,12 +315,15 @@ async def _run_sim(deals: dict[int, Deal], faults: list[Fault], layout: str = "p
     plans = plan_boards(deals, faults, tags)
     async with SimStation(layout=layout) as sim:  # type: ignore[arg-type]
         readers = [StationReader(r, a) for r, a in sim.open_readers()]
-        follower = StationFollower(deals, layout=layout)  # type: ignore[arg-type]
+        follower = StationFollower(deals, layout=layout,  # type: ignore[arg-type]
+                                   tap=sim.feed)
         station = Station(readers, tags, follower)
         runner = asyncio.create_task(station.run())
         late = await sim.run(plans, station)
         station.stop()
         results = await runner
+        if sim.feed:   # the cards went through the feed slots one at a time
+            assert sim.table.peak_tags() == 1 and sim.table.reads()["collisions"] == 0
     assert late == 0
     return results
 
@@ -414,7 +417,7 @@ async def test_a_failing_consumer_does_not_stop_the_station() -> None:
 
     async with SimStation() as sim:
         readers = [StationReader(r, a) for r, a in sim.open_readers()]
-        station = Station(readers, tags, StationFollower(deals),
+        station = Station(readers, tags, StationFollower(deals, tap=sim.feed),
                           on_result=[broken_console, lambda r: seen.append(r.board)])
         runner = asyncio.create_task(station.run())
         late = await sim.run(plan_boards(deals, (), tags), station)
