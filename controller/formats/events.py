@@ -102,17 +102,9 @@ def record_events(
                             call_uid=call_uid, board_uid=board_uid)
     if sensing != "tray":
         raise ValueError(f"sensing must be 'spot' or 'tray', not {sensing!r}")
-    events: list[Event] = []
-    deck_id = deck if deck is not None else str(record.board)
-
-    def emit(**fields: Any) -> None:
-        k = len(events)
-        events.append(wire.to_builtins(wire.TagEvent(
-            v=wire.VERSION, src=src, seq=seq_start + k, ts=ts_start + k * ts_step, **fields)))
-
-    def card_event(seat: Seat, card: Card, action: str) -> None:
-        emit(zone="tray", seat=seat.name, action=action, uid=card_uid(card), card=str(card),
-             deck=deck_id)
+    out = _Stream(src, seq_start, ts_start, ts_step, "tray",
+                  deck if deck is not None else str(record.board), card_uid)
+    events, emit, card_event = out.events, out.emit, out.card
 
     if board_event:
         emit(zone="board", action="present", uid=board_uid(record.board), board=record.board)
@@ -147,6 +139,26 @@ def record_events(
     return events
 
 
+class _Stream:
+    """Events numbered from ``seq_start`` with ``ts`` in steps; card tags on ``zone``."""
+
+    def __init__(self, src: str, seq_start: int, ts_start: float, ts_step: float, zone: str,
+                 deck: str, card_uid: Callable[[Card], str]) -> None:
+        self.events: list[Event] = []
+        self.src, self.seq_start, self.ts_start, self.ts_step = src, seq_start, ts_start, ts_step
+        self.zone, self.deck, self.card_uid = zone, deck, card_uid
+
+    def emit(self, **fields: Any) -> None:
+        k = len(self.events)
+        self.events.append(wire.to_builtins(wire.TagEvent(
+            v=wire.VERSION, src=self.src, seq=self.seq_start + k,
+            ts=self.ts_start + k * self.ts_step, **fields)))
+
+    def card(self, seat: Seat, card: Card, action: str) -> None:
+        self.emit(zone=self.zone, seat=seat.name, action=action, uid=self.card_uid(card),
+                  card=str(card), deck=self.deck)
+
+
 def _spot_events(
     record: BoardRecord, *, src: str, seq_start: int, ts_start: float, ts_step: float,
     deck: str | None, scans: bool, board_event: bool, return_hands: bool,
@@ -154,17 +166,9 @@ def _spot_events(
     board_uid: Callable[[int], str],
 ) -> list[Event]:
     """``record_events`` for play spots and call spots: at most one tag on any antenna."""
-    events: list[Event] = []
-    deck_id = deck if deck is not None else str(record.board)
-
-    def emit(**fields: Any) -> None:
-        k = len(events)
-        events.append(wire.to_builtins(wire.TagEvent(
-            v=wire.VERSION, src=src, seq=seq_start + k, ts=ts_start + k * ts_step, **fields)))
-
-    def card_event(seat: Seat, card: Card, action: str) -> None:
-        emit(zone="spot", seat=seat.name, action=action, uid=card_uid(card), card=str(card),
-             deck=deck_id)
+    out = _Stream(src, seq_start, ts_start, ts_step, "spot",
+                  deck if deck is not None else str(record.board), card_uid)
+    events, emit, card_event = out.events, out.emit, out.card
 
     if board_event:
         emit(zone="board", action="present", uid=board_uid(record.board), board=record.board)

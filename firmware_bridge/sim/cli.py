@@ -27,8 +27,9 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from firmware_bridge.sim.shared import remove_state, running_pid, table_dir, write_state
 from firmware_bridge.sim.table import (
@@ -40,6 +41,8 @@ from firmware_bridge.sim.table import (
 )
 
 __all__ = ["main"]
+
+_N = TypeVar("_N", int, float)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,24 +82,22 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _tag_limit(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"an antenna reads at least 1 tag, not {value}")
-    return value
+def _bounded(convert: Callable[[str], _N], ok: Callable[[_N], bool],
+             want: str) -> Callable[[str], _N]:
+    """An argparse type: ``convert`` the text, and refuse a value that is not ``ok``."""
+    def parse(text: str) -> _N:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {want}: {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {want}, not {text}")
+        return value
+    return parse
 
 
-def _miss_rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"a probability from 0 to below 1, not {text}")
-    return value
+_tag_limit = _bounded(int, lambda v: v >= 1, "a whole number of at least 1")
+_miss_rate = _bounded(float, lambda v: 0.0 <= v < 1.0, "a probability from 0 to below 1")
 
 
 def _physics(args: argparse.Namespace) -> Physics:
