@@ -19,6 +19,7 @@ from firmware_bridge.readers.sim import SimReader, parse_sim_url
 from firmware_bridge.sim.firmware import VirtualFirmware
 from firmware_bridge.sim.table import (
     DEFAULT_LAYOUT,
+    Fault,
     Physics,
     SimError,
     SimTable,
@@ -81,7 +82,7 @@ def small_board() -> list[dict[str, Any]]:
 def expected_reads(table: SimTable, events: Sequence[dict[str, Any]]) -> list[tuple[str, ...]]:
     """What the readers must report for ``events``: (reader, antenna, uid, action) each, with
     the UIDs the registry gives (independently of the table's own choice of copies)."""
-    out = []
+    out: list[tuple[str, ...]] = []
     lying: dict[tuple[str, str], list[str]] = {}   # the copies of a call on its call spot
     used: list[str] = []                           # call cards in the order put down
     for e in events:
@@ -247,8 +248,9 @@ async def test_a_core_team_board_plays_through(sim_table: SimTable) -> None:
 
 async def test_faults_are_reported_and_nothing_is_lost(sim_table: SimTable) -> None:
     events = small_board()
-    faults = {1: ("north", "garbage"), 3: ("north", "drop"), 6: ("north", "bad_crc"),
-              12: ("bidbox", "reset_mid_line"), 15: ("bidbox", "drop"), 18: ("east", "reset")}
+    faults: dict[int, tuple[str, Fault]] = {
+        1: ("north", "garbage"), 3: ("north", "drop"), 6: ("north", "bad_crc"),
+        12: ("bidbox", "reset_mid_line"), 15: ("bidbox", "drop"), 18: ("east", "reset")}
     async with Merged("1", list(sim_table.layout)) as merged:
         await sim_table.wait_hosts()
         report = await sim_table.play(events, faults=faults)
