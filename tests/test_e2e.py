@@ -285,3 +285,51 @@ async def test_whole_boards_are_read_one_tag_on_an_antenna_at_a_time(
             == (str(contract), declarer.name, won,
                 score_ns(contract, declarer, record.vulnerability, won)), record.board
         assert result["irregularities"] == []
+
+
+async def test_a_card_laid_before_the_last_one_left_its_spot_is_read_once_it_is_alone(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """A hasty leader lays his card on his spot before sliding his last trick's card off
+    it: the reader cannot resolve the two (a collision, reported), keeps the first, and
+    reads the new card the moment it lies alone, so the controller still sees the old card
+    quitted before the new one is played: the board ends as if he had waited."""
+    record = load_board()
+    assert record.deal is not None
+    deals = {record.board: DealInfo(record.board, record.dealer, record.vulnerability,
+                                    record.deal)}
+    events = record_events(record, sensing="spot", scans=False)
+    hasty: list[dict[str, Any]] = []
+    expected: list[dict[str, Any]] = []   # what the readers report: the lead once alone
+    moved = 0
+    i = 0
+    while i < len(events):
+        block = events[i:i + 4]
+        if len(block) == 4 and all(e["zone"] == "spot" and e["action"] == "removed"
+                                   for e in block) and i + 4 < len(events):
+            lead = events[i + 4]
+            at = next(k for k, e in enumerate(block) if e["seat"] == lead["seat"])
+            hasty += block[:at] + [lead] + block[at:]   # laid before his old card left
+            expected += block[:at + 1] + [lead] + block[at + 1:]
+            moved += 1
+            i += 5
+            continue
+        hasty.append(events[i])
+        expected.append(events[i])
+        i += 1
+    assert moved == 12
+    async with rig(mosquitto, tmp_path, deals=deals) as r:
+        report = await r.table.play(hasty, strict=True)
+        assert report.played == len(hasty) and not report.skipped
+        result = (await r.watch.wait(kind_is("result"), timeout=60)).payload
+        await r.watch.wait(lambda m: m.kind == "event" and m.table == "1"
+                           and m.payload["seq"] == len(events), timeout=30)
+        reads = r.table.reads()
+    published = {m.payload["seq"]: m.payload for m in r.watch.of("event", "1")}
+    # every card and call read once, each lead just after its player's last card left
+    assert [(e["zone"], e.get("seat"), e["action"], e.get("card"), e.get("call"))
+            for e in (published[n] for n in sorted(published))] == \
+        [(e["zone"], e.get("seat"), e["action"], e.get("card"), e.get("call"))
+         for e in expected]
+    assert (reads["peak_tags"], reads["collisions"]) == (2, 12)
+    assert (result["tricks"], result["score_ns"], result["irregularities"]) == (10, 620, [])
+    assert r.watch.of("alert", "1") == []
