@@ -207,6 +207,18 @@ def test_a_revoke_corrected_by_laying_the_quitted_card_again_and_lifting_it() ->
     assert run.state["irregularities"] == tray.state["irregularities"]
 
 
+def test_a_card_still_on_its_spot_read_again_is_quitted_as_usual() -> None:
+    """A reader restarting reads again the cards lying on the spots: a card of a complete
+    trick not yet quitted is no recall, and quitting it is still nothing."""
+    run, rest = _to_card(load_board(), 4, "spot")
+    lying = [e for e in rest[:4] if e["action"] == "removed"]
+    run.feed([dict(e, action="present") for e in lying])    # read again where they lie
+    run.feed(rest[:4])
+    assert run.alerts() == [] and run.state["current"] == []
+    run.feed(rest[4:])
+    assert run.of("result")[-1]["score_ns"] == 620 and run.alerts() == []
+
+
 def test_the_last_trick_quitted_from_the_four_spots_ends_the_board() -> None:
     events = record_events(load_board(), sensing="spot", scans=False)
     run = Run().feed(events[:-4])

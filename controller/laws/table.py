@@ -137,6 +137,7 @@ class Board:
         self._unknown: dict[str, int] = {}
         self._lead_faced = False
         self._recalled: set[tuple[Seat, Card]] = set()   # quitted cards back on a spot
+        self._lying: set[tuple[Seat, Card]] = set()      # cards on the play spots in play
         self.played_before = played_before
         self.scheduled = scheduled
         self.all_deals = all_deals
@@ -381,11 +382,15 @@ class Board:
             return
         key = (seat, card)
         if ev.present:
-            if self._quitted(play, seat, card):
-                # a quitted card laid on the spot again: lifting it takes it back (62A)
-                self._recalled.add(key)
+            if key not in self._lying:
+                self._lying.add(key)
+                if self._quitted(play, seat, card):
+                    # a quitted card laid on the spot again: lifting it takes it back (62A)
+                    self._recalled.add(key)
+            # (a card still lying there read again, after a reader's restart: no news)
             play.put(seat, card, ts=ev.ts)
             return
+        self._lying.discard(key)
         if key in self._recalled:
             self._recalled.discard(key)
             play.take(seat, card)
