@@ -14,6 +14,7 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
+from broker import Mosquitto
 
 from controller.formats.dup import write_dup
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
@@ -350,7 +351,7 @@ async def test_sequential_station_through_the_serial_path() -> None:
                                                   (5, False), (6, True)]
 
 
-def test_verify_simulate_command_publishes_and_reports(mosquitto, tmp_path: Path,
+def test_verify_simulate_command_publishes_and_reports(mosquitto: Mosquitto, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]
                                                         ) -> None:
     received: list[dict[str, object]] = []
@@ -427,7 +428,7 @@ async def test_a_failing_consumer_does_not_stop_the_station() -> None:
     assert sum(n for note, n in station.notes.items() if "BrokenPipeError" in note) == 3
 
 
-async def test_following_a_bridges_events_on_the_broker(mosquitto, tmp_path: Path,
+async def test_following_a_bridges_events_on_the_broker(mosquitto: Mosquitto, tmp_path: Path,
                                                         data_dir: Path) -> None:
     """A bridge runs the readers and publishes contract events: verify follows the topic."""
     from controller.verify.cli import _events, _parser
