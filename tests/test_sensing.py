@@ -15,7 +15,7 @@ import pytest
 from controller.demo import load_board, plan_board
 from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
-from controller.generate import random_board
+from controller.generate import random_board, random_play_with_revoke
 from controller.laws.cards import Card, Seat
 from controller.laws.record import BoardRecord, DealInfo
 
@@ -73,12 +73,24 @@ def test_the_spots_give_what_the_trays_gave(scans: bool) -> None:
     """Random boards and the T08 revoke: the play-spot stream and the pile stream of the same
     boards give the same results, alerts and feed, with and without the hands read."""
     rng = random.Random(2023)
-    records = [t08()] + [random_board(rng, n).record for n in range(1, 9)]
+    records = [t08()] + [random_board(rng, n).record for n in range(1, 13)]
+    for number in range(13, 21):   # boards with a revoke somewhere
+        record = random_board(rng, number).record
+        if record.declarer is None or record.deal is None or record.contract is None:
+            continue
+        revoked = random_play_with_revoke(rng, record.deal, record.contract,
+                                          record.declarer, rng.randint(2, 11))
+        if revoked is not None:
+            records.append(dataclasses.replace(record, tricks=tuple(revoked[0])))
+    assert len(records) > 16
+    revokes = 0
     for record in records:
         by_model = [_summary(Run().feed(record_events(record, sensing=sensing, scans=scans)))
                     for sensing in ("spot", "tray")]
         assert by_model[0] == by_model[1], record.board
         assert by_model[0][0], record.board   # a result, for a board played out or passed
+        revokes += any(a[0] == "REVOKE" for a in by_model[0][1])
+    assert revokes >= 5
 
 
 def test_a_revoke_is_seen_at_once_without_a_deal_file_from_the_hands_passed() -> None:
