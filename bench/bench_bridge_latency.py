@@ -104,7 +104,7 @@ async def bench_bridge(broker: Mosquitto, work: Path, count: int, warmup: int,
     tags = ROOT / "hw_configs" / "tags-sim.toml"
     registry = TagRegistry.load([tags])
     cards = [registry.uid_for_card("1", s + r) for s in "SHDC" for r in "AKQJT98765432"]
-    table = SimTable("1", [SimReaderSpec("north", {0: ("tray", "N")})], registry=registry,
+    table = SimTable("1", [SimReaderSpec("north", {0: ("spot", "N")})], registry=registry,
                      link_dir=work / f"ttys-{sync}")
     await table.start()
     firmware = table.firmwares["north"]
@@ -114,7 +114,7 @@ async def bench_bridge(broker: Mosquitto, work: Path, count: int, warmup: int,
         "registry": {"files": [str(tags)]},
         "spool": {"path": str(work / f"spool-{sync}.sqlite"), "sync": sync},
         "readers": [{"name": "north", "url": "sim://1/north", "kind": "inventory",
-                     "antennas": {"0": {"seat": "N", "zone": "tray"}}}],
+                     "antennas": {"0": {"seat": "N", "zone": "spot"}}}],
         "gpio": {"factory": "mock"},
         "display": {"type": "none"},
         "health": {"interval": 3600.0},

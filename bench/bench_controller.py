@@ -78,7 +78,7 @@ def board_events(board: int) -> list[dict[str, Any]]:
     # no hand scans: the deals file gives the hands, and the revoke comes soon enough in
     # each table's stream to be timed within a level (a scan costs what a card costs)
     first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
-    events = [e for i, e in enumerate(events) if i >= first_call or e["zone"] != "tray"]
+    events = [e for i, e in enumerate(events) if i >= first_call or e["zone"] != "spot"]
     if plan.revoke is not None:  # mark the revoke's card so that its alert can be timed
         trick, offender, card, _ = plan.revoke
         first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")

@@ -71,13 +71,14 @@ def round_start_and_play(board: int) -> tuple[list[dict[str, Any]], list[dict[st
                                              list[dict[str, Any]]]:
     """A board's events as the bridges send them, in three parts: the scan (the board tag
     and the 52 cards of the four hands read at once: the round start of issue #13), the
-    whole round start (the board tag, each hand read and then picked up: 105 events) and
+    whole round start (the board tag, each card passed across its play spot: 105 events) and
     the play (calls and cards). Either start is followed by the board's own play without
     an alert (a generator that sent two hands' scans and pick-ups raised four a board)."""
     events = plan_board(board_record(board), revoke_trick=None).events()
     first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
     start = events[:first_call]
-    assert start[0]["zone"] == "board" and all(e["zone"] == "tray" for e in start[1:])
+    # the hands passed across the play spots (docs/sensing.md); "scan" keeps the reads only
+    assert start[0]["zone"] == "board" and all(e["zone"] == "spot" for e in start[1:])
     scan = [start[0], *(e for e in start[1:] if e["action"] == "present")]
     assert len(scan) == 53 and len(start) == 105
     return scan, start, events[first_call:]

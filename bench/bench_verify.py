@@ -87,7 +87,8 @@ async def bench_station(n: int, layout: str, broker_url: str | None) -> str:
     plans = plan_boards(deals, (), tags)
     async with SimStation(layout=layout) as sim:  # type: ignore[arg-type]
         readers = [StationReader(r, a) for r, a in sim.open_readers()]
-        follower = StationFollower(deals, layout=layout)  # type: ignore[arg-type]
+        follower = StationFollower(deals, layout=layout,  # type: ignore[arg-type]
+                                   tap=sim.feed)   # feed slots: one card at a time
         mqtt = MqttReporter(broker_url, "bridge", sim.station_id) if broker_url else None
         if mqtt is not None:
             await mqtt.__aenter__()

@@ -607,7 +607,8 @@ def _explain(exc: msgspec.ValidationError) -> str:
 def _check_tag(msg: TagEvent) -> Malformed | None:
     if msg.acked is not None and (msg.boot is None or msg.acked >= msg.seq):
         return Malformed("acked must be an integer from 0 to seq - 1, with a boot")
-    if msg.seat is None and (msg.zone is Zone.TRAY or msg.zone is Zone.BID):
+    if msg.seat is None and (msg.zone is Zone.TRAY or msg.zone is Zone.BID
+                             or msg.zone is Zone.SPOT):
         return Malformed(f"a {msg.zone} tag needs a seat")
     if msg.unknown is not True and (
             (msg.card is not None) + (msg.call is not None) + (msg.board is not None) != 1):

@@ -540,16 +540,18 @@ async def test_simulated_table_round_trip(tmp_path: Path, mosquitto: Mosquitto) 
     t = config.table.id
     played: list[dict[str, Any]] = [
         {"type": "tag", "zone": "board", "action": "present", "board": 3},
-        {"type": "tag", "zone": "tray", "seat": "N", "action": "present", "card": "SA",
+        {"type": "tag", "zone": "spot", "seat": "N", "action": "present", "card": "SA",
          "deck": "3"},
-        {"type": "tag", "zone": "tray", "seat": "W", "action": "present", "card": "C2",
+        {"type": "tag", "zone": "spot", "seat": "W", "action": "present", "card": "C2",
          "deck": "3"},
         {"type": "tag", "zone": "bid", "seat": "E", "action": "present", "call": "1NT"},
         {"type": "tag", "zone": "bid", "seat": "S", "action": "present", "call": "STOP"},
+        # one card on a call spot at a time (docs/sensing.md): the STOP card off first
+        {"type": "tag", "zone": "bid", "seat": "S", "action": "removed", "call": "STOP"},
         {"type": "tag", "zone": "bid", "seat": "S", "action": "present", "call": "2C"},
-        {"type": "tag", "zone": "tray", "seat": "N", "action": "removed", "card": "SA",
+        {"type": "tag", "zone": "spot", "seat": "N", "action": "removed", "card": "SA",
          "deck": "3"},
-        {"type": "tag", "zone": "tray", "seat": "E", "action": "present",
+        {"type": "tag", "zone": "spot", "seat": "E", "action": "present",
          "uid": "0499887766554433"},
     ]
     for i, event in enumerate(played):

@@ -219,8 +219,10 @@ def test_shipped_real_table_config_loads() -> None:
     assert {r.name for r in config.readers} >= {"north", "east", "south", "west", "bidbox",
                                                 "board"}
     assert config.display.type == "hd44780"
-    seats = {a.seat for r in config.readers for a in r.antennas.values() if a.zone == "tray"}
-    assert seats == {"N", "E", "S", "W"}
+    # a play spot and a call spot per seat, each read one card at a time (docs/sensing.md)
+    for zone in ("spot", "bid"):
+        seats = {a.seat for r in config.readers for a in r.antennas.values() if a.zone == zone}
+        assert seats == {"N", "E", "S", "W"}
 
 
 def test_shipped_sim_config_loads() -> None:

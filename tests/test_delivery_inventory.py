@@ -64,7 +64,9 @@ async def test_a_restarted_bridge_reports_only_what_changed_while_it_was_down(
         tmp_path: Path, mosquitto: Mosquitto) -> None:
     from firmware_bridge.sim.firmware import VirtualFirmware
 
-    trays = VirtualFirmware("north", 1, link=tmp_path / "north.tty")
+    # cards lying together on a tray: the pile inventory, a reader built for it (tag_limit
+    # 16, ISO 15693: docs/sensing.md)
+    trays = VirtualFirmware("north", 1, link=tmp_path / "north.tty", tag_limit=16)
     await trays.start()
     config = make_config(tmp_path, mosquitto, readers=[
         {"name": "north", "url": f"serial://{tmp_path / 'north.tty'}", "kind": "inventory",

@@ -72,7 +72,11 @@ def test_without_a_revoke_the_demo_plays_the_record() -> None:
     assert plan.revoke is None
     assert list(plan.play) == [sc for t in record.tricks for sc in t.cards]
     events = plan.events()
-    assert len(events) == 1 + 52 + 52 + 7 + 52 + 52
+    # the board; each hand passed across its play spot (a present and a removed a card); 7
+    # calls, 3 slid off their spot for the seat's next call and 4 tidied away at the end;
+    # each card laid on its play spot and quitted
+    assert len(events) == 1 + 2 * 52 + 7 + 3 + 4 + 2 * 52
+    assert len(plan.events(scans=False)) == len(events) - 2 * 52
 
 
 def test_revoke_moves_to_a_trick_where_a_defender_can_revoke() -> None:
@@ -99,7 +103,8 @@ def test_the_plans_events_are_the_records_events() -> None:
     record = load_board()
     bridge_adds = {"v", "src", "seq", "ts", "uid"}
     assert plan_board(record, revoke_trick=None).events() == [
-        {k: v for k, v in e.items() if k not in bridge_adds} for e in record_events(record)]
+        {k: v for k, v in e.items() if k not in bridge_adds}
+        for e in record_events(record, sensing="spot")]
 
 
 def test_the_revoking_ruff_wins_its_trick_and_play_goes_on_from_it() -> None:
@@ -109,5 +114,5 @@ def test_the_revoking_ruff_wins_its_trick_and_play_goes_on_from_it() -> None:
     assert tricks[5].winner is Seat.E  # ♥9 ruffs the diamond lead: hearts are trumps
     assert tricks[6].leader is Seat.E
     events = plan.events()
-    assert [e["card"] for e in events if e["zone"] == "tray" and e["action"] == "present"
+    assert [e["card"] for e in events if e["zone"] == "spot" and e["action"] == "present"
             ][52:] == [str(c) for _, c in plan.play]

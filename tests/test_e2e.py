@@ -1,7 +1,12 @@
 """End to end: the simulated table (virtual reader firmwares on ptys, tags-sim.toml) ->
 firmware bridge on hw_configs/sim.toml (serial path, registry, spool, MQTT) -> real
 mosquitto -> rules daemon (journal, Engine) -> state, alert, indicator, result -> back to
-the bridge's LEDs (mock GPIO pins) and display."""
+the bridge's LEDs (mock GPIO pins) and display.
+
+The table reads one tag on an antenna at a time (docs/sensing.md): cards on the play spots,
+calls on the call spots, each hand passed across its spot when the controller has no deal
+file; the simulated readers resolve one tag an antenna (a second is a collision) and the
+tests check that no antenna ever held two."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import asyncio
 import contextlib
 import dataclasses
 import io
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,11 +26,15 @@ from mqttwatch import Seen, Watch
 
 from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
 from controller.demo import REPO_ROOT, bridge_config_dict, load_board, plan_board
+from controller.formats.events import record_events
+from controller.generate import random_board
 from controller.journal import Journal
+from controller.laws.record import BoardRecord, DealInfo
+from controller.laws.scoring import score_ns
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict
 from firmware_bridge.display import TerminalDisplay
-from firmware_bridge.sim.table import SimTable
+from firmware_bridge.sim.table import Physics, SimTable
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -77,13 +87,17 @@ def _index_after(watch: Watch, count: int) -> int:
 
 
 @contextlib.asynccontextmanager
-async def rig(broker: Mosquitto, workdir: Path, lang: str = "en") -> AsyncIterator[Rig]:
+async def rig(broker: Mosquitto, workdir: Path, lang: str = "en", *,
+              physics: Physics | None = None,
+              deals: dict[int, DealInfo] | None = None) -> AsyncIterator[Rig]:
     daemon = ControllerDaemon(broker=BrokerSettings.from_url(broker.url),
-                              engine=build_engine(), journal=Journal(workdir / "j.sqlite"))
+                              engine=build_engine(deals=deals),
+                              journal=Journal(workdir / "j.sqlite"))
     stop = asyncio.Event()
     tasks = [asyncio.create_task(daemon.run(stop))]
     async with Watch(broker.url) as watch, \
-            SimTable.from_config(SIM_TOML, link_dir=workdir / "readers") as table:
+            SimTable.from_config(SIM_TOML, link_dir=workdir / "readers",
+                                 physics=physics or Physics()) as table:
         data = bridge_config_dict(SIM_TOML, broker_url=broker.url,
                                   spool=workdir / "spool.sqlite", lang=lang)
         config = config_from_dict(data, SIM_TOML.resolve())
@@ -132,6 +146,7 @@ async def test_a_whole_board_from_the_readers_to_the_result(mosquitto: Mosquitto
     assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
     assert {e["src"] for e in events} == {"table-1-pi"}
     assert final["last"]["src"] == "table-1-pi" and final["phase"] == "done"
+    assert r.table.peak_tags() == 1 and r.table.reads()["collisions"] == 0
 
 
 async def test_a_revoke_is_shown_to_the_director_at_once_and_at_the_table_after_play(
@@ -208,3 +223,113 @@ async def test_the_broker_restarts_mid_board_and_nothing_is_lost(tmp_path: Path)
     assert (result["tricks_played"], result["tricks"], result["score_ns"]) == (9, 11, 650)
     seqs = [m.payload["seq"] for m in r.watch.of("event", "1")]
     assert len(set(seqs)) == len(events)  # every tag move, once, none lost
+
+
+def _boards() -> list[tuple[BoardRecord, bool]]:
+    """(board, whether its hands are read at the table): the demo board dealt by machine
+    (the controller has its deal: nothing read before the auction) and random boards whose
+    hands each player passes across his play spot (no deal file for them)."""
+    rng = random.Random(23)
+    demo = load_board()
+    boards = [(demo, False)]
+    for number in (2, 3):
+        boards.append((random_board(rng, number).record, True))
+    return boards
+
+
+@pytest.mark.parametrize("miss_rate", [0.0, 0.01])
+async def test_whole_boards_are_read_one_tag_on_an_antenna_at_a_time(
+        mosquitto: Mosquitto, tmp_path: Path, miss_rate: float) -> None:
+    """Issue 23's test: whole boards through the real serial chain, no antenna ever holding
+    two tags, every card and call read, the results right, no alert; the same when each
+    antenna misses a tag one polling round in a hundred (seeded)."""
+    boards = _boards()
+    demo = boards[0][0]
+    assert demo.deal is not None
+    deals = {demo.board: DealInfo(demo.board, demo.dealer, demo.vulnerability, demo.deal)}
+    events: list[dict[str, Any]] = []
+    for record, read in boards:
+        events += record_events(record, sensing="spot", scans=read, deck=str(record.board))
+    physics = Physics(tag_limit=1, miss_rate=miss_rate, seed=23)
+    async with rig(mosquitto, tmp_path, physics=physics, deals=deals) as r:
+        report = await r.table.play(events, strict=True)
+        assert report.played == len(events) and not report.skipped
+        await r.watch.wait(lambda m: m.kind == "result" and m.table == "1"
+                           and m.payload["board"] == boards[-1][0].board, timeout=60)
+        await r.watch.wait(lambda m: m.kind == "event" and m.table == "1"
+                           and m.payload["seq"] == len(events), timeout=30)
+        physics_seen = r.table.reads()
+    published = {m.payload["seq"]: m.payload for m in r.watch.of("event", "1")}
+    # every tag the players moved was read, once, with what it is
+    assert len(published) == len(events)
+    assert [(e["zone"], e.get("seat"), e["action"], e.get("card"), e.get("call"),
+             e.get("board")) for e in (published[n] for n in sorted(published))] == \
+        [(e["zone"], e.get("seat"), e["action"], e.get("card"), e.get("call"), e.get("board"))
+         for e in events]
+    assert physics_seen["peak_tags"] == 1
+    assert physics_seen["collisions"] == 0 and physics_seen["lost_reads"] == 0
+    if miss_rate:
+        assert physics_seen["late_reads"] > 0   # the misses happened, and cost nothing
+    assert r.watch.of("alert", "1") == []
+    results = {m.payload["board"]: m.payload for m in r.watch.of("result", "1")}
+    for record, _ in boards:
+        result = results[record.board]
+        contract, declarer = record.contract, record.declarer
+        assert contract is not None
+        if declarer is None:
+            assert (result["contract"], result["score_ns"]) == ("Pass", 0)
+            continue
+        won = sum(1 for t in record.tricks if t.winner is not None
+                  and t.winner.side is declarer.side)
+        assert (result["contract"], result["declarer"], result["tricks"], result["score_ns"]) \
+            == (str(contract), declarer.name, won,
+                score_ns(contract, declarer, record.vulnerability, won)), record.board
+        assert result["irregularities"] == []
+
+
+async def test_a_card_laid_before_the_last_one_left_its_spot_is_read_once_it_is_alone(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """A hasty leader lays his card on his spot before sliding his last trick's card off
+    it: the reader cannot resolve the two (a collision, reported), keeps the first, and
+    reads the new card the moment it lies alone, so the controller still sees the old card
+    quitted before the new one is played: the board ends as if he had waited."""
+    record = load_board()
+    assert record.deal is not None
+    deals = {record.board: DealInfo(record.board, record.dealer, record.vulnerability,
+                                    record.deal)}
+    events = record_events(record, sensing="spot", scans=False)
+    hasty: list[dict[str, Any]] = []
+    expected: list[dict[str, Any]] = []   # what the readers report: the lead once alone
+    moved = 0
+    i = 0
+    while i < len(events):
+        block = events[i:i + 4]
+        if len(block) == 4 and all(e["zone"] == "spot" and e["action"] == "removed"
+                                   for e in block) and i + 4 < len(events):
+            lead = events[i + 4]
+            at = next(k for k, e in enumerate(block) if e["seat"] == lead["seat"])
+            hasty += block[:at] + [lead] + block[at:]   # laid before his old card left
+            expected += block[:at + 1] + [lead] + block[at + 1:]
+            moved += 1
+            i += 5
+            continue
+        hasty.append(events[i])
+        expected.append(events[i])
+        i += 1
+    assert moved == 12
+    async with rig(mosquitto, tmp_path, deals=deals) as r:
+        report = await r.table.play(hasty, strict=True)
+        assert report.played == len(hasty) and not report.skipped
+        result = (await r.watch.wait(kind_is("result"), timeout=60)).payload
+        await r.watch.wait(lambda m: m.kind == "event" and m.table == "1"
+                           and m.payload["seq"] == len(events), timeout=30)
+        reads = r.table.reads()
+    published = {m.payload["seq"]: m.payload for m in r.watch.of("event", "1")}
+    # every card and call read once, each lead just after its player's last card left
+    assert [(e["zone"], e.get("seat"), e["action"], e.get("card"), e.get("call"))
+            for e in (published[n] for n in sorted(published))] == \
+        [(e["zone"], e.get("seat"), e["action"], e.get("card"), e.get("call"))
+         for e in expected]
+    assert (reads["peak_tags"], reads["collisions"]) == (2, 12)
+    assert (result["tricks"], result["score_ns"], result["irregularities"]) == (10, 620, [])
+    assert r.watch.of("alert", "1") == []

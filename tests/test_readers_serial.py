@@ -63,7 +63,9 @@ def has_health(kind: str, n: int = 1) -> Callable[[list[Item]], bool]:
 
 @pytest.fixture
 async def firmware(tmp_path: Path) -> AsyncIterator[VirtualFirmware]:
-    fw = VirtualFirmware("N1", antennas=2, link=tmp_path / "ttyREADER")
+    # the line protocol's tests lay several tags on one antenna: a reader that resolves a
+    # pile (tag_limit 16, docs/sensing.md); the one-tag physics is tested in test_sim.py
+    fw = VirtualFirmware("N1", antennas=2, link=tmp_path / "ttyREADER", tag_limit=16)
     await fw.start()
     yield fw
     fw.close()

@@ -16,8 +16,11 @@ import pytest
 from firmware_bridge.readers import ReaderError, ReaderHealth, TagRead, open_reader
 from firmware_bridge.readers.base import Reader
 from firmware_bridge.readers.sim import SimReader, parse_sim_url
+from firmware_bridge.sim.firmware import VirtualFirmware
 from firmware_bridge.sim.table import (
     DEFAULT_LAYOUT,
+    Fault,
+    Physics,
     SimError,
     SimTable,
     get_sim_table,
@@ -42,27 +45,34 @@ def ev(zone: str, action: str, seat: str | None = None, **what: Any) -> dict[str
 
 
 def small_board() -> list[dict[str, Any]]:
-    """Board 3: the wallet, North's hand scan and pick-up, an auction with two Passes by the same
-    seat (two physical Pass cards), a STOP marker, a call taken back, a few cards, an unknown."""
+    """Board 3, one tag on an antenna at a time (docs/sensing.md): the wallet, North's
+    shoe-style hand read (each card across the play spot), an auction on the call spots (a
+    STOP marker, two Passes by the same seat: two physical Pass cards, a call taken back;
+    each seat's previous call slid off its spot first), a few cards, an unknown tag."""
     north = ["SA", "SK", "HQ", "D7", "C2"]
     events = [ev("board", "present", board=3)]
-    events += [ev("tray", "present", "N", card=c, deck="3") for c in north]
-    events += [ev("tray", "removed", "N", card=c, deck="3") for c in north]
+    for c in north:
+        events += [ev("spot", "present", "N", card=c, deck="3"),
+                   ev("spot", "removed", "N", card=c, deck="3")]
     events += [
         ev("bid", "present", "N", call="STOP"),
+        ev("bid", "removed", "N", call="STOP"),
         ev("bid", "present", "N", call="2NT"),
         ev("bid", "present", "E", call="Pass"),
         ev("bid", "present", "S", call="3NT"),
         ev("bid", "present", "W", call="X"),
+        ev("bid", "removed", "N", call="2NT"),
         ev("bid", "present", "N", call="Pass"),
-        ev("bid", "present", "E", call="Pass"),   # E's second Pass card
+        ev("bid", "removed", "E", call="Pass"),
+        ev("bid", "present", "E", call="Pass"),   # E's Pass card again
         ev("bid", "removed", "E", call="Pass"),   # ... taken back
         ev("bid", "present", "E", call="Pass"),   # ... and put down again
+        ev("bid", "removed", "S", call="3NT"),
         ev("bid", "present", "S", call="Pass"),
-        ev("tray", "present", "E", card="HK", deck="3"),
-        ev("tray", "present", "S", card="H2", deck="3"),
-        ev("tray", "present", "W", uid="0123456789ABCD", unknown=True),
-        ev("tray", "removed", "W", uid="0123456789ABCD", unknown=True),
+        ev("spot", "present", "E", card="HK", deck="3"),
+        ev("spot", "present", "S", card="H2", deck="3"),
+        ev("spot", "present", "W", uid="0123456789ABCD", unknown=True),
+        ev("spot", "removed", "W", uid="0123456789ABCD", unknown=True),
     ]
     for i, e in enumerate(events):
         e["seq"], e["ts"] = i + 1, 1_700_000_000.0 + i * 0.5
@@ -72,19 +82,29 @@ def small_board() -> list[dict[str, Any]]:
 def expected_reads(table: SimTable, events: Sequence[dict[str, Any]]) -> list[tuple[str, ...]]:
     """What the readers must report for ``events``: (reader, antenna, uid, action) each, with
     the UIDs the registry gives (independently of the table's own choice of copies)."""
-    out = []
-    copies: dict[tuple[str, str], list[str]] = {}
+    out: list[tuple[str, ...]] = []
+    lying: dict[tuple[str, str], list[str]] = {}   # the copies of a call on its call spot
+    used: list[str] = []                           # call cards in the order put down
     for e in events:
         reader, antenna = table.where[(e["zone"], e.get("seat") if e["zone"] != "board" else None)]
         if "card" in e:
             uid = REGISTRY.uid_for_card(e["deck"], e["card"])
         elif "call" in e:
-            down = copies.setdefault((e["seat"], e["call"]), [])
+            down = lying.setdefault((e["seat"], e["call"]), [])
             if e["action"] == "removed":
                 uid = down.pop()
             else:
-                uid = REGISTRY.uid_for_call(e["call"], e["seat"], len(down))
-                down.append(uid or "")
+                # a call slid off the spot lies in the row: the next one is another copy,
+                # the one never put down, else the one put down longest ago
+                copies: list[str] = []
+                while (c := REGISTRY.uid_for_call(e["call"], e["seat"], len(copies))):
+                    copies.append(c)
+                free = [c for c in copies if c not in down]
+                uid = min(free, key=lambda c: used.index(c) if c in used else -1)
+                if uid in used:
+                    used.remove(uid)
+                used.append(uid)
+                down.append(uid)
         elif "board" in e:
             uid = REGISTRY.uid_for_board(e["board"])
         else:
@@ -158,7 +178,7 @@ def test_layout_from_the_sim_config() -> None:
     assert [s.name for s in table.layout.values()] == [s.name for s in DEFAULT_LAYOUT]
     assert table.where[("bid", "W")] == ("bidbox", 3)
     assert table.where[("board", None)] == ("board", 0)
-    assert table.where[("tray", "S")] == ("south", 0)
+    assert table.where[("spot", "S")] == ("south", 0)
 
 
 def test_bad_configs(tmp_path: Path) -> None:
@@ -179,9 +199,11 @@ async def test_a_board_reaches_the_readers_in_order(sim_table: SimTable) -> None
         await merged.until_reads(len(events))
         assert merged.reads() == expected_reads(sim_table, events)
         assert not merged.health()
-    # the two Pass cards of East are two different tags
+    # East's three Pass cards put down are three different tags: one lies in the call row,
+    # one was taken back (in the hand), one is on the spot
     e_passes = {r[2] for r in merged.reads() if r[1] == "1" and r[0] == "bidbox"}
-    assert len(e_passes) == 2
+    assert len(e_passes) == 3
+    assert sim_table.peak_tags() == 1 and sim_table.reads()["collisions"] == 0
 
 
 async def test_board_reader_is_a_tap_reader(sim_table: SimTable) -> None:
@@ -212,7 +234,7 @@ async def test_a_core_team_board_plays_through(sim_table: SimTable) -> None:
     from controller.formats.pbn import game_to_record, read_pbn
 
     record = game_to_record(read_pbn(ROOT / "tests" / "data" / "laws_scenarios.pbn").games[1])
-    events = record_events(record)
+    events = record_events(record, sensing="spot")
     async with Merged("1", list(sim_table.layout)) as merged:
         await sim_table.wait_hosts()
         report = await sim_table.play(events)
@@ -226,8 +248,9 @@ async def test_a_core_team_board_plays_through(sim_table: SimTable) -> None:
 
 async def test_faults_are_reported_and_nothing_is_lost(sim_table: SimTable) -> None:
     events = small_board()
-    faults = {1: ("north", "garbage"), 3: ("north", "drop"), 6: ("north", "bad_crc"),
-              12: ("bidbox", "reset_mid_line"), 15: ("bidbox", "drop"), 18: ("east", "reset")}
+    faults: dict[int, tuple[str, Fault]] = {
+        1: ("north", "garbage"), 3: ("north", "drop"), 6: ("north", "bad_crc"),
+        12: ("bidbox", "reset_mid_line"), 15: ("bidbox", "drop"), 18: ("east", "reset")}
     async with Merged("1", list(sim_table.layout)) as merged:
         await sim_table.wait_hosts()
         report = await sim_table.play(events, faults=faults)
@@ -247,11 +270,11 @@ async def test_faults_are_reported_and_nothing_is_lost(sim_table: SimTable) -> N
 async def test_unplugged_sim_reader_comes_back(sim_table: SimTable) -> None:
     async with Merged("1", ["west"], reconnect_interval=0.05) as merged:
         await sim_table.wait_hosts(readers=["west"])
-        await sim_table.play([ev("tray", "present", "W", card="SA", deck="1")])
+        await sim_table.play([ev("spot", "present", "W", card="SA", deck="1")])
         await merged.until_reads(1)
         await sim_table.inject("west", "unplug")
-        await sim_table.play([ev("tray", "removed", "W", card="SA", deck="1"),
-                              ev("tray", "present", "W", card="SK", deck="1")])
+        await sim_table.play([ev("spot", "removed", "W", card="SA", deck="1"),
+                              ev("spot", "present", "W", card="SK", deck="1")])
         await sim_table.inject("west", "replug")
         await merged.until_reads(3)
     sa, sk = REGISTRY.uid_for_card("1", "SA"), REGISTRY.uid_for_card("1", "SK")
@@ -262,8 +285,8 @@ async def test_unplugged_sim_reader_comes_back(sim_table: SimTable) -> None:
 
 async def test_events_it_cannot_play_are_reported(sim_table: SimTable) -> None:
     bad = [
-        ev("tray", "present", "N", card="SA", deck="nope"),          # no such deck, no uid
-        ev("tray", "present", "Q", card="SA", deck="1"),             # no such seat
+        ev("spot", "present", "N", card="SA", deck="nope"),          # no such deck, no uid
+        ev("spot", "present", "Q", card="SA", deck="1"),             # no such seat
         ev("bid", "wobble", "N", call="1C"),                         # bad action
         {"v": 1, "type": "button", "button": "claim", "seat": "N"},  # no button handler
         ev("board", "present", board="x"),
@@ -291,7 +314,7 @@ async def test_the_sim_backend_makes_a_default_table_on_demand() -> None:
         async with reader:
             table = get_sim_table("77", create=False)
             await table.wait_hosts(readers=["north"])
-            await table.play([ev("tray", "present", "N", card="DA", deck="2")])
+            await table.play([ev("spot", "present", "N", card="DA", deck="2")])
             async with asyncio.timeout(10):
                 item = await anext(aiter(reader))
         assert isinstance(item, TagRead) and item.uid == REGISTRY.uid_for_card("2", "DA")
@@ -351,6 +374,8 @@ def test_sim_cli_plays_a_file_to_a_reader_in_another_process(tmp_path: Path) -> 
         reads = asyncio.run(read_all())
         assert proc.stdout.readline().decode().strip() == f"played {len(events)} of " \
                                                           f"{len(events)} events"
+        assert proc.stdout.readline().decode().strip() == (
+            "antennas: at most 1 tag(s) on one, 0 collision(s), 0 late read(s), 0 lost")
         assert proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:
@@ -387,3 +412,96 @@ def test_sim_cli_bad_config(tmp_path: Path) -> None:
     from firmware_bridge.sim.cli import main
 
     assert main(["run", "--config", str(tmp_path / "missing.toml")]) == 1
+
+
+@pytest.mark.parametrize("option", [["--tag-limit", "0"], ["--tag-limit", "two"],
+                                    ["--miss-rate", "1"], ["--miss-rate", "-0.1"],
+                                    ["--miss-rate", "x"], ["--collision", "boom"]])
+def test_sim_cli_bad_physics(option: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from firmware_bridge.sim.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", *option])
+    assert stopped.value.code == 2
+    assert option[0] in capsys.readouterr().err
+
+
+# --- the antennas' physics (docs/sensing.md) --------------------------------------------------
+
+async def test_a_second_card_on_a_spot_is_not_read_until_the_first_leaves(
+        sim_table: SimTable) -> None:
+    """One tag at a time: the card laid on a card is a collision the reader reports (ERR),
+    nothing is removed on its account, and it is read once it lies alone."""
+    sa, sk = REGISTRY.uid_for_card("1", "SA"), REGISTRY.uid_for_card("1", "SK")
+    async with Merged("1", ["north"]) as merged:
+        await sim_table.wait_hosts(readers=["north"])
+        await sim_table.play([ev("spot", "present", "N", card="SA", deck="1"),
+                              ev("spot", "present", "N", card="SK", deck="1")])
+        await sim_table.play([ev("spot", "removed", "N", card="SA", deck="1")])
+        await merged.until_reads(3)
+    assert merged.reads() == [("north", "0", sa, "present"), ("north", "0", sa, "removed"),
+                              ("north", "0", sk, "present")]
+    errors = [h.detail for h in merged.health() if h.kind == "firmware_error"]
+    assert errors == ["ANT0 collision_not_resolved"]
+    assert sim_table.reads() == {"peak_tags": 2, "collisions": 1, "late_reads": 0,
+                                 "lost_reads": 0}
+
+
+async def test_a_reader_that_hangs_on_a_collision_says_nothing(tmp_path: Path) -> None:
+    table = SimTable.from_config(SIM_CONFIG, link_dir=tmp_path / "links",
+                                 physics=Physics(collision="silence"))
+    sa = REGISTRY.uid_for_card("1", "SA")
+    async with table, Merged("1", ["north"]) as merged:
+        await table.wait_hosts(readers=["north"])
+        await table.play([ev("spot", "present", "N", card="SA", deck="1"),
+                          ev("spot", "present", "N", card="SK", deck="1"),
+                          ev("spot", "removed", "N", card="SK", deck="1"),
+                          ev("spot", "removed", "N", card="SA", deck="1")])
+        await merged.until_reads(2)
+    assert merged.reads() == [("north", "0", sa, "present"), ("north", "0", sa, "removed")]
+    assert not [h for h in merged.health() if h.kind == "firmware_error"]
+
+
+async def test_a_pile_reader_reads_a_pile(tmp_path: Path) -> None:
+    """The pile inventory is an option: a reader built for it (tag_limit 16) reads a hand
+    lying on its antenna, the default one does not."""
+    hand = ["SA", "SK", "SQ", "SJ", "ST", "S9", "S8", "S7", "S6", "S5", "S4", "S3", "S2"]
+    pile = [ev("spot", "present", "N", card=c, deck="1") for c in hand]
+    for limit, read in ((16, 13), (1, 1)):
+        table = SimTable.from_config(SIM_CONFIG, link_dir=tmp_path / f"l{limit}",
+                                     physics=Physics(tag_limit=limit))
+        async with table, Merged("1", ["north"]) as merged:
+            await table.wait_hosts(readers=["north"])
+            await table.play(pile)
+            await merged.until_reads(read)
+            await asyncio.sleep(0.2)
+        assert len(merged.reads()) == read
+        assert table.reads()["collisions"] == 13 - read
+
+
+def test_misses_make_reads_late_and_lose_a_card_passed_too_fast() -> None:
+    """miss_rate: the first read waits for a round the tag answers; a tag over the antenna
+    for fewer rounds than it misses is never read. Seeded: the same draws every run."""
+    def passes(fw: VirtualFirmware) -> list[int | None]:
+        seqs = []
+        for n in range(200):
+            uid = f"04{n:012X}"
+            seqs.append(fw.place(0, uid, dwell=1, hw_time=100.0))
+            fw.lift(0, uid)
+        return seqs
+
+    fw = VirtualFirmware("N", tag_limit=1, miss_rate=0.5, seed=7)
+    seqs = passes(fw)
+    lost = seqs.count(None)
+    assert lost == fw.lost_reads and 60 < lost < 140   # about half of 200, at 0.5
+    assert fw.peak_tags == 1 and fw.collisions == 0
+    assert passes(VirtualFirmware("N", miss_rate=0.5, seed=7)) == seqs
+    lying = VirtualFirmware("N", miss_rate=0.5, seed=7)
+    for n in range(50):
+        assert lying.place(0, f"05{n:012X}") is not None
+        assert lying.lift(0, f"05{n:012X}") is not None
+    assert lying.lost_reads == 0 and lying.late_reads > 10
+    with pytest.raises(ValueError):
+        VirtualFirmware("N", miss_rate=1.0)
+    with pytest.raises(ValueError):
+        VirtualFirmware("N", tag_limit=0)

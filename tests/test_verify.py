@@ -14,6 +14,7 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
+from broker import Mosquitto
 
 from controller.formats.dup import write_dup
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
@@ -315,12 +316,15 @@ async def _run_sim(deals: dict[int, Deal], faults: list[Fault], layout: str = "p
     plans = plan_boards(deals, faults, tags)
     async with SimStation(layout=layout) as sim:  # type: ignore[arg-type]
         readers = [StationReader(r, a) for r, a in sim.open_readers()]
-        follower = StationFollower(deals, layout=layout)  # type: ignore[arg-type]
+        follower = StationFollower(deals, layout=layout,  # type: ignore[arg-type]
+                                   tap=sim.feed)
         station = Station(readers, tags, follower)
         runner = asyncio.create_task(station.run())
         late = await sim.run(plans, station)
         station.stop()
         results = await runner
+        if sim.feed:   # the cards went through the feed slots one at a time
+            assert sim.table.peak_tags() == 1 and sim.table.reads()["collisions"] == 0
     assert late == 0
     return results
 
@@ -347,7 +351,7 @@ async def test_sequential_station_through_the_serial_path() -> None:
                                                   (5, False), (6, True)]
 
 
-def test_verify_simulate_command_publishes_and_reports(mosquitto, tmp_path: Path,
+def test_verify_simulate_command_publishes_and_reports(mosquitto: Mosquitto, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]
                                                         ) -> None:
     received: list[dict[str, object]] = []
@@ -419,7 +423,7 @@ async def test_a_failing_consumer_does_not_stop_the_station() -> None:
 
     async with SimStation() as sim:
         readers = [StationReader(r, a) for r, a in sim.open_readers()]
-        station = Station(readers, tags, StationFollower(deals),
+        station = Station(readers, tags, StationFollower(deals, tap=sim.feed),
                           on_result=[broken_console, lambda r: seen.append(r.board)])
         runner = asyncio.create_task(station.run())
         late = await sim.run(plan_boards(deals, (), tags), station)
@@ -429,7 +433,7 @@ async def test_a_failing_consumer_does_not_stop_the_station() -> None:
     assert sum(n for note, n in station.notes.items() if "BrokenPipeError" in note) == 3
 
 
-async def test_following_a_bridges_events_on_the_broker(mosquitto, tmp_path: Path,
+async def test_following_a_bridges_events_on_the_broker(mosquitto: Mosquitto, tmp_path: Path,
                                                         data_dir: Path) -> None:
     """A bridge runs the readers and publishes contract events: verify follows the topic."""
     from controller.verify.cli import _events, _parser

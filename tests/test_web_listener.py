@@ -106,3 +106,9 @@ def test_hand_scans_are_kept_while_the_hands_are_scanned_only() -> None:
     assert store.tables["7"].scans == {"N": ["SA"]}
     _msg(store, "bridge/7/state", {"v": 1, "board": 11, "phase": "scanning"})
     assert store.tables["7"].scans == {}
+    # a hand passed card by card across the play spot (docs/sensing.md) is read the same way
+    spot = {**tag, "zone": "spot", "seat": "E"}
+    for card in ("HA", "HK"):
+        _msg(store, "bridge/7/event", {**spot, "card": card})
+        _msg(store, "bridge/7/event", {**spot, "action": "removed", "card": card})
+    assert store.tables["7"].scans == {"E": ["HA", "HK"]}

@@ -202,7 +202,7 @@ def test_unknown_fields_are_ignored() -> None:
 #: the section a ```json example sits in -> the topic kind of its payload
 EXAMPLE_KINDS = {"Sensor events": "event", "`state`": "state", "`alert`": "alert",
                  "`indicator`": "indicator", "Pairs at the table": "result",
-                 "The director's evidence": "evidence"}
+                 "The director's evidence": "evidence", "Sensing model: play spots": "event"}
 
 
 def documented_examples() -> list[tuple[str, str, str]]:

@@ -38,13 +38,15 @@ class DemoPlan:
     play: tuple[tuple[Seat, Card], ...]
     revoke: tuple[int, Seat, Card, Suit] | None  # trick, offender, card played, suit led
 
-    def events(self) -> list[dict[str, Any]]:
-        """The board as wire-contract tag events (``formats.events.record_events`` on the
-        record with this play), without ``v``/``src``/``seq``/``ts``/``uid``: the bridge adds
-        them from what its readers see."""
+    def events(self, *, scans: bool = True) -> list[dict[str, Any]]:
+        """The board as wire-contract tag events on play spots and call spots, one card on
+        an antenna at a time (``formats.events.record_events`` on the record with this
+        play, docs/sensing.md), without ``v``/``src``/``seq``/``ts``/``uid``: the bridge adds
+        them from what its readers see. ``scans``: each player passes his hand across his
+        play spot first (the shoe-style read, for a controller without the deal file)."""
         played = dataclasses.replace(self.record, tricks=self.tricks())
         return [{k: v for k, v in event.items() if k not in _BRIDGE_FIELDS}
-                for event in record_events(played)]
+                for event in record_events(played, sensing="spot", scans=scans)]
 
     def tricks(self) -> tuple[PlayedTrick, ...]:
         """The play as tricks, each won as the Laws say (``laws.play.trick_winner``)."""

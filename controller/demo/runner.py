@@ -88,7 +88,7 @@ def _delay(event: dict[str, Any], speed: float) -> float:
         base = 0.5
     elif event["action"] == "removed":
         base = 0.01
-    elif event["zone"] == "tray" and "card" in event:
+    elif event["zone"] in ("spot", "tray") and "card" in event:
         base = 0.03 if event.get("_scan") else 0.5
     else:
         base = 0.1
@@ -121,7 +121,9 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
                    revoke_trick: int | None = 6, timeout: float = 300.0) -> int:
     record = load_board(board_file)
     plan = plan_board(record, revoke_trick=revoke_trick)
-    events = _mark_scans(plan.events())
+    # the controller has the deal file (below): the hands are known, nothing is read before
+    # the auction (docs/sensing.md)
+    events = _mark_scans(plan.events(scans=False))
     assert record.deal is not None
     live = out.isatty() if live is None else live
     names = {"N": record.tags.get("North", ""), "E": record.tags.get("East", ""),
@@ -133,7 +135,7 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
     try:
         with Mosquitto(workdir / "broker", persistence=False) as broker:
             settings = BrokerSettings.from_url(broker.url)
-            # the deals file of the session: the controller checks the hand scans with it
+            # the deals file of the session: the controller knows the hands from it
             engine = Engine(deals={record.board: DealInfo(
                 record.board, record.dealer, record.vulnerability, record.deal)})
             daemon = ControllerDaemon(broker=settings, engine=engine,

@@ -1,6 +1,13 @@
 """A played board as the sensor events a table would publish (wire contract, version 1).
 
-``record_events(record)`` gives, in order: the board on the board reader; each seat's
+Two sensing models (docs/sensing.md). ``sensing="spot"`` (the product's, one card on an
+antenna at a time): the board on the board reader; each seat's shoe-style hand read (each
+card ``spot`` ``present`` then ``removed``, as it crosses the play spot); each call laid on
+the seat's call spot (``bid`` ``present``), the seat's previous call slid off first
+(``removed``) and every call tidied away when the auction ends; each card laid on the
+player's play spot (``spot`` ``present``, dummy's on dummy's) and, once its trick is
+complete, the four quitted (``removed``). ``sensing="tray"`` (the pile option, wire contract
+version 1) gives, in order: the board on the board reader; each seat's
 13-card hand scan (``tray`` ``present``) and the hand picked up (``removed``); each call as
 ``bid`` ``present`` at its seat; each card as ``tray`` ``present`` at the seat that holds
 it (declarer puts dummy's cards on dummy's tray); after the last trick every seat's 13
@@ -14,7 +21,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterable
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from controller import wire
 from controller.laws.cards import FULL_DECK, Call, CallKind, Card, Seat
@@ -23,11 +30,12 @@ from controller.laws.record import BoardRecord
 from .errors import BadRecord
 
 __all__ = [
-    "record_events", "write_jsonl", "default_card_uid", "default_call_uid",
+    "record_events", "Sensing", "write_jsonl", "default_card_uid", "default_call_uid",
     "default_board_uid", "known_hands", "interleave",
 ]
 
 Event = dict[str, Any]
+Sensing = Literal["spot", "tray"]
 
 
 def default_card_uid(card: Card) -> str:
@@ -76,25 +84,27 @@ def record_events(
     card_uid: Callable[[Card], str] = default_card_uid,
     call_uid: Callable[[Seat, Call, int], str] = default_call_uid,
     board_uid: Callable[[int], str] = default_board_uid,
+    sensing: Sensing = "tray",
 ) -> list[Event]:
     """The wire contract's sensor events for one board, as dicts ready for JSON.
 
     ``scans=False`` leaves out the hand scans (and the pick-ups); ``pickup=False`` keeps
     the scans but not the ``removed`` events after them (a tap reader); ``return_hands``
-    adds the hands going back into the board after the last trick. Calls are the calls
-    that stand; cards are the tricks as recorded.
+    adds the hands going back into the board after the last trick (play spots: the last
+    trick quitted). Calls are the calls that stand; cards are the tricks as recorded.
+    ``sensing``: ``spot`` (play and call spots, one tag on an antenna at a time) or
+    ``tray`` (the pile inventory, wire contract version 1).
     """
-    events: list[Event] = []
-    deck_id = deck if deck is not None else str(record.board)
-
-    def emit(**fields: Any) -> None:
-        k = len(events)
-        events.append(wire.to_builtins(wire.TagEvent(
-            v=wire.VERSION, src=src, seq=seq_start + k, ts=ts_start + k * ts_step, **fields)))
-
-    def card_event(seat: Seat, card: Card, action: str) -> None:
-        emit(zone="tray", seat=seat.name, action=action, uid=card_uid(card), card=str(card),
-             deck=deck_id)
+    if sensing == "spot":
+        return _spot_events(record, src=src, seq_start=seq_start, ts_start=ts_start,
+                            ts_step=ts_step, deck=deck, scans=scans, board_event=board_event,
+                            return_hands=return_hands, card_uid=card_uid,
+                            call_uid=call_uid, board_uid=board_uid)
+    if sensing != "tray":
+        raise ValueError(f"sensing must be 'spot' or 'tray', not {sensing!r}")
+    out = _Stream(src, seq_start, ts_start, ts_step, "tray",
+                  deck if deck is not None else str(record.board), card_uid)
+    events, emit, card_event = out.events, out.emit, out.card
 
     if board_event:
         emit(zone="board", action="present", uid=board_uid(record.board), board=record.board)
@@ -125,6 +135,76 @@ def record_events(
     if return_hands and complete:
         for seat in Seat:
             for card in played[seat]:
+                card_event(seat, card, "removed")
+    return events
+
+
+class _Stream:
+    """Events numbered from ``seq_start`` with ``ts`` in steps; card tags on ``zone``."""
+
+    def __init__(self, src: str, seq_start: int, ts_start: float, ts_step: float, zone: str,
+                 deck: str, card_uid: Callable[[Card], str]) -> None:
+        self.events: list[Event] = []
+        self.src, self.seq_start, self.ts_start, self.ts_step = src, seq_start, ts_start, ts_step
+        self.zone, self.deck, self.card_uid = zone, deck, card_uid
+
+    def emit(self, **fields: Any) -> None:
+        k = len(self.events)
+        self.events.append(wire.to_builtins(wire.TagEvent(
+            v=wire.VERSION, src=self.src, seq=self.seq_start + k,
+            ts=self.ts_start + k * self.ts_step, **fields)))
+
+    def card(self, seat: Seat, card: Card, action: str) -> None:
+        self.emit(zone=self.zone, seat=seat.name, action=action, uid=self.card_uid(card),
+                  card=str(card), deck=self.deck)
+
+
+def _spot_events(
+    record: BoardRecord, *, src: str, seq_start: int, ts_start: float, ts_step: float,
+    deck: str | None, scans: bool, board_event: bool, return_hands: bool,
+    card_uid: Callable[[Card], str], call_uid: Callable[[Seat, Call, int], str],
+    board_uid: Callable[[int], str],
+) -> list[Event]:
+    """``record_events`` for play spots and call spots: at most one tag on any antenna."""
+    out = _Stream(src, seq_start, ts_start, ts_step, "spot",
+                  deck if deck is not None else str(record.board), card_uid)
+    events, emit, card_event = out.events, out.emit, out.card
+
+    if board_event:
+        emit(zone="board", action="present", uid=board_uid(record.board), board=record.board)
+    if scans:
+        hands = known_hands(record)
+        if hands is None:
+            raise BadRecord(f"board {record.board}: no deal and no complete play to read")
+        for seat in Seat:   # each card slid across the play spot, one after the other
+            for card in (c for c in FULL_DECK if c in hands[seat]):
+                card_event(seat, card, "present")
+                card_event(seat, card, "removed")
+    copies: dict[tuple[Seat, Call], int] = {}
+    on_spot: dict[Seat, tuple[str, str]] = {}    # seat -> (uid, call) of the call lying there
+
+    def call_off(seat: Seat) -> None:
+        lying = on_spot.pop(seat, None)
+        if lying is not None:
+            emit(zone="bid", seat=seat.name, action="removed", uid=lying[0], call=lying[1])
+
+    for entry in record.standing_calls:
+        key = (entry.seat, entry.call)
+        copy = copies.get(key, 0)
+        copies[key] = copy + 1
+        call_off(entry.seat)     # the previous call slid into the call row
+        uid = call_uid(entry.seat, entry.call, copy)
+        emit(zone="bid", seat=entry.seat.name, action="present", uid=uid,
+             call=str(entry.call))
+        on_spot[entry.seat] = (uid, str(entry.call))
+    if record.contract is not None or record.tricks:
+        for seat in Seat:        # the auction over: the calls go back into the box
+            call_off(seat)
+    for number, trick in enumerate(record.tricks, start=1):
+        for seat, card in trick.cards:
+            card_event(seat, card, "present")
+        if len(trick.cards) == 4 and (return_hands or number < 13):
+            for seat, card in trick.cards:   # quitted: face down into the trick row
                 card_event(seat, card, "removed")
     return events
 

@@ -19,6 +19,7 @@ class Zone(enum.StrEnum):
     BID = "bid"        # a seat's bidding zone
     BOARD = "board"    # the board (wallet) reader
     POCKET = "pocket"  # a verification station's pocket reader
+    SPOT = "spot"      # a seat's play spot: one card at a time (docs/sensing.md; wire 1.5)
 
 
 class Action(enum.StrEnum):

@@ -154,6 +154,8 @@ class Board:
         self._wrong_hand: dict[Seat, int] = {}
         self._wrong_call: tuple[int, Seat, Call] | None = None
         self._struck: set[tuple[Seat, Call]] = set()
+        self._recalled: set[tuple[Seat, Card]] = set()   # quitted cards back on a spot
+        self._lying: set[tuple[Seat, Card]] = set()      # cards on the play spots in play
         self.played_before = played_before
         self.scheduled = scheduled
         self.all_deals = all_deals
@@ -286,8 +288,8 @@ class Board:
         if ev.unknown:
             self._unknown_tag(ev)
             return
-        if ev.deck is not None and ev.card is not None and ev.zone is Zone.TRAY \
-                and self._other_pack(ev.deck):
+        if ev.deck is not None and ev.card is not None \
+                and (ev.zone is Zone.TRAY or ev.zone is Zone.SPOT) and self._other_pack(ev.deck):
             if not self._wrong_board_hand(ev, ev.card, ev.deck):
                 self._unknown_tag(ev, Code.CARD_FROM_OTHER_BOARD, card=ev.card, deck=ev.deck)
             return
@@ -295,6 +297,8 @@ class Board:
             self._bid(ev)
         elif ev.zone is Zone.TRAY:
             self._tray(ev)
+        elif ev.zone is Zone.SPOT:
+            self._spot(ev)
         elif ev.zone is Zone.BOARD and ev.present and ev.board is not None:
             # Another wallet read in the middle of this board: tell the director only.
             self.log.open(Code.WRONG_BOARD, law=self._law_wrong_board(),
@@ -518,6 +522,44 @@ class Board:
         else:
             self.play.take(seat, card)
 
+    def _spot(self, ev: TagEvent) -> None:
+        """A seat's play spot (docs/sensing.md): one card at a time. Read as a tray before
+        the play (the shoe-style hand read, exposed cards); in play a card leaving the spot
+        after its trick is complete is quitted (Law 65), not taken back, and the last
+        trick quitted from all four spots ends the board."""
+        play = self.play
+        seat, card = ev.seat, ev.card
+        if play is None or seat is None or card is None or \
+                self.phase is Phase.SCANNING or self.phase is Phase.AUCTION:
+            self._tray(ev)
+            return
+        key = (seat, card)
+        if ev.present:
+            if key not in self._lying:
+                self._lying.add(key)
+                if self._quitted(play, seat, card):
+                    # a quitted card laid on the spot again: lifting it takes it back (62A)
+                    self._recalled.add(key)
+            # (a card still lying there read again, after a reader's restart: no news)
+            play.put(seat, card, ts=ev.ts)
+            return
+        self._lying.discard(key)
+        if key in self._recalled:
+            self._recalled.discard(key)
+            play.take(seat, card)
+        elif self._quitted(play, seat, card):
+            if self.phase is Phase.COMPLETE:
+                self.hands_back[seat] += 1
+                if all(self.hands_back[s] for s in Seat):
+                    self.done = True
+        else:
+            play.take(seat, card)
+
+    @staticmethod
+    def _quitted(play: Play, seat: Seat, card: Card) -> bool:
+        """Whether ``seat`` played ``card`` to a trick that is complete."""
+        return any(t.winner is not None and (seat, card) in t.cards for t in play.tricks)
+
     def _button(self, ev: ButtonEvent) -> None:
         if ev.button is Button.NEXT and self.phase is Phase.COMPLETE:
             self.done = True
@@ -717,7 +759,8 @@ class Table:
             return self.undo()
         board = self.board
         if board is None or board.done:
-            if isinstance(inp, TagEvent) and inp.zone in (Zone.BID, Zone.TRAY) and inp.present:
+            if isinstance(inp, TagEvent) and inp.present \
+                    and inp.zone in (Zone.BID, Zone.TRAY, Zone.SPOT):
                 # No board was read: the next board of the deals file, or the next number.
                 started = self._start_board(self._implicit_board(), number_known=False)
                 board = self.board
@@ -914,14 +957,14 @@ class Table:
     def _feed(self, board: Board, zone: Zone | None = None) -> list[FeedItem]:
         """Broadcast what changed in the standing calls and played cards.
 
-        A bid tag can only change the calls and a tray tag only the cards (``zone``); a
+        A bid tag can only change the calls and a tray or spot tag only the cards (``zone``); a
         ruling or an undo may change both. Normal play only adds at the end, which is
         checked cheaply; anything else (a cancelled call, a withdrawn card, a 62D
         correction, an undo) sends the standing auction or play whole.
         """
         out: list[FeedItem] = []
         fed = self._fed
-        if zone is not Zone.TRAY:
+        if zone is not Zone.TRAY and zone is not Zone.SPOT:
             calls = board.auction.calls
             n = len(fed.calls)
             if len(calls) != n or (n and calls[-1] != fed.calls[-1]):

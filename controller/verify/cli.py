@@ -365,7 +365,7 @@ async def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     sim = SimStation(layout=layout, station_id="station-sim",
                      broker_url=args.broker or DEFAULT_URL)
     console = _Console(len(deals), out, err, args.quiet)
-    follower = StationFollower(deals, layout=layout)
+    follower = StationFollower(deals, layout=layout, tap=sim.feed)
     async with sim:
         readers = [StationReader(r, a) for r, a in sim.open_readers()]
         mqtt = MqttReporter(args.broker, "bridge", sim.station_id) if args.broker else None

@@ -285,11 +285,12 @@ class TableStore:
         return True
 
     def _scan(self, table: str, data: dict[str, Any]) -> None:
-        """A card put on a tray while the hands are scanned (before the first call)."""
+        """A card put on a tray, or passed across a play spot, while the hands are read
+        (before the first call)."""
         view = self.tables.get(table)
         phase = (view.state or {}).get("phase") if view is not None else None
         seat, card = data.get("seat"), data.get("card")
-        if view is None or phase != "scanning" or data.get("zone") != "tray" \
+        if view is None or phase != "scanning" or data.get("zone") not in ("tray", "spot") \
                 or data.get("action") != "present" or not isinstance(seat, str) \
                 or not isinstance(card, str):
             return

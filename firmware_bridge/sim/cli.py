@@ -3,6 +3,10 @@
     bridge-table sim run  --config hw_configs/sim.toml [--link-dir var/sim] [--stdin]
     bridge-table sim play EVENTS.jsonl --config hw_configs/sim.toml [--rate 5 | --speed 10]
 
+Each antenna reads one tag at a time unless told otherwise (``--tag-limit``, ``--miss-rate``,
+``--seed``, ``--collision``: docs/sensing.md); ``play`` says at the end what the antennas
+saw (the most tags on one antenna, collisions, late and lost reads).
+
 Both print each reader's pty path, stable symlink and kind (``reader NAME PTY LINK KIND``),
 so that a bridge in another process can open them as ``serial://LINK``. ``play`` waits for a
 host to open every reader (``--wait``), plays the file, prints a summary, and keeps the readers
@@ -23,13 +27,22 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from firmware_bridge.sim.shared import remove_state, running_pid, table_dir, write_state
-from firmware_bridge.sim.table import SimError, SimTable, parse_event_line, read_events
+from firmware_bridge.sim.table import (
+    Physics,
+    SimError,
+    SimTable,
+    parse_event_line,
+    read_events,
+)
 
 __all__ = ["main"]
+
+_N = TypeVar("_N", int, float)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,7 +70,39 @@ def _parser() -> argparse.ArgumentParser:
         s.add_argument("--link-dir", type=Path, default=None,
                        help="directory for the readers' stable symlinks (default: a temp dir)")
         s.add_argument("--json", action="store_true", help="print reader paths as JSON lines")
+        s.add_argument("--tag-limit", type=_tag_limit, default=1,
+                       help="tags one antenna reads at once (default 1: a second tag is a "
+                            "collision; 16 for readers built to inventory a pile)")
+        s.add_argument("--miss-rate", type=_miss_rate, default=0.0,
+                       help="chance a tag misses one polling round (0 <= P < 1; default 0)")
+        s.add_argument("--seed", type=int, default=0, help="seed of the misses (default 0)")
+        s.add_argument("--collision", choices=("error", "silence"), default="error",
+                       help="what a reader says of a tag beyond its limit: an ERR line "
+                            "(default) or nothing")
     return p
+
+
+def _bounded(convert: Callable[[str], _N], ok: Callable[[_N], bool],
+             want: str) -> Callable[[str], _N]:
+    """An argparse type: ``convert`` the text, and refuse a value that is not ``ok``."""
+    def parse(text: str) -> _N:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {want}: {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {want}, not {text}")
+        return value
+    return parse
+
+
+_tag_limit = _bounded(int, lambda v: v >= 1, "a whole number of at least 1")
+_miss_rate = _bounded(float, lambda v: 0.0 <= v < 1.0, "a probability from 0 to below 1")
+
+
+def _physics(args: argparse.Namespace) -> Physics:
+    return Physics(tag_limit=args.tag_limit, miss_rate=args.miss_rate, seed=args.seed,
+                   collision=args.collision)
 
 
 def _print_paths(table: SimTable, as_json: bool) -> None:
@@ -87,7 +132,7 @@ async def _main(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 1
         link_dir = table_dir(table_id)
-    table = SimTable.from_config(args.config, link_dir=link_dir)
+    table = SimTable.from_config(args.config, link_dir=link_dir, physics=_physics(args))
     async with table:
         if shared:  # announced before the paths are printed: a reader of them may act at once
             write_state(table.table_id, {
@@ -116,6 +161,10 @@ async def _serve(args: argparse.Namespace, table: SimTable, stop: asyncio.Event)
         for line in report.skipped:
             print(f"skipped: {line}", file=sys.stderr)
         print(f"played {report.played} of {len(events)} events", flush=True)
+        reads = table.reads()
+        print(f"antennas: at most {reads['peak_tags']} tag(s) on one, {reads['collisions']} "
+              f"collision(s), {reads['late_reads']} late read(s), {reads['lost_reads']} "
+              "lost", flush=True)
         if args.exit:
             # Let the last lines reach the host before the ptys go away.
             await asyncio.sleep(0.5)

@@ -4,6 +4,14 @@ It speaks docs/serial-protocol.md exactly like real firmware would: the host ope
 (``slave_path``) with pyserial like any USB serial port. Test and simulator code move tags with
 :meth:`VirtualFirmware.place` / :meth:`lift`, and inject faults: garbage, bad CRC, lost lines, a
 reset in the middle of a line, an unplugged cable.
+
+The physics of one antenna (docs/sensing.md): ``tag_limit`` tags are resolved at once (1 by
+default, as an MFRC522 or PN532 reader of NTAG stickers); a tag laid on an antenna that already
+holds that many is not read, and the firmware says so once (``ERR ANTn
+collision_not_resolved``, ``collision="error"``) or says nothing (``collision="silence"``).
+``miss_rate``: the chance that a tag does not answer in one polling round; its first read is
+late by the rounds it missed, and a tag passed across the antenna (``dwell`` rounds) that
+misses every one of them is never read.
 """
 
 from __future__ import annotations
@@ -12,10 +20,12 @@ import asyncio
 import contextlib
 import errno
 import os
+import random
 import time
 import tty
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from firmware_bridge.protocol import (
     SEQ_MODULO,
@@ -28,9 +38,16 @@ from firmware_bridge.protocol import (
     next_seq,
 )
 
-__all__ = ["VirtualFirmware", "FIRMWARE_VERSION", "open_pty"]
+__all__ = ["VirtualFirmware", "FIRMWARE_VERSION", "open_pty", "Collision", "COLLISION_ERROR"]
 
 FIRMWARE_VERSION = "sim-1.0"
+
+Collision = Literal["error", "silence"]
+#: the ERR line's problem word for an antenna holding more tags than the reader resolves
+#: (the reader boards' firmware sends the same, docs/serial-protocol.md)
+COLLISION_ERROR = "collision_not_resolved"
+#: rounds a tag answers at most before the simulated firmware gives it up as unreadable
+_MAX_ROUNDS = 1000
 
 
 def open_pty(link: Path | None = None) -> tuple[int, int, str]:
@@ -60,14 +77,35 @@ class VirtualFirmware:
     """
 
     def __init__(self, reader_id: str, antennas: int = 1, *, link: Path | None = None,
-                 heartbeat_interval: float | None = None) -> None:
+                 heartbeat_interval: float | None = None, tag_limit: int = 1,
+                 miss_rate: float = 0.0, seed: int | str | None = 0,
+                 collision: Collision = "error") -> None:
         if antennas < 1:
             raise ValueError("a reader has at least one antenna")
+        if tag_limit < 1:
+            raise ValueError("an antenna resolves at least one tag")
+        if not 0.0 <= miss_rate < 1.0:
+            raise ValueError("the miss rate is a probability below 1")
+        if collision not in ("error", "silence"):
+            raise ValueError(f"collision must be 'error' or 'silence', not {collision!r}")
         self.reader_id = reader_id
         self.antennas = antennas
         self.link = link
         self.heartbeat_interval = heartbeat_interval
+        self.tag_limit = tag_limit
+        self.miss_rate = miss_rate
+        self.collision: Collision = collision
+        self._rng = random.Random(seed)
+        #: the tags lying on each antenna (read or not)
         self.present: dict[int, list[str]] = {a: [] for a in range(antennas)}
+        #: tags lying there that the firmware has not read (a collision, a missed pass)
+        self.unread: dict[int, set[str]] = {a: set() for a in range(antennas)}
+        self._colliding: set[int] = set()   # antennas whose collision was reported
+        #: the most tags that lay on one antenna at any moment
+        self.peak_tags = 0
+        self.collisions = 0     # tags laid where the antenna could not resolve them
+        self.late_reads = 0     # tags read only after one or more missed rounds
+        self.lost_reads = 0     # tags passed across the antenna and never read
         self.rate_ms = 100
         self.commands: list[Command] = []  # every host command received, for tests
         self.command_errors: list[ProtocolError] = []
@@ -147,24 +185,73 @@ class VirtualFirmware:
 
     # ------------------------------------------------------------------ tags
 
-    def place(self, antenna: int, uid: str, *, hw_time: float | None = None) -> int:
-        """A tag comes onto ``antenna``; returns the line's sequence number."""
-        tags = self.present[antenna]
-        if uid not in tags:
-            tags.append(uid)
-        return self._send(antenna, FrameOp.ADDED, (uid,), hw_time)
-
-    def lift(self, antenna: int, uid: str, *, hw_time: float | None = None) -> int:
-        """A tag leaves ``antenna``; returns the line's sequence number."""
+    def place(self, antenna: int, uid: str, *, hw_time: float | None = None,
+              dwell: int | None = None) -> int | None:
+        """A tag comes onto ``antenna``; returns the sequence number of the line it caused
+        (None: none, the tag is not read). ``dwell``: the polling rounds the tag stays over
+        the antenna (a card slid across it); None: it lies there until lifted."""
         tags = self.present[antenna]
         if uid in tags:
+            return self._send(antenna, FrameOp.ADDED, (uid,), hw_time) \
+                if uid not in self.unread[antenna] else None
+        tags.append(uid)
+        self.peak_tags = max(self.peak_tags, len(tags))
+        if len(tags) > self.tag_limit:
+            return self._collide(antenna, uid)
+        return self._read(antenna, uid, hw_time, dwell)
+
+    def lift(self, antenna: int, uid: str, *, hw_time: float | None = None) -> int | None:
+        """A tag leaves ``antenna``; returns the sequence number of the last line it caused
+        (None: none, the tag had not been read)."""
+        tags = self.present[antenna]
+        unread = self.unread[antenna]
+        seq: int | None = None
+        if uid in tags:
             tags.remove(uid)
-        return self._send(antenna, FrameOp.REMOVED, (uid,), hw_time)
+            if uid in unread:
+                unread.discard(uid)
+            else:
+                seq = self._send(antenna, FrameOp.REMOVED, (uid,), hw_time)
+        elif uid not in unread:
+            seq = self._send(antenna, FrameOp.REMOVED, (uid,), hw_time)
+        if len(tags) <= self.tag_limit:
+            self._colliding.discard(antenna)
+            for waiting in [t for t in tags if t in unread]:
+                # the antenna resolves again: the tags left lying there are read now
+                unread.discard(waiting)
+                seq = self._read(antenna, waiting, hw_time, None)
+        return seq
+
+    def _collide(self, antenna: int, uid: str) -> int | None:
+        self.collisions += 1
+        self.unread[antenna].add(uid)
+        if self.collision == "silence" or antenna in self._colliding:
+            return None
+        self._colliding.add(antenna)
+        return self._send(None, FrameOp.ERROR, (f"ANT{antenna}", COLLISION_ERROR), None)
+
+    def _read(self, antenna: int, uid: str, hw_time: float | None,
+              dwell: int | None) -> int | None:
+        """The polling rounds until ``uid`` answers; its ``+`` line, or None if it never
+        answers while over the antenna."""
+        missed = 0
+        while self.miss_rate and self._rng.random() < self.miss_rate:
+            missed += 1
+            if (dwell is not None and missed >= dwell) or missed >= _MAX_ROUNDS:
+                self.lost_reads += 1
+                self.unread[antenna].add(uid)
+                return None
+        if missed:
+            self.late_reads += 1
+            if hw_time is not None:
+                hw_time += missed * self.rate_ms / 1000
+        return self._send(antenna, FrameOp.ADDED, (uid,), hw_time)
 
     def place_silently(self, antenna: int, uid: str) -> None:
         """The tag is there but its line is lost (the next inventory must reveal it)."""
         if uid not in self.present[antenna]:
             self.present[antenna].append(uid)
+            self.peak_tags = max(self.peak_tags, len(self.present[antenna]))
         self._seq = next_seq(self._seq)
 
     def lift_silently(self, antenna: int, uid: str) -> None:
@@ -176,7 +263,8 @@ class VirtualFirmware:
         """Send INV lines (one antenna or all); returns the last sequence number."""
         seq = self._seq
         for a in range(self.antennas) if antenna is None else (antenna,):
-            seq = self._send(a, FrameOp.INVENTORY, tuple(self.present[a]), None)
+            read = tuple(t for t in self.present[a] if t not in self.unread[a])
+            seq = self._send(a, FrameOp.INVENTORY, read, None)
         return seq
 
     def heartbeat(self) -> int:

@@ -5,9 +5,12 @@ reader the pockets are shown to in turn (layout ``sequential``): a ``SimTable`` 
 are ``VirtualFirmware`` on ptys, opened as ``sim://STATION/READER`` and so read back through the
 real serial path (pyserial + the line protocol).
 
-The driver puts each board's wallet tag on the board reader, then each pocket's 13 card tags
-on its reader and takes them off again, as an operator would, and paces itself on what the
-station has applied. ``plan_boards`` turns a set of deals and a list of ``Fault`` into what is
+The driver puts each board's wallet tag on the board reader, then feeds each pocket's cards
+one at a time through its pocket's feed slot (a tap reader: one card on the antenna at a time,
+docs/sensing.md), as an operator would, and paces itself on what the station has applied.
+The ``sequential`` layout shows the pockets in turn to one reader, each pocket lying on it
+whole: the pile inventory, an option for readers built for it (its simulated reader reads up
+to 16 tags at once). ``plan_boards`` turns a set of deals and a list of ``Fault`` into what is
 physically presented: cards missing, moved, duplicated, from another deck, unknown tags, hands
 rotated or swapped, another board's cards in the wallet, no board tag.
 
@@ -28,7 +31,7 @@ from controller.brokersettings import DEFAULT_URL
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
 from firmware_bridge.readers import open_reader
 from firmware_bridge.sim.firmware import VirtualFirmware
-from firmware_bridge.sim.table import SimReaderSpec, SimTable
+from firmware_bridge.sim.table import PASS_ROUNDS, SimReaderSpec, SimTable
 from firmware_bridge.taginfo import TagInfo
 
 __all__ = ["SimTags", "Fault", "FAULT_KINDS", "BoardPlan", "plan_boards",
@@ -179,11 +182,15 @@ class SimStation:
         self.station_id = station_id
         self.broker_url = broker_url
         self.order = tuple(order)
+        #: the pockets' cards go through feed slots one at a time (tap readers); else
+        #: (``sequential``) each pocket lies whole on one reader built for a pile
+        self.feed = layout == "pockets"
         specs = [SimReaderSpec("board", {0: ("board", None)})]
         if layout == "pockets":
-            specs += [SimReaderSpec(f"pocket-{s.name}", {0: ("pocket", s.name)}) for s in Seat]
+            specs += [SimReaderSpec(f"pocket-{s.name}", {0: ("pocket", s.name)}, kind="tap")
+                      for s in Seat]
         else:
-            specs.append(SimReaderSpec("pockets", {0: ("pocket", "N")}))
+            specs.append(SimReaderSpec("pockets", {0: ("pocket", "N")}, tag_limit=16))
         self.specs = tuple(specs)
         self.table = SimTable(station_id, self.specs)
 
@@ -205,7 +212,7 @@ class SimStation:
 
     def config(self) -> dict[str, Any]:
         readers = [{"name": spec.name, "url": f"sim://{self.station_id}/{spec.name}",
-                    "kind": "inventory",
+                    "kind": spec.kind,
                     "antennas": {str(a): ({"zone": z} if seat is None else
                                           {"zone": z, "seat": seat})
                                  for a, (z, seat) in spec.antennas.items()}}
@@ -240,6 +247,22 @@ class SimStation:
             if not await station.wait_until(lambda: station.applied >= start + 2, timeout):
                 return False
         seats = self.order if self.layout == "sequential" else tuple(Seat)
+        if self.feed:
+            # each pocket's cards through its feed slot, one at a time; a pocket in after 13
+            target = station.applied + sum(len(set(plan.pockets[s])) for s in seats)
+            for seat in seats:
+                fw = self.pocket_fw(seat)
+                for uid in plan.pockets[seat]:
+                    fw.place(0, uid, dwell=PASS_ROUNDS)
+                    fw.lift(0, uid)
+            if not await station.wait_until(lambda: station.applied >= target, timeout):
+                return False
+            if any(len(plan.pockets[s]) != 13 for s in Seat):
+                # a pocket short (or over) is not in at 13: the next board's tag (or the
+                # end) closes this board
+                return True
+            return bool(await station.wait_until(
+                lambda: len(station.follower.results) > before, timeout))
         for seat in seats:
             fw = self.pocket_fw(seat)
             uids = plan.pockets[seat]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import shutil
 import tempfile
@@ -25,12 +26,13 @@ from types import TracebackType
 from typing import Any, Final, Literal
 
 from controller.tomlfile import read_toml
-from firmware_bridge.sim.firmware import VirtualFirmware
+from firmware_bridge.sim.firmware import Collision, VirtualFirmware
 from firmware_bridge.tags import TagRegistry, sim_registry
 
 __all__ = [
     "SimTable", "SimReaderSpec", "SimError", "PlayReport", "Fault", "get_sim_table",
-    "DEFAULT_LAYOUT", "read_events", "parse_event_line", "sim_tables",
+    "DEFAULT_LAYOUT", "read_events", "parse_event_line", "sim_tables", "Physics",
+    "PASS_ROUNDS",
 ]
 
 Fault = Literal["garbage", "bad_crc", "drop", "reset", "reset_mid_line", "unplug", "replug"]
@@ -50,13 +52,31 @@ class SimReaderSpec:
     #: "tap": a tag is in the field only while held to the reader, so a ``present`` event is
     #: played as put-on-then-taken-off (nothing stays in the reader's inventory)
     kind: str = "inventory"
+    #: tags one antenna of this reader resolves at once (None: the table's ``tag_limit``);
+    #: more only for readers built to inventory a pile (docs/sensing.md)
+    tag_limit: int | None = None
 
+
+@dataclass(frozen=True)
+class Physics:
+    """What one antenna can read (docs/sensing.md): ``tag_limit`` tags at once, each missing
+    a polling round with probability ``miss_rate`` (drawn from ``seed``); a tag beyond the
+    limit gives ``collision`` (an ``ERR`` line, or silence)."""
+
+    tag_limit: int = 1
+    miss_rate: float = 0.0
+    seed: int = 0
+    collision: Collision = "error"
+
+
+#: polling rounds a card slid across an antenna stays over it (0.3 s at the 100 ms period)
+PASS_ROUNDS: Final = 3
 
 DEFAULT_LAYOUT: Final[tuple[SimReaderSpec, ...]] = (
-    SimReaderSpec("north", {0: ("tray", "N")}),
-    SimReaderSpec("east", {0: ("tray", "E")}),
-    SimReaderSpec("south", {0: ("tray", "S")}),
-    SimReaderSpec("west", {0: ("tray", "W")}),
+    SimReaderSpec("north", {0: ("spot", "N")}),
+    SimReaderSpec("east", {0: ("spot", "E")}),
+    SimReaderSpec("south", {0: ("spot", "S")}),
+    SimReaderSpec("west", {0: ("spot", "W")}),
     SimReaderSpec("bidbox", {0: ("bid", "N"), 1: ("bid", "E"), 2: ("bid", "S"), 3: ("bid", "W")}),
     SimReaderSpec("board", {0: ("board", None)}, kind="tap"),
 )
@@ -78,7 +98,7 @@ def sim_tables() -> Mapping[str, SimTable]:
 
 def get_sim_table(table_id: str, *, create: bool = True) -> SimTable:
     """The process's simulated table ``table_id``; with ``create``, a default-layout one
-    (four trays, a four-antenna bidding box, a board reader, the simulator's tag set) is made
+    (four play spots, four call spots, a board reader, the simulator's tag set) is made
     when none is registered. It registers itself; start it (or let the sim backend start it)."""
     table = _TABLES.get(table_id)
     if table is None:
@@ -95,13 +115,15 @@ class SimTable:
     ``link_dir``: where each reader's stable symlink lives (``<link_dir>/<reader>``); a private
     temporary directory (removed on close) if not given. ``heartbeat_interval``: the firmware's
     idle heartbeat (the protocol asks for one at least every 2 s; None: none, for tests of
-    silence).
+    silence). ``physics``: what each antenna reads (one tag at a time by default).
     """
 
     def __init__(self, table_id: str = "1", layout: Sequence[SimReaderSpec] = DEFAULT_LAYOUT, *,
                  registry: TagRegistry | None = None, link_dir: Path | None = None,
-                 heartbeat_interval: float | None = 2.0) -> None:
+                 heartbeat_interval: float | None = 2.0,
+                 physics: Physics = Physics()) -> None:
         self.table_id = table_id
+        self.physics = physics
         self.layout = {spec.name: spec for spec in layout}
         self._registry = registry
         self._own_link_dir = link_dir is None
@@ -114,6 +136,9 @@ class SimTable:
                 self.where.setdefault((zone, seat), (spec.name, antenna))
         #: readers whose host is in this process (delivery receipts work): reader name -> True
         self.local_hosts: set[str] = set()
+        #: call card uid -> when it was last put down (the copies of a call are used in turn)
+        self._call_used: dict[str, int] = {}
+        self._ticks = itertools.count(1)
         self._lock = asyncio.Lock()
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
@@ -121,7 +146,7 @@ class SimTable:
 
     @classmethod
     def from_config(cls, path: str | Path, *, registry: TagRegistry | None = None,
-                    link_dir: Path | None = None) -> SimTable:
+                    link_dir: Path | None = None, physics: Physics = Physics()) -> SimTable:
         """A table for a bridge config (hw_configs/sim.toml): ``[table] id``, the registry files,
         and every ``[[readers]]`` entry with a ``sim://`` URL (its antennas map)."""
         path = Path(path)
@@ -143,7 +168,7 @@ class SimTable:
                     except (KeyError, ValueError, TypeError, AttributeError):
                         raise SimError(f"{path}: reader {name}: bad antenna {key!r}") from None
                 kind = str(entry.get("kind", "inventory"))
-                layout.append(SimReaderSpec(name, antennas or {0: ("tray", None)}, kind))
+                layout.append(SimReaderSpec(name, antennas or {0: ("spot", None)}, kind))
             files = [path.parent / str(f) for f in data.get("registry", {}).get("files", [])]
         except (AttributeError, TypeError) as error:  # a section or a key of the wrong type
             raise SimError(f"{path}: not a table config ({error}); docs/config.md has "
@@ -154,7 +179,7 @@ class SimTable:
                 registry = TagRegistry.load(files)
             except RegistryError as error:
                 raise SimError(str(error)) from error
-        return cls(table_id, layout, registry=registry, link_dir=link_dir)
+        return cls(table_id, layout, registry=registry, link_dir=link_dir, physics=physics)
 
     @property
     def registry(self) -> TagRegistry:
@@ -187,7 +212,7 @@ class SimTable:
             fw = self.firmwares.get(name)
             if fw is None:
                 if name not in self.layout:
-                    self.layout[name] = SimReaderSpec(name, {0: ("tray", None)})
+                    self.layout[name] = SimReaderSpec(name, {0: ("spot", None)})
                 spec = self.layout[name]
                 if self.link_dir is None:
                     self.link_dir = Path(tempfile.mkdtemp(prefix=f"bridge-sim-{self.table_id}-"))
@@ -195,13 +220,31 @@ class SimTable:
                     self._finalizer = weakref.finalize(
                         self, shutil.rmtree, str(self.link_dir), True)
                 self.link_dir.mkdir(parents=True, exist_ok=True)
+                physics = self.physics
                 fw = VirtualFirmware(_reader_id(name), max(spec.antennas, default=0) + 1,
                                      link=self.link_dir / name,
-                                     heartbeat_interval=self.heartbeat_interval)
+                                     heartbeat_interval=self.heartbeat_interval,
+                                     tag_limit=spec.tag_limit or physics.tag_limit,
+                                     miss_rate=physics.miss_rate,
+                                     seed=f"{physics.seed}:{name}",
+                                     collision=physics.collision)
                 self.firmwares[name] = fw
             if not fw.running:
                 await fw.start()
             return fw
+
+    def peak_tags(self) -> int:
+        """The most tags that lay on one antenna of this table at any moment."""
+        return max((fw.peak_tags for fw in self.firmwares.values()), default=0)
+
+    def reads(self) -> dict[str, int]:
+        """What the antennas' physics did: ``peak_tags``, ``collisions``, ``late_reads``
+        (read after missed rounds), ``lost_reads`` (passed across and never read)."""
+        fws = self.firmwares.values()
+        return {"peak_tags": self.peak_tags(),
+                "collisions": sum(fw.collisions for fw in fws),
+                "late_reads": sum(fw.late_reads for fw in fws),
+                "lost_reads": sum(fw.lost_reads for fw in fws)}
 
     def close(self) -> None:
         for fw in self.firmwares.values():
@@ -270,7 +313,10 @@ class SimTable:
                 lying = [u for u in on_antenna if u in copies]
                 uid = lying[-1] if lying else (copies[0] if copies else None)
             else:
-                free = [u for u in copies if u not in on_antenna]
+                # a call slid off the spot lies in the call row, not in the box: the seat's
+                # next such call is another copy (the one put down longest ago, if all were)
+                free = sorted((u for u in copies if u not in on_antenna),
+                              key=lambda u: self._call_used.get(u, -1))
                 uid = free[0] if free else None
                 if uid is None and copies:
                     raise SimError(f"bidding box {box} has no {call} card left on the table "
@@ -289,19 +335,27 @@ class SimTable:
                                f"({given!r}) in the event")
         return uid
 
-    def send(self, event: Event, *, hardware_time: bool = False) -> tuple[VirtualFirmware, int]:
-        """Write one event's protocol line now; returns (firmware, the line's seq)."""
+    def send(self, event: Event, *, hardware_time: bool = False,
+             dwell: int | None = None) -> tuple[VirtualFirmware, int | None]:
+        """Write one event's protocol line now; returns (firmware, the seq of the last line
+        it caused, None when the reader read nothing: a collision, a missed pass).
+        ``dwell``: the polling rounds a ``present`` tag stays over the antenna (a card slid
+        across it); None: it lies there."""
         fw, antenna, uid = self.locate(event)
         ts = event.get("ts") if hardware_time else None
         hw_time = float(ts) if isinstance(ts, int | float) else None
         if event.get("action") == "removed":
             return fw, fw.lift(antenna, uid, hw_time=hw_time)
         if event.get("action") == "present":
-            seq = fw.place(antenna, uid, hw_time=hw_time)
+            if event.get("call") is not None:
+                self._call_used[uid] = next(self._ticks)
             spec = next((s for s in self.layout.values() if self.firmwares.get(s.name) is fw),
                         None)
-            if spec is not None and spec.kind == "tap":
-                seq = fw.lift(antenna, uid, hw_time=hw_time)
+            tap = spec is not None and spec.kind == "tap"
+            seq = fw.place(antenna, uid, hw_time=hw_time, dwell=PASS_ROUNDS if tap else dwell)
+            if tap:
+                lifted = fw.lift(antenna, uid, hw_time=hw_time)
+                seq = lifted if lifted is not None else seq
             return fw, seq
         raise SimError(f"bad action {event.get('action')!r}")
 
@@ -332,6 +386,7 @@ class SimTable:
         played = 0
         skipped: list[str] = []
         last_ts: float | None = None
+        events = list(events)
         for index, event in enumerate(events):
             dropped: str | None = None
             if faults and index in faults:
@@ -359,7 +414,9 @@ class SimTable:
                 played += 1
                 continue
             try:
-                fw, seq = self.send(event, hardware_time=hardware_time)
+                fw, sent = self.send(event, hardware_time=hardware_time,
+                                     dwell=PASS_ROUNDS if _passed(event, events, index)
+                                     else None)
             except SimError as error:
                 if strict:
                     raise SimError(f"event {index}: {error}") from None
@@ -367,6 +424,11 @@ class SimTable:
                 continue
             played += 1
             name = next(n for n, f in self.firmwares.items() if f is fw)
+            if sent is None:
+                # nothing on the line (a tag the antenna could not read): nothing to wait for
+                await asyncio.sleep(0)
+                continue
+            seq = sent
             if dropped == name:
                 # This very line was lost: a heartbeat shows the host the gap, the host asks
                 # for an inventory, and the inventory brings the event.
@@ -415,6 +477,16 @@ def _reader_id(name: str) -> str:
     """A protocol-safe reader id from a config reader name."""
     cleaned = "".join(ch if ch.isalnum() or ch in "_.-" else "-" for ch in name)[:16]
     return cleaned or "reader"
+
+
+def _passed(event: Event, events: Sequence[Event], index: int) -> bool:
+    """Whether ``event`` lays a tag that the next event takes off the same place: a card
+    slid across the antenna (the shoe-style hand read), over it for a few rounds only."""
+    if event.get("action") != "present" or index + 1 >= len(events):
+        return False
+    after = events[index + 1]
+    return after.get("action") == "removed" and all(
+        after.get(k) == event.get(k) for k in ("type", "zone", "seat", "card", "deck", "call"))
 
 
 def _what(event: Event) -> str:
