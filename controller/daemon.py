@@ -94,7 +94,7 @@ from controller.brokersettings import (  # noqa: F401 - re-exported
     add_broker_arguments,
     settings_from_args,
 )
-from controller.commandline import LOG_FORMAT, OutageLog, add_log_level, setup_logging
+from controller.commandline import OutageLog, add_log_level, setup_logging
 from controller.gcpolicy import GcPolicy
 from controller.journal import IncomingEntry, Journal, JournalError
 from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
@@ -812,12 +812,6 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
-
-
-def configure_logging(level: str) -> None:
-    """Logging at ``level`` in the commands' one format (controller/commandline.py)."""
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
-                        format=LOG_FORMAT, force=True)
 
 
 def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:

@@ -37,6 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.commandline import add_log_level, setup_logging
 from firmware_bridge.config import BridgeConfig, ReaderConfig, load_config
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.readers import ReaderError, ReaderHealth, TagRead, open_reader
@@ -685,6 +686,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="seconds to wait for a read or a button press")
     p.add_argument("--scripted", action="store_true",
                    help="the simulated table (sim:// readers) with a scripted technician")
+    add_log_level(p, default="WARNING")
     return p
 
 
@@ -710,6 +712,7 @@ async def _run(config: BridgeConfig, args: argparse.Namespace,
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    setup_logging(args)
     if args.repeats < 1 or args.timeout <= 0:
         print("bridge-table selftest: --repeats is at least 1 and --timeout above 0",
               file=sys.stderr)

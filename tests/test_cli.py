@@ -18,7 +18,8 @@ from controller.commandline import LOG_FORMAT, LOG_LEVELS
 REPO = Path(__file__).resolve().parent.parent
 
 #: the commands that take --log-level (docs/install.md: every long-running one, and verify)
-LOGGING_COMMANDS = ("controller", "bridge", "run", "demo", "verify")
+LOGGING_COMMANDS = ("controller", "bridge", "run", "demo", "verify", "console", "results",
+                    "score", "selftest")
 
 
 def bridge_table(*args: str, env: dict[str, str] | None = None

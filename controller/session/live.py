@@ -218,6 +218,7 @@ async def _serve(client: aiomqtt.Client, args: argparse.Namespace, session: Sess
 
 def main(argv: Sequence[str]) -> int:
     from ..brokersettings import BrokerSettingsError, add_broker_arguments
+    from ..commandline import add_log_level, setup_logging
 
     ap = argparse.ArgumentParser(prog=PROG, description="The session's ranking as it goes, "
                                  "and every record at the end.",
@@ -238,7 +239,9 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--format", default=",".join(FORMATS),
                     help=f"records to write (default: {','.join(FORMATS)})")
     ap.add_argument("--json", action="store_true", help="the final scores as JSON")
+    add_log_level(ap, default="WARNING")
     args = ap.parse_args(list(argv))
+    setup_logging(args)
     try:
         formats = _formats(args.format)
         session = load_session(args.session)

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..commandline import add_log_level, setup_logging
 from .results import ResultsError, SessionScores, load_results
 from .scoring import BoardScore, score_pairs, score_teams, standings, stray_results, team_totals
 from .sessionfile import Session, SessionError, load_session
@@ -164,7 +165,9 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--teams", help="without a session file: teams matches as HOME:AWAY "
                                     "pairs of tables, e.g. 1:2,3:4")
     ap.add_argument("--json", action="store_true", help="write JSON instead of a table")
+    add_log_level(ap, default="WARNING")
     args = ap.parse_args(list(argv))
+    setup_logging(args)
     try:
         matches = _parse_teams(args.teams) if args.teams else []
         session = load_session(args.session) if args.session else None

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from controller.brokersettings import add_broker_arguments, settings_from_args
-from controller.daemon import ControllerError, configure_logging
+from controller.commandline import add_log_level, setup_logging
+from controller.daemon import ControllerError
 from controller.deals import DealsError
 
 from ..auth import (
@@ -101,7 +102,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM; the cookie is "
                     "then Secure)")
     ap.add_argument("--tls-key", help="the certificate's private key (PEM)")
-    ap.add_argument("--log-level", default=os.environ.get("BRIDGE_TABLE_LOG_LEVEL", "INFO"))
+    add_log_level(ap)
     return ap
 
 
@@ -131,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["passwd"]:
         return passwd(args_list[1:])
     args = parser().parse_args(args_list)
-    configure_logging(args.log_level)
+    setup_logging(args)
     if bool(args.tls_cert) != bool(args.tls_key):
         log.error("--tls-cert and --tls-key go together")
         return 2
