@@ -46,7 +46,14 @@ def board_messages(engine: Engine, table: str, board: int, src: str | None = Non
     return out
 
 
-ONLINE = ("bridge/controller/status", {"v": 1, "status": "online"})
+ONLINE = ("bridge/controller/status", {"v": 1, "status": "online", "session": "club-1"})
+
+
+def session_engine(session: str = "club-1") -> Engine:
+    """The controller's Engine as ``--session`` makes it: its messages name the session."""
+    engine = Engine()
+    engine.session_id = session
+    return engine
 
 
 def make_relay(tmp_path: Path, **kw: Any) -> tuple[Relay, HeldStore]:
@@ -70,7 +77,7 @@ def feed(relay: Relay, msgs: list[tuple[str, dict[str, Any]]], now: float,
 
 def test_a_board_waits_for_every_table_of_the_session(tmp_path: Path) -> None:
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     # round 1: table 1 plays board 1, table 2 board 2: nothing goes out
     assert feed(relay, board_messages(engine, "1", 1), 1) == []
@@ -94,7 +101,7 @@ def test_a_board_waits_for_every_table_of_the_session(tmp_path: Path) -> None:
 
 def test_an_unscheduled_table_is_held_until_released_by_hand(tmp_path: Path) -> None:
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     assert feed(relay, board_messages(engine, "9", 1), 1) == []
     for msgs in (board_messages(engine, "1", 1), board_messages(engine, "2", 1)):
@@ -112,13 +119,13 @@ def test_an_unscheduled_table_is_held_until_released_by_hand(tmp_path: Path) -> 
 
 def test_the_last_sessions_retained_result_releases_nothing(tmp_path: Path) -> None:
     relay, store = make_relay(tmp_path, release="board")
-    old = Engine()
+    old = session_engine("club-0")
     msgs = board_messages(old, "1", 1)
     retained = [(t, p) for t, p in msgs if t.endswith(("/state", "/result"))][-2:]
     relay.take(*ONLINE, True, 0)
     assert feed(relay, retained, 1, retained=True) == []
     # this session's board 1 starts at table 1: its first calls stay held
-    live = board_messages(Engine(), "1", 1, src="pi-new")
+    live = board_messages(session_engine(), "1", 1, src="pi-new")
     cut = next(i for i, (t, p) in enumerate(live) if t.endswith("/feed") and p["kind"] == "card")
     assert feed(relay, live[:cut], 2) == []
     store.close()
@@ -126,7 +133,7 @@ def test_the_last_sessions_retained_result_releases_nothing(tmp_path: Path) -> N
 
 def test_a_restart_keeps_everything(tmp_path: Path) -> None:
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     feed(relay, board_messages(engine, "1", 1), 1)
     store.close()
@@ -142,7 +149,7 @@ def test_lin_and_pbn_files_read_back_in_endplay(tmp_path: Path) -> None:
     from endplay.parsers import pbn as endplay_pbn
 
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     for table, board in (("1", 1), ("2", 2), ("1", 2), ("2", 1)):
         feed(relay, board_messages(engine, table, board), 1)
@@ -209,7 +216,7 @@ def test_live_release_gives_a_snapshot_of_the_board_in_progress(tmp_path: Path) 
     """``--release live`` (explicit): a late joiner's snapshot is the board so far, and
     never the hands (they come with the result)."""
     relay, store = make_relay(tmp_path, release="live", delay=0)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     msgs = board_messages(engine, "1", 1)
     cut = [i for i, (t, p) in enumerate(msgs) if t.endswith("/feed") and p["kind"] == "card"][5]
@@ -228,8 +235,8 @@ def test_irregularities_go_out_with_their_laws_and_the_call_or_card(tmp_path: Pa
     session = parse_movement({"session": {"id": "s"}, "tables": {"7": [10]}}, "test")
     store = HeldStore(tmp_path / "r.sqlite")
     relay = Relay(Gate(GatePolicy(session.id, session.movement)), store=store)
-    relay.take(*ONLINE, False, 0)
-    engine = Engine()
+    relay.take(ONLINE[0], {**ONLINE[1], "session": "s"}, False, 0)
+    engine = session_engine("s")
     msgs = []
     for ev in EventWriter("pi-7").board(t08_revoke()):
         msgs += [(o.topic, o.payload) for o in engine.handle("bridge/7/event", ev)]
@@ -246,13 +253,14 @@ def test_irregularities_go_out_with_their_laws_and_the_call_or_card(tmp_path: Pa
 def test_a_result_that_contradicts_the_tables_state_finishes_nothing(tmp_path: Path) -> None:
     session = parse_movement({"session": {"id": "s"}, "tables": {"1": [1]}}, "test")
     gate = Gate(GatePolicy(session.id, session.movement))
-    gate.controller_status(None, {"status": "online"})
-    gate.state("1", {"table": "1", "board": 1, "phase": "play"}, retained=False, now=0)
+    gate.controller_status(None, {"status": "online", "session": "s"})
+    gate.state("1", {"table": "1", "board": 1, "phase": "play", "session": "s"},
+               retained=False, now=0)
     gate.offer("1", "feed", {"board": 1, "kind": "card"}, 0)
     gate.state("1", {"table": "1", "board": 1, "phase": "complete", "contract": "4H",
-                     "declarer": "S"}, retained=False, now=1)
+                     "declarer": "S", "session": "s"}, retained=False, now=1)
     gate.result("1", {"table": "1", "board": 1, "contract": "3NT", "declarer": "S",
-                      "tricks": 9, "score_ns": 400}, now=1)
+                      "tricks": 9, "score_ns": 400, "session": "s"}, now=1)
     assert gate.due(10) == []
     assert any("contract" in r.reason for r in gate.reports.values())
 
@@ -310,7 +318,7 @@ def test_a_call_the_director_was_called_for_reads_back_with_its_note(tmp_path: P
     from controller.broadcast.view import write_table_files
 
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     for table, board in (("1", 1), ("2", 1)):
         feed(relay, board_messages(engine, table, board), 1)
