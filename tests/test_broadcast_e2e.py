@@ -205,8 +205,17 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             s.stop()
 
 
-def released(stack: Stack, table: str, board: int) -> bool:
-    return f"public/{table}/board/{board}" in stack.public.topics()
+def board_topics(stack: Stack) -> list[str]:
+    """What of a board went public: every public topic but the session, what each table
+    plays now (board and contract) and the commentary."""
+    return [t for t in stack.public.topics() if t not in ("public/session", "public/commentary")
+            and not t.endswith("/now")]
+
+
+def released(stack: Stack, table: str, board: int, session: str = "club-2026-11-30") -> bool:
+    with stack.public.lock:
+        return any(t == f"public/{table}/board/{board}" and p.get("session") == session
+                   for t, p, _ in stack.public.seen)
 
 
 def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: Stack) -> None:
@@ -214,14 +223,14 @@ def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: St
     stack.play("1", 1)
     stack.play("2", 2)
     time.sleep(1)
-    assert [t for t in stack.public.topics() if t != "public/session"] == []
+    assert board_topics(stack) == []
     # a forged result for board 2 at table 1 (never played there): releases nothing
     stack.bridge.publish("bridge/1/result", {"v": 1, "table": "1", "board": 2,
                                              "dealer": "E", "vul": "NS", "contract": "4H",
                                              "declarer": "S", "tricks": 10, "score_ns": 620},
                          retain=True)
     time.sleep(1.5)
-    assert [t for t in stack.public.topics() if t != "public/session"] == []
+    assert board_topics(stack) == []
     assert "movement does not name" in stack.log("relay")
     assert "untrusted" in stack.log("relay")
     # each held board says which tables it waits for
@@ -234,8 +243,13 @@ def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: St
     assert out.returncode == 2 and "--force" in out.stderr
     out = operator(stack, "release", "--board", "7")
     assert out.returncode == 2 and "not in session" in out.stderr
+    # the audience sees what each table plays now (board and contract), nothing more
+    now = {t["table"]: t["now"] for t in stack.get("/api/state")["tables"]}
+    assert now["1"]["board"] == 1 and now["1"]["contract"] == "4H"
+    assert not {"auction", "current", "cards", "deal"} & set(now["1"])
+    assert "9" not in now
     time.sleep(1.5)
-    assert [t for t in stack.public.topics() if t != "public/session"] == []
+    assert board_topics(stack) == []
 
 
 def operator(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
@@ -441,25 +455,28 @@ def test_9_a_relay_left_running_publishes_nothing_of_the_next_session(stack: Sta
     wait_for(lambda: any(t == "bridge/controller/status" and p and
                          p.get("session") == "club-2026-12-07"
                          for t, p, _ in stack.bridge.seen), 20, "the next session's controller")
+    # the next session's relay, on the same public topics as the morning's
     stack.start("relay-next", "broadcast", "--broker", stack.url, "--schedule", str(nxt),
-                "--store", str(stack.tmp / "relay-next.sqlite"), "--public", "public3")
-    w = Watcher(stack.url, "public3/#")
-    try:
-        wait_for(lambda: "public3/session" in w.topics(), 20, "the next session's relay")
-        stack.play("1", 1, src="pi-1-next")
-        stack.play("2", 2, src="pi-2-next")
-        stack.play("1", 2, src="pi-1-next")
-        stack.play("2", 1, src="pi-2-next")
-        wait_for(lambda: all(f"public3/{t}/board/{b}" in w.topics()
-                             for t in ("1", "2") for b in (1, 2)), 20,
-                 "the next session's boards, by its own relay")
-        time.sleep(1)
-        assert stack.public.seen[n:] == [], "the morning's relay published the next session"
-        assert "runs session 'club-2026-12-07'" in stack.log("relay")
-        assert all(p.get("session") == "club-2026-12-07" for t, p, _ in w.seen
-                   if isinstance(p, dict) and t != "public3/session")
-    finally:
-        w.close()
+                "--store", str(stack.tmp / "relay-next.sqlite"), "--deals",
+                str(stack.tmp / "deals.pbn"))
+    wait_for(lambda: any(t == "public/session" and p.get("session") == "club-2026-12-07"
+                         for t, p, _ in stack.public.seen[n:]), 20, "the next session's relay")
+    # what table 1 plays now, while its board is held: board and contract, no card
+    stack.play("1", 1, src="pi-1-next")
+    wait_for(lambda: any(t == "public/1/now" and p.get("session") == "club-2026-12-07"
+                         and p.get("board") == 1 and p.get("contract") == "4H"
+                         for t, p, _ in stack.public.seen[n:]), 20, "table 1 playing now")
+    assert not any(t.startswith("public/1/board/") for t, _, _ in stack.public.seen[n:])
+    stack.play("2", 2, src="pi-2-next")
+    stack.play("1", 2, src="pi-1-next")
+    stack.play("2", 1, src="pi-2-next")
+    wait_for(lambda: all(released(stack, t, b, "club-2026-12-07") for t in ("1", "2")
+                         for b in (1, 2)), 20, "the next session's boards, by its own relay")
+    time.sleep(1)
+    later = [(t, p) for t, p, _ in stack.public.seen[n:] if t != "public/session"]
+    assert later and all(p.get("session") == "club-2026-12-07" for _, p in later), \
+        "the morning's relay published the next session"
+    assert "runs session 'club-2026-12-07'" in stack.log("relay")
 
 
 def test_10_round_without_a_movement_refuses_to_start(tmp_path: Path) -> None:
@@ -521,3 +538,72 @@ def test_11_a_late_joiner_sees_a_board_in_progress_under_live_release(
         for p in (relay, web, ctl):
             p.send_signal(signal.SIGINT)
             p.wait(10)
+
+
+def _no_horizontal_scroll(page: Any) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"], f"{width} px wide"
+
+
+@pytest.mark.parametrize("viewport", [{"width": 360, "height": 740},
+                                      {"width": 1280, "height": 800}], ids=["phone", "laptop"])
+def test_12_one_session_at_a_time_live_after_stepping_keyboard_and_phone(
+        stack: Stack, chromium_browser: Any, viewport: dict[str, int]) -> None:
+    """After test 9 the public topics hold two sessions: the page shows the relay's
+    current one and never mixes them; opening a finished board, stepping and going back
+    home leaves the page live (a commentary line posted afterwards shows at once)."""
+    page = chromium_browser.new_page(viewport=viewport)
+    try:
+        page.goto(stack.web + "/")
+        page.wait_for_selector("#tables tr[data-table='1']")
+        assert page.locator("#session").input_value() == "club-2026-12-07"
+        assert sorted(page.locator("#session option").all_inner_texts()) == [
+            "club-2026-11-30", "club-2026-12-07"]
+        page.wait_for_selector("#ranking tbody tr")
+        assert page.locator("#ranking tbody tr").count() == 4        # pairs 1-4
+        _no_horizontal_scroll(page)
+        # a board across tables: the next session's results only
+        page.goto(stack.web + "/#/board/1")
+        page.wait_for_selector("#results tbody tr")
+        assert page.locator("#results tbody tr").count() == 2
+        _no_horizontal_scroll(page)
+        summary = stack.get("/api/board/1")
+        assert summary["session"] == "club-2026-12-07" and len(summary["results"]) == 2
+        morning = stack.get("/api/board/1?session=club-2026-11-30")
+        assert morning["session"] == "club-2026-11-30" and len(morning["results"]) == 2
+        # a finished board, stepped with the keyboard, double dummy per card
+        page.goto(stack.web + "/#/table/1/1")
+        page.wait_for_selector("#step")
+        assert "Trick 0 / 13" in page.locator("#step").inner_text()
+        _no_horizontal_scroll(page)
+        page.keyboard.press("ArrowRight")
+        assert "Trick 1 / 13" in page.locator("#step").inner_text()
+        page.keyboard.press("End")
+        assert "Trick 13 / 13" in page.locator("#step").inner_text()
+        assert "NS 11" in page.locator("#running").inner_text()
+        page.keyboard.press("Home")
+        assert "Trick 0 / 13" in page.locator("#step").inner_text()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_selector("#dd-now", timeout=60000)            # endplay's DDS
+        assert page.locator("#tricks sub.dd").count() == 52
+        # the diagram's step buttons are on screen with the diagram (a phone too)
+        box = page.locator("#next").bounding_box()
+        assert box is not None and box["y"] < viewport["height"] * 1.6
+        # back home: the page still follows the broadcast
+        page.goto(stack.web + "/#/")
+        page.wait_for_selector("#tables")
+        text = f"Board 2: a squeeze at table 1 ({viewport['width']} px)"
+        out = subprocess.run(cli("broadcast", "comment", text, "--store",
+                                 str(stack.tmp / "relay-next.sqlite")), cwd=ROOT,
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        page.wait_for_function("document.querySelector('#commentary').innerText.includes("
+                               f"{json.dumps(text)})", timeout=15000)
+        _no_horizontal_scroll(page)
+        page.screenshot(path=str(IMG / f"vugraph-home-{viewport['width']}.png"), full_page=True)
+        # another session, chosen: its own boards
+        page.select_option("#session", "club-2026-11-30")
+        page.wait_for_function("!document.querySelector('#commentary').innerText")
+        assert page.locator("#session").input_value() == "club-2026-11-30"
+    finally:
+        page.close()

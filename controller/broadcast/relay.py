@@ -61,7 +61,11 @@ CREATE TABLE IF NOT EXISTS views (session TEXT, tbl TEXT, board INTEGER, view TE
 CREATE TABLE IF NOT EXISTS unpublished_views (session TEXT, tbl TEXT, board INTEGER,
     PRIMARY KEY (session, tbl, board));
 CREATE TABLE IF NOT EXISTS digests (session TEXT, digest TEXT, PRIMARY KEY (session, digest));
+CREATE TABLE IF NOT EXISTS commentary (session TEXT, at REAL, text TEXT);
 """
+
+#: the longest commentary line (``broadcast comment``)
+MAX_COMMENT = 280
 
 
 def _digest(table: str, kind: str, payload: Mapping[str, Any]) -> str:
@@ -235,8 +239,28 @@ class HeldStore:
                 "SELECT tbl, board, reason FROM reports WHERE session=?", (session,))],
         }
 
+    def comment(self, session: str, text: str, at: float) -> None:
+        with self.db:
+            self.db.execute("INSERT INTO commentary VALUES (?, ?, ?)", (session, at, text))
+
+    def commentary(self, session: str) -> tuple[float, str] | None:
+        row = self.db.execute("SELECT at, text FROM commentary WHERE session=? "
+                              "ORDER BY rowid DESC LIMIT 1", (session,)).fetchone()
+        return (float(row[0]), str(row[1])) if row else None
+
     def close(self) -> None:
         self.db.close()
+
+
+def clean_comment(text: str) -> str:
+    """One line of at most ``MAX_COMMENT`` characters, no control characters."""
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    if not line:
+        raise ValueError("the commentary line is empty")
+    if len(line) > MAX_COMMENT:
+        raise ValueError(f"the commentary line has {len(line)} characters; at most "
+                         f"{MAX_COMMENT}")
+    return line
 
 
 @dataclass(frozen=True)
@@ -279,6 +303,11 @@ class Relay:
         #: per table, the board whose item was released last (its ``snapshot``)
         self.latest: dict[str, int] = {}
         self.files_due: set[str] = set()
+        #: what each table plays now (board, phase, contract; never a card): the last sent
+        #: and the ones to send (``public/{t}/now``)
+        self.now_sent: dict[str, dict[str, Any]] = {}
+        self.now_due: dict[str, dict[str, Any]] = {}
+        self.comment_sent: tuple[float, str] | None = None
         if store is not None:
             self.views = store.load(gate)
             self.digests = store.digests(self.session)
@@ -306,6 +335,7 @@ class Relay:
         digests: list[str] = []
         if kind == "state":
             self.gate.state(table, payload, retained=retained, now=now)
+            self._now_playing(table, payload)
         elif kind in ("feed", "alert", "result"):
             fresh = not retained or (kind == "result" and "session" in payload)
             if fresh and self.gate.ours(table, payload):
@@ -321,6 +351,35 @@ class Relay:
             if kind == "result":
                 self.gate.result(table, payload, now=now)
         self._saved(added, digests)
+
+    def _now_playing(self, table: str, state: Mapping[str, Any]) -> None:
+        """``public/{t}/now``: the board a table plays and its contract once the auction
+        is over, from a state of this session; no call, card or hand."""
+        mv = self.gate.policy.movement
+        if state.get("table") != table or state.get("session") != self.session or (
+                mv is not None and table not in {t for r in mv.rounds for t in r.tables}):
+            return
+        now = {"v": wire.VERSION, "session": self.session, "table": table,
+               "board": state.get("board"), "phase": state.get("phase"),
+               "contract": state.get("contract"), "declarer": state.get("declarer")}
+        if self.now_sent.get(table) != now:
+            self.now_due[table] = now
+
+    def now_messages(self) -> list[Publish]:
+        out = [Publish(f"{self.public}/{t}/now", p, True) for t, p in self.now_due.items()]
+        self.now_sent.update(self.now_due)
+        self.now_due = {}
+        return out
+
+    def comment_message(self) -> Publish | None:
+        """The operator's latest commentary line (``broadcast comment``), once."""
+        latest = self.store.commentary(self.session) if self.store is not None else None
+        if latest is None or latest == self.comment_sent:
+            return None
+        self.comment_sent = latest
+        return Publish(f"{self.public}/commentary",
+                       {"v": wire.VERSION, "session": self.session, "text": latest[1],
+                        "at": latest[0]}, True)
 
     def _saved(self, added: Sequence[Item] = (), digests: Sequence[str] = ()) -> None:
         if self.store is not None:
@@ -401,6 +460,7 @@ class Relay:
             if p.view is not None:
                 self.view_published(p.view)
         self.write_files()
+        out += [(p.topic, p.payload, p.retain) for p in self.now_messages()]
         return out
 
     def session_payload(self) -> dict[str, Any]:
@@ -466,7 +526,8 @@ async def _serve(client: Any, relay: Relay, stop: asyncio.Event) -> None:
         while not stopping.is_set():
             wake.clear()
             now = time.time()
-            if relay.store is not None and now - last_sync >= 1.0:
+            synced = relay.store is not None and now - last_sync >= 1.0
+            if synced and relay.store is not None:
                 last_sync = now
                 relay.store.sync_manual(relay.gate)
             for p in relay.plan(now):
@@ -480,6 +541,12 @@ async def _serve(client: Any, relay: Relay, stop: asyncio.Event) -> None:
                 if p.view is not None:
                     relay.view_published(p.view)
             relay.write_files()
+            extra = relay.now_messages()
+            if synced:   # the operator's commentary, read with the decisions
+                comment = relay.comment_message()
+                extra += [comment] if comment is not None else []
+            for p in extra:
+                await client.publish(p.topic, json.dumps(p.payload), qos=1, retain=p.retain)
             if stopping.is_set():
                 return
             nxt = relay.gate.next_time()
@@ -571,7 +638,10 @@ def _operator_main(action: str, argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog=f"bridge-table broadcast {action}")
     ap.add_argument("--store", default="var/broadcast.sqlite")
     ap.add_argument("--session-id", help="default: the session the relay runs")
-    if action != "status":
+    if action == "comment":
+        ap.add_argument("text", help=f"one line for the audience (at most {MAX_COMMENT} "
+                                     "characters)")
+    elif action != "status":
         ap.add_argument("--board", type=int, required=True)
         ap.add_argument("--table", help="one table (default: every table)")
     if action == "release":
@@ -593,6 +663,14 @@ def _operator_main(action: str, argv: list[str]) -> int:
             return 2
         if action == "status":
             print(json.dumps(store.status(session), indent=1))
+        elif action == "comment":
+            try:
+                line = clean_comment(args.text)
+            except ValueError as exc:
+                print(f"bridge-table broadcast: {exc}", file=sys.stderr)
+                return 2
+            store.comment(session, line, time.time())
+            print(f"session {session}: commentary posted")
         else:
             refusal = _release_refusal(store, session, args) if action == "release" else None
             if refusal is not None:
@@ -642,7 +720,7 @@ def _ranges(numbers: Sequence[int]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if argv and argv[0] in ("release", "hold", "clear", "status"):
+    if argv and argv[0] in ("release", "hold", "clear", "status", "comment"):
         return _operator_main(argv[0], argv[1:])
     from ..daemon import ControllerError
     from ..schedule import ScheduleError
@@ -651,7 +729,7 @@ def main(argv: list[str]) -> int:
         prog="bridge-table broadcast", description=(__doc__ or "").split("\n")[0],
         epilog="Operator: bridge-table broadcast release|hold|clear --board B [--table T] "
                "[--store FILE] (release: --force for a board not finished everywhere); "
-               "bridge-table broadcast status.")
+               "bridge-table broadcast status; bridge-table broadcast comment TEXT.")
     add_broker_arguments(ap)
     ap.add_argument("--session", help="the session file (its movement and id)")
     ap.add_argument("--schedule", help="schedule TOML: every round (or one round)")
