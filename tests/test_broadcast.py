@@ -68,10 +68,11 @@ def make_relay(tmp_path: Path, **kw: Any) -> tuple[Relay, HeldStore]:
 
 def feed(relay: Relay, msgs: list[tuple[str, dict[str, Any]]], now: float,
          retained: bool = False) -> list[tuple[str, dict[str, Any], bool]]:
+    """What of boards the relay publishes (``now``, what a table plays, aside)."""
     out = []
     for topic, payload in msgs:
         relay.take(topic, payload, retained, now)
-        out += relay.release(now)
+        out += [m for m in relay.release(now) if not m[0].endswith("/now")]
     return out
 
 
@@ -305,7 +306,8 @@ def test_the_session_files_session_object_is_taken_as_it_is() -> None:
     policy = GatePolicy.for_session(session)
     assert policy.session_id == "s-1" and policy.movement is movement
     info, extra = _session_views(session)
-    assert info[("1", 1)]["players"] == {"ns": "Ann - Bo"} and extra == {"event": "Club"}
+    assert info[("1", 1)]["players"] == {"ns": "Ann - Bo"}
+    assert extra == {"event": "Club", "scoring": "MP"}
 
 
 def test_a_call_the_director_was_called_for_reads_back_with_its_note(tmp_path: Path) -> None:
@@ -337,3 +339,122 @@ def test_a_call_the_director_was_called_for_reads_back_with_its_note(tmp_path: P
             (b,) = parser.load(fp)
         assert len(b.auction) == len(view["calls"]) and len(b.play) == 52
         assert b.contract.result == 1
+
+
+def test_live_files_carry_pass_scoring_site_date_and_each_player_at_their_seat(
+        tmp_path: Path) -> None:
+    """A passed-out board is ``[Contract "Pass"]``; Event, Site, Date and Scoring are
+    filled; LIN ``pn`` and PBN's seats name each player of a pair at their own seat."""
+    from controller.broadcast.view import write_table_files
+
+    view = {"v": 1, "session": "s", "table": "1", "board": 1, "dealer": "N", "vul": "None",
+            "deal": DEAL, "calls": [[s, "Pass", None] for s in "NESW"], "cards": [],
+            "irregularities": [], "claim": None, "status": "complete",
+            "result": {"table": "1", "board": 1, "contract": "Pass", "score_ns": 0,
+                       "tricks": None, "tricks_played": None},
+            "event": "Monday pairs", "site": "Hanoi Bridge Club", "date": "2026.12.01",
+            "scoring": "MP", "players": {"ns": "Ann Lee - Bo Tran", "ew": "Team Cy"}}
+    write_table_files(tmp_path, "1", [view])
+    pbn = (tmp_path / "table-1.pbn").read_text()
+    for tag in ('[Contract "Pass"]', '[Scoring "MP"]', '[Site "Hanoi Bridge Club"]',
+                '[Date "2026.12.01"]', '[Event "Monday pairs"]', '[North "Ann Lee"]',
+                '[South "Bo Tran"]', '[East "Team Cy"]'):
+        assert tag in pbn, tag
+    assert '[West "Team Cy"]' not in pbn
+    lin = (tmp_path / "table-1.lin").read_text()
+    # LIN's seats: South, West, North, East
+    assert lin.startswith("pn|Bo Tran,,Ann Lee,Team Cy|"), lin[:60]
+    assert lin.count("mb|p|") == 4
+    endplay_pbn = pytest.importorskip("endplay.parsers.pbn")
+    with open(tmp_path / "table-1.pbn") as fp:
+        (board,) = endplay_pbn.load(fp)
+    assert board.contract is not None and board.contract.is_passout()
+
+
+def test_what_a_table_plays_now_names_the_board_and_contract_only(tmp_path: Path) -> None:
+    relay, store = make_relay(tmp_path)
+    relay.take(*ONLINE, False, 0)
+    sent = []
+    for topic, payload in board_messages(session_engine(), "1", 1):
+        relay.take(topic, payload, False, 1)
+        sent += [p for t, p, _ in relay.release(1) if t == "public/1/now"]
+    assert sent and all(set(p) == {"v", "session", "table", "board", "phase", "contract",
+                                   "declarer"} for p in sent)
+    assert [p["contract"] for p in sent if p["phase"] == "play"][-1] == "4H"
+    assert len(sent) == len({json.dumps(p, sort_keys=True) for p in sent})   # changes only
+    # another session's table: nothing
+    other = session_engine("club-0")
+    relay.take("bridge/2/state", [o.payload for o in other.handle(
+        "bridge/2/event", EventWriter("pi-x").event(type="tag", zone="board",
+                                                   action="present", uid="BD0002",
+                                                   board=2)) if o.topic.endswith("state")][0],
+               False, 2)
+    assert not [t for t, _, _ in relay.release(2) if t == "public/2/now"]
+    store.close()
+
+
+def test_a_relay_stopped_mid_release_publishes_the_rest_once_restarted(tmp_path: Path) -> None:
+    """Items leave the store only once committed (the broker acknowledged them): a relay
+    killed after publishing some of a burst publishes the others, and only those, after a
+    restart; a view whose publication was not acknowledged is published again."""
+    relay, store = make_relay(tmp_path)
+    engine = session_engine()
+    relay.take(*ONLINE, False, 0)
+    for table, board in (("1", 1), ("2", 2), ("1", 2)):
+        for topic, payload in board_messages(engine, table, board):
+            relay.take(topic, payload, False, 1)
+    plan = relay.plan(2)
+    assert plan and all(p.item is not None for p in plan)
+    done = plan[: len(plan) // 2]
+    for p in done:                       # acknowledged by the broker, then the kill
+        assert p.item is not None
+        relay.commit(p.item)
+    store.close()
+    again, store = make_relay(tmp_path)
+    rest = again.plan(2)
+    assert [p.item.n for p in rest if p.item] == [p.item.n for p in plan[len(done):] if p.item]
+    for p in rest:
+        assert p.item is not None
+        again.commit(p.item)
+    views = again.view_messages()        # the views of both halves, none published yet
+    assert {p.view for p in views if p.view} == {("1", 2), ("2", 2)}
+    for p in views:
+        if p.view is not None:
+            again.view_published(p.view)
+    view = again.views[("1", 2)]
+    assert len(view["cards"]) == 52 and view["result"]["contract"] == "4H"
+    store.close()
+    third, store = make_relay(tmp_path)
+    assert third.plan(3) == [] and third.view_messages() == []
+    store.close()
+
+
+def test_a_redelivered_message_is_taken_once(tmp_path: Path) -> None:
+    relay, store = make_relay(tmp_path)
+    relay.take(*ONLINE, False, 0)
+    msgs = board_messages(session_engine(), "1", 1)
+    for topic, payload in msgs + msgs:   # QoS 1 after a kill: delivered again
+        relay.take(topic, payload, False, 1)
+    store.close()
+    again, store = make_relay(tmp_path)
+    for topic, payload in msgs:          # and again after the restart
+        again.take(topic, payload, False, 2)
+    kinds = [h.kind for h in again.gate.held]
+    assert kinds.count("result") == 1
+    assert len([h for h in again.gate.held if h.payload.get("kind") == "card"]) == 52
+    store.close()
+
+
+def test_broadcast_comment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    relay, store = make_relay(tmp_path)
+    store.set_session("club-1")
+    assert main(["comment", "North finds the only lead", "--store",
+                 str(tmp_path / "relay.sqlite")]) == 0
+    msg = relay.comment_message()
+    assert msg is not None and msg.topic == "public/commentary"
+    assert msg.payload["text"] == "North finds the only lead"
+    assert msg.payload["session"] == "club-1"
+    assert relay.comment_message() is None            # once
+    assert main(["comment", "x" * 281, "--store", str(tmp_path / "relay.sqlite")]) == 2
+    assert main(["comment", " \n\t", "--store", str(tmp_path / "relay.sqlite")]) == 2
+    store.close()

@@ -630,8 +630,18 @@ def _session_views(session: Any) -> tuple[dict[tuple[str, int], dict[str, Any]],
                 if players:
                     entry["players"] = players
                 info[(str(table), board)] = entry
-    event = getattr(session, "event", None)
-    return info, ({"event": event} if isinstance(event, str) else {})
+    # the file's Event, Site, Date and Scoring (PBN's tags; a session file names them)
+    extra: dict[str, Any] = {}
+    for key in ("event", "site", "date"):
+        value = getattr(session, key, None)
+        if isinstance(value, str) and value:
+            extra[key] = value
+    scoring = getattr(session, "scoring", None)
+    kind = getattr(session.movement, "kind", None)
+    extra["scoring"] = ({"matchpoints": "MP", "imps": "IMP", "butler": "Butler"}.get(
+        scoring, scoring) if isinstance(scoring, str) and scoring else
+        "IMP" if kind == "teams" else "MP")
+    return info, extra
 
 
 def _operator_main(action: str, argv: list[str]) -> int:
@@ -740,6 +750,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--delay", type=float, default=0.0, help="seconds on top (default 0)")
     ap.add_argument("--deals", help="deals file: the hands shown once a board is released")
     ap.add_argument("--out", help="directory for the live LIN and PBN files")
+    ap.add_argument("--site", help="where the session is played (PBN Site; default: the "
+                                   "session file's, else ?)")
+    ap.add_argument("--date", help="the session's date, YYYY.MM.DD (PBN Date; default: the "
+                                   "session file's, else the day the relay starts)")
     ap.add_argument("--root", default="bridge")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
     ap.add_argument("--store", default="var/broadcast.sqlite", help="the relay's SQLite store")
@@ -780,6 +794,11 @@ def main(argv: list[str]) -> int:
               f"{exc}", file=sys.stderr)
         return 2
     info, session_info = _session_views(session)
+    if args.site:
+        session_info["site"] = args.site
+    if args.date:
+        session_info["date"] = args.date
+    session_info.setdefault("date", time.strftime("%Y.%m.%d"))
     relay = Relay(Gate(policy), root=args.root, public=args.public, store=store, info=info,
                   deals=deals, out=Path(args.out) if args.out else None,
                   session_info=session_info)
