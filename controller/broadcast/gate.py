@@ -14,22 +14,24 @@ hold by hand wins over everything. ``release="board"`` (the table's own board on
 ``release="live"`` (every item after ``delay``) are explicit, leaky choices for events
 where every table plays its own boards; ``round`` (the default) needs a movement.
 
-Trust. A board counts as finished at a table only when, in this session,
+Trust. Only messages of this session count (``ours``: their ``session``, wire 1.8). A
+board counts as finished at a table only when, in this session,
 
-1. the relay saw the table's retained ``state`` for that board *live* in a playing phase
-   (``scanning``/``auction``/``lead``/``play``), not as a retained message delivered on
-   subscribing (that may be the last session's), so a board 1 finished in the last session
-   never finishes this session's board 1;
-2. a ``result`` for it arrived while the controller's status topic said ``online``;
-3. the result is consistent: its ``table`` is the topic's, its ``board`` the state's, the
-   table's latest state is that board in phase ``complete``/``done``, the contract, tricks
-   and score have the right types and ranges.
+1. the board was seen at the table: a ``state`` showing it (in play, or already over: a
+   board read and finished inside one controller batch shows only that) or a ``feed``
+   item of it (``seen``);
+2. a well-formed ``result`` for it came (its ``table`` is the topic's, contract, tricks
+   and score of the right types and ranges) and the controller's status says ``online``;
+3. the table's latest state shows the board ``complete``/``done`` with the result's
+   contract and declarer, or shows a board the table went on to after it (``left``: the
+   board's last state, QoS 0, may never reach a relay that was away).
 
-A forged ``result`` alone, one of the last session, or one for a board never seen in play
-finishes nothing. What the gate cannot tell: a forger who can publish ``state`` *and*
-``result`` as the controller would, with the controller online, is indistinguishable from
-it. Only the broker's ACL (the controller alone may publish ``bridge/+/state|result``)
-stops that.
+A result not yet trusted waits (``pending``) and is checked again on every status, state
+and result of its table: never dropped. A forged ``result`` alone, one of the last
+session, or one for a board never seen in play finishes nothing. What the gate cannot
+tell: a forger who can publish ``state`` *and* ``result`` as the controller would, with the
+controller online, is indistinguishable from it. Only the broker's ACL (the controller
+alone may publish ``bridge/+/state|result``) stops that.
 """
 
 from __future__ import annotations

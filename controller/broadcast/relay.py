@@ -4,13 +4,15 @@ The relay reads ``{root}/+/feed``, ``alert``, ``result`` and ``state`` and the c
 status, and republishes what the gate (``gate.py``) releases on ``{public}/{t}/feed``,
 ``alert`` and ``result`` (retained), with the session id added, plus a retained view of
 each released board (``{public}/{t}/board/{b}``, ``{public}/{t}/snapshot``: ``view.py``) and
-the session (``{public}/session``) for late joiners. ``--out DIR`` writes a live LIN and
-PBN file per table as boards are released.
+the session (``{public}/session``) for late joiners, what each table plays now
+(``{public}/{t}/now``: board and contract, no card) and the operator's commentary
+(``{public}/commentary``). ``--out DIR`` writes a live LIN and PBN file per table as boards
+are released. Exactly once: see ``Relay``.
 
 Everything is kept in a SQLite store, per session id: held items, boards seen in play,
 finished boards, the operator's decisions, reports. A relay killed mid-round loses
-nothing. ``bridge-table broadcast release|hold|clear|status --store FILE`` talk to the
-running relay through that store (it reads the operator's decisions every second).
+nothing. ``bridge-table broadcast release|hold|clear|status|comment --store FILE`` talk to
+the running relay through that store (it reads the operator's decisions every second).
 """
 
 from __future__ import annotations
@@ -188,8 +190,13 @@ class HeldStore:
                 elif what == "report":
                     self.db.execute("INSERT OR IGNORE INTO reports VALUES (?, ?, ?, ?)",
                                     (s, key.table, key.board, key.reason))
+
+    def save_waiting(self, gate: Gate) -> None:
+        """What each held board waits for (``broadcast status``); the relay writes it once
+        a second, not on every message."""
+        with self.db:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                            (f"waiting/{s}", json.dumps(gate.waiting())))
+                            (f"waiting/{gate.policy.session_id}", json.dumps(gate.waiting())))
 
     def released(self, session: str, item: Item, view: Mapping[str, Any] | None) -> None:
         """``item`` is public (the broker acknowledged it): it leaves the store, and its
@@ -461,6 +468,8 @@ class Relay:
                 self.view_published(p.view)
         self.write_files()
         out += [(p.topic, p.payload, p.retain) for p in self.now_messages()]
+        if self.store is not None:
+            self.store.save_waiting(self.gate)
         return out
 
     def session_payload(self) -> dict[str, Any]:
@@ -543,6 +552,8 @@ async def _serve(client: Any, relay: Relay, stop: asyncio.Event) -> None:
             relay.write_files()
             extra = relay.now_messages()
             if synced:   # the operator's commentary, read with the decisions
+                if relay.store is not None:
+                    relay.store.save_waiting(relay.gate)
                 comment = relay.comment_message()
                 extra += [comment] if comment is not None else []
             for p in extra:
