@@ -458,3 +458,31 @@ def test_broadcast_comment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["comment", "x" * 281, "--store", str(tmp_path / "relay.sqlite")]) == 2
     assert main(["comment", " \n\t", "--store", str(tmp_path / "relay.sqlite")]) == 2
     store.close()
+
+
+def test_a_board_read_and_passed_out_inside_one_controller_batch_is_released(
+        tmp_path: Path) -> None:
+    """The daemon's batch (Engine.defer/flush): a passed-out board and the next board's
+    start in one batch. Its only state shows it over (or the next board): the relay still
+    sees it in play (its feed) and releases it once every table has finished it."""
+    from boardevents import BoardScript
+
+    session = parse_movement({"session": {"id": "s"}, "tables": {"1": [1, 2]}}, "test")
+    store = HeldStore(tmp_path / "r.sqlite")
+    relay = Relay(Gate(GatePolicy(session.id, session.movement)), store=store)
+    relay.take(ONLINE[0], {**ONLINE[1], "session": "s"}, False, 0)
+    engine = session_engine("s")
+    writer = EventWriter("pi-1")
+    passed = BoardScript(board=1, deal=DEAL, calls=["Pass"] * 4)
+    events = list(writer.board(passed)) + list(writer.board(script(2)))[:1]
+    engine.defer()
+    outs = [o for ev in events for o in engine.handle("bridge/1/event", ev)]
+    outs += [o for table_outs in engine.flush().values() for o in table_outs]
+    states = [o.payload for o in outs if o.topic.endswith("/state")]
+    assert not any(s.get("board") == 1 and s.get("phase") in ("auction", "scanning")
+                   for s in states)        # the board was never seen in play by its state
+    out = feed(relay, [(o.topic, o.payload) for o in outs], 1)
+    views = [p for t, p, _ in out if t == "public/1/board/1"]
+    assert views and views[-1]["result"]["contract"] == "Pass"
+    assert views[-1]["status"] == "complete" and len(views[-1]["calls"]) == 4
+    store.close()
