@@ -486,3 +486,36 @@ def test_a_board_read_and_passed_out_inside_one_controller_batch_is_released(
     assert views and views[-1]["result"]["contract"] == "Pass"
     assert views[-1]["status"] == "complete" and len(views[-1]["calls"]) == 4
     store.close()
+
+
+def test_a_relay_of_the_last_session_keeps_the_next_ones_items_for_its_relay(
+        tmp_path: Path) -> None:
+    """The relay ran on for club-1 while the controller played club-2: nothing public,
+    and the relay restarted for club-2 on the same store releases club-2's boards with
+    every call and card (it did not lose what it took in meanwhile)."""
+    relay, store = make_relay(tmp_path)
+    evening = session_engine("club-2")
+    relay.take(ONLINE[0], {**ONLINE[1], "session": "club-2"}, False, 0)
+    msgs = []
+    for table, board in (("1", 1), ("2", 2), ("1", 2), ("2", 1)):
+        msgs += board_messages(evening, table, board)
+    assert feed(relay, msgs, 1) == []
+    assert store.status("club-1")["held"] == []
+    store.close()
+    data = {**TWO_TABLES, "session": {"id": "club-2", "event": "Evening pairs"}}
+    session = parse_movement(data, "test")
+    store = HeldStore(tmp_path / "relay.sqlite")
+    again = Relay(Gate(GatePolicy(session.id, session.movement)), store=store)
+    # on subscribing: the retained status and each table's last state and result
+    last = {}
+    for topic, payload in msgs:
+        if topic.endswith(("/state", "/result")) or "controller" in topic:
+            last[topic] = payload
+    again.take(ONLINE[0], {**ONLINE[1], "session": "club-2"}, True, 2)
+    out = feed(again, list(last.items()), 2, retained=True)
+    boards = {t for t, _, _ in out if "/board/" in t}
+    assert boards == {"public/1/board/1", "public/1/board/2", "public/2/board/1",
+                      "public/2/board/2"}
+    for key in (("1", 1), ("2", 2)):
+        assert len(again.views[key]["cards"]) == 52
+    store.close()

@@ -346,6 +346,10 @@ class Gate:
             if h.kind == "result" and h.board is not None and \
                     (h.table, h.board) not in self.done:
                 self.pending[(h.table, h.board)] = h.payload
+            elif h.kind == "feed" and h.board is not None and \
+                    h.payload.get("session") == self.policy.session_id:
+                # kept by a relay of another session while this one ran (relay.py)
+                self.seen(h.table, h.board)
 
     def _explain(self, item: Item) -> None:
         p = self.policy

@@ -191,6 +191,22 @@ class HeldStore:
                     self.db.execute("INSERT OR IGNORE INTO reports VALUES (?, ?, ?, ?)",
                                     (s, key.table, key.board, key.reason))
 
+    def keep_other(self, session: str, table: str, kind: str, payload: Mapping[str, Any],
+                   at: float, digest: str) -> None:
+        """An item of another session than the relay's: held in the store under that
+        session (numbered after its items), taken once."""
+        board = payload.get("board")
+        board = board if isinstance(board, int) and not isinstance(board, bool) else None
+        with self.db:
+            if self.db.execute("INSERT OR IGNORE INTO digests VALUES (?, ?)",
+                               (session, digest)).rowcount == 0:
+                return
+            (last,) = self.db.execute("SELECT COALESCE(MAX(n), 0) FROM held WHERE session=?",
+                                      (session,)).fetchone()
+            self.db.execute("INSERT INTO held VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (session, int(last) + 1, table, kind, board, json.dumps(payload),
+                             at))
+
     def save_waiting(self, gate: Gate) -> None:
         """What each held board waits for (``broadcast status``); the relay writes it once
         a second, not on every message."""
@@ -345,7 +361,15 @@ class Relay:
             self._now_playing(table, payload)
         elif kind in ("feed", "alert", "result"):
             fresh = not retained or (kind == "result" and "session" in payload)
-            if fresh and self.gate.ours(table, payload):
+            other = payload.get("session")
+            if fresh and isinstance(other, str) and other and other != self.session:
+                # another session's: kept in the store under its own id, never published
+                # by this relay; a relay restarted for that session (same store) has it
+                self.gate.ours(table, payload)   # reported
+                if self.store is not None:
+                    self.store.keep_other(other, table, kind, payload, now,
+                                          _digest(table, kind, payload))
+            elif fresh and self.gate.ours(table, payload):
                 digest = _digest(table, kind, payload)
                 if digest not in self.digests:   # not a redelivered copy
                     self.digests.add(digest)
