@@ -519,3 +519,26 @@ def test_a_relay_of_the_last_session_keeps_the_next_ones_items_for_its_relay(
     for key in (("1", 1), ("2", 2)):
         assert len(again.views[key]["cards"]) == 52
     store.close()
+
+
+def test_release_of_an_unfinished_board_needs_force_and_the_movement_is_checked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    relay, store = make_relay(tmp_path)
+    session = parse_movement(TWO_TABLES, "test")
+    store.set_session(session.id, session.movement)
+    relay.take(*ONLINE, False, 0)
+    feed(relay, board_messages(session_engine(), "1", 1), 1)      # table 2 has not played 1
+    path = str(tmp_path / "relay.sqlite")
+    assert main(["release", "--store", path, "--board", "1", "--table", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "not finished at table(s) 2" in err and "--force" in err
+    assert main(["release", "--store", path, "--board", "9"]) == 2
+    assert "not in session club-1's movement (boards 1-2)" in capsys.readouterr().err
+    assert main(["release", "--store", path, "--board", "1", "--table", "7"]) == 2
+    assert "table 7 does not play board 1" in capsys.readouterr().err
+    assert store.status("club-1")["manual"] == []
+    assert main(["release", "--store", path, "--board", "1", "--table", "1", "--force"]) == 0
+    assert {"table": "1", "board": 1, "action": "release"} in store.status("club-1")["manual"]
+    feed(relay, board_messages(session_engine(), "2", 1), 2)      # now finished everywhere
+    assert main(["release", "--store", path, "--board", "1"]) == 0
+    store.close()

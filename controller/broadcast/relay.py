@@ -550,7 +550,11 @@ async def _serve(client: Any, relay: Relay, stop: asyncio.Event) -> None:
                 log.warning("bad payload on %s ignored", message.topic)
                 payload = None
             if payload is not None:
-                relay.take(str(message.topic), payload, bool(message.retain), time.time())
+                try:
+                    relay.take(str(message.topic), payload, bool(message.retain),
+                               time.time())
+                except Exception:  # a defect must not stop the relay (nor lose the rest)
+                    log.exception("message on %s not taken", message.topic)
             client._client.ack(message.mid, message.qos)  # noqa: SLF001  # stored: ack
             wake.set()
 
