@@ -153,7 +153,7 @@ def events_of_session(rnd: random.Random, src_tag: str) -> list[tuple[str, dict[
 
 
 FAULTS = ("relay-kill", "relay-term", "relay-stop", "controller-kill", "controller-stop",
-          "relay-kill", "relay-stop")
+          "controller-term", "relay-kill", "relay-stop")
 
 
 @pytest.fixture
