@@ -339,7 +339,10 @@ def test_5_the_vugraph_shows_the_released_board(stack: Stack, chromium_browser: 
         page.wait_for_selector("#diagram #hand-N")
         north = page.locator("#hand-N").inner_text()
         assert "Q 10 5" in north.replace("\n", " ") and "North" in north
-        assert "Ann Lee - Bo Tran" in page.locator("#hand-N").inner_text()
+        # each player of the pair at their own seat
+        assert "Ann Lee" in page.locator("#hand-N").inner_text()
+        assert "Bo Tran" in page.locator("#hand-S").inner_text()
+        assert "Bo Tran" not in page.locator("#hand-N").inner_text()
         cells = [c.strip() for c in page.locator("#auction tbody td").all_inner_texts()]
         assert [c for c in cells if c] == ["Pass", "Pass", "1♥", "Pass", "4♥", "Pass", "Pass",
                                            "Pass"]
@@ -508,7 +511,11 @@ def test_11_a_late_joiner_sees_a_board_in_progress_under_live_release(
     url = f"http://127.0.0.1:{port}"
     try:
         w = Watcher(stack.url, "publive/#")
+        ctl_status = Watcher(stack.url, "exh/controller/status")
         wait_for(lambda: "publive/session" in w.topics(), 20, "the live relay")
+        wait_for(lambda: any(p and p.get("status") == "online" for _, p, _ in ctl_status.seen),
+                 20, "the exhibition's controller")   # subscribed: no event is lost
+        ctl_status.close()
         wait_for(lambda: _up(url), 20, "the live vugraph")
         events = list(EventWriter("pi-5").board(script(1)))
         for ev in events[:1 + 104 + 8 + 6]:        # the auction and six cards

@@ -151,10 +151,22 @@ async function renderHome() {
     <div class="panel"><h2>${T("results")}</h2><p id="boards">${boards || `<span class="muted">${T("none")}</span>`}</p></div>`;
 }
 
+// a pair's two players, each at their own seat (as the live PBN and LIN files): "Ann Lee -
+// Bo Tran" as NS is North Ann Lee, South Bo Tran; a name that is not two players sits at
+// the first seat (North, East)
+function playerAt(name, i) {
+  for (const sep of [" - ", " & ", " / "]) {
+    const parts = String(name).split(sep).map((x) => x.trim());
+    if (parts.length === 2 && parts[0] && parts[1]) return parts[i];
+  }
+  return i === 0 ? name : "";
+}
+
 function handHtml(seat, h, gone, view, turn) {
   const who = L[lang].seats[seat];
   const side = seat === "N" || seat === "S" ? "ns" : "ew";
-  const name = view.players && view.players[side] ? `<div class="muted">${esc(view.players[side])}</div>` : "";
+  const who2 = view.players && view.players[side] ? playerAt(view.players[side], seat === "N" || seat === "E" ? 0 : 1) : "";
+  const name = who2 ? `<div class="muted">${esc(who2)}</div>` : "";
   let body = "";
   if (h) {
     body = ["S", "H", "D", "C"].map((s) => {
