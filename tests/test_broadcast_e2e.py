@@ -573,6 +573,9 @@ def test_12_one_session_at_a_time_live_after_stepping_keyboard_and_phone(
         page.goto(stack.web + "/#/board/1")
         page.wait_for_selector("#results tbody tr")
         assert page.locator("#results tbody tr").count() == 2
+        assert "Ann Lee - Bo Tran" in page.locator("#results").inner_text()   # the names
+        lead = page.locator("#results tbody tr").first.locator("td").nth(4).inner_text()
+        assert lead.strip()[:1] in "♠♥♦♣"                                   # the lead
         _no_horizontal_scroll(page)
         summary = stack.get("/api/board/1")
         assert summary["session"] == "club-2026-12-07" and len(summary["results"]) == 2

@@ -285,7 +285,8 @@ document.addEventListener("keydown", (e) => {
 async function renderBoard(boardNo) {
   const [state, data] = await Promise.all([getJSON("/api/state" + q()), getJSON(`/api/board/${boardNo}` + q())]);
   setHeader(state);
-  const rows = data.results.map((r) => `<tr><td>${esc(r.table)}</td><td>${esc(r.ns || "")}</td><td>${esc(r.ew || "")}</td><td>${contractHtml(r)}</td><td>${r.lead ? cardHtml(r.lead) : ""}</td><td>${r.contract === "Pass" ? "" : esc(r.tricks)}</td><td>${esc(r.score_ns)}</td><td>${esc(r.mp_ns ?? "")}</td><td>${esc(r.pct_ns ?? "")}</td></tr>`).join("");
+  const pairCell = (r, side) => `<td>${esc(r[side] || "")}${r.players && r.players[side] ? ` <span class="muted">${esc(r.players[side])}</span>` : ""}</td>`;
+  const rows = data.results.map((r) => `<tr><td>${esc(r.table)}</td>${pairCell(r, "ns")}${pairCell(r, "ew")}<td>${contractHtml(r)}</td><td>${r.lead ? cardHtml(r.lead) : ""}</td><td>${r.contract === "Pass" ? "" : esc(r.tricks)}</td><td>${esc(r.score_ns)}</td><td>${esc(r.mp_ns ?? "")}</td><td>${esc(r.pct_ns ?? "")}</td></tr>`).join("");
   const freq = data.frequency.map((f) => `<tr><td>${contractHtml(f)}</td><td>${esc(f.score_ns)}</td><td>${esc(f.count)}</td></tr>`).join("");
   let dd = `<p class="muted" id="dd-absent">${T("ddAbsent")}</p>`;
   if (data.dd && data.dd.available) {
