@@ -727,6 +727,7 @@ def build_engine(*, root: str = "bridge",
         raise ControllerError(str(e)) from e
     pairs_at = None
     tables = None
+    session_id = None
     if session:
         from controller.session import SessionError, load_session
         try:
@@ -735,21 +736,35 @@ def build_engine(*, root: str = "bridge",
             raise ControllerError(str(e)) from e
         tables = sess.movement.schedule()
         pairs_at = sess.movement.pairs_at
+        session_id = sess.id
         if not deals:
             deals = sess.deals
             first_board = first_board or sess.deals_first_board
     boards = deals if isinstance(deals, Mapping) else (
         load_deals(deals, first_board) if deals else None)
     if schedule:
-        from controller.schedule import ScheduleError, load_schedule
+        from controller.schedule import ScheduleError, load_movement, load_schedule
         try:
-            tables = load_schedule(schedule)
+            try:
+                tables = load_schedule(schedule)
+                whole = load_movement(schedule)
+            except ScheduleError as one_round:
+                try:   # the every-round form (docs/broadcast.md) names the session too
+                    whole = load_movement(schedule)
+                except ScheduleError:
+                    raise one_round from None
+                tables = whole.movement.schedule()
+                pairs_at = pairs_at or whole.movement.pairs_at
+            # the id ``bridge-table broadcast --schedule`` derives from the same file
+            session_id = session_id or whole.id
         except ScheduleError as e:
             raise ControllerError(str(e)) from e
     engine: EngineLike = Engine(root=root, deals=boards, rules=rules_value,
                                 policy=policy_value, schedule=tables, pairs_at=pairs_at,
                                 max_tables=max_tables or MAX_TABLES,
                                 max_sources=max_sources or MAX_SOURCES)
+    if session_id:
+        engine.session_id = session_id  # type: ignore[attr-defined]  # an Engine
     return engine
 
 
@@ -836,7 +851,15 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                             status_interval=args.status_interval,
                             only_tables=tables, name=name,
                             gather=max(0.0, args.commit_gather) / 1000,
-                            info={"rules": str(args.rules)})
+                            info={"rules": str(args.rules),
+                                  **_session_info(engine)})
+
+
+def _session_info(engine: EngineLike) -> dict[str, str]:
+    """The session the engine runs, for the status (wire 1.8): a broadcast relay trusts
+    only the status of its own session."""
+    sid = getattr(engine, "session_id", None)
+    return {"session": sid} if isinstance(sid, str) and sid else {}
 
 
 def partition_from_args(args: argparse.Namespace, engine: EngineLike

@@ -273,6 +273,10 @@ class Engine:
         self.policy = policy or IndicatorPolicy()
         self.schedule = schedule or {}
         self.pairs_at = pairs_at
+        #: the session the controller runs (``--session``/``--schedule``): stamped on
+        #: ``state``, ``result``, ``feed`` and ``alert`` (wire 1.8) so that a broadcast relay
+        #: never takes one session's board for another's
+        self.session_id: str | None = None
         self.fouled = FouledBoardDetector()
         every = frozenset({"state", "alert", "indicator", "result", "feed", "error",
                            "evidence"})
@@ -725,6 +729,8 @@ class Engine:
             payload["call"] = str(item.call)
         if item.params:
             payload["params"] = {k: _jsonable(v) for k, v in item.params}
+        if self.session_id:
+            payload["session"] = self.session_id
         return payload
 
     def _state(self, name: str, ts: _TableState, turn: Any = _UNKNOWN,
@@ -739,8 +745,11 @@ class Engine:
         table = ts.table
         board = table.board
         if board is None:
-            return {"v": WIRE_VERSION, "table": name, "board": None,
-                    "phase": _WAITING, "last": ts.last}
+            waiting: dict[str, Any] = {"v": WIRE_VERSION, "table": name, "board": None,
+                       "phase": _WAITING, "last": ts.last}
+            if self.session_id:
+                waiting["session"] = self.session_id
+            return waiting
         parts = ts.state_parts
         if parts is None or parts.board is not board:
             parts = ts.state_parts = _StateParts(board)
@@ -802,6 +811,8 @@ class Engine:
             state["notes"] = list(ts.notes)
         if self.pairs_at is not None:
             self._add_pairs(state, name, parts.number)
+        if self.session_id:
+            state["session"] = self.session_id
         return state
 
     @staticmethod
@@ -877,6 +888,8 @@ class Engine:
             ],
         )
         self._add_pairs(result, name, record.board)
+        if self.session_id:
+            result["session"] = self.session_id
         return result
 
     def _feed(self, name: str, ts: _TableState, item: FeedItem,
@@ -886,6 +899,8 @@ class Engine:
             "v": WIRE_VERSION, "table": name, "board": board.number if board else None,
             "n": ts.feed_seq, "kind": item.kind,
         }
+        if self.session_id:
+            payload["session"] = self.session_id
         if item.kind == "board" and board is not None:
             payload.update(dealer=_SEAT_TEXT[board.dealer], vul=_VUL_TEXT[board.vulnerability])
         # the texts looked up (``str`` of the core's values, made once)

@@ -198,6 +198,8 @@ class State(Struct, kw_only=True, omit_defaults=True):
     notes: list[str] | None = None
     ns: int | None = None
     ew: int | None = None
+    #: 1.8: the session the controller runs (its ``--session``/``--schedule``)
+    session: str | None = None
 
 
 class Alert(Struct, kw_only=True, omit_defaults=True):
@@ -217,6 +219,8 @@ class Alert(Struct, kw_only=True, omit_defaults=True):
     card: CardName | None = None
     call: BidCard | None = None
     params: dict[str, Any] | None = None
+    #: 1.8: the session the controller runs
+    session: str | None = None
 
 
 class SeatLights(Struct):
@@ -262,7 +266,8 @@ class Result(Struct, kw_only=True, omit_defaults=True):
     irregularities: list[ResultIrregularity]
     ns: int | None = None
     ew: int | None = None
-    #: added by ``bridge-table broadcast`` on ``public/{t}/result``
+    #: 1.8: the session the controller runs; also what ``bridge-table broadcast`` adds on
+    #: ``public/{t}/result``
     session: str | None = None
 
 
@@ -320,7 +325,8 @@ class _FeedHead(Struct, kw_only=True, omit_defaults=True, tag_field="kind"):
     table: str
     board: int | None
     n: Annotated[int, Meta(ge=1)]
-    #: added by ``bridge-table broadcast`` on ``public/{t}/feed``
+    #: 1.8: the session the controller runs; also what ``bridge-table broadcast`` adds on
+    #: ``public/{t}/feed``
     session: str | None = None
 
 
@@ -403,6 +409,8 @@ class ControllerStatus(Struct, kw_only=True, omit_defaults=True):
     rules: str | None = None
     table: str | None = None
     demo: bool | None = None
+    #: 1.8: the session the controller runs (``--session``/``--schedule``), when online
+    session: str | None = None
 
 
 class ReaderHealth(Struct, kw_only=True):

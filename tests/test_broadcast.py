@@ -46,7 +46,14 @@ def board_messages(engine: Engine, table: str, board: int, src: str | None = Non
     return out
 
 
-ONLINE = ("bridge/controller/status", {"v": 1, "status": "online"})
+ONLINE = ("bridge/controller/status", {"v": 1, "status": "online", "session": "club-1"})
+
+
+def session_engine(session: str = "club-1") -> Engine:
+    """The controller's Engine as ``--session`` makes it: its messages name the session."""
+    engine = Engine()
+    engine.session_id = session
+    return engine
 
 
 def make_relay(tmp_path: Path, **kw: Any) -> tuple[Relay, HeldStore]:
@@ -61,16 +68,17 @@ def make_relay(tmp_path: Path, **kw: Any) -> tuple[Relay, HeldStore]:
 
 def feed(relay: Relay, msgs: list[tuple[str, dict[str, Any]]], now: float,
          retained: bool = False) -> list[tuple[str, dict[str, Any], bool]]:
+    """What of boards the relay publishes (``now``, what a table plays, aside)."""
     out = []
     for topic, payload in msgs:
         relay.take(topic, payload, retained, now)
-        out += relay.release(now)
+        out += [m for m in relay.release(now) if not m[0].endswith("/now")]
     return out
 
 
 def test_a_board_waits_for_every_table_of_the_session(tmp_path: Path) -> None:
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     # round 1: table 1 plays board 1, table 2 board 2: nothing goes out
     assert feed(relay, board_messages(engine, "1", 1), 1) == []
@@ -94,7 +102,7 @@ def test_a_board_waits_for_every_table_of_the_session(tmp_path: Path) -> None:
 
 def test_an_unscheduled_table_is_held_until_released_by_hand(tmp_path: Path) -> None:
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     assert feed(relay, board_messages(engine, "9", 1), 1) == []
     for msgs in (board_messages(engine, "1", 1), board_messages(engine, "2", 1)):
@@ -112,13 +120,13 @@ def test_an_unscheduled_table_is_held_until_released_by_hand(tmp_path: Path) -> 
 
 def test_the_last_sessions_retained_result_releases_nothing(tmp_path: Path) -> None:
     relay, store = make_relay(tmp_path, release="board")
-    old = Engine()
+    old = session_engine("club-0")
     msgs = board_messages(old, "1", 1)
     retained = [(t, p) for t, p in msgs if t.endswith(("/state", "/result"))][-2:]
     relay.take(*ONLINE, True, 0)
     assert feed(relay, retained, 1, retained=True) == []
     # this session's board 1 starts at table 1: its first calls stay held
-    live = board_messages(Engine(), "1", 1, src="pi-new")
+    live = board_messages(session_engine(), "1", 1, src="pi-new")
     cut = next(i for i, (t, p) in enumerate(live) if t.endswith("/feed") and p["kind"] == "card")
     assert feed(relay, live[:cut], 2) == []
     store.close()
@@ -126,7 +134,7 @@ def test_the_last_sessions_retained_result_releases_nothing(tmp_path: Path) -> N
 
 def test_a_restart_keeps_everything(tmp_path: Path) -> None:
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     feed(relay, board_messages(engine, "1", 1), 1)
     store.close()
@@ -142,7 +150,7 @@ def test_lin_and_pbn_files_read_back_in_endplay(tmp_path: Path) -> None:
     from endplay.parsers import pbn as endplay_pbn
 
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     for table, board in (("1", 1), ("2", 2), ("1", 2), ("2", 1)):
         feed(relay, board_messages(engine, table, board), 1)
@@ -209,7 +217,7 @@ def test_live_release_gives_a_snapshot_of_the_board_in_progress(tmp_path: Path) 
     """``--release live`` (explicit): a late joiner's snapshot is the board so far, and
     never the hands (they come with the result)."""
     relay, store = make_relay(tmp_path, release="live", delay=0)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     msgs = board_messages(engine, "1", 1)
     cut = [i for i, (t, p) in enumerate(msgs) if t.endswith("/feed") and p["kind"] == "card"][5]
@@ -228,8 +236,8 @@ def test_irregularities_go_out_with_their_laws_and_the_call_or_card(tmp_path: Pa
     session = parse_movement({"session": {"id": "s"}, "tables": {"7": [10]}}, "test")
     store = HeldStore(tmp_path / "r.sqlite")
     relay = Relay(Gate(GatePolicy(session.id, session.movement)), store=store)
-    relay.take(*ONLINE, False, 0)
-    engine = Engine()
+    relay.take(ONLINE[0], {**ONLINE[1], "session": "s"}, False, 0)
+    engine = session_engine("s")
     msgs = []
     for ev in EventWriter("pi-7").board(t08_revoke()):
         msgs += [(o.topic, o.payload) for o in engine.handle("bridge/7/event", ev)]
@@ -246,13 +254,14 @@ def test_irregularities_go_out_with_their_laws_and_the_call_or_card(tmp_path: Pa
 def test_a_result_that_contradicts_the_tables_state_finishes_nothing(tmp_path: Path) -> None:
     session = parse_movement({"session": {"id": "s"}, "tables": {"1": [1]}}, "test")
     gate = Gate(GatePolicy(session.id, session.movement))
-    gate.controller_status(None, {"status": "online"})
-    gate.state("1", {"table": "1", "board": 1, "phase": "play"}, retained=False, now=0)
+    gate.controller_status(None, {"status": "online", "session": "s"})
+    gate.state("1", {"table": "1", "board": 1, "phase": "play", "session": "s"},
+               retained=False, now=0)
     gate.offer("1", "feed", {"board": 1, "kind": "card"}, 0)
     gate.state("1", {"table": "1", "board": 1, "phase": "complete", "contract": "4H",
-                     "declarer": "S"}, retained=False, now=1)
+                     "declarer": "S", "session": "s"}, retained=False, now=1)
     gate.result("1", {"table": "1", "board": 1, "contract": "3NT", "declarer": "S",
-                      "tricks": 9, "score_ns": 400}, now=1)
+                      "tricks": 9, "score_ns": 400, "session": "s"}, now=1)
     assert gate.due(10) == []
     assert any("contract" in r.reason for r in gate.reports.values())
 
@@ -297,7 +306,8 @@ def test_the_session_files_session_object_is_taken_as_it_is() -> None:
     policy = GatePolicy.for_session(session)
     assert policy.session_id == "s-1" and policy.movement is movement
     info, extra = _session_views(session)
-    assert info[("1", 1)]["players"] == {"ns": "Ann - Bo"} and extra == {"event": "Club"}
+    assert info[("1", 1)]["players"] == {"ns": "Ann - Bo"}
+    assert extra == {"event": "Club", "scoring": "MP"}
 
 
 def test_a_call_the_director_was_called_for_reads_back_with_its_note(tmp_path: Path) -> None:
@@ -310,7 +320,7 @@ def test_a_call_the_director_was_called_for_reads_back_with_its_note(tmp_path: P
     from controller.broadcast.view import write_table_files
 
     relay, store = make_relay(tmp_path)
-    engine = Engine()
+    engine = session_engine()
     relay.take(*ONLINE, False, 0)
     for table, board in (("1", 1), ("2", 1)):
         feed(relay, board_messages(engine, table, board), 1)
@@ -329,3 +339,206 @@ def test_a_call_the_director_was_called_for_reads_back_with_its_note(tmp_path: P
             (b,) = parser.load(fp)
         assert len(b.auction) == len(view["calls"]) and len(b.play) == 52
         assert b.contract.result == 1
+
+
+def test_live_files_carry_pass_scoring_site_date_and_each_player_at_their_seat(
+        tmp_path: Path) -> None:
+    """A passed-out board is ``[Contract "Pass"]``; Event, Site, Date and Scoring are
+    filled; LIN ``pn`` and PBN's seats name each player of a pair at their own seat."""
+    from controller.broadcast.view import write_table_files
+
+    view = {"v": 1, "session": "s", "table": "1", "board": 1, "dealer": "N", "vul": "None",
+            "deal": DEAL, "calls": [[s, "Pass", None] for s in "NESW"], "cards": [],
+            "irregularities": [], "claim": None, "status": "complete",
+            "result": {"table": "1", "board": 1, "contract": "Pass", "score_ns": 0,
+                       "tricks": None, "tricks_played": None},
+            "event": "Monday pairs", "site": "Hanoi Bridge Club", "date": "2026.12.01",
+            "scoring": "MP", "players": {"ns": "Ann Lee - Bo Tran", "ew": "Team Cy"}}
+    write_table_files(tmp_path, "1", [view])
+    pbn = (tmp_path / "table-1.pbn").read_text()
+    for tag in ('[Contract "Pass"]', '[Scoring "MP"]', '[Site "Hanoi Bridge Club"]',
+                '[Date "2026.12.01"]', '[Event "Monday pairs"]', '[North "Ann Lee"]',
+                '[South "Bo Tran"]', '[East "Team Cy"]'):
+        assert tag in pbn, tag
+    assert '[West "Team Cy"]' not in pbn
+    lin = (tmp_path / "table-1.lin").read_text()
+    # LIN's seats: South, West, North, East
+    assert lin.startswith("pn|Bo Tran,,Ann Lee,Team Cy|"), lin[:60]
+    assert lin.count("mb|p|") == 4
+    endplay_pbn = pytest.importorskip("endplay.parsers.pbn")
+    with open(tmp_path / "table-1.pbn") as fp:
+        (board,) = endplay_pbn.load(fp)
+    assert board.contract is not None and board.contract.is_passout()
+
+
+def test_what_a_table_plays_now_names_the_board_and_contract_only(tmp_path: Path) -> None:
+    relay, store = make_relay(tmp_path)
+    relay.take(*ONLINE, False, 0)
+    sent = []
+    for topic, payload in board_messages(session_engine(), "1", 1):
+        relay.take(topic, payload, False, 1)
+        sent += [p for t, p, _ in relay.release(1) if t == "public/1/now"]
+    assert sent and all(set(p) == {"v", "session", "table", "board", "phase", "contract",
+                                   "declarer"} for p in sent)
+    assert [p["contract"] for p in sent if p["phase"] == "play"][-1] == "4H"
+    assert len(sent) == len({json.dumps(p, sort_keys=True) for p in sent})   # changes only
+    # another session's table: nothing
+    other = session_engine("club-0")
+    relay.take("bridge/2/state", [o.payload for o in other.handle(
+        "bridge/2/event", EventWriter("pi-x").event(type="tag", zone="board",
+                                                   action="present", uid="BD0002",
+                                                   board=2)) if o.topic.endswith("state")][0],
+               False, 2)
+    assert not [t for t, _, _ in relay.release(2) if t == "public/2/now"]
+    store.close()
+
+
+def test_a_relay_stopped_mid_release_publishes_the_rest_once_restarted(tmp_path: Path) -> None:
+    """Items leave the store only once committed (the broker acknowledged them): a relay
+    killed after publishing some of a burst publishes the others, and only those, after a
+    restart; a view whose publication was not acknowledged is published again."""
+    relay, store = make_relay(tmp_path)
+    engine = session_engine()
+    relay.take(*ONLINE, False, 0)
+    for table, board in (("1", 1), ("2", 2), ("1", 2)):
+        for topic, payload in board_messages(engine, table, board):
+            relay.take(topic, payload, False, 1)
+    plan = relay.plan(2)
+    assert plan and all(p.item is not None for p in plan)
+    done = plan[: len(plan) // 2]
+    for p in done:                       # acknowledged by the broker, then the kill
+        assert p.item is not None
+        relay.commit(p.item)
+    store.close()
+    again, store = make_relay(tmp_path)
+    rest = again.plan(2)
+    assert [p.item.n for p in rest if p.item] == [p.item.n for p in plan[len(done):] if p.item]
+    for p in rest:
+        assert p.item is not None
+        again.commit(p.item)
+    views = again.view_messages()        # the views of both halves, none published yet
+    assert {p.view for p in views if p.view} == {("1", 2), ("2", 2)}
+    for p in views:
+        if p.view is not None:
+            again.view_published(p.view)
+    view = again.views[("1", 2)]
+    assert len(view["cards"]) == 52 and view["result"]["contract"] == "4H"
+    store.close()
+    third, store = make_relay(tmp_path)
+    assert third.plan(3) == [] and third.view_messages() == []
+    store.close()
+
+
+def test_a_redelivered_message_is_taken_once(tmp_path: Path) -> None:
+    relay, store = make_relay(tmp_path)
+    relay.take(*ONLINE, False, 0)
+    msgs = board_messages(session_engine(), "1", 1)
+    for topic, payload in msgs + msgs:   # QoS 1 after a kill: delivered again
+        relay.take(topic, payload, False, 1)
+    store.close()
+    again, store = make_relay(tmp_path)
+    for topic, payload in msgs:          # and again after the restart
+        again.take(topic, payload, False, 2)
+    kinds = [h.kind for h in again.gate.held]
+    assert kinds.count("result") == 1
+    assert len([h for h in again.gate.held if h.payload.get("kind") == "card"]) == 52
+    store.close()
+
+
+def test_broadcast_comment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    relay, store = make_relay(tmp_path)
+    store.set_session("club-1")
+    assert main(["comment", "North finds the only lead", "--store",
+                 str(tmp_path / "relay.sqlite")]) == 0
+    msg = relay.comment_message()
+    assert msg is not None and msg.topic == "public/commentary"
+    assert msg.payload["text"] == "North finds the only lead"
+    assert msg.payload["session"] == "club-1"
+    assert relay.comment_message() is None            # once
+    assert main(["comment", "x" * 281, "--store", str(tmp_path / "relay.sqlite")]) == 2
+    assert main(["comment", " \n\t", "--store", str(tmp_path / "relay.sqlite")]) == 2
+    store.close()
+
+
+def test_a_board_read_and_passed_out_inside_one_controller_batch_is_released(
+        tmp_path: Path) -> None:
+    """The daemon's batch (Engine.defer/flush): a passed-out board and the next board's
+    start in one batch. Its only state shows it over (or the next board): the relay still
+    sees it in play (its feed) and releases it once every table has finished it."""
+    from boardevents import BoardScript
+
+    session = parse_movement({"session": {"id": "s"}, "tables": {"1": [1, 2]}}, "test")
+    store = HeldStore(tmp_path / "r.sqlite")
+    relay = Relay(Gate(GatePolicy(session.id, session.movement)), store=store)
+    relay.take(ONLINE[0], {**ONLINE[1], "session": "s"}, False, 0)
+    engine = session_engine("s")
+    writer = EventWriter("pi-1")
+    passed = BoardScript(board=1, deal=DEAL, calls=["Pass"] * 4)
+    events = list(writer.board(passed)) + list(writer.board(script(2)))[:1]
+    engine.defer()
+    outs = [o for ev in events for o in engine.handle("bridge/1/event", ev)]
+    outs += [o for table_outs in engine.flush().values() for o in table_outs]
+    states = [o.payload for o in outs if o.topic.endswith("/state")]
+    assert not any(s.get("board") == 1 and s.get("phase") in ("auction", "scanning")
+                   for s in states)        # the board was never seen in play by its state
+    out = feed(relay, [(o.topic, o.payload) for o in outs], 1)
+    views = [p for t, p, _ in out if t == "public/1/board/1"]
+    assert views and views[-1]["result"]["contract"] == "Pass"
+    assert views[-1]["status"] == "complete" and len(views[-1]["calls"]) == 4
+    store.close()
+
+
+def test_a_relay_of_the_last_session_keeps_the_next_ones_items_for_its_relay(
+        tmp_path: Path) -> None:
+    """The relay ran on for club-1 while the controller played club-2: nothing public,
+    and the relay restarted for club-2 on the same store releases club-2's boards with
+    every call and card (it did not lose what it took in meanwhile)."""
+    relay, store = make_relay(tmp_path)
+    evening = session_engine("club-2")
+    relay.take(ONLINE[0], {**ONLINE[1], "session": "club-2"}, False, 0)
+    msgs = []
+    for table, board in (("1", 1), ("2", 2), ("1", 2), ("2", 1)):
+        msgs += board_messages(evening, table, board)
+    assert feed(relay, msgs, 1) == []
+    assert store.status("club-1")["held"] == []
+    store.close()
+    data = {**TWO_TABLES, "session": {"id": "club-2", "event": "Evening pairs"}}
+    session = parse_movement(data, "test")
+    store = HeldStore(tmp_path / "relay.sqlite")
+    again = Relay(Gate(GatePolicy(session.id, session.movement)), store=store)
+    # on subscribing: the retained status and each table's last state and result
+    last = {}
+    for topic, payload in msgs:
+        if topic.endswith(("/state", "/result")) or "controller" in topic:
+            last[topic] = payload
+    again.take(ONLINE[0], {**ONLINE[1], "session": "club-2"}, True, 2)
+    out = feed(again, list(last.items()), 2, retained=True)
+    boards = {t for t, _, _ in out if "/board/" in t}
+    assert boards == {"public/1/board/1", "public/1/board/2", "public/2/board/1",
+                      "public/2/board/2"}
+    for key in (("1", 1), ("2", 2)):
+        assert len(again.views[key]["cards"]) == 52
+    store.close()
+
+
+def test_release_of_an_unfinished_board_needs_force_and_the_movement_is_checked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    relay, store = make_relay(tmp_path)
+    session = parse_movement(TWO_TABLES, "test")
+    store.set_session(session.id, session.movement)
+    relay.take(*ONLINE, False, 0)
+    feed(relay, board_messages(session_engine(), "1", 1), 1)      # table 2 has not played 1
+    path = str(tmp_path / "relay.sqlite")
+    assert main(["release", "--store", path, "--board", "1", "--table", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "not finished at table(s) 2" in err and "--force" in err
+    assert main(["release", "--store", path, "--board", "9"]) == 2
+    assert "not in session club-1's movement (boards 1-2)" in capsys.readouterr().err
+    assert main(["release", "--store", path, "--board", "1", "--table", "7"]) == 2
+    assert "table 7 does not play board 1" in capsys.readouterr().err
+    assert store.status("club-1")["manual"] == []
+    assert main(["release", "--store", path, "--board", "1", "--table", "1", "--force"]) == 0
+    assert {"table": "1", "board": 1, "action": "release"} in store.status("club-1")["manual"]
+    feed(relay, board_messages(session_engine(), "2", 1), 2)      # now finished everywhere
+    assert main(["release", "--store", path, "--board", "1"]) == 0
+    store.close()

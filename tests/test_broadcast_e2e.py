@@ -130,7 +130,8 @@ class Stack:
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.writers: dict[str, EventWriter] = {}
         self.start("controller", "controller", "--broker", self.url, "--deals",
-                   str(tmp / "deals.pbn"), "--no-journal", "--status-interval", "1")
+                   str(tmp / "deals.pbn"), "--schedule", str(tmp / "session.toml"),
+                   "--no-journal", "--status-interval", "1")
         self.start("relay", "broadcast", "--broker", self.url, "--schedule",
                    str(tmp / "session.toml"), "--store", str(tmp / "relay.sqlite"),
                    "--deals", str(tmp / "deals.pbn"), "--out", str(tmp / "out"))
@@ -204,8 +205,17 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             s.stop()
 
 
-def released(stack: Stack, table: str, board: int) -> bool:
-    return f"public/{table}/board/{board}" in stack.public.topics()
+def board_topics(stack: Stack) -> list[str]:
+    """What of a board went public: every public topic but the session, what each table
+    plays now (board and contract) and the commentary."""
+    return [t for t in stack.public.topics() if t not in ("public/session", "public/commentary")
+            and not t.endswith("/now")]
+
+
+def released(stack: Stack, table: str, board: int, session: str = "club-2026-11-30") -> bool:
+    with stack.public.lock:
+        return any(t == f"public/{table}/board/{board}" and p.get("session") == session
+                   for t, p, _ in stack.public.seen)
 
 
 def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: Stack) -> None:
@@ -213,16 +223,44 @@ def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: St
     stack.play("1", 1)
     stack.play("2", 2)
     time.sleep(1)
-    assert [t for t in stack.public.topics() if t != "public/session"] == []
+    assert board_topics(stack) == []
     # a forged result for board 2 at table 1 (never played there): releases nothing
     stack.bridge.publish("bridge/1/result", {"v": 1, "table": "1", "board": 2,
                                              "dealer": "E", "vul": "NS", "contract": "4H",
                                              "declarer": "S", "tricks": 10, "score_ns": 620},
                          retain=True)
     time.sleep(1.5)
-    assert [t for t in stack.public.topics() if t != "public/session"] == []
+    assert board_topics(stack) == []
     assert "movement does not name" in stack.log("relay")
-    assert "untrusted result" in stack.log("relay")
+    assert "untrusted" in stack.log("relay")
+    # each held board says which tables it waits for
+    waiting = {(w["table"], w["board"]): w for w in status(stack)["waiting"]}
+    assert waiting[("2", 2)]["waits_for"] == ["1"] and waiting[("1", 1)]["waits_for"] == ["2"]
+    # the operator cannot leak by accident: board 2 is not finished at table 1
+    out = operator(stack, "release", "--board", "2", "--table", "2")
+    assert out.returncode == 2 and "table(s) 1" in out.stderr and "--force" in out.stderr
+    out = operator(stack, "release", "--board", "2")
+    assert out.returncode == 2 and "--force" in out.stderr
+    out = operator(stack, "release", "--board", "7")
+    assert out.returncode == 2 and "not in session" in out.stderr
+    # the audience sees what each table plays now (board and contract), nothing more
+    now = {t["table"]: t["now"] for t in stack.get("/api/state")["tables"]}
+    assert now["1"]["board"] == 1 and now["1"]["contract"] == "4H"
+    assert not {"auction", "current", "cards", "deal"} & set(now["1"])
+    assert "9" not in now
+    time.sleep(1.5)
+    assert board_topics(stack) == []
+
+
+def operator(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli("broadcast", *args, "--store", str(stack.tmp / "relay.sqlite")),
+                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+
+
+def status(stack: Stack) -> Any:
+    out = operator(stack, "status")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
 
 
 def test_2_round_two_releases_each_board_once_every_table_has_played_it(stack: Stack) -> None:
@@ -241,12 +279,12 @@ def test_2_round_two_releases_each_board_once_every_table_has_played_it(stack: S
     assert feeds and all(p["session"] == "club-2026-11-30" for p in feeds)
 
 
-def test_3_the_operator_releases_the_unscheduled_table_by_hand(stack: Stack) -> None:
-    out = subprocess.run(cli("broadcast", "release", "--store", str(stack.tmp / "relay.sqlite"),
-                             "--board", "1", "--table", "9"), cwd=ROOT, capture_output=True,
-                         text=True, timeout=30)
-    assert out.returncode == 0, out.stderr
-    wait_for(lambda: released(stack, "9", 1), 20, "table 9 released by hand")
+def test_3_the_operator_cannot_release_a_table_outside_the_movement(stack: Stack) -> None:
+    out = operator(stack, "release", "--board", "1", "--table", "9")
+    assert out.returncode == 2 and "table 9 does not play board 1" in out.stderr
+    time.sleep(1.5)
+    assert not any(t.startswith("public/9/") for t in stack.public.topics())
+    assert any(w["table"] == "9" for w in status(stack)["waiting"])
 
 
 def test_4_live_lin_and_pbn_read_back_in_endplay(stack: Stack) -> None:
@@ -295,13 +333,16 @@ def test_5_the_vugraph_shows_the_released_board(stack: Stack, chromium_browser: 
     try:
         page.goto(stack.web + "/")
         page.wait_for_selector("#tables tr[data-table='1']")
-        assert page.locator("#tables tr[data-table='9']").count() == 1
+        assert page.locator("#tables tr[data-table='9']").count() == 0
         page.screenshot(path=str(IMG / "vugraph-tables.png"))
         page.goto(stack.web + "/#/table/1/1")
         page.wait_for_selector("#diagram #hand-N")
         north = page.locator("#hand-N").inner_text()
         assert "Q 10 5" in north.replace("\n", " ") and "North" in north
-        assert "Ann Lee - Bo Tran" in page.locator("#hand-N").inner_text()
+        # each player of the pair at their own seat
+        assert "Ann Lee" in page.locator("#hand-N").inner_text()
+        assert "Bo Tran" in page.locator("#hand-S").inner_text()
+        assert "Bo Tran" not in page.locator("#hand-N").inner_text()
         cells = [c.strip() for c in page.locator("#auction tbody td").all_inner_texts()]
         assert [c for c in cells if c] == ["Pass", "Pass", "1♥", "Pass", "4♥", "Pass", "Pass",
                                            "Pass"]
@@ -333,7 +374,7 @@ def test_5_the_vugraph_shows_the_released_board(stack: Stack, chromium_browser: 
         # the board across tables, with double dummy and par
         page.goto(stack.web + "/#/board/1")
         page.wait_for_selector("#results tbody tr")
-        assert page.locator("#results tbody tr").count() == 3     # tables 1, 2 and 9
+        assert page.locator("#results tbody tr").count() == 2     # tables 1 and 2
         page.wait_for_selector("#dd, #dd-absent")
         page.screenshot(path=str(IMG / "vugraph-board.png"), full_page=True)
         # other languages
@@ -380,7 +421,7 @@ def test_7_the_vugraph_shows_only_what_the_relay_released(stack: Stack) -> None:
     """Table 5 of another session and table 9 before release never reached it: every
     table it shows is of the session, and its boards are the released ones."""
     state = stack.get("/api/state")
-    assert {t["table"] for t in state["tables"]} == {"1", "2", "9"}
+    assert {t["table"] for t in state["tables"]} == {"1", "2"}
     assert all(t["snapshot"]["session"] == "club-2026-11-30" for t in state["tables"])
 
 
@@ -401,23 +442,44 @@ def test_8_two_relays_coexist_and_ctrl_c_ends_cleanly(stack: Stack) -> None:
     assert "Traceback" not in stack.log("relay2")
 
 
-def test_9_the_next_sessions_board_1_is_not_released(stack: Stack) -> None:
+def test_9_a_relay_left_running_publishes_nothing_of_the_next_session(stack: Stack) -> None:
+    """The controller restarted with the next session's file under the morning's relay:
+    the next session's board 1, finished at every table, publishes nothing (the morning
+    finished board 1 too); the next session's own relay releases it."""
     nxt = stack.tmp / "next.toml"
     nxt.write_text(SCHEDULE.replace("club-2026-11-30", "club-2026-12-07"))
-    relay = stack.procs["relay"]
-    relay.send_signal(signal.SIGINT)
-    assert relay.wait(10) == 0
-    assert "Traceback" not in stack.log("relay")
+    controller = stack.procs["controller"]
+    controller.send_signal(signal.SIGINT)
+    assert controller.wait(10) == 0
+    n = len(stack.public.seen)
+    stack.start("controller-next", "controller", "--broker", stack.url, "--deals",
+                str(stack.tmp / "deals.pbn"), "--schedule", str(nxt), "--no-journal",
+                "--status-interval", "1")
+    wait_for(lambda: any(t == "bridge/controller/status" and p and
+                         p.get("session") == "club-2026-12-07"
+                         for t, p, _ in stack.bridge.seen), 20, "the next session's controller")
+    # the next session's relay, on the same public topics as the morning's
     stack.start("relay-next", "broadcast", "--broker", stack.url, "--schedule", str(nxt),
-                "--store", str(stack.tmp / "relay.sqlite"), "--public", "public3")
-    w = Watcher(stack.url, "public3/#")
-    try:
-        wait_for(lambda: "public3/session" in w.topics(), 20, "the next session's relay")
-        stack.play("1", 1, src="pi-1-next")     # only table 1 has played board 1 so far
-        time.sleep(1.5)
-        assert [t for t in w.topics() if t != "public3/session"] == []
-    finally:
-        w.close()
+                "--store", str(stack.tmp / "relay-next.sqlite"), "--deals",
+                str(stack.tmp / "deals.pbn"))
+    wait_for(lambda: any(t == "public/session" and p.get("session") == "club-2026-12-07"
+                         for t, p, _ in stack.public.seen[n:]), 20, "the next session's relay")
+    # what table 1 plays now, while its board is held: board and contract, no card
+    stack.play("1", 1, src="pi-1-next")
+    wait_for(lambda: any(t == "public/1/now" and p.get("session") == "club-2026-12-07"
+                         and p.get("board") == 1 and p.get("contract") == "4H"
+                         for t, p, _ in stack.public.seen[n:]), 20, "table 1 playing now")
+    assert not any(t.startswith("public/1/board/") for t, _, _ in stack.public.seen[n:])
+    stack.play("2", 2, src="pi-2-next")
+    stack.play("1", 2, src="pi-1-next")
+    stack.play("2", 1, src="pi-2-next")
+    wait_for(lambda: all(released(stack, t, b, "club-2026-12-07") for t in ("1", "2")
+                         for b in (1, 2)), 20, "the next session's boards, by its own relay")
+    time.sleep(1)
+    later = [(t, p) for t, p, _ in stack.public.seen[n:] if t != "public/session"]
+    assert later and all(p.get("session") == "club-2026-12-07" for _, p in later), \
+        "the morning's relay published the next session"
+    assert "runs session 'club-2026-12-07'" in stack.log("relay")
 
 
 def test_10_round_without_a_movement_refuses_to_start(tmp_path: Path) -> None:
@@ -435,20 +497,29 @@ def test_11_a_late_joiner_sees_a_board_in_progress_under_live_release(
     live = stack.tmp / "live.toml"
     live.write_text('[session]\nid = "exhibition"\nevent = "Exhibition match"\n'
                     '[tables]\n"5" = [1]\n')
+    # the exhibition's own controller (its own topic root), which names its session
+    ctl = stack.start("controller-live", "controller", "--broker", stack.url, "--root", "exh",
+                      "--deals", str(stack.tmp / "deals.pbn"), "--schedule", str(live),
+                      "--no-journal", "--status-interval", "1")
     relay = stack.start("relay-live", "broadcast", "--broker", stack.url, "--schedule",
                         str(live), "--release", "live", "--store",
-                        str(stack.tmp / "live.sqlite"), "--public", "publive")
+                        str(stack.tmp / "live.sqlite"), "--public", "publive",
+                        "--root", "exh")
     port = free_port()
     web = stack.start("vugraph-live", "vugraph", "--broker", stack.url, "--listen",
                       f"127.0.0.1:{port}", "--public", "publive")
     url = f"http://127.0.0.1:{port}"
     try:
         w = Watcher(stack.url, "publive/#")
+        ctl_status = Watcher(stack.url, "exh/controller/status")
         wait_for(lambda: "publive/session" in w.topics(), 20, "the live relay")
+        wait_for(lambda: any(p and p.get("status") == "online" for _, p, _ in ctl_status.seen),
+                 20, "the exhibition's controller")   # subscribed: no event is lost
+        ctl_status.close()
         wait_for(lambda: _up(url), 20, "the live vugraph")
         events = list(EventWriter("pi-5").board(script(1)))
         for ev in events[:1 + 104 + 8 + 6]:        # the auction and six cards
-            stack.bridge.publish("bridge/5/event", ev)
+            stack.bridge.publish("exh/5/event", ev)
         wait_for(lambda: "publive/5/snapshot" in w.topics() and
                  len([p for t, p, _ in w.seen if t == "publive/5/snapshot"][-1]["cards"]) == 6,
                  20, "six cards released live")
@@ -464,13 +535,85 @@ def test_11_a_late_joiner_sees_a_board_in_progress_under_live_release(
         page.screenshot(path=str(IMG / "vugraph-live.png"), full_page=True)
         # the board goes on: the open page follows it (SSE)
         for ev in events[1 + 104 + 8 + 6:1 + 104 + 8 + 8]:
-            stack.bridge.publish("bridge/5/event", ev)
+            stack.bridge.publish("exh/5/event", ev)
         page.wait_for_function("document.querySelectorAll('#tricks tr').length === 2 && "
                                "document.querySelector('#step').innerText.includes('/ 2') && "
                                "document.querySelectorAll('#tricks tr')[1].children.length "
                                "=== 6", timeout=15000)
         page.close()
     finally:
-        for p in (relay, web):
+        for p in (relay, web, ctl):
             p.send_signal(signal.SIGINT)
             p.wait(10)
+
+
+def _no_horizontal_scroll(page: Any) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"], f"{width} px wide"
+
+
+@pytest.mark.parametrize("viewport", [{"width": 360, "height": 740},
+                                      {"width": 1280, "height": 800}], ids=["phone", "laptop"])
+def test_12_one_session_at_a_time_live_after_stepping_keyboard_and_phone(
+        stack: Stack, chromium_browser: Any, viewport: dict[str, int]) -> None:
+    """After test 9 the public topics hold two sessions: the page shows the relay's
+    current one and never mixes them; opening a finished board, stepping and going back
+    home leaves the page live (a commentary line posted afterwards shows at once)."""
+    page = chromium_browser.new_page(viewport=viewport)
+    try:
+        page.goto(stack.web + "/")
+        page.wait_for_selector("#tables tr[data-table='1']")
+        assert page.locator("#session").input_value() == "club-2026-12-07"
+        assert sorted(page.locator("#session option").all_inner_texts()) == [
+            "club-2026-11-30", "club-2026-12-07"]
+        page.wait_for_selector("#ranking tbody tr")
+        assert page.locator("#ranking tbody tr").count() == 4        # pairs 1-4
+        _no_horizontal_scroll(page)
+        # a board across tables: the next session's results only
+        page.goto(stack.web + "/#/board/1")
+        page.wait_for_selector("#results tbody tr")
+        assert page.locator("#results tbody tr").count() == 2
+        assert "Ann Lee - Bo Tran" in page.locator("#results").inner_text()   # the names
+        lead = page.locator("#results tbody tr").first.locator("td").nth(4).inner_text()
+        assert lead.strip()[:1] in "♠♥♦♣"                                   # the lead
+        _no_horizontal_scroll(page)
+        summary = stack.get("/api/board/1")
+        assert summary["session"] == "club-2026-12-07" and len(summary["results"]) == 2
+        morning = stack.get("/api/board/1?session=club-2026-11-30")
+        assert morning["session"] == "club-2026-11-30" and len(morning["results"]) == 2
+        # a finished board, stepped with the keyboard, double dummy per card
+        page.goto(stack.web + "/#/table/1/1")
+        page.wait_for_selector("#step")
+        assert "Trick 0 / 13" in page.locator("#step").inner_text()
+        _no_horizontal_scroll(page)
+        page.keyboard.press("ArrowRight")
+        assert "Trick 1 / 13" in page.locator("#step").inner_text()
+        page.keyboard.press("End")
+        assert "Trick 13 / 13" in page.locator("#step").inner_text()
+        assert "NS 11" in page.locator("#running").inner_text()
+        page.keyboard.press("Home")
+        assert "Trick 0 / 13" in page.locator("#step").inner_text()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_selector("#dd-now", timeout=60000)            # endplay's DDS
+        assert page.locator("#tricks sub.dd").count() == 52
+        # the diagram's step buttons are on screen with the diagram (a phone too)
+        box = page.locator("#next").bounding_box()
+        assert box is not None and box["y"] < viewport["height"] * 1.6
+        # back home: the page still follows the broadcast
+        page.goto(stack.web + "/#/")
+        page.wait_for_selector("#tables")
+        text = f"Board 2: a squeeze at table 1 ({viewport['width']} px)"
+        out = subprocess.run(cli("broadcast", "comment", text, "--store",
+                                 str(stack.tmp / "relay-next.sqlite")), cwd=ROOT,
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        page.wait_for_function("document.querySelector('#commentary').innerText.includes("
+                               f"{json.dumps(text)})", timeout=15000)
+        _no_horizontal_scroll(page)
+        page.screenshot(path=str(IMG / f"vugraph-home-{viewport['width']}.png"), full_page=True)
+        # another session, chosen: its own boards
+        page.select_option("#session", "club-2026-11-30")
+        page.wait_for_function("!document.querySelector('#commentary').innerText")
+        assert page.locator("#session").input_value() == "club-2026-11-30"
+    finally:
+        page.close()

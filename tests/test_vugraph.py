@@ -101,3 +101,64 @@ def test_double_dummy_and_par_or_says_absent(monkeypatch: pytest.MonkeyPatch) ->
     vugraph._DD_CACHE.clear()
     monkeypatch.setattr(builtins, "__import__", no_endplay)
     assert double_dummy(DEAL, 1) == {"available": False}
+
+
+def test_two_sessions_are_never_compared() -> None:
+    """The evening's board 1 is matchpointed against the evening's results only; the
+    page shows the relay's current session unless asked for another."""
+    store = Store()
+    store.take("public/session", {"session": "eve", "tables": ["1", "2"]})
+    for sid, t, c, s in (("aft", "1", "3NT", 600), ("aft", "2", "4H", 420),
+                         ("eve", "1", "4H", 420), ("eve", "2", "3H", 170)):
+        store.take(f"public/{t}/board/1", {**view(t, 1, c, s), "session": sid})
+    # the same topic, retained, keeps only the last: the afternoon's views are gone from
+    # the broker but the vugraph keeps each session's own
+    assert store.sessions() == ["aft", "eve"]
+    out = board_summary(store, 1)
+    assert out["session"] == "eve" and [r["score_ns"] for r in out["results"]] == [420, 170]
+    aft = board_summary(store, 1, "aft")
+    assert [r["score_ns"] for r in aft["results"]] == [600, 420]
+    assert store.state()["session"]["session"] == "eve"
+    assert store.state("aft")["session"] == {"session": "aft"}
+
+
+def test_the_running_ranking_adds_each_pairs_matchpoints() -> None:
+    store = Store()
+    rows = (("1", 1, "4H", 420, "1", "3"), ("2", 1, "3H", 170, "2", "4"),
+            ("1", 2, "2S", -110, "1", "4"), ("2", 2, "3S", -140, "2", "3"))
+    for t, b, c, s, ns, ew in rows:
+        store.take(f"public/{t}/board/{b}", {**view(t, b, c, s), "ns": ns, "ew": ew,
+                                             "players": {"ns": f"P{ns}", "ew": f"P{ew}"}})
+    ranking = store.state("s")["ranking"]
+    assert [(r["pair"], r["mp"], r["top"]) for r in ranking] == [
+        ("1", 4.0, 4), ("3", 2.0, 4), ("4", 2.0, 4), ("2", 0.0, 4)]
+    by_pair = {r["pair"]: r for r in ranking}
+    assert by_pair["1"]["pct"] == 100.0 and by_pair["2"]["pct"] == 0.0
+    assert by_pair["3"]["pct"] == 50.0 and by_pair["4"]["pct"] == 50.0
+    assert ranking[0]["pair"] == "1" and ranking[-1]["pair"] == "2"
+    assert by_pair["1"]["name"] == "P1" and by_pair["1"]["boards"] == 2
+
+
+def test_what_each_table_plays_now_and_the_commentary_are_kept_per_session() -> None:
+    store = Store()
+    store.take("public/session", {"session": "s", "tables": ["1"]})
+    store.take("public/1/now", {"session": "s", "table": "1", "board": 3, "phase": "play",
+                                "contract": "4H", "declarer": "S"})
+    store.take("public/commentary", {"session": "s", "text": "a squeeze", "at": 1.0})
+    state = store.state()
+    assert state["tables"][0]["now"]["contract"] == "4H"
+    assert state["commentary"]["text"] == "a squeeze"
+    assert store.state("other")["commentary"] is None
+
+
+def test_per_card_double_dummy_ends_on_the_tricks_taken() -> None:
+    pytest.importorskip("endplay")
+    from controller.web.vugraph.app import dd_trace
+
+    assert dd_trace({"deal": DEAL, "result": {"contract": "Pass"}, "cards": []}) == \
+        {"available": False}
+    out = dd_trace({"deal": DEAL, "result": {"contract": "4H", "declarer": "S"},
+                    "cards": [["W", "CT"], ["N", "C3"], ["E", "CA"], ["S", "C7"]]})
+    assert out["available"] and len(out["tricks"]) == 5
+    assert out["tricks"][0] == 11          # the double-dummy table: 11 in hearts by South
+    assert all(0 <= t <= 13 for t in out["tricks"])

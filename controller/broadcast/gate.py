@@ -14,22 +14,24 @@ hold by hand wins over everything. ``release="board"`` (the table's own board on
 ``release="live"`` (every item after ``delay``) are explicit, leaky choices for events
 where every table plays its own boards; ``round`` (the default) needs a movement.
 
-Trust. A board counts as finished at a table only when, in this session,
+Trust. Only messages of this session count (``ours``: their ``session``, wire 1.8). A
+board counts as finished at a table only when, in this session,
 
-1. the relay saw the table's retained ``state`` for that board *live* in a playing phase
-   (``scanning``/``auction``/``lead``/``play``), not as a retained message delivered on
-   subscribing (that may be the last session's), so a board 1 finished in the last session
-   never finishes this session's board 1;
-2. a ``result`` for it arrived while the controller's status topic said ``online``;
-3. the result is consistent: its ``table`` is the topic's, its ``board`` the state's, the
-   table's latest state is that board in phase ``complete``/``done``, the contract, tricks
-   and score have the right types and ranges.
+1. the board was seen at the table: a ``state`` showing it (in play, or already over: a
+   board read and finished inside one controller batch shows only that) or a ``feed``
+   item of it (``seen``);
+2. a well-formed ``result`` for it came (its ``table`` is the topic's, contract, tricks
+   and score of the right types and ranges) and the controller's status says ``online``;
+3. the table's latest state shows the board ``complete``/``done`` with the result's
+   contract and declarer, or shows a board the table went on to after it (``left``: the
+   board's last state, QoS 0, may never reach a relay that was away).
 
-A forged ``result`` alone, one of the last session, or one for a board never seen in play
-finishes nothing. What the gate cannot tell: a forger who can publish ``state`` *and*
-``result`` as the controller would, with the controller online, is indistinguishable from
-it. Only the broker's ACL (the controller alone may publish ``bridge/+/state|result``)
-stops that.
+A result not yet trusted waits (``pending``) and is checked again on every status, state
+and result of its table: never dropped. A forged ``result`` alone, one of the last
+session, or one for a board never seen in play finishes nothing. What the gate cannot
+tell: a forger who can publish ``state`` *and* ``result`` as the controller would, with the
+controller online, is indistinguishable from it. Only the broker's ACL (the controller
+alone may publish ``bridge/+/state|result``) stops that.
 """
 
 from __future__ import annotations
@@ -153,70 +155,167 @@ def _against_state(result: Mapping[str, Any], state: Mapping[str, Any]) -> str |
 class Gate:
     policy: GatePolicy
     held: list[Item] = field(default_factory=list)
-    started: set[tuple[str, int]] = field(default_factory=set)
+    #: boards seen in play at a table in this session (a ``state`` or ``feed`` item of
+    #: it), numbered in the order they were first seen
+    started: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: boards a table moved on from (a ``state`` of a board seen later, or of none)
+    left: set[tuple[str, int]] = field(default_factory=set)
+    #: per table, the boards seen and not yet left
+    open: dict[str, set[int]] = field(default_factory=dict)
     done: dict[tuple[str, int], float] = field(default_factory=dict)
     # operator's decisions: (table or "*", board) -> "release" | "hold"
     manual: dict[tuple[str, int], str] = field(default_factory=dict)
     online: dict[str, bool] = field(default_factory=dict)   # "*" = the daemon; else table
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the latest trusted-session result of each board not yet finished: held and checked
+    #: again on every status, state or result of its table, never dropped
     pending: dict[tuple[str, int], Mapping[str, Any]] = field(default_factory=dict)
     reports: dict[tuple[str, int | None, str], Report] = field(default_factory=dict)
+    #: what changed since the store last saved (``drain``): (what, key)
+    changes: list[tuple[str, Any]] = field(default_factory=list)
     n: int = 0
 
+    # -- sessions -------------------------------------------------------------------------
+    def ours(self, table: str, payload: Mapping[str, Any]) -> bool:
+        """Whether a controller message belongs to this gate's session (wire 1.8): its
+        ``session`` names it. One naming none counts only for an ad hoc relay (no
+        movement, ``--release board|live``); one naming another session is reported and
+        held out: a relay left running into the next session publishes none of it."""
+        sid = payload.get("session")
+        if sid == self.policy.session_id:
+            return True
+        if sid is None:
+            if self.policy.movement is None:
+                return True
+            self._report(table, None, "untrusted: the controller's message names no session "
+                                      "(run it with --session or --schedule): held")
+            return False
+        self._report(table, None, f"the controller runs session {str(sid)[:80]!r}, not "
+                                  f"{self.policy.session_id!r}: everything of it held")
+        return False
+
     # -- the controller's word ------------------------------------------------------------
-    def controller_status(self, table: str | None, payload: Any) -> None:
-        """``{root}/controller/status`` (``table`` None) or ``{root}/controller/{t}/status``."""
-        ok = isinstance(payload, Mapping) and payload.get("status") == "online"
+    def controller_status(self, table: str | None, payload: Any, now: float = 0.0
+                          ) -> list[tuple[str, int]]:
+        """``{root}/controller/status`` (``table`` None) or ``{root}/controller/{t}/status``;
+        returns the boards it newly finished (results waiting for the controller)."""
+        ok = isinstance(payload, Mapping) and payload.get("status") == "online" and \
+            self.ours(table or "*", payload)
         self.online["*" if table is None else table] = ok
+        if not ok:
+            return []
+        return [k for t in sorted({t for t, _ in self.pending}) for k in
+                self._check_pending(t, now)]
 
     def controller_online(self, table: str) -> bool:
         return self.online.get("*", False) or self.online.get(table, False)
 
-    def state(self, table: str, payload: Mapping[str, Any], *, retained: bool,
+    def seen(self, table: str, board: int, order: int | None = None) -> int:
+        """Board ``board`` was seen in play at ``table`` in this session; its order."""
+        key = (table, board)
+        if key not in self.started:
+            if order is None:
+                order = max(self.started.values(), default=0) + 1
+                self.changes.append(("started", (table, board, order)))
+            self.started[key] = order
+            if key not in self.left:
+                self.open.setdefault(table, set()).add(board)
+        return self.started[key]
+
+    def leave(self, table: str, board: int) -> None:
+        if (table, board) not in self.left:
+            self.left.add((table, board))
+            self.changes.append(("left", (table, board)))
+        self.open.get(table, set()).discard(board)
+
+    def state(self, table: str, payload: Mapping[str, Any], *, retained: bool = False,
               now: float) -> list[tuple[str, int]]:
-        """A ``state`` of ``table``; returns the boards it newly finished."""
-        if payload.get("table") != table:
+        """A ``state`` of ``table`` (of this session: ``ours``); returns the boards it
+        newly finished. A retained state counts as a live one: its ``session`` tells that
+        it is this session's (a v1 state naming no session is trusted only by an ad hoc
+        relay, live)."""
+        if payload.get("table") != table or not self.ours(table, payload):
             return []
-        self.states[table] = dict(payload)
+        if payload.get("session") is None and retained:
+            return []   # an ad hoc relay: a v1 retained state may be the last session's
         board = _int(payload.get("board"))
-        if board is not None and payload.get("phase") in PLAYING:
-            # a result that came before the board was over is not the controller's
-            self.pending.pop((table, board), None)
-            if not retained:
-                self.started.add((table, board))
+        self.states[table] = dict(payload)
+        order = None
+        if board is not None and (payload.get("phase") in PLAYING or
+                                  payload.get("phase") in FINISHED):
+            # a board read and finished inside one controller batch shows only finished
+            order = self.seen(table, board)
+        # the boards seen before this one are over at the table (a state overtaken by a
+        # later board's feed leaves that board open)
+        for b in list(self.open.get(table, ())):
+            if b != board and (order is None or self.started[(table, b)] < order):
+                self.leave(table, b)
         return self._check_pending(table, now)
 
     def result(self, table: str, payload: Mapping[str, Any], *, now: float
                ) -> list[tuple[str, int]]:
-        """A ``result`` of ``table``: a candidate for finishing its board (see the module)."""
+        """A ``result`` of ``table``: a candidate for finishing its board (see the module).
+        It waits (``pending``) until the controller is online, the board was seen in play
+        and the table's state shows it over (or the table moved on): never dropped."""
+        if not self.ours(table, payload):
+            return []
         why = result_consistent(table, payload)
         board = _int(payload.get("board"))
         if why is not None or board is None:
             self._report(table, board, f"untrusted result: {why}")
             return []
-        if not self.controller_online(table):
-            self._report(table, board, "untrusted result: the controller is not online")
-            return []
-        if (table, board) not in self.started:
-            self._report(table, board, "untrusted result: the board was not seen in play "
-                                       "in this session")
+        if (table, board) in self.done:
             return []
         self.pending[(table, board)] = payload
         return self._check_pending(table, now)
 
     def _check_pending(self, table: str, now: float) -> list[tuple[str, int]]:
+        if not self.controller_online(table):
+            return []
         state = self.states.get(table, {})
         out = []
         for key in [k for k in self.pending if k[0] == table]:
-            if _int(state.get("board")) == key[1] and state.get("phase") in FINISHED \
-                    and self.controller_online(table):
-                result = self.pending.pop(key)
-                why = _against_state(result, state)
+            if key not in self.started:
+                continue
+            here = _int(state.get("board")) == key[1]
+            if here and state.get("phase") in FINISHED:
+                why = _against_state(self.pending[key], state)
                 if why is not None:
+                    self.pending.pop(key)
                     self._report(table, key[1], f"untrusted result: {why}")
                     continue
-                self.done.setdefault(key, now)
-                out.append(key)
+            elif here or key not in self.left:
+                continue
+            self.pending.pop(key)
+            if key not in self.done:
+                self.done[key] = now
+                self.changes.append(("done", (key, now)))
+            out.append(key)
+        return out
+
+    def waiting(self) -> list[dict[str, Any]]:
+        """Each held board and what it waits for: the tables of the movement that have not
+        finished it, and why a result of it is not trusted yet (``broadcast status``)."""
+        out = []
+        for t, b in sorted({(h.table, h.board) for h in self.held},
+                           key=lambda k: (k[0], k[1] or 0)):
+            entry: dict[str, Any] = {"table": t, "board": b}
+            mv = self.policy.movement
+            if b is not None and mv is not None:
+                tables = mv.tables_playing(b)
+                entry["waits_for"] = sorted(x for x in tables if (x, b) not in self.done)
+                if t not in tables:
+                    entry["why"] = "not in the movement"
+            if b is not None and (t, b) in self.pending:
+                entry["why"] = ("its result waits for the controller's status"
+                                if not self.controller_online(t) else
+                                "its result waits for the board to be seen in play"
+                                if (t, b) not in self.started else
+                                "its result waits for the table's state to show it over")
+            decisions = (self.manual.get((t, b or 0)), self.manual.get(("*", b or 0)))
+            if "hold" in decisions:
+                entry["why"] = "held by the operator"
+            out.append(entry)
         return out
 
     # -- the operator ---------------------------------------------------------------------
@@ -243,6 +342,14 @@ class Gate:
     def restore(self, items: Iterable[Item]) -> None:
         self.held = sorted(items, key=lambda h: h.n)
         self.n = max([self.n, *(h.n for h in self.held)])
+        for h in self.held:   # a result not yet trusted waits again
+            if h.kind == "result" and h.board is not None and \
+                    (h.table, h.board) not in self.done:
+                self.pending[(h.table, h.board)] = h.payload
+            elif h.kind == "feed" and h.board is not None and \
+                    h.payload.get("session") == self.policy.session_id:
+                # kept by a relay of another session while this one ran (relay.py)
+                self.seen(h.table, h.board)
 
     def _explain(self, item: Item) -> None:
         p = self.policy
@@ -255,7 +362,10 @@ class Gate:
                          "until released by hand")
 
     def _report(self, table: str, board: int | None, reason: str) -> None:
-        self.reports.setdefault((table, board, reason), Report(table, board, reason))
+        key = (table, board, reason)
+        if key not in self.reports:
+            self.reports[key] = Report(table, board, reason)
+            self.changes.append(("report", self.reports[key]))
 
     def release_time(self, item: Item) -> float | None:
         """When ``item`` may go out; None while it must stay held."""
@@ -283,21 +393,32 @@ class Gate:
             return None
         return max(x for x in times if x is not None) + p.delay
 
-    def due(self, now: float) -> list[Item]:
-        """The items that may go out now, in arrival order; a table's board keeps its
-        order (an item waits for the earlier items of the same table and board)."""
+    def ready(self, now: float) -> list[Item]:
+        """The items that may go out now, in arrival order, still held: each leaves the
+        gate when ``released`` (once the broker has acknowledged it). A table's board keeps
+        its order (an item waits for the earlier items of the same table and board)."""
         out: list[Item] = []
-        keep: list[Item] = []
         blocked: set[tuple[str, int | None]] = set()
         for item in self.held:
             key = (item.table, item.board)
             when = self.release_time(item)
             if key in blocked or when is None or when > now:
                 blocked.add(key)
-                keep.append(item)
             else:
                 out.append(item)
-        self.held = keep
+        return out
+
+    def released(self, item: Item) -> None:
+        for i, h in enumerate(self.held):
+            if h.n == item.n:
+                del self.held[i]
+                break
+
+    def due(self, now: float) -> list[Item]:
+        """``ready`` and ``released`` at once (no broker to wait for)."""
+        out = self.ready(now)
+        gone = {i.n for i in out}
+        self.held = [h for h in self.held if h.n not in gone]
         return out
 
     def next_time(self) -> float | None:

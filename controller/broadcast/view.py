@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import wire
 
-__all__ = ["new_view", "apply_item", "view_record", "write_table_files"]
+__all__ = ["new_view", "apply_item", "view_record", "pair_seats", "write_table_files"]
 
 
 def new_view(session: str, table: str, board: int, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,7 +95,8 @@ def view_record(view: Mapping[str, Any]) -> Any:
     if not res or view.get("dealer") is None:
         return None
     dealer = Seat.parse(view["dealer"])
-    contract = None if res.get("contract") in (None, "Pass") else Contract.parse(res["contract"])
+    # a passed-out board is a contract too: PBN's ``[Contract "Pass"]``, LIN's four passes
+    contract = None if res.get("contract") is None else Contract.parse(res["contract"])
     declarer = Seat.parse(res["declarer"]) if res.get("declarer") else None
     plays = [(Seat.parse(s), Card.parse(c)) for s, c in view.get("cards", [])]
     trump = None
@@ -104,12 +105,14 @@ def view_record(view: Mapping[str, Any]) -> Any:
     leader = declarer.lho if declarer is not None else dealer
     tricks = build_tricks(plays, leader, trump) if plays else ()
     names = {"ns": ("North", "South"), "ew": ("East", "West")}
-    tags = {"Event": str(view.get("event") or ""), "Site": "", "Date": ""}
+    tags = {"Event": str(view.get("event") or "?"), "Site": str(view.get("site") or "?"),
+            "Date": str(view.get("date") or "?").replace("-", "."),
+            "Scoring": str(view.get("scoring") or "MP")}
     players = view.get("players") or {}
     for side, seats in names.items():
-        if players.get(side):
-            for seat in seats:
-                tags[seat] = players[side]
+        for seat, name in zip(seats, pair_seats(players.get(side)), strict=True):
+            if name:
+                tags[seat] = name
     deal = Deal.from_pbn(view["deal"]) if view.get("deal") else None
     # a call the director was called for: its Law and text as the call's note (LIN ``an``)
     notes = {i.get("id"): ((i.get("text") or {}).get("en") or f"{i.get('code')} "
@@ -123,6 +126,19 @@ def view_record(view: Mapping[str, Any]) -> Any:
         contract=contract, declarer=declarer, tricks=tricks,
         tricks_played=res.get("tricks_played"), tricks_result=res.get("tricks"),
         score_ns=res.get("score_ns"), table=str(view.get("table", "")), tags=tags)
+
+
+def pair_seats(name: Any) -> tuple[str, str]:
+    """A pair's two players, each at their own seat (North and South, East and West):
+    ``"Ann Lee - Bo Tran"`` is ``("Ann Lee", "Bo Tran")``; a name that is not two players
+    (a team's, a pair's nickname) sits at the first seat only."""
+    if not isinstance(name, str) or not name.strip():
+        return ("", "")
+    for sep in (" - ", " & ", " / "):
+        parts = [p.strip() for p in name.split(sep)]
+        if len(parts) == 2 and all(parts):
+            return (parts[0], parts[1])
+    return (name.strip(), "")
 
 
 def _atomic_write(path: Path, text: str) -> None:

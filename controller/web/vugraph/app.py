@@ -24,24 +24,29 @@ import contextlib
 import json
 import logging
 import sys
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Store", "board_summary", "double_dummy", "build_app", "main"]
+__all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "main"]
 
 log = logging.getLogger("bridge_table.vugraph")
 STATIC = Path(__file__).parent / "static"
 
 
 class Store:
-    """The latest of every retained ``public/...`` message, and the SSE listeners."""
+    """The latest of every retained ``public/...`` message, per session, and the SSE
+    listeners. One session is shown at a time (the relay's current one unless the page
+    asks for another): boards of two sessions are never compared."""
 
     def __init__(self, public: str = "public") -> None:
         self.public = public
-        self.session: dict[str, Any] = {}
-        self.snapshots: dict[str, dict[str, Any]] = {}
-        self.boards: dict[tuple[str, int], dict[str, Any]] = {}
+        self.session: dict[str, Any] = {}          # public/session: the relay's session
+        self.snapshots: dict[tuple[str, str], dict[str, Any]] = {}     # (session, table)
+        self.boards: dict[tuple[str, str, int], dict[str, Any]] = {}   # (session, t, b)
+        self.now: dict[tuple[str, str], dict[str, Any]] = {}           # (session, table)
+        self.commentary: dict[str, dict[str, Any]] = {}                # session ->
         self.listeners: set[asyncio.Queue[str]] = set()
         self.connected = False
 
@@ -49,15 +54,20 @@ class Store:
         parts = topic.split("/")
         if not parts or parts[0] != self.public or not isinstance(payload, dict):
             return False
+        sid = str(payload.get("session") or "")
         if parts[1:] == ["session"]:
             self.session = payload
+        elif parts[1:] == ["commentary"]:
+            self.commentary[sid] = payload
         elif len(parts) == 3 and parts[2] == "snapshot":
-            self.snapshots[parts[1]] = payload
+            self.snapshots[(sid, parts[1])] = payload
+        elif len(parts) == 3 and parts[2] == "now":
+            self.now[(sid, parts[1])] = payload
         elif len(parts) == 4 and parts[2] == "board" and parts[3].isdigit():
-            self.boards[(parts[1], int(parts[3]))] = payload
+            self.boards[(sid, parts[1], int(parts[3]))] = payload
         else:
             return False
-        self.notify({"topic": topic})
+        self.notify({"topic": topic, "session": sid})
         return True
 
     def notify(self, message: dict[str, Any]) -> None:
@@ -66,35 +76,69 @@ class Store:
             with contextlib.suppress(asyncio.QueueFull):
                 q.put_nowait(text)
 
-    def state(self) -> dict[str, Any]:
-        tables = sorted(set(self.session.get("tables", [])) | set(self.snapshots),
-                        key=_natural)
-        return {"session": self.session, "connected": self.connected,
-                "tables": [{"table": t, "snapshot": self.snapshots.get(t),
-                            "boards": sorted(b for (x, b) in self.boards if x == t)}
+    def sessions(self) -> list[str]:
+        known = {s for s, _, _ in self.boards} | {s for s, _ in self.snapshots} | \
+            {s for s, _ in self.now}
+        current = self.session.get("session")
+        if isinstance(current, str) and current:
+            known.add(current)
+        return sorted(k for k in known if k)
+
+    def current(self, session: str | None = None) -> str:
+        """The session shown: the one asked for, else the relay's, else the latest seen."""
+        if session:
+            return session
+        sid = self.session.get("session")
+        if isinstance(sid, str) and sid:
+            return sid
+        known = self.sessions()
+        return known[-1] if known else ""
+
+    def session_boards(self, sid: str) -> dict[tuple[str, int], dict[str, Any]]:
+        return {(t, b): v for (s, t, b), v in self.boards.items() if s == sid}
+
+    def state(self, session: str | None = None) -> dict[str, Any]:
+        sid = self.current(session)
+        info = self.session if self.session.get("session") == sid else {"session": sid}
+        boards = self.session_boards(sid)
+        tables = sorted(set(info.get("tables", [])) | {t for s, t in self.snapshots if s == sid}
+                        | {t for s, t in self.now if s == sid}, key=_natural)
+        return {"session": info, "sessions": self.sessions(), "connected": self.connected,
+                "tables": [{"table": t, "snapshot": self.snapshots.get((sid, t)),
+                            "now": self.now.get((sid, t)),
+                            "boards": sorted(b for (x, b) in boards if x == t)}
                            for t in tables],
-                "boards": sorted({b for _, b in self.boards})}
+                "boards": sorted({b for _, b in boards}),
+                "ranking": ranking(self, sid),
+                "commentary": self.commentary.get(sid)}
 
 
 def _natural(text: str) -> tuple[Any, ...]:
     return (0, int(text), "") if text.isdigit() else (1, 0, text)
 
 
-def board_summary(store: Store, board: int) -> dict[str, Any]:
-    """The board's released results across tables: frequency, matchpoints, IMPs."""
+def board_summary(store: Store, board: int, session: str | None = None,
+                  dd: bool = True) -> dict[str, Any]:
+    """The board's released results across the tables of one session: frequency,
+    matchpoints, IMPs."""
     from ...laws.scoring import imps, matchpoints
 
+    sid = store.current(session)
     rows = []
     deal = None
-    for (t, b), view in sorted(store.boards.items(), key=lambda kv: _natural(kv[0][0])):
+    for (t, b), view in sorted(store.session_boards(sid).items(),
+                               key=lambda kv: _natural(kv[0][0])):
         if b != board:
             continue
         deal = deal or view.get("deal")
         res = view.get("result")
         if not res or view.get("status") != "complete" or res.get("score_ns") is None:
             continue
+        cards = view.get("cards") or []
         rows.append({"table": t, "ns": view.get("ns"), "ew": view.get("ew"),
+                     "players": view.get("players") or {},
                      "contract": res.get("contract"), "declarer": res.get("declarer"),
+                     "lead": cards[0][1] if cards else None,
                      "tricks": res.get("tricks"), "score_ns": res["score_ns"]})
     scores = [r["score_ns"] for r in rows]
     for r, mp in zip(rows, matchpoints(scores) if scores else [], strict=True):
@@ -107,15 +151,47 @@ def board_summary(store: Store, board: int) -> dict[str, Any]:
         f = freq.setdefault(key, {"contract": r["contract"], "declarer": r.get("declarer"),
                                   "score_ns": r["score_ns"], "count": 0})
         f["count"] += 1
-    out: dict[str, Any] = {"board": board, "deal": deal, "results": rows,
+    out: dict[str, Any] = {"board": board, "session": sid, "deal": deal, "results": rows,
                            "frequency": sorted(freq.values(), key=lambda f: -f["score_ns"])}
     if len(rows) == 2:   # a teams match: the two tables of the board
         out["imps_ns"] = imps(rows[0]["score_ns"] - rows[1]["score_ns"])
-    out["dd"] = double_dummy(deal, board) if deal else None
+    if dd:
+        out["dd"] = double_dummy(deal, board) if deal else None
+    return out
+
+
+def ranking(store: Store, session: str) -> list[dict[str, Any]]:
+    """The running ranking of one session from its released boards: each pair's
+    matchpoints (NS pairs get ``mp_ns``, EW pairs ``mp_ew``) over the top they could have
+    had, boards with at least two results."""
+    totals: dict[str, dict[str, Any]] = {}
+    for board in sorted({b for _, b in store.session_boards(session)}):
+        rows = board_summary(store, board, session, dd=False)["results"]
+        if len(rows) < 2:
+            continue
+        top = 2 * (len(rows) - 1)
+        for r in rows:
+            for side, mp in (("ns", r["mp_ns"]), ("ew", r["mp_ew"])):
+                pair = r.get(side)
+                if pair is None:
+                    continue
+                entry = totals.setdefault(str(pair), {
+                    "pair": str(pair), "name": (r.get("players") or {}).get(side),
+                    "mp": 0, "top": 0, "boards": 0})
+                entry["mp"] += mp
+                entry["top"] += top
+                entry["boards"] += 1
+    out = sorted(totals.values(), key=lambda e: (-e["mp"] / e["top"], _natural(e["pair"])))
+    for rank, e in enumerate(out, 1):
+        e["pct"] = round(100 * e["mp"] / e["top"], 2)
+        e["rank"] = rank
     return out
 
 
 _DD_CACHE: dict[str, Any] = {}
+#: endplay's DDS is not safe to call from two threads at once (the board page and the
+#: per-card trace run in worker threads): one solver call at a time
+_DDS_LOCK = threading.Lock()
 
 
 def double_dummy(deal: str, board: int) -> dict[str, Any]:
@@ -130,14 +206,17 @@ def double_dummy(deal: str, board: int) -> dict[str, Any]:
     except ImportError:
         return {"available": False}
     from ...laws.cards import Seat, Vulnerability, board_dealer, board_vulnerability
-    table = calc_dd_table(Deal(deal)).to_list()   # rows S H D C NT, columns N E S W
+    with _DDS_LOCK:
+        solved = calc_dd_table(Deal(deal))
+    table = solved.to_list()   # rows S H D C NT, columns N E S W
     denoms = ["S", "H", "D", "C", "NT"]
     tricks = {d: dict(zip("NESW", row, strict=True)) for d, row in zip(denoms, table, strict=True)}
     vul = {Vulnerability.NONE: Vul.none, Vulnerability.NS: Vul.ns, Vulnerability.EW: Vul.ew,
            Vulnerability.ALL: Vul.both}[board_vulnerability(board)]
     dealer = {Seat.N: Player.north, Seat.E: Player.east, Seat.S: Player.south,
               Seat.W: Player.west}[board_dealer(board)]
-    p = par(calc_dd_table(Deal(deal)), vul, dealer)
+    with _DDS_LOCK:
+        p = par(solved, vul, dealer)
     symbols = {"♠": "S", "♥": "H", "♦": "D", "♣": "C", "NT": "NT"}
     contracts = []
     for c in p:
@@ -151,6 +230,57 @@ def double_dummy(deal: str, board: int) -> dict[str, Any]:
     return out
 
 
+_TRACE_CACHE: dict[str, list[int]] = {}
+
+
+def dd_trace(view: dict[str, Any]) -> dict[str, Any]:
+    """Per card, double dummy (endplay's DDS): after each card of the play (0, the opening
+    lead, ... the last), the tricks declarer's side takes in all with best play from
+    there on, so each card that changes it stands out. Only for a released board (its
+    deal is in the view) with a contract."""
+    res = view.get("result") or {}
+    deal, contract, declarer = view.get("deal"), res.get("contract"), res.get("declarer")
+    cards = [c for _, c in view.get("cards") or []]
+    if not deal or not contract or contract == "Pass" or declarer not in ("N", "E", "S", "W"):
+        return {"available": False}
+    try:
+        from endplay.dds import solve_board
+        from endplay.types import Deal, Denom, Player
+    except ImportError:
+        return {"available": False}
+    key = f"{deal}|{contract}|{declarer}|{' '.join(cards)}"
+    if key not in _TRACE_CACHE:
+        strain = contract[1:].rstrip("X")
+        seats = "NESW"
+        d = Deal(deal)
+        d.trump = {"S": Denom.spades, "H": Denom.hearts, "D": Denom.diamonds,
+                   "C": Denom.clubs, "NT": Denom.nt}[strain]
+        players = [Player.north, Player.east, Player.south, Player.west]
+        ours = {players[seats.index(declarer)], players[(seats.index(declarer) + 2) % 4]}
+        d.first = players[(seats.index(declarer) + 1) % 4]
+        trace: list[int] = []
+        won = done = 0
+        for k in range(len(cards) + 1):
+            if done == 13:
+                trace.append(won)
+                break
+            with _DDS_LOCK:
+                best = max((t for _, t in solve_board(d)), default=0)
+            trace.append(won + (best if d.curplayer in ours else 13 - done - best))
+            if k == len(cards):
+                break
+            try:
+                d.play(cards[k])
+            except Exception:   # a card the deal does not hold (an irregular play)
+                break
+            if not d.curtrick:
+                done += 1
+                won += d.first in ours
+        _TRACE_CACHE[key] = trace
+    return {"available": True, "declarer": declarer, "contract": contract,
+            "tricks": _TRACE_CACHE[key]}
+
+
 def build_app(store: Store, *, lifespan: Any = None) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -161,13 +291,19 @@ def build_app(store: Store, *, lifespan: Any = None) -> Any:
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
+    def session_of(request: Request) -> str:
+        return store.current(request.query_params.get("session") or None)
+
     async def state(request: Request) -> Response:
-        return JSONResponse(store.state())
+        return JSONResponse(store.state(request.query_params.get("session") or None))
 
     async def table_view(request: Request) -> Response:
         t = request.path_params["table"]
-        boards = {b: v for (x, b), v in store.boards.items() if x == t}
-        return JSONResponse({"table": t, "snapshot": store.snapshots.get(t),
+        sid = session_of(request)
+        boards = {b: v for (x, b), v in store.session_boards(sid).items() if x == t}
+        return JSONResponse({"table": t, "session": sid,
+                             "snapshot": store.snapshots.get((sid, t)),
+                             "now": store.now.get((sid, t)),
                              "boards": [boards[b] for b in sorted(boards)]})
 
     async def board(request: Request) -> Response:
@@ -175,8 +311,19 @@ def build_app(store: Store, *, lifespan: Any = None) -> Any:
             number = int(request.path_params["board"])
         except ValueError:
             return JSONResponse({"error": "not a board"}, status_code=404)
-        summary = await asyncio.to_thread(board_summary, store, number)
+        summary = await asyncio.to_thread(board_summary, store, number, session_of(request))
         return JSONResponse(summary)
+
+    async def trace(request: Request) -> Response:
+        try:
+            key = (session_of(request), request.path_params["table"],
+                   int(request.path_params["board"]))
+        except ValueError:
+            return JSONResponse({"error": "not a board"}, status_code=404)
+        view = store.boards.get(key)
+        if view is None:
+            return JSONResponse({"error": "no such released board"}, status_code=404)
+        return JSONResponse(await asyncio.to_thread(dd_trace, view))
 
     async def events(request: Request) -> Response:
         queue: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
@@ -203,7 +350,8 @@ def build_app(store: Store, *, lifespan: Any = None) -> Any:
 
     return Starlette(routes=[
         Route("/", index), Route("/api/state", state), Route("/api/table/{table}", table_view),
-        Route("/api/board/{board}", board), Route("/events", events),
+        Route("/api/board/{board}", board), Route("/api/dd/{table}/{board}", trace),
+        Route("/events", events),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ], lifespan=lifespan)
 

@@ -11,7 +11,9 @@ const L = {
         results: "Results across tables", frequency: "Frequency", count: "Count", mp: "MP NS",
         pct: "% NS", imps: "IMPs NS", dd: "Double dummy", par: "Par", ddAbsent: "Double-dummy analysis is not installed (pip install bridge-table[dd]).",
         claim: "Claim", boards: "Boards", released: "Released boards", ns: "NS", ew: "EW",
-        seats: { N: "North", E: "East", S: "South", W: "West" }, allBoards: "results" },
+        seats: { N: "North", E: "East", S: "South", W: "West" }, now: "Now", session: "Session",
+        ranking: "Ranking", pair: "Pair", name: "Name", lead: "Lead", ddLine: "Double dummy: declarer",
+        tricksSoFar: "Tricks", keys: "Keys: ← → trick by trick, Home / End", allBoards: "results" },
   vi: { title: "Vugraph", tables: "Các bàn", table: "Bàn", board: "Ván", round: "Vòng",
         status: "Trạng thái", playing: "đang chơi", complete: "đã xong", none: "Chưa có gì được công bố.",
         auction: "Đấu thầu", play: "Đánh bài", trick: "Nước", result: "Kết quả", irregularities: "Sai phạm",
@@ -21,7 +23,9 @@ const L = {
         results: "Kết quả các bàn", frequency: "Tần suất", count: "Số lần", mp: "MP NS",
         pct: "% NS", imps: "IMP NS", dd: "Phân tích hai tay", par: "Par", ddAbsent: "Chưa cài phân tích hai tay (pip install bridge-table[dd]).",
         claim: "Tuyên bố", boards: "Các ván", released: "Các ván đã công bố", ns: "NS", ew: "EW",
-        seats: { N: "Bắc", E: "Đông", S: "Nam", W: "Tây" }, allBoards: "kết quả" },
+        seats: { N: "Bắc", E: "Đông", S: "Nam", W: "Tây" }, allBoards: "kết quả", now: "Đang chơi",
+        session: "Buổi", ranking: "Xếp hạng", pair: "Đôi", name: "Tên", lead: "Dẫn đầu",
+        ddLine: "Hai tay: bên cầm cái", tricksSoFar: "Nước", keys: "Phím: ← → từng nước, Home / End" },
   zh: { title: "实况转播", tables: "牌桌", table: "桌", board: "牌", round: "轮",
         status: "状态", playing: "进行中", complete: "已完成", none: "尚无公开内容。",
         auction: "叫牌", play: "打牌", trick: "墩", result: "结果", irregularities: "违规",
@@ -31,7 +35,9 @@ const L = {
         results: "各桌结果", frequency: "频率", count: "次数", mp: "南北比赛分",
         pct: "南北%", imps: "南北IMP", dd: "双明手分析", par: "标准分", ddAbsent: "未安装双明手分析（pip install bridge-table[dd]）。",
         claim: "摊牌", boards: "牌", released: "已公开的牌", ns: "南北", ew: "东西",
-        seats: { N: "北", E: "东", S: "南", W: "西" }, allBoards: "结果" },
+        seats: { N: "北", E: "东", S: "南", W: "西" }, allBoards: "结果", now: "正在打",
+        session: "场次", ranking: "排名", pair: "对", name: "姓名", lead: "首攻",
+        ddLine: "双明手：庄家方", tricksSoFar: "墩数", keys: "按键：← → 逐墩，Home / End" },
 };
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const ORDER = "NESW";
@@ -41,6 +47,9 @@ if (!L[lang]) lang = "en";
 const T = (k) => L[lang][k] || L.en[k] || k;
 let step = null;          // trick shown in the step-through (null: follow live)
 let shownKey = null;
+// one session at a time: the relay's current one unless the page asks for another
+let session = params.get("session") || "";
+const q = () => (session ? `?session=${encodeURIComponent(session)}` : "");
 
 function esc(s) { return String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c])); }
 function suitHtml(s) { if (!SUITS[s]) return esc(s); const red = s === "H" || s === "D"; return `<span class="${red ? "red" : ""}">${SUITS[s]}</span>`; }
@@ -97,36 +106,67 @@ async function getJSON(url) { const r = await fetch(url); return r.json(); }
 
 function setHeader(state) {
   const s = state.session || {};
-  document.getElementById("event").textContent = [s.event, s.session].filter(Boolean).join(" · ");
+  document.getElementById("event").textContent = s.event || "";
+  const pick = document.getElementById("session");
+  const sessions = state.sessions || [];
+  pick.innerHTML = sessions.map((x) => `<option value="${esc(x)}">${esc(x)}</option>`).join("");
+  pick.value = s.session || "";
+  pick.hidden = sessions.length === 0;
+  const c = state.commentary;
+  const bar = document.getElementById("commentary");
+  bar.textContent = c && c.text ? c.text : "";
+  bar.hidden = !(c && c.text);
   const dot = document.getElementById("live");
   dot.className = "dot" + (state.connected ? " on" : "");
   document.querySelectorAll("[data-i18n]").forEach((e) => { e.textContent = T(e.dataset.i18n); });
   document.documentElement.lang = lang;
 }
 
+function nowHtml(n) {
+  // what a table plays now: the board, and its contract once the auction is over
+  if (!n || n.board == null) return "";
+  const c = n.contract ? " · " + contractHtml({ contract: n.contract, declarer: n.declarer }) : "";
+  return `${T("board")} ${esc(n.board)}${c}`;
+}
+
 async function renderHome() {
-  const state = await getJSON("/api/state");
+  const state = await getJSON("/api/state" + q());
   setHeader(state);
   const rows = state.tables.map((t) => {
     const s = t.snapshot;
     const res = s && s.result ? contractHtml(s.result) + (s.result.contract !== "Pass" ? ` ${esc(s.result.tricks)} ${T("tricks")}` : "") : "";
     return `<tr data-table="${esc(t.table)}"><td><a href="#/table/${encodeURIComponent(t.table)}">${T("table")} ${esc(t.table)}</a></td>
-      <td>${s ? esc(s.board) : "–"}</td><td>${s && s.round ? esc(s.round) : ""}</td>
-      <td>${s ? esc(T(s.status)) : ""}</td><td>${res}</td>
+      <td class="now">${nowHtml(t.now)}</td>
+      <td>${s ? esc(s.board) : "–"}${s && s.round ? ` <span class="muted">(${T("round")} ${esc(s.round)})</span>` : ""}</td>
+      <td>${res}</td>
       <td>${t.boards.map((b) => `<a href="#/table/${encodeURIComponent(t.table)}/${b}">${b}</a>`).join(" ")}</td></tr>`;
   }).join("");
   const boards = state.boards.map((b) => `<a href="#/board/${b}">${T("board")} ${b}</a>`).join(" · ");
+  const rank = (state.ranking || []).map((r) => `<tr><td>${esc(r.rank)}</td><td>${esc(r.pair)}</td><td>${esc(r.name || "")}</td><td>${esc(r.pct)}</td><td>${esc(r.boards)}</td></tr>`).join("");
   document.getElementById("main").innerHTML = `
     <div class="panel"><h2>${T("tables")}</h2>
-    ${state.tables.length ? `<table class="list" id="tables"><thead><tr><th>${T("table")}</th><th>${T("board")}</th><th>${T("round")}</th><th>${T("status")}</th><th>${T("result")}</th><th>${T("released")}</th></tr></thead><tbody>${rows}</tbody></table>` : `<p class="muted">${T("none")}</p>`}
+    ${state.tables.length ? `<div class="scroll"><table class="list" id="tables"><thead><tr><th>${T("table")}</th><th>${T("now")}</th><th>${T("board")}</th><th>${T("result")}</th><th>${T("released")}</th></tr></thead><tbody>${rows}</tbody></table></div>` : `<p class="muted">${T("none")}</p>`}
     </div>
+    <div class="panel"><h2>${T("ranking")}</h2>${rank ? `<div class="scroll"><table class="list" id="ranking"><thead><tr><th>#</th><th>${T("pair")}</th><th>${T("name")}</th><th>%</th><th>${T("boards")}</th></tr></thead><tbody>${rank}</tbody></table></div>` : `<p class="muted" id="ranking-none">${T("none")}</p>`}</div>
     <div class="panel"><h2>${T("results")}</h2><p id="boards">${boards || `<span class="muted">${T("none")}</span>`}</p></div>`;
+}
+
+// a pair's two players, each at their own seat (as the live PBN and LIN files): "Ann Lee -
+// Bo Tran" as NS is North Ann Lee, South Bo Tran; a name that is not two players sits at
+// the first seat (North, East)
+function playerAt(name, i) {
+  for (const sep of [" - ", " & ", " / "]) {
+    const parts = String(name).split(sep).map((x) => x.trim());
+    if (parts.length === 2 && parts[0] && parts[1]) return parts[i];
+  }
+  return i === 0 ? name : "";
 }
 
 function handHtml(seat, h, gone, view, turn) {
   const who = L[lang].seats[seat];
   const side = seat === "N" || seat === "S" ? "ns" : "ew";
-  const name = view.players && view.players[side] ? `<div class="muted">${esc(view.players[side])}</div>` : "";
+  const who2 = view.players && view.players[side] ? playerAt(view.players[side], seat === "N" || seat === "E" ? 0 : 1) : "";
+  const name = who2 ? `<div class="muted">${esc(who2)}</div>` : "";
   let body = "";
   if (h) {
     body = ["S", "H", "D", "C"].map((s) => {
@@ -169,26 +209,44 @@ function renderBoardView(view, tableId) {
   let rows = "";
   for (let i = 0; i < cells.length; i += 4) rows += `<tr>${cells.slice(i, i + 4).join("")}</tr>`;
   const auction = `<table class="auction" id="auction"><thead><tr>${cols.map((c) => `<th>${L[lang].seats[c]}</th>`).join("")}</tr></thead><tbody>${rows}</tbody></table>`;
-  const trickRows = tricks.map((t, i) => `<tr class="${i === k - 1 ? "cur" : ""}"><td>${i + 1}</td>${t.cards.map(([s, c]) => `<td>${s} ${cardHtml(c)}</td>`).join("")}<td>${t.winner ? "→ " + t.winner : ""}</td></tr>`).join("");
+  // per card, double dummy: declarer's tricks with best play after each card (a card
+  // that changes it is marked)
+  const trace = traces[`${session}|${key}|${(view.cards || []).length}`];
+  const ddAfter = (i) => (trace && trace.available && trace.tricks[i] != null ? trace.tricks[i] : null);
+  const ddCell = (i) => {
+    const v = ddAfter(i), before = ddAfter(i - 1);
+    return v == null ? "" : `<sub class="dd${before != null && before !== v ? " swing" : ""}">${v}</sub>`;
+  };
+  const trickRows = tricks.map((t, i) => `<tr class="${i === k - 1 ? "cur" : ""}"><td>${i + 1}</td>${t.cards.map(([s, c], j) => `<td>${s} ${cardHtml(c)}${ddCell(4 * i + j + 1)}</td>`).join("")}<td>${t.winner ? "→ " + t.winner : ""}</td></tr>`).join("");
+  const won = { NS: 0, EW: 0 };
+  tricks.slice(0, k).forEach((t) => { if (t.winner) won["NS".includes(t.winner) ? "NS" : "EW"] += 1; });
+  const ddNow = ddAfter(Math.min(4 * k, (view.cards || []).length));
+  const running = `<div id="running">${T("tricksSoFar")}: ${T("ns")} ${won.NS} · ${T("ew")} ${won.EW}` +
+    (ddNow != null ? ` · <span id="dd-now">${T("ddLine")} ${ddNow}</span>` : "") + "</div>";
   const r = view.result;
   const result = r ? `<div class="result" id="result">${contractHtml(r)}${r.contract !== "Pass" ? ` · ${esc(r.tricks)} ${T("tricks")}` : ""} · ${T("score")} ${r.score_ns > 0 ? "+" : ""}${esc(r.score_ns)}</div>
      ${view.claim ? `<div class="muted">${T("claim")}: ${esc(view.claim.tricks)} ${T("tricks")}</div>` : ""}` : `<div class="muted">${T("playing")}</div>`;
   const irr = (view.irregularities || []).map((i) => `<li><b>${esc(i.code)}</b> (Law ${esc(i.law || "")}) ${esc((i.text && (i.text[lang] || i.text.en)) || "")} <span class="muted">${esc(i.status)}</span></li>`).join("");
   const title = `${T("table")} ${esc(tableId)} · ${T("board")} ${esc(view.board)}${view.round ? ` · ${T("round")} ${esc(view.round)}` : ""}` +
     (view.ns ? ` · ${T("ns")} ${esc(view.ns)} – ${T("ew")} ${esc(view.ew || "")}` : "");
-  return `<div class="grid"><div><div class="panel"><h2 id="board-title">${title}</h2>${diagram}</div>
+  // the step buttons sit under the diagram (on a phone too)
+  return `<div class="grid"><div><div class="panel"><h2 id="board-title">${title}</h2>${diagram}
+    <div class="steps"><button id="first" aria-label="${T("first")}">|◀</button><button id="prev" aria-label="${T("prev")}">◀</button>
+      <span id="step">${T("trick")} ${k} / ${n}</span><button id="next" aria-label="${T("next")}">▶</button><button id="last" aria-label="${T("last")}">▶|</button></div>
+    ${running}<p class="muted keys">${T("keys")}</p></div>
     <div class="panel"><h2>${T("result")}</h2>${result} <p><a href="#/board/${esc(view.board)}">${T("results")}</a></p></div></div>
     <div><div class="panel"><h2>${T("auction")}</h2>${auction}</div>
-    <div class="panel"><h2>${T("play")}</h2><div class="steps"><button id="first" aria-label="${T("first")}">|◀</button><button id="prev" aria-label="${T("prev")}">◀</button>
-      <span id="step">${T("trick")} ${k} / ${n}</span><button id="next" aria-label="${T("next")}">▶</button><button id="last" aria-label="${T("last")}">▶|</button></div>
-      <table class="tricks" id="tricks">${trickRows}</table></div>
+    <div class="panel"><h2>${T("play")}</h2>
+      <div class="scroll"><table class="tricks" id="tricks">${trickRows}</table></div></div>
     ${irr ? `<div class="panel"><h2>${T("irregularities")}</h2><ul class="irregularities" id="irregularities">${irr}</ul></div>` : ""}</div></div>`;
 }
 
 let tableCache = null;
+const traces = {};          // session|table/board|cards -> per-card double dummy
+let keys = null;            // the step-through's keyboard actions on a table page
 async function renderTable(tableId, boardNo) {
-  const data = await getJSON(`/api/table/${encodeURIComponent(tableId)}`);
-  const state = await getJSON("/api/state"); setHeader(state);
+  const [data, state] = await Promise.all([getJSON(`/api/table/${encodeURIComponent(tableId)}` + q()), getJSON("/api/state" + q())]);
+  setHeader(state);
   tableCache = data;
   draw(tableId, boardNo);
 }
@@ -197,20 +255,38 @@ function draw(tableId, boardNo) {
   let view = data.snapshot;
   if (boardNo) view = data.boards.find((b) => String(b.board) === String(boardNo)) || view;
   const nav = data.boards.map((b) => `<a href="#/table/${encodeURIComponent(tableId)}/${b.board}">${b.board}</a>`).join(" ");
+  const now = data.now && (!view || data.now.board !== view.board) ? `<p id="now">${T("now")}: ${nowHtml(data.now)}</p>` : "";
   document.getElementById("main").innerHTML = view ?
-    `<p>${T("boards")}: ${nav}</p>${renderBoardView(view, tableId)}` : `<p class="muted">${T("none")}</p>`;
+    `${now}<p>${T("boards")}: ${nav}</p>${renderBoardView(view, tableId)}` : `${now}<p class="muted">${T("none")}</p>`;
   const n = tricksOf(view ? view.cards || [] : [], null).length;
   const cur = step === null ? n : step;
-  const go = (s) => { step = Math.max(0, Math.min(n, s)); if (step === n) step = null; draw(tableId, boardNo); };
+  const go = (s) => { step = Math.max(0, Math.min(n, s)); if (step === n && view && view.status !== "complete") step = null; draw(tableId, boardNo); };
+  keys = { ArrowLeft: () => go(cur - 1), ArrowRight: () => go(cur + 1), Home: () => go(0), End: () => go(n) };
   const b = (id, f) => { const e = document.getElementById(id); if (e) e.onclick = f; };
-  b("first", () => { step = 0; draw(tableId, boardNo); }); b("prev", () => { step = Math.max(0, cur - 1); draw(tableId, boardNo); });
-  b("next", () => go(cur + 1)); b("last", () => go(n));
+  b("first", keys.Home); b("prev", keys.ArrowLeft); b("next", keys.ArrowRight); b("last", keys.End);
+  if (view && view.deal && view.result && view.result.contract && view.result.contract !== "Pass") {
+    const tkey = `${session}|${tableId}/${view.board}|${(view.cards || []).length}`;
+    if (!(tkey in traces)) {
+      traces[tkey] = null;
+      getJSON(`/api/dd/${encodeURIComponent(tableId)}/${view.board}` + q()).then((t) => {
+        traces[tkey] = t;
+        if (location.hash.startsWith(`#/table/${encodeURIComponent(tableId)}`)) draw(tableId, boardNo);
+      }).catch(() => {});
+    }
+  }
 }
+document.addEventListener("keydown", (e) => {
+  if (!keys || !location.hash.startsWith("#/table/") || e.altKey || e.ctrlKey || e.metaKey) return;
+  if (e.target && /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName)) return;
+  const f = keys[e.key];
+  if (f) { e.preventDefault(); f(); }
+});
 
 async function renderBoard(boardNo) {
-  const [state, data] = await Promise.all([getJSON("/api/state"), getJSON(`/api/board/${boardNo}`)]);
+  const [state, data] = await Promise.all([getJSON("/api/state" + q()), getJSON(`/api/board/${boardNo}` + q())]);
   setHeader(state);
-  const rows = data.results.map((r) => `<tr><td>${esc(r.table)}</td><td>${esc(r.ns || "")}</td><td>${esc(r.ew || "")}</td><td>${contractHtml(r)}</td><td>${r.contract === "Pass" ? "" : esc(r.tricks)}</td><td>${esc(r.score_ns)}</td><td>${esc(r.mp_ns ?? "")}</td><td>${esc(r.pct_ns ?? "")}</td></tr>`).join("");
+  const pairCell = (r, side) => `<td>${esc(r[side] || "")}${r.players && r.players[side] ? ` <span class="muted">${esc(r.players[side])}</span>` : ""}</td>`;
+  const rows = data.results.map((r) => `<tr><td>${esc(r.table)}</td>${pairCell(r, "ns")}${pairCell(r, "ew")}<td>${contractHtml(r)}</td><td>${r.lead ? cardHtml(r.lead) : ""}</td><td>${r.contract === "Pass" ? "" : esc(r.tricks)}</td><td>${esc(r.score_ns)}</td><td>${esc(r.mp_ns ?? "")}</td><td>${esc(r.pct_ns ?? "")}</td></tr>`).join("");
   const freq = data.frequency.map((f) => `<tr><td>${contractHtml(f)}</td><td>${esc(f.score_ns)}</td><td>${esc(f.count)}</td></tr>`).join("");
   let dd = `<p class="muted" id="dd-absent">${T("ddAbsent")}</p>`;
   if (data.dd && data.dd.available) {
@@ -220,10 +296,10 @@ async function renderBoard(boardNo) {
       `</table><p>${T("par")}: ${data.dd.par.map(esc).join(", ")} (${data.dd.par_score_ns > 0 ? "+" : ""}${data.dd.par_score_ns})</p>`;
   } else if (!data.deal) { dd = ""; }
   document.getElementById("main").innerHTML = `<div class="panel"><h2>${T("board")} ${esc(boardNo)} · ${T("results")}</h2>
-    <table class="list" id="results"><thead><tr><th>${T("table")}</th><th>${T("ns")}</th><th>${T("ew")}</th><th>${T("contract")}</th><th>${T("tricks")}</th><th>${T("score")}</th><th>${T("mp")}</th><th>${T("pct")}</th></tr></thead><tbody>${rows}</tbody></table>
+    <div class="scroll"><table class="list" id="results"><thead><tr><th>${T("table")}</th><th>${T("ns")}</th><th>${T("ew")}</th><th>${T("contract")}</th><th>${T("lead")}</th><th>${T("tricks")}</th><th>${T("score")}</th><th>${T("mp")}</th><th>${T("pct")}</th></tr></thead><tbody>${rows}</tbody></table></div>
     ${data.imps_ns != null ? `<p id="imps">${T("imps")}: ${esc(data.imps_ns)}</p>` : ""}</div>
-    <div class="panel"><h2>${T("frequency")}</h2><table class="list" id="frequency"><thead><tr><th>${T("contract")}</th><th>${T("score")}</th><th>${T("count")}</th></tr></thead><tbody>${freq}</tbody></table></div>
-    <div class="panel"><h2>${T("dd")}</h2>${dd}</div>`;
+    <div class="panel"><h2>${T("frequency")}</h2><div class="scroll"><table class="list" id="frequency"><thead><tr><th>${T("contract")}</th><th>${T("score")}</th><th>${T("count")}</th></tr></thead><tbody>${freq}</tbody></table></div></div>
+    <div class="panel"><h2>${T("dd")}</h2><div class="scroll">${dd}</div></div>`;
 }
 
 let pending = null;
@@ -237,7 +313,17 @@ function refresh() { if (pending) return; pending = setTimeout(() => { pending =
 
 document.getElementById("lang").value = lang;
 document.getElementById("lang").onchange = (e) => { lang = e.target.value; localStorage.setItem("vugraph-lang", lang); route(); };
-window.addEventListener("hashchange", () => { shownKey = null; route(); });
+document.getElementById("session").onchange = (e) => {
+  // another session: its own tables, boards and ranking (never mixed with this one)
+  session = e.target.value;
+  const u = new URL(location.href);
+  u.searchParams.set("session", session);
+  history.replaceState(null, "", u);
+  shownKey = null; step = null; route();
+};
+// a page changed: the step-through starts again (a finished board opens on the deal,
+// a board in play follows it); live updates go on on every page, whatever was stepped
+window.addEventListener("hashchange", () => { shownKey = null; step = null; route(); });
 const es = new EventSource("/events");
-es.onmessage = () => { if (step === null) refresh(); };
+es.onmessage = () => refresh();
 route();
