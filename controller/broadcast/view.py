@@ -163,8 +163,9 @@ def write_table_files(out: Path, table: str, views: Iterable[Mapping[str, Any]])
             line = record_to_lin(r)
         except Exception:  # a play LIN cannot express (a lead out of turn): PBN only
             continue
-        pn, _, rest = line.partition("md|")
-        line = f"{pn}qx|o{r.board}|md|{rest}"
+        if "qx|" not in line:  # record_to_lin writes it for a board of a known table
+            pn, _, rest = line.partition("md|")
+            line = f"{pn}qx|o{r.board}|md|{rest}"
         if r.declarer is not None and r.tricks_result is not None and "mc|" not in line:
             line = line.rstrip("\n") + f"mc|{r.tricks_result}|\n"   # BBO writes it always
         lines.append(line)
