@@ -167,6 +167,11 @@ class Spool:
             db.execute("CREATE TABLE IF NOT EXISTS lying ("
                        " reader TEXT NOT NULL, antenna TEXT NOT NULL, uid TEXT NOT NULL,"
                        " PRIMARY KEY (reader, antenna, uid))")
+            # The last line of each reader whose change went into the outbox: a restarted
+            # bridge asks the reader to replay its lines from there (firmware_bridge.protocol).
+            db.execute("CREATE TABLE IF NOT EXISTS reader_mark ("
+                       " reader TEXT PRIMARY KEY, seq INTEGER NOT NULL, antenna TEXT NOT NULL,"
+                       " uid TEXT NOT NULL, action TEXT NOT NULL)")
             db.execute("SELECT count(*) FROM outbox").fetchone()
         except sqlite3.Error:
             db.close()
@@ -208,12 +213,15 @@ class Spool:
 
     def append_event(self, topic: str, head: wire.Event | Mapping[str, Any],
                      body: Mapping[str, Any] | None = None, *,
-                     lying: tuple[str, str, str, str] | None = None) -> tuple[int, bytes]:
+                     lying: tuple[str, str, str, str] | None = None,
+                     mark: tuple[str, int, str, str, str] | None = None) -> tuple[int, bytes]:
         """Spool one event: takes the next seq, stores ``head`` (a ``controller.wire``
         event) with that seq and the boot, or the mapping ``head + {seq, boot} + body``.
 
         Returns ``(seq, payload)``. One transaction: seq, boot, message and, with ``lying``
-        = (reader, antenna, uid, action), what lies on that antenna are kept together.
+        = (reader, antenna, uid, action), what lies on that antenna, and with ``mark`` =
+        (reader, line seq, antenna, uid, action), the reader line it came from, are kept
+        together.
         Raises SpoolError when the spool is full (``max_events``) or cannot be written.
         """
         try:
@@ -238,6 +246,9 @@ class Spool:
                                  (topic, payload, seq, time.time(), boot))
                 if lying is not None:
                     self._note_lying(*lying)
+                if mark is not None:
+                    self._db.execute("INSERT OR REPLACE INTO reader_mark(reader, seq, antenna,"
+                                     " uid, action) VALUES(?, ?, ?, ?, ?)", mark)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -269,6 +280,12 @@ class Spool:
                 "SELECT antenna, uid FROM lying WHERE reader = ?", (reader,)):
             out.setdefault(str(antenna), set()).add(str(uid))
         return out
+
+    def mark(self, reader: str) -> tuple[int, str, str, str] | None:
+        """The last line of ``reader`` whose change was spooled: (seq, antenna, uid, action)."""
+        row = self._db.execute("SELECT seq, antenna, uid, action FROM reader_mark"
+                               " WHERE reader = ?", (reader,)).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), str(row[2]), str(row[3]))
 
     def acknowledge(self, boot: str, seq: int) -> int:
         """The controller applied every event of ``boot`` up to ``seq``: drop them from the
@@ -371,20 +388,23 @@ class Publisher:
     # -- producer side ---------------------------------------------------------------
 
     def publish_event(self, event: wire.Event | Mapping[str, Any], *,
-                      lying: tuple[str, str, str, str] | None = None) -> int:
+                      lying: tuple[str, str, str, str] | None = None,
+                      mark: tuple[str, int, str, str, str] | None = None) -> int:
         """Spool one event and wake the sender; returns seq. ``event`` is a
         ``controller.wire`` event (its ``src`` this bridge's, ``seq`` and ``boot`` set here),
         or the fields after ``seq`` (ts, type, zone, ...), as a recording holds them.
 
         ``lying`` (reader, antenna, uid, action) records, in the same transaction, what lies
-        on an inventory antenna. Raises BridgeError for a body that is no contract event."""
+        on an inventory antenna, and ``mark`` the reader line it came from
+        (``Spool.append_event``). Raises BridgeError for a body that is no contract event."""
         if not isinstance(event, wire.TagEvent | wire.ButtonEvent):
             try:
                 event = msgspec.convert({**event, "v": wire.VERSION, "src": self.src, "seq": 0},
                                         wire.Event)
             except msgspec.ValidationError as exc:
                 raise BridgeError(f"not a contract event: {exc}") from None
-        seq, payload = self.spool.append_event(self.event_topic, event, lying=lying)
+        seq, payload = self.spool.append_event(self.event_topic, event, lying=lying,
+                                               mark=mark)
         if b'"boot":"' + self.boot.encode() + b'"' not in payload:  # seq wrapped: a new boot
             self.boot = self.spool.boot
         self.drained.clear()

@@ -9,6 +9,7 @@ reset in the middle of a line, an unplugged cable.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import errno
 import os
@@ -31,6 +32,8 @@ from firmware_bridge.protocol import (
 __all__ = ["VirtualFirmware", "FIRMWARE_VERSION", "open_pty"]
 
 FIRMWARE_VERSION = "sim-1.0"
+#: lines the firmware keeps for ``REPLAY`` (this boot's latest)
+REPLAY_LINES = 1024
 
 
 def open_pty(link: Path | None = None) -> tuple[int, int, str]:
@@ -82,6 +85,11 @@ class VirtualFirmware:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._heartbeat_task: asyncio.Task[None] | None = None
         self._drop = 0
+        #: this boot's latest lines, for REPLAY: (seq, antenna, op, args, hw time in ms);
+        #: a line without a hardware time keeps the time it was sent at, which the replay
+        #: carries (the host orders replayed lines of several readers by it)
+        self._sent: collections.deque[tuple[int, int | None, FrameOp, tuple[str, ...], int]] = \
+            collections.deque(maxlen=REPLAY_LINES)
         self.delivered_seq: int | None = None
         self._delivered = asyncio.Event()
         self.host_seen = asyncio.Event()
@@ -179,6 +187,18 @@ class VirtualFirmware:
             seq = self._send(a, FrameOp.INVENTORY, tuple(self.present[a]), None)
         return seq
 
+    def replay(self, seq: int) -> None:
+        """``REPLAY SEQ``: line ``seq`` and every later one this boot still holds, as first
+        sent (same seq), each with its time; ``ERR REPLAY`` if line ``seq`` is not held."""
+        lines = list(self._sent)
+        start = next((i for i, line in enumerate(lines) if line[0] == seq), None)
+        if start is None:
+            self._send(None, FrameOp.ERROR, ("REPLAY", "gone"), None)
+            return
+        for line_seq, antenna, op, args, hw_ms in lines[start:]:
+            self.write_raw(encode_frame(self.reader_id, antenna, line_seq, op, args,
+                                        hw_time_ms=hw_ms))
+
     def heartbeat(self) -> int:
         uptime = int((time.monotonic() - self._booted_at) * 1000)
         return self._send(None, FrameOp.HEARTBEAT, (str(uptime),), None)
@@ -194,6 +214,7 @@ class VirtualFirmware:
         """
         self._seq = 0
         self._booted_at = time.monotonic()
+        self._sent.clear()
         self.write_raw(b"\r\n")
         self._send(None, FrameOp.BOOT, (FIRMWARE_VERSION, reason), None)
         return self.inventory()
@@ -241,6 +262,7 @@ class VirtualFirmware:
         self._out += line[: len(line) // 2]  # no newline: the banner starts on the same line
         self._seq = 0
         self._booted_at = time.monotonic()
+        self._sent.clear()
         self._send(None, FrameOp.BOOT, (FIRMWARE_VERSION, reason), None)
         return self.inventory()
 
@@ -278,6 +300,8 @@ class VirtualFirmware:
               hw_time: float | None) -> int:
         seq = self._seq
         self._seq = next_seq(self._seq)
+        self._sent.append((seq, antenna, op, args,
+                           round((time.time() if hw_time is None else hw_time) * 1000)))
         if self._drop > 0:
             self._drop -= 1
             return seq
@@ -333,6 +357,8 @@ class VirtualFirmware:
         elif command.op is CommandOp.IDENT:
             self._send(None, FrameOp.IDENT,
                        ("SIMREADER", FIRMWARE_VERSION, self.reader_id, str(self.antennas)), None)
+        elif command.op is CommandOp.REPLAY:
+            self.replay(int(command.args[0]))
         elif command.op is CommandOp.RATE:
             self.rate_ms = int(command.args[0])
             self._send(None, FrameOp.ACK, ("RATE", command.args[0]), None)
