@@ -17,11 +17,12 @@ import pytest
 from boardevents import EventWriter, clean_board, t08_revoke
 from broker import Mosquitto
 from gpiozero.pins.mock import MockFactory
-from test_bridge import Info, Registry, make_config, running, subscribed
+from test_bridge import Registry, make_config, running, subscribed
 
 from controller.engine import Engine
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.display import NullDisplay
+from firmware_bridge.taginfo import TagInfo as Info
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -354,7 +356,7 @@ def restarted_session() -> HostSession:
     return session
 
 
-def changes(out: list[object]) -> list[tuple[str, str, int | None]]:
+def changes(out: Sequence[object]) -> list[tuple[str, str, int | None]]:
     return [(o.uid, o.action, o.seq) for o in out if isinstance(o, TagChange)]
 
 
