@@ -283,6 +283,7 @@ class Bridge:
                 if reader.kind == "inventory" and self.publisher is not None:
                     reader.restore_lying(self.publisher.spool.lying(rc.name))
                 if reader.catches_up:
+                    reader.report_synced = True
                     self._begin_catch_up(rc.name)
                 async with reader:
                     state.kind = reader.kind  # a simulated reader learns its kind on opening

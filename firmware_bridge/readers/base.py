@@ -71,7 +71,7 @@ class TagRead:
 class ReaderSynced:
     """The reader has caught up after it was (re)opened: what it saw meanwhile has been
     reported (replayed in order, or repaired by an inventory); what follows is live. Only
-    from backends with ``catches_up``."""
+    from backends with ``catches_up``, to a user that set ``report_synced``."""
 
     reader: str
 
@@ -125,6 +125,8 @@ class Reader(abc.ABC):
 
     #: the backend says ``ReaderSynced`` once it has caught up after each opening
     catches_up = False
+    #: the user wants the ``ReaderSynced`` items (the bridge); others never see them
+    report_synced = False
 
     # ------------------------------------------------------------------ for users
 
@@ -160,6 +162,8 @@ class Reader(abc.ABC):
             item = await self._queue.get()
             if item is _CLOSED:
                 return
+            if isinstance(item, ReaderSynced) and not self.report_synced:
+                continue
             assert isinstance(item, TagRead | ReaderHealth | ReaderSynced)
             yield item
 
@@ -214,6 +218,12 @@ class Reader(abc.ABC):
         # meaning (a card taken back, then another played, is not two cards on the trick).
         self._flush_removals()
         self._queue.put_nowait(TagRead(self.name, antenna, uid, "present", ts, line))
+
+    def _synced(self) -> None:
+        """For backends: caught up. Removals held back by the debounce go first (they are
+        part of what happened meanwhile)."""
+        self._flush_removals()
+        self._queue.put_nowait(ReaderSynced(self.name))
 
     def _flush_removals(self) -> None:
         for read, handle in self._pending_removal.values():

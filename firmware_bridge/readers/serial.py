@@ -39,7 +39,6 @@ from firmware_bridge.readers.base import (
     Reader,
     ReaderError,
     ReaderKind,
-    ReaderSynced,
     options_from_query,
 )
 
@@ -225,7 +224,7 @@ class SerialReader(Reader):
                 ts = None if out.hw_time_ms is None else out.hw_time_ms / 1000
                 self._tag(str(out.antenna), out.uid, out.action, ts, out.seq)
             elif isinstance(out, Synced):
-                self._queue.put_nowait(ReaderSynced(self.name))
+                self._synced()
             elif isinstance(out, Anomaly):
                 self._health(out.kind, out.detail)
             elif isinstance(out, SendCommand):
