@@ -322,8 +322,12 @@ class Spool:
             # Not fatal: the message goes out again later, with its seq (a duplicate).
             log.error("spool %s: cannot delete an acknowledged message: %s", self.path, e)
 
-    def depth(self) -> int:
-        """How many messages wait for their acknowledgement."""
+    def depth(self, *, through_id: int | None = None) -> int:
+        """How many messages wait for their acknowledgement (with ``through_id``: of those
+        with an id up to it)."""
+        if through_id is not None:
+            return int(self._db.execute("SELECT count(*) FROM outbox WHERE id <= ?",
+                                        (through_id,)).fetchone()[0])
         return int(self._db.execute("SELECT count(*) FROM outbox").fetchone()[0])
 
     def close(self) -> None:
@@ -403,6 +407,10 @@ class Publisher:
                                         wire.Event)
             except msgspec.ValidationError as exc:
                 raise BridgeError(f"not a contract event: {exc}") from None
+        if self.drained.is_set():
+            # nothing was waiting for an ack: the wait for this one starts now, not at the
+            # last ack (however long the table was idle since)
+            self._ack_progress = time.monotonic()
         seq, payload = self.spool.append_event(self.event_topic, event, lying=lying,
                                                mark=mark)
         if b'"boot":"' + self.boot.encode() + b'"' not in payload:  # seq wrapped: a new boot
@@ -516,7 +524,7 @@ class Publisher:
                 self.on_ack(bytes(data))
                 continue
             if topic in self.controller_topics:
-                self._on_controller_status(topic, bytes(data))
+                self._on_controller_status(topic, bytes(data), retained=bool(message.retain))
                 continue
             if self._on_message is not None:
                 try:
@@ -551,7 +559,8 @@ class Publisher:
         if self.spool.depth() == 0:
             self.drained.set()
 
-    def _on_controller_status(self, topic: str, payload: bytes) -> None:
+    def _on_controller_status(self, topic: str, payload: bytes, *,
+                              retained: bool = False) -> None:
         try:
             status = json.loads(payload).get("status") if payload.strip() else None
         except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
@@ -562,9 +571,11 @@ class Publisher:
             self._controllers_online.add(topic)
         else:
             self._controllers_online.discard(topic)
-        if self._controllers_online and not was:
+        if self._controllers_online and not was and not retained:
             # a controller (re)started: its broker session may be new and have lost what we
-            # sent; everything not acknowledged goes again (duplicates are dropped there)
+            # sent; everything not acknowledged goes again (duplicates are dropped there). A
+            # retained status is what we find on connecting, when everything not
+            # acknowledged is being sent anyway.
             self.resend()
 
     def resend(self) -> None:
@@ -574,6 +585,8 @@ class Publisher:
 
     def _ack_overdue(self) -> bool:
         """Nothing acknowledged for a while although events wait: time to send them again.
+        The while is counted from the last ack, or from the spooling of the first event that
+        waits when nothing waited before (``publish_event``): an idle table is no delay.
 
         Not while every controller says it is offline (its broker session queues what we
         sent; sending again would only fill that queue)."""
@@ -594,16 +607,19 @@ class Publisher:
                 self._health_sent = True
                 tg.create_task(client.publish(self.health_topic, self._health, qos=0))
             if self._resend_now or self._ack_overdue():
-                if not self._resend_now:
+                # a resend only if something sent on this connection is still waiting
+                oldest = self.spool.pending(limit=1)
+                again = bool(oldest) and oldest[0].id <= last_id
+                if again and not self._resend_now:
                     # no progress since the last time either: wait longer before the next
                     self._ack_wait = min(ACK_TIMEOUT_MAX, 2 * (self._ack_wait or
                                                                self.ack_timeout))
                 self._resend_now = False
                 self._ack_progress = time.monotonic()
-                if last_id:
+                if again:
                     self.resends += 1
                     log.info("sending again what the controller has not acknowledged "
-                             "(%d event(s))", self.spool.depth())
+                             "(%d event(s))", self.spool.depth(through_id=last_id))
                 last_id = 0
             batch = self.spool.pending(after_id=last_id, limit=SEND_WINDOW)
             if not batch:
