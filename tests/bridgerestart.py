@@ -90,16 +90,65 @@ class Kill:
     signal: int  # SIGTERM or SIGKILL
 
 
-def seeded_kills(seed: int, count: int, events: int, rate: float) -> list[Kill]:
-    """``count`` kills at seeded random points spread over the file (so over auctions and
-    plays alike), SIGTERM and SIGKILL alternating from a seeded first."""
+def phases(events: Sequence[dict[str, Any]]) -> list[tuple[str, int, int]]:
+    """(name, first index, last index) of each board's auction and play in ``events``."""
+    out: list[tuple[str, int, int]] = []
+    board = 0
+    bids: list[int] = []
+    plays: list[int] = []
+
+    def close() -> None:
+        if bids:
+            out.append((f"board {board} auction", bids[0], bids[-1]))
+        if plays:
+            out.append((f"board {board} play", plays[0], plays[-1]))
+
+    for i, e in enumerate(events):
+        if e["zone"] == "board":
+            close()
+            board, bids, plays = int(e["board"]), [], []
+        elif e["zone"] == "bid" and e["action"] == "present":
+            bids.append(i)
+        elif e["zone"] == "tray" and e["action"] == "present" and bids:
+            plays.append(i)
+    close()
+    return out
+
+
+def phase_of(events: Sequence[dict[str, Any]], index: int) -> str:
+    """Where event ``index`` (the next one the table plays) falls."""
+    for name, first, last in phases(events):
+        if first <= index <= last + 1:
+            return name
+    return "between"
+
+
+def seeded_kills(seed: int, count: int, events: Sequence[dict[str, Any]], rate: float, *,
+                 gap: float = 6.0, after: float = -6.0,
+                 first: int | None = None) -> list[Kill]:
+    """``count`` kills at seeded random points of the auctions and the plays (alternately,
+    each in the next phase of its kind that is far enough), SIGTERM and SIGKILL alternating from a seeded first;
+    at least ``gap`` seconds apart (the bridge is down 2 s and takes ~1 s to start), and
+    from ``after + gap`` on."""
     rng = random.Random(seed)
-    length = events / rate
-    span = length / count
-    first = rng.choice((signal.SIGTERM, signal.SIGKILL))
+    picked = rng.choice((signal.SIGTERM, signal.SIGKILL))
+    first = picked if first is None else first
     other = signal.SIGKILL if first == signal.SIGTERM else signal.SIGTERM
-    return [Kill(round(span * n + rng.uniform(0.15, 0.85) * span, 2),
-                 first if n % 2 == 0 else other) for n in range(count)]
+    kinds = {"auction": [p for p in phases(events) if p[0].endswith("auction")],
+             "play": [p for p in phases(events) if p[0].endswith("play")]}
+    kills: list[Kill] = []
+    for n in range(count):
+        kind = "auction" if n % 2 == 0 else "play"
+        # a phase that still starts late enough
+        choices = [p for p in kinds[kind] if p[2] / rate > after + gap]
+        if not choices:
+            break
+        _, start, end = choices[0]  # the next one: the point in it is random
+        at = max(after + gap, start / rate) + rng.uniform(0.0, 1.0) * \
+            max(0.0, end / rate - max(after + gap, start / rate))
+        kills.append(Kill(round(at, 2), first if n % 2 == 0 else other))
+        after = at
+    return kills
 
 
 @dataclass
@@ -177,6 +226,17 @@ class RestartSession:
                 proc.kill()
                 proc.wait(5)
 
+    def _next_seq(self) -> int | None:
+        try:
+            db = sqlite3.connect(f"file:{self.spool}?mode=ro", uri=True, timeout=1.0)
+            try:
+                row = db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()
+                return None if row is None else int(row[0])
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return None
+
     def _spool_depth(self) -> int | None:
         try:
             db = sqlite3.connect(f"file:{self.spool}?mode=ro", uri=True, timeout=1.0)
@@ -233,16 +293,22 @@ class RestartSession:
         selector = selectors.DefaultSelector()
         selector.register(stream, selectors.EVENT_READ)
         plan = sorted(self.kills, key=lambda k: k.at) if kills else []
-        # sim play starts once the bridge opened every reader: about now
-        t0 = time.monotonic()
+        # the kills' times count from the first event the bridge spooled
+        t0: float | None = None
+        started = time.monotonic()
         try:
             while True:
-                now = time.monotonic() - t0
-                if plan and now >= plan[0].at:
+                if t0 is None and (self._next_seq() or 1) > 1:
+                    t0 = time.monotonic()
+                now = time.monotonic() - (t0 if t0 is not None else started)
+                if plan and t0 is not None and now >= plan[0].at:
                     kill = plan.pop(0)
+                    # the next event the table plays (at the sim's pace from the first)
+                    playing = int(now * self.rate) + 1
                     self._stop(self.bridge, kill.signal)
                     name = "SIGTERM" if kill.signal == signal.SIGTERM else "SIGKILL"
-                    self.done_kills.append(f"{name} at {now:.1f} s")
+                    where = phase_of(self.events, playing)
+                    self.done_kills.append(f"{name} at {now:.1f} s ({where}, event {playing})")
                     time.sleep(self.down)
                     self.start_bridge()
                     continue
@@ -331,7 +397,8 @@ def _resends(log: Path) -> int:
     return log.read_text(errors="replace").count("sending again what the controller")
 
 
-def print_figures(f: Figures, out: Any = sys.stdout) -> None:
+def print_figures(f: Figures, out: Any = None) -> None:
+    out = sys.stdout if out is None else out
     print(f"kills: {', '.join(f.kills) or 'none'}; {f.seconds} s", file=out)
     print(f"events {f.events}, applied {f.applied}, lost {f.lost}, applied twice {f.doubled}, "
           f"in another order {f.out_of_order}, duplicates dropped {f.duplicates_dropped}, "
@@ -364,8 +431,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         workdir = Path(args.workdir) if args.workdir else \
             Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bridge-restart-")))
         workdir.mkdir(parents=True, exist_ok=True)
-        events = len(board_file_events(args.boards))
-        kills = args.at or seeded_kills(args.seed, args.kills, events, args.rate)
+        kills = args.at or seeded_kills(args.seed, args.kills, board_file_events(args.boards),
+                                        args.rate)
         figures = RestartSession(workdir, kills=kills, boards=args.boards, rate=args.rate,
                                  down=args.down).run()
         print_figures(figures)
