@@ -200,3 +200,32 @@ async def test_a_reader_rebooted_while_the_bridge_was_down_is_repaired_by_its_in
         assert again.health.readers["north"].anomalies.get("resync") == 1
     finally:
         trays.close()
+
+
+async def test_a_reader_that_never_catches_up_holds_the_others_back_only_a_while(
+        tmp_path: Path, mosquitto: Mosquitto, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """East's reader is unplugged when the bridge starts: north's events wait for it at most
+    CATCH_UP_MAX, then go out (and the wait is logged)."""
+    import firmware_bridge.bridge
+    from firmware_bridge.sim.firmware import VirtualFirmware
+
+    monkeypatch.setattr(firmware_bridge.bridge, "CATCH_UP_MAX", 0.5)
+    north = VirtualFirmware("north", 1, link=tmp_path / "north.tty")
+    await north.start()
+    config = make_config(tmp_path, mosquitto, readers=[
+        tray_reader(tmp_path, "north", "N"), tray_reader(tmp_path, "east", "E")],
+        spool={"path": "spool.sqlite", "acknowledge": "broker"})
+    registry = card_registry({"04A1C0DE": "SA"})
+    try:
+        async with subscribed(mosquitto, "bridge/5/event") as sub:
+            bridge = Bridge(config, registry=registry, pin_factory=MockFactory(),
+                            display=NullDisplay())
+            async with running(bridge):
+                await asyncio.wait_for(north.host_seen.wait(), 10)
+                north.place(0, "04A1C0DE")
+                await sub.wait_for(lambda: len(sub.on("/event")) >= 1)
+        assert [(e["card"], e["action"]) for e in sub.on("/event")] == [("SA", "present")]
+        assert "not caught up" in caplog.text and "east" in caplog.text
+    finally:
+        north.close()
