@@ -9,9 +9,9 @@ file is played and the controller has acknowledged everything, the journal is re
 fresh Engine and compared with a clean replay of the file:
 
 - the events applied, each as what happened at the table (zone, seat, action, card, call or
-  board), must be the file's, each once (nothing lost, nothing applied twice); events the
-  table did while the bridge was down are seen again by the readers' inventory, so only
-  their order among the readers may differ, and only within what the bridge missed;
+  board), must be the file's, each once and in the file's order (nothing lost, nothing
+  applied twice: what the table did while the bridge was down comes from the readers'
+  replay of their lines, merged by time across readers);
 - the results and the alerts must be the clean replay's (no false alert).
 
 ``python tests/bridgerestart.py run [--seed 1] [--kills 4] [--rate 8]`` prints the figures;
@@ -127,9 +127,9 @@ def seeded_kills(seed: int, count: int, events: Sequence[dict[str, Any]], rate: 
                  gap: float = 6.0, after: float = -6.0,
                  first: int | None = None) -> list[Kill]:
     """``count`` kills at seeded random points of the auctions and the plays (alternately,
-    each in the next phase of its kind that is far enough), SIGTERM and SIGKILL alternating from a seeded first;
-    at least ``gap`` seconds apart (the bridge is down 2 s and takes ~1 s to start), and
-    from ``after + gap`` on."""
+    each in the next phase of its kind that is far enough), SIGTERM and SIGKILL alternating
+    from a seeded first (or ``first``); at least ``gap`` seconds apart (the bridge is down 2 s
+    and takes ~1 s to start), and from ``after + gap`` on."""
     rng = random.Random(seed)
     picked = rng.choice((signal.SIGTERM, signal.SIGKILL))
     first = picked if first is None else first
@@ -171,19 +171,20 @@ class Figures:
 
     @property
     def ok(self) -> bool:
-        return (self.lost, self.doubled) == (0, 0) and self.applied == self.events \
-            and self.results_equal and self.alerts_equal
+        return (self.lost, self.doubled, self.out_of_order) == (0, 0, 0) \
+            and self.applied == self.events and self.results_equal and self.alerts_equal
 
 
 class RestartSession:
     def __init__(self, workdir: Path, *, kills: Sequence[Kill], boards: int = 3,
-                 rate: float = 8.0, down: float = 2.0) -> None:
+                 rate: float = 8.0, down: float = 2.0, hardware_time: bool = True) -> None:
         from controller.mosquitto import Mosquitto
 
         self.workdir = workdir
         self.kills = list(kills)
         self.rate = rate
         self.down = down
+        self.hardware_time = hardware_time
         self.events = board_file_events(boards)
         self.broker = Mosquitto(workdir / "broker", persistence=False)
         self.journal = workdir / "journal.sqlite"
@@ -257,8 +258,9 @@ class RestartSession:
                 "controller.log")
             self.sim = self._spawn(
                 ["-m", "controller.cli", "sim", "play", str(self.file), "--config",
-                 str(self.config), "--rate", f"{self.rate:g}", "--hardware-time",
-                 "--wait", "60"], "sim.log", stdout=subprocess.PIPE)
+                 str(self.config), "--rate", f"{self.rate:g}", "--wait", "60",
+                 *(["--hardware-time"] if self.hardware_time else [])],
+                "sim.log", stdout=subprocess.PIPE)
             assert self.sim.stdout is not None
             for _ in range(6):  # the readers' paths: announced, a bridge may open them
                 line = self.sim.stdout.readline().decode()
@@ -426,6 +428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="SECONDS:term|kill instead of seeded kills (repeatable)")
     r.add_argument("--down", type=float, default=2.0, help="seconds the bridge stays down")
     r.add_argument("--workdir", help="keep logs, journal and spool here")
+    r.add_argument("--no-hardware-time", action="store_true",
+                   help="the readers do not stamp their lines with the file's times")
     args = ap.parse_args(argv)
     with contextlib.ExitStack() as stack:
         workdir = Path(args.workdir) if args.workdir else \
@@ -434,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         kills = args.at or seeded_kills(args.seed, args.kills, board_file_events(args.boards),
                                         args.rate)
         figures = RestartSession(workdir, kills=kills, boards=args.boards, rate=args.rate,
-                                 down=args.down).run()
+                                 down=args.down, hardware_time=not args.no_hardware_time).run()
         print_figures(figures)
     return 0 if figures.ok else 1
 

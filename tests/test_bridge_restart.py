@@ -37,6 +37,7 @@ def test_a_bridge_killed_mid_board_changes_nothing_at_the_table(
     assert any("auction" in k for k in figures.kills)
     assert any("play" in k for k in figures.kills)
     assert (figures.events, figures.lost, figures.doubled) == (len(events), 0, 0)
+    assert figures.out_of_order == 0
     assert figures.applied == len(events)
     assert figures.results == figures.clean_results == 3 and figures.results_equal
     assert figures.false_alerts == [] and figures.missing_alerts == []
