@@ -53,7 +53,7 @@ from firmware_bridge.errors import (
 )
 from firmware_bridge.gpio import SeatLights, TableGpio
 from firmware_bridge.publisher import Publisher, Spool, wait_event
-from firmware_bridge.readers.base import Reader, ReaderHealth, ReaderSynced, TagRead
+from firmware_bridge.readers.base import LineMark, Reader, ReaderHealth, ReaderSynced, TagRead
 from firmware_bridge.taginfo import NULL_REGISTRY, TagLookup
 
 log = logging.getLogger(__name__)
@@ -182,6 +182,8 @@ class Bridge:
         self._catching_up: set[str] = set()
         self._held: list[tuple[ReaderConfig, TagRead]] = []
         self._catch_up_timer: asyncio.TimerHandle | None = None
+        #: the line each reader caught up at, kept once what came before it is published
+        self._synced_lines: dict[str, LineMark] = {}
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -314,7 +316,11 @@ class Bridge:
                ) -> int | None:
         """One item from a reader; returns the seq of the event published, if any."""
         if isinstance(item, ReaderSynced):
+            if item.line is not None:
+                self._synced_lines[rc.name] = item.line
             self._end_catch_up(rc.name)
+            if not self._holding():
+                self._keep_synced_lines()
             return None
         if isinstance(item, ReaderHealth):
             state = self.health.readers[rc.name]
@@ -330,12 +336,26 @@ class Bridge:
             log.info("reader %s: %s (%s) #%d", rc.name, item.kind, item.detail, item.count)
             self._health_changed()
             return None
-        if self._catching_up and self._catch_up_timer is not None:
+        # a later line of this reader: its event says how far the reader is passed on
+        self._synced_lines.pop(rc.name, None)
+        if self._holding():
             self._held.append((rc, item))
             return None
         return self._on_tag(rc, item)
 
     # -- catching up -------------------------------------------------------------------------
+
+    def _holding(self) -> bool:
+        return bool(self._catching_up) and self._catch_up_timer is not None
+
+    def _keep_synced_lines(self) -> None:
+        """Record where the readers caught up, now that what came before is published: a
+        reader with no event yet (the bidding box before the first call) is replayed from
+        there after a restart, not repaired out of order by its inventory."""
+        lines, self._synced_lines = self._synced_lines, {}
+        if self.publisher is not None:
+            for reader, line in lines.items():
+                self.publisher.spool.set_mark(reader, line)
 
     def _begin_catch_up(self, reader: str) -> None:
         self._catching_up.add(reader)
@@ -361,6 +381,7 @@ class Bridge:
         held, self._held = self._held, []
         for rc, read in sorted(held, key=lambda item: item[1].ts):
             self._on_tag(rc, read)
+        self._keep_synced_lines()
 
     def _on_tag(self, rc: ReaderConfig, read: TagRead) -> int | None:
         antenna = rc.antennas.get(read.antenna)
@@ -402,8 +423,7 @@ class Bridge:
         held = self.health.readers[rc.name].kind == "inventory"
         return self._publish(event, lying=(rc.name, read.antenna, uid, read.action) if held
                              else None,
-                             mark=None if read.line is None else
-                             (rc.name, read.line, read.antenna, uid, read.action))
+                             mark=None if read.line is None else (rc.name, *read.line))
 
     def _note_sighting(self, rc: ReaderConfig, read: TagRead, uid: str) -> None:
         """A tag present at two places at once is a duplicate sighting: counted, logged,

@@ -26,7 +26,7 @@ __all__ = [
     "MAX_LINE", "SEQ_MODULO", "MAX_INVENTORY", "crc16_ccitt", "FrameOp", "Frame", "ProtocolError",
     "ErrorKind", "CommandOp", "Command", "parse_line", "encode_frame", "parse_command",
     "encode_command", "LineDecoder", "TagChange", "Anomaly", "SendCommand", "SessionOutput",
-    "HostSession", "normalise_uid", "next_seq", "Mark", "Synced", "SYNC_TOKEN",
+    "HostSession", "normalise_uid", "next_seq", "Mark", "MarkRow", "Synced", "SYNC_TOKEN",
 ]
 
 #: Longest accepted line, terminator included. A 13-card inventory with 7-byte UIDs is ~220 bytes.
@@ -410,34 +410,55 @@ class TagChange:
     uid: str
     action: Literal["present", "removed"]
     hw_time_ms: int | None = None
-    #: the seq of the reader line that reported it (the host's mark, ``HostSession.restore``);
-    #: not part of what the change is
-    seq: int | None = field(default=None, compare=False)
+    #: the reader line that reported it (the host's mark, ``HostSession.restore``); not
+    #: part of what the change is
+    line: Mark | None = field(default=None, compare=False)
+
+
+#: a mark as text, as the bridge's spool keeps it: (seq, antenna or "-", op, args)
+MarkRow = tuple[int, str, str, str]
 
 
 @dataclass(frozen=True)
 class Mark:
-    """The last reader line whose change the host has passed on: its seq, and the change
-    (antenna, UID, action) it reported, to recognise the same line when it is replayed."""
+    """A reader line the host has passed on, to recognise when it is replayed: its seq and
+    what it says (antenna, op, arguments; not its hardware time)."""
 
     seq: int
-    antenna: int
-    uid: str
-    action: Literal["present", "removed"]
+    antenna: int | None
+    op: str
+    args: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, frame: Frame) -> Mark:
+        return cls(frame.seq, frame.antenna, frame.op.value, frame.args)
 
     def matches(self, frame: Frame) -> bool:
-        if frame.seq != self.seq or frame.antenna != self.antenna:
-            return False
-        if frame.op is FrameOp.INVENTORY:
-            return (self.uid in frame.uids) == (self.action == "present")
-        wanted = FrameOp.ADDED if self.action == "present" else FrameOp.REMOVED
-        return frame.op is wanted and frame.uid == self.uid
+        return (frame.seq, frame.antenna, frame.op.value, frame.args) == \
+            (self.seq, self.antenna, self.op, self.args)
+
+    def row(self) -> MarkRow:
+        return (self.seq, "-" if self.antenna is None else str(self.antenna), self.op,
+                " ".join(self.args))
+
+    @classmethod
+    def from_row(cls, row: MarkRow) -> Mark | None:
+        """The mark of a row, or None for a row that cannot be one (a damaged spool)."""
+        seq, antenna, op, args = row
+        if not 0 <= seq < SEQ_MODULO or op not in _OPS_BY_TOKEN or \
+                not (antenna == "-" or antenna.isdigit()):
+            return None
+        return cls(seq, None if antenna == "-" else int(antenna), op,
+                   tuple(args.split(" ")) if args else ())
 
 
 @dataclass(frozen=True)
 class Synced:
     """The link is caught up: what the reader said while the host was away (replayed, or
-    repaired by an inventory) has been passed on; what follows is live."""
+    repaired by an inventory) has been passed on; what follows is live. ``line``: the line
+    that said so (a mark to replay from, once everything before it is passed on)."""
+
+    line: Mark
 
 
 @dataclass(frozen=True)
@@ -568,10 +589,7 @@ class HostSession:
             if not self._catching_up(frame):
                 return out
         out += self._frame_body(frame, now)
-        changes = [o for o in out if isinstance(o, TagChange)]
-        if changes:
-            last = changes[-1]
-            self.mark = Mark(frame.seq, last.antenna, last.uid, last.action)
+        self.mark = Mark.of(frame)
         return out
 
     def _catching_up(self, frame: Frame) -> bool:
@@ -624,14 +642,14 @@ class HostSession:
             if frame.uid not in seen:
                 seen.add(frame.uid)
                 out.append(TagChange(frame.antenna, frame.uid, "present", frame.hw_time_ms,
-                                     frame.seq))
+                                     Mark.of(frame)))
         elif frame.op is FrameOp.REMOVED:
             assert frame.antenna is not None
             seen = self.present.setdefault(frame.antenna, set())
             if frame.uid in seen:
                 seen.discard(frame.uid)
                 out.append(TagChange(frame.antenna, frame.uid, "removed", frame.hw_time_ms,
-                                     frame.seq))
+                                     Mark.of(frame)))
         elif frame.op is FrameOp.INVENTORY:
             out += self._inventory(frame)
         elif frame.op is FrameOp.ERROR:
@@ -639,7 +657,7 @@ class HostSession:
         elif frame.op is FrameOp.IDENT:
             self.ident = frame.args
         elif frame.op is FrameOp.PONG and frame.args[:1] == (SYNC_TOKEN,):
-            out.append(Synced())
+            out.append(Synced(Mark.of(frame)))
         return out
 
     def _inventory(self, frame: Frame) -> list[SessionOutput]:
@@ -649,10 +667,10 @@ class HostSession:
         self.present[frame.antenna] = new
         self._inventory_asked_at = None
         changes: list[SessionOutput] = [
-            TagChange(frame.antenna, uid, "removed", frame.hw_time_ms, frame.seq)
+            TagChange(frame.antenna, uid, "removed", frame.hw_time_ms, Mark.of(frame))
             for uid in sorted(old - new)]
         changes += [
-            TagChange(frame.antenna, uid, "present", frame.hw_time_ms, frame.seq)
+            TagChange(frame.antenna, uid, "present", frame.hw_time_ms, Mark.of(frame))
             for uid in sorted(new - old)]
         out: list[SessionOutput] = []
         if changes and frame.antenna in self._seen_inventory:

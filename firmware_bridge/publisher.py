@@ -167,11 +167,11 @@ class Spool:
             db.execute("CREATE TABLE IF NOT EXISTS lying ("
                        " reader TEXT NOT NULL, antenna TEXT NOT NULL, uid TEXT NOT NULL,"
                        " PRIMARY KEY (reader, antenna, uid))")
-            # The last line of each reader whose change went into the outbox: a restarted
+            # The last line of each reader passed on (its events in the outbox): a restarted
             # bridge asks the reader to replay its lines from there (firmware_bridge.protocol).
             db.execute("CREATE TABLE IF NOT EXISTS reader_mark ("
                        " reader TEXT PRIMARY KEY, seq INTEGER NOT NULL, antenna TEXT NOT NULL,"
-                       " uid TEXT NOT NULL, action TEXT NOT NULL)")
+                       " op TEXT NOT NULL, args TEXT NOT NULL)")
             db.execute("SELECT count(*) FROM outbox").fetchone()
         except sqlite3.Error:
             db.close()
@@ -220,8 +220,7 @@ class Spool:
 
         Returns ``(seq, payload)``. One transaction: seq, boot, message and, with ``lying``
         = (reader, antenna, uid, action), what lies on that antenna, and with ``mark`` =
-        (reader, line seq, antenna, uid, action), the reader line it came from, are kept
-        together.
+        (reader, seq, antenna, op, args), the reader line it came from, are kept together.
         Raises SpoolError when the spool is full (``max_events``) or cannot be written.
         """
         try:
@@ -247,8 +246,7 @@ class Spool:
                 if lying is not None:
                     self._note_lying(*lying)
                 if mark is not None:
-                    self._db.execute("INSERT OR REPLACE INTO reader_mark(reader, seq, antenna,"
-                                     " uid, action) VALUES(?, ?, ?, ?, ?)", mark)
+                    self._set_mark(mark)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -281,9 +279,21 @@ class Spool:
             out.setdefault(str(antenna), set()).add(str(uid))
         return out
 
+    def _set_mark(self, mark: tuple[str, int, str, str, str]) -> None:
+        self._db.execute("INSERT OR REPLACE INTO reader_mark(reader, seq, antenna, op, args)"
+                         " VALUES(?, ?, ?, ?, ?)", mark)
+
+    def set_mark(self, reader: str, line: tuple[int, str, str, str]) -> None:
+        """``reader``'s line ``line`` (seq, antenna, op, args) is passed on, with no event of
+        its own (everything before it is spooled)."""
+        try:
+            self._set_mark((reader, *line))
+        except sqlite3.Error as e:  # not fatal: the replay starts earlier, harmlessly
+            log.error("spool %s: cannot record the last line of %s: %s", self.path, reader, e)
+
     def mark(self, reader: str) -> tuple[int, str, str, str] | None:
-        """The last line of ``reader`` whose change was spooled: (seq, antenna, uid, action)."""
-        row = self._db.execute("SELECT seq, antenna, uid, action FROM reader_mark"
+        """The last line of ``reader`` passed on: (seq, antenna, op, args)."""
+        row = self._db.execute("SELECT seq, antenna, op, args FROM reader_mark"
                                " WHERE reader = ?", (reader,)).fetchone()
         return None if row is None else (int(row[0]), str(row[1]), str(row[2]), str(row[3]))
 

@@ -352,12 +352,13 @@ def test_session_converges_to_truth_after_inventory(
 def restarted_session() -> HostSession:
     """A host that restarted: A lay on antenna 0, and line 7 (+A) was the last passed on."""
     session = HostSession()
-    session.restore({"0": {UID_A}}, Mark(7, 0, UID_A, "present"))
+    session.restore({"0": {UID_A}}, Mark(7, 0, "+", (UID_A,)))
     return session
 
 
 def changes(out: Sequence[object]) -> list[tuple[str, str, int | None]]:
-    return [(o.uid, o.action, o.seq) for o in out if isinstance(o, TagChange)]
+    return [(o.uid, o.action, None if o.line is None else o.line.seq)
+            for o in out if isinstance(o, TagChange)]
 
 
 def test_link_up_asks_for_the_lines_from_the_mark_then_an_inventory_then_a_pong() -> None:
@@ -382,8 +383,8 @@ def test_replayed_lines_come_in_order_once_and_the_inventory_repairs_nothing() -
     assert changes(out) == [(UID_A, "removed", 8), (UID_B, "present", 9),
                             (UID_C, "present", 10)]
     assert not [o for o in out if isinstance(o, Anomaly)]
-    assert out[-1] == Synced()
-    assert session.mark == Mark(10, 0, UID_C, "present")
+    assert out[-1] == Synced(Mark(12, None, "PONG", (SYNC_TOKEN,)))
+    assert session.mark == Mark(12, None, "PONG", (SYNC_TOKEN,))
 
 
 def test_a_firmware_that_cannot_replay_is_repaired_by_the_inventory() -> None:
@@ -397,7 +398,7 @@ def test_a_firmware_that_cannot_replay_is_repaired_by_the_inventory() -> None:
     assert sorted(changes(out)) == [(UID_A, "removed", 22), (UID_B, "present", 22),
                                     (UID_C, "present", 22)]
     assert [o.kind for o in out if isinstance(o, Anomaly)] == ["resync"]
-    assert out[-1] == Synced()
+    assert isinstance(out[-1], Synced)
 
 
 def test_lines_of_another_history_are_not_replayed() -> None:
@@ -420,6 +421,14 @@ def test_a_reader_that_boots_forgets_the_mark() -> None:
     out = session.handle(frame(1, FrameOp.INVENTORY, UID_A, UID_B), 0.0)
     assert changes(out) == [(UID_B, "present", 1)]
     assert session.link_up(1.0)[0] == SendCommand(Command(CommandOp.REPLAY, ("1",)))
+
+
+def test_a_mark_is_kept_as_text_and_read_back() -> None:
+    for mark in (Mark(7, 0, "+", (UID_A,)), Mark(65535, 3, "INV", (UID_A, UID_B)),
+                 Mark(9, 2, "INV", ()), Mark(12, None, "PONG", (SYNC_TOKEN,))):
+        assert Mark.from_row(mark.row()) == mark
+    for row in ((70000, "0", "+", UID_A), (1, "x", "+", UID_A), (1, "0", "??", "")):
+        assert Mark.from_row(row) is None
 
 
 def test_replay_command_round_trip() -> None:

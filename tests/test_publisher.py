@@ -135,15 +135,16 @@ def test_spool_keeps_each_readers_last_line_with_its_event(tmp_path: Path) -> No
     head = {"v": 1, "src": "x"}
     assert spool.mark("north") is None
     spool.append_event("t/1/event", head, {"n": 1}, lying=("north", "0", "04A1", "present"),
-                       mark=("north", 7, "0", "04A1", "present"))
-    spool.append_event("t/1/event", head, {"n": 2}, mark=("bidbox", 3, "2", "04B2", "present"))
+                       mark=("north", 7, "0", "+", "04A1"))
+    spool.append_event("t/1/event", head, {"n": 2}, mark=("bidbox", 3, "2", "INV", "04B2 04B3"))
     with pytest.raises(SpoolError):  # full: the event and its mark are refused together
-        spool.append_event("t/1/event", head, {"n": 3}, mark=("north", 8, "0", "04A1",
-                                                                "removed"))
+        spool.append_event("t/1/event", head, {"n": 3}, mark=("north", 8, "0", "-", "04A1"))
+    spool.set_mark("board", (5, "-", "PONG", "synced"))  # a line with no event of its own
     spool.close()
     again = Spool(tmp_path / "s.sqlite")
-    assert again.mark("north") == (7, "0", "04A1", "present")
-    assert again.mark("bidbox") == (3, "2", "04B2", "present")
+    assert again.mark("north") == (7, "0", "+", "04A1")
+    assert again.mark("bidbox") == (3, "2", "INV", "04B2 04B3")
+    assert again.mark("board") == (5, "-", "PONG", "synced")
     assert again.lying("north") == {"0": {"04A1"}}
 
 

@@ -54,6 +54,10 @@ def options_from_query(scheme: str, query: Mapping[str, str], *,
     return options
 
 
+#: a reader line, as ``firmware_bridge.protocol.Mark.row`` writes it
+LineMark = tuple[int, str, str, str]
+
+
 @dataclass(frozen=True)
 class TagRead:
     """A tag seen or gone, already debounced and normalised (UID upper-case hex)."""
@@ -63,17 +67,20 @@ class TagRead:
     uid: str
     action: Action
     ts: float  # seconds since the epoch, when the hardware saw it
-    #: the seq of the reader line that said so, if the backend numbers its lines (serial)
-    line: int | None = None
+    #: the reader line that said so, if the backend numbers its lines (serial): (seq,
+    #: antenna or "-", op, args), ``firmware_bridge.protocol.Mark.row``
+    line: LineMark | None = None
 
 
 @dataclass(frozen=True)
 class ReaderSynced:
     """The reader has caught up after it was (re)opened: what it saw meanwhile has been
     reported (replayed in order, or repaired by an inventory); what follows is live. Only
-    from backends with ``catches_up``, to a user that set ``report_synced``."""
+    from backends with ``catches_up``, to a user that set ``report_synced``. ``line``: the
+    line that said so, a mark to replay from once everything before it is passed on."""
 
     reader: str
+    line: LineMark | None = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +128,7 @@ class Reader(abc.ABC):
         self._last_tap: dict[tuple[str, str], float] = {}
         self._closed = False
         self.restored: dict[str, set[str]] = {}
-        self.restored_mark: tuple[int, str, str, str] | None = None
+        self.restored_mark: LineMark | None = None
 
     #: the backend says ``ReaderSynced`` once it has caught up after each opening
     catches_up = False
@@ -149,9 +156,9 @@ class Reader(abc.ABC):
         differs. Backends that cannot list keep it for whoever asks (``restored``)."""
         self.restored = {antenna: set(uids) for antenna, uids in lying.items()}
 
-    def restore_mark(self, mark: tuple[int, str, str, str] | None) -> None:
-        """The last line of this reader whose change was passed on: (line seq, antenna, uid,
-        action), before it is opened. A backend that can replay its lines starts there."""
+    def restore_mark(self, mark: LineMark | None) -> None:
+        """The last line of this reader passed on (``TagRead.line``), before it is opened. A
+        backend that can replay its lines starts there."""
         self.restored_mark = mark
 
     def __aiter__(self) -> AsyncIterator[TagRead | ReaderHealth | ReaderSynced]:
@@ -184,7 +191,7 @@ class Reader(abc.ABC):
         return item
 
     def _tag(self, antenna: str, uid: str, action: Action, ts: float | None = None,
-             line: int | None = None) -> None:
+             line: LineMark | None = None) -> None:
         """Report a raw observation; kind semantics and debounce are applied here."""
         if self._closed:
             return
@@ -219,11 +226,11 @@ class Reader(abc.ABC):
         self._flush_removals()
         self._queue.put_nowait(TagRead(self.name, antenna, uid, "present", ts, line))
 
-    def _synced(self) -> None:
+    def _synced(self, line: LineMark | None = None) -> None:
         """For backends: caught up. Removals held back by the debounce go first (they are
         part of what happened meanwhile)."""
         self._flush_removals()
-        self._queue.put_nowait(ReaderSynced(self.name))
+        self._queue.put_nowait(ReaderSynced(self.name, line))
 
     def _flush_removals(self) -> None:
         for read, handle in self._pending_removal.values():

@@ -18,7 +18,7 @@ import contextlib
 import time
 import urllib.parse
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import serial_asyncio_fast
 
@@ -36,6 +36,7 @@ from firmware_bridge.protocol import (
     encode_command,
 )
 from firmware_bridge.readers.base import (
+    LineMark,
     Reader,
     ReaderError,
     ReaderKind,
@@ -116,19 +117,14 @@ class SerialReader(Reader):
         what came, and counts as a ``resync``."""
         self.session.restore(lying, self._mark())
 
-    def restore_mark(self, mark: tuple[int, str, str, str] | None) -> None:
+    def restore_mark(self, mark: LineMark | None) -> None:
         super().restore_mark(mark)
         restored = self._mark()
         if restored is not None:
             self.session.mark = restored
 
     def _mark(self) -> Mark | None:
-        if self.restored_mark is None:
-            return None
-        seq, antenna, uid, action = self.restored_mark
-        if not antenna.isdigit() or action not in ("present", "removed"):
-            return None
-        return Mark(seq, int(antenna), uid.upper(), cast(Any, action))
+        return None if self.restored_mark is None else Mark.from_row(self.restored_mark)
 
     async def _start(self) -> None:
         self._stopping = False
@@ -222,9 +218,10 @@ class SerialReader(Reader):
         for out in outputs:
             if isinstance(out, TagChange):
                 ts = None if out.hw_time_ms is None else out.hw_time_ms / 1000
-                self._tag(str(out.antenna), out.uid, out.action, ts, out.seq)
+                self._tag(str(out.antenna), out.uid, out.action, ts,
+                          None if out.line is None else out.line.row())
             elif isinstance(out, Synced):
-                self._synced()
+                self._synced(out.line.row())
             elif isinstance(out, Anomaly):
                 self._health(out.kind, out.detail)
             elif isinstance(out, SendCommand):
