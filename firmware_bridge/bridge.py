@@ -15,6 +15,13 @@ restart of the bridge or a failure of the reader, starts from that state
 (``Reader.restore_lying``): its first inventory reports only the tags put down or taken
 away meanwhile, not every card on the table again.
 
+In order, too: with every event the spool keeps the reader line it came from (its ``seq``), and
+a serial reader (re)opened asks its firmware to replay its lines from there
+(``firmware_bridge.protocol.HostSession``). While readers catch up (after the bridge starts, or
+a reader dropped and comes back), every reader's events are held, at most ``CATCH_UP_MAX``
+seconds, and published merged in the order of their times: what the table did while the bridge
+was away reaches the controller as it happened, once.
+
 ``bridge-table bridge --config hw_configs/sim.toml`` runs it until SIGINT or SIGTERM.
 """
 
@@ -48,7 +55,7 @@ from firmware_bridge.errors import (
 )
 from firmware_bridge.gpio import SeatLights, TableGpio
 from firmware_bridge.publisher import Publisher, Spool, wait_event
-from firmware_bridge.readers.base import Reader, ReaderHealth, TagRead
+from firmware_bridge.readers.base import LineMark, Reader, ReaderHealth, ReaderSynced, TagRead
 from firmware_bridge.taginfo import NULL_REGISTRY, TagLookup
 
 log = logging.getLogger(__name__)
@@ -63,6 +70,8 @@ REOPEN_MAX = 30.0
 HEALTH_COALESCE = 0.2
 #: seconds the publisher gets to say "offline" and disconnect when the bridge stops
 PUBLISHER_GRACE = 5.0
+#: the longest the bridge holds events while readers catch up (then it publishes what it has)
+CATCH_UP_MAX = 3.0
 
 
 ReaderOpener = Callable[..., Reader]
@@ -171,6 +180,12 @@ class Bridge:
         self._display_wanted: Indicator | None = None
         self._display_wake = asyncio.Event()
         self._display_task: asyncio.Task[None] | None = None
+        #: readers catching up, the tag reads held meanwhile, and when holding ends anyway
+        self._catching_up: set[str] = set()
+        self._held: list[tuple[ReaderConfig, TagRead]] = []
+        self._catch_up_timer: asyncio.TimerHandle | None = None
+        #: the line each reader caught up at, kept once what came before it is published
+        self._synced_lines: dict[str, LineMark] = {}
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -251,6 +266,8 @@ class Bridge:
                     await asyncio.wait({publisher_task}, timeout=PUBLISHER_GRACE)
             if self._health_due is not None:
                 self._health_due.cancel()
+            if self._catch_up_timer is not None:
+                self._catch_up_timer.cancel()
             if self.gpio is not None:
                 self.gpio.close()
             if self.display is not None:
@@ -265,8 +282,13 @@ class Bridge:
             try:
                 reader = self._opener()(rc.name, rc.url, kind=rc.kind, **dict(rc.options))
                 state.kind = reader.kind
+                if self.publisher is not None:
+                    reader.restore_mark(self.publisher.spool.mark(rc.name))
                 if reader.kind == "inventory" and self.publisher is not None:
                     reader.restore_lying(self.publisher.spool.lying(rc.name))
+                if reader.catches_up:
+                    reader.report_synced = True
+                    self._begin_catch_up(rc.name)
                 async with reader:
                     state.kind = reader.kind  # a simulated reader learns its kind on opening
                     state.open = state.connected = True
@@ -281,6 +303,7 @@ class Bridge:
                 self._anomaly(state, "open_failed")
             finally:
                 state.open = state.connected = False
+                self._end_catch_up(rc.name)
             self._health_changed()
             await wait_event(stop, delay)
             delay = min(REOPEN_MAX, delay * 2)
@@ -291,12 +314,23 @@ class Bridge:
 
     # -- readers -> events -----------------------------------------------------------------
 
-    def handle(self, rc: ReaderConfig, item: TagRead | ReaderHealth) -> int | None:
+    def handle(self, rc: ReaderConfig, item: TagRead | ReaderHealth | ReaderSynced
+               ) -> int | None:
         """One item from a reader; returns the seq of the event published, if any."""
+        if isinstance(item, ReaderSynced):
+            if item.line is not None:
+                self._synced_lines[rc.name] = item.line
+            self._end_catch_up(rc.name)
+            if not self._holding():
+                self._keep_synced_lines()
+            return None
         if isinstance(item, ReaderHealth):
             state = self.health.readers[rc.name]
             # the reader counts; keep its count (it knows about what happened before us)
             state.anomalies[item.kind] = max(item.count, state.anomalies.get(item.kind, 0))
+            if item.kind == "disconnected" and state.connected:
+                # it comes back with what it saw meanwhile: the others' events wait for it
+                self._begin_catch_up(rc.name)
             if item.kind in _DOWN_KINDS:
                 state.connected = False
             elif item.kind in _UP_KINDS:
@@ -304,7 +338,52 @@ class Bridge:
             log.info("reader %s: %s (%s) #%d", rc.name, item.kind, item.detail, item.count)
             self._health_changed()
             return None
+        # a later line of this reader: its event says how far the reader is passed on
+        self._synced_lines.pop(rc.name, None)
+        if self._holding():
+            self._held.append((rc, item))
+            return None
         return self._on_tag(rc, item)
+
+    # -- catching up -------------------------------------------------------------------------
+
+    def _holding(self) -> bool:
+        return bool(self._catching_up) and self._catch_up_timer is not None
+
+    def _keep_synced_lines(self) -> None:
+        """Record where the readers caught up, now that what came before is published: a
+        reader with no event yet (the bidding box before the first call) is replayed from
+        there after a restart, not repaired out of order by its inventory."""
+        lines, self._synced_lines = self._synced_lines, {}
+        if self.publisher is not None:
+            for reader, line in lines.items():
+                self.publisher.spool.set_mark(reader, line)
+
+    def _begin_catch_up(self, reader: str) -> None:
+        self._catching_up.add(reader)
+        if self._catch_up_timer is None and self._loop is not None:
+            self._catch_up_timer = self._loop.call_later(CATCH_UP_MAX, self._release_held)
+
+    def _end_catch_up(self, reader: str) -> None:
+        self._catching_up.discard(reader)
+        if not self._catching_up:
+            self._release_held()
+
+    def _release_held(self) -> None:
+        """Publish the reads held while readers caught up, merged in the order of their
+        times (each reader's own order kept): replayed lines carry the time they were first
+        sent."""
+        if self._catch_up_timer is not None:
+            self._catch_up_timer.cancel()
+            self._catch_up_timer = None
+        if self._catching_up:
+            log.warning("reader(s) %s not caught up in %.0f s: publishing what the others saw",
+                        ", ".join(sorted(self._catching_up)), CATCH_UP_MAX)
+            self._catching_up.clear()
+        held, self._held = self._held, []
+        for rc, read in sorted(held, key=lambda item: item[1].ts):
+            self._on_tag(rc, read)
+        self._keep_synced_lines()
 
     def _on_tag(self, rc: ReaderConfig, read: TagRead) -> int | None:
         antenna = rc.antennas.get(read.antenna)
@@ -345,7 +424,8 @@ class Bridge:
                               action=Action(read.action), uid=uid, **what)
         held = self.health.readers[rc.name].kind == "inventory"
         return self._publish(event, lying=(rc.name, read.antenna, uid, read.action) if held
-                             else None)
+                             else None,
+                             mark=None if read.line is None else (rc.name, *read.line))
 
     def _note_sighting(self, rc: ReaderConfig, read: TagRead, uid: str) -> None:
         """A tag present at two places at once is a duplicate sighting: counted, logged,
@@ -374,12 +454,13 @@ class Bridge:
         places[where] = (read.ts, held)
 
     def _publish(self, body: wire.Event | Mapping[str, Any], *,
-                 lying: tuple[str, str, str, str] | None = None) -> int | None:
+                 lying: tuple[str, str, str, str] | None = None,
+                 mark: tuple[str, int, str, str, str] | None = None) -> int | None:
         if self.publisher is None:
             return None
         self.health.events += 1
         try:
-            return self.publisher.publish_event(body, lying=lying)
+            return self.publisher.publish_event(body, lying=lying, mark=mark)
         except BridgeError as e:  # spool full or write failed: say so loudly, keep going
             log.error("event lost, the spool cannot take it: %s (%s)", e, body)
             self.health.output_errors += 1

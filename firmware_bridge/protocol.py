@@ -26,7 +26,7 @@ __all__ = [
     "MAX_LINE", "SEQ_MODULO", "MAX_INVENTORY", "crc16_ccitt", "FrameOp", "Frame", "ProtocolError",
     "ErrorKind", "CommandOp", "Command", "parse_line", "encode_frame", "parse_command",
     "encode_command", "LineDecoder", "TagChange", "Anomaly", "SendCommand", "SessionOutput",
-    "HostSession", "normalise_uid", "next_seq",
+    "HostSession", "normalise_uid", "next_seq", "Mark", "MarkRow", "Synced", "SYNC_TOKEN",
 ]
 
 #: Longest accepted line, terminator included. A 13-card inventory with 7-byte UIDs is ~220 bytes.
@@ -125,6 +125,9 @@ class CommandOp(enum.Enum):
     RATE = "RATE"        # RATE MS: scan period in milliseconds (10..10000)
     PING = "PING"        # PING TOKEN: answer PONG TOKEN
     IDENT = "IDENT"      # IDENT: answer ID ...
+    #: REPLAY SEQ: send again, as first sent, line SEQ and every line after it that the
+    #: firmware still holds (this boot); ERR REPLAY if it holds no line SEQ
+    REPLAY = "REPLAY"
 
 
 @dataclass(frozen=True)
@@ -318,6 +321,10 @@ def parse_command(line: bytes) -> Command | ProtocolError:
         return ProtocolError("malformed", "PING needs one TOKEN", line)
     if op is CommandOp.IDENT and args:
         return ProtocolError("malformed", "IDENT takes no arguments", line)
+    if op is CommandOp.REPLAY and not (
+            len(args) == 1 and args[0].isdigit() and int(args[0]) < SEQ_MODULO):
+        return ProtocolError("malformed", f"REPLAY needs SEQ 0..{SEQ_MODULO - 1}, got {args!r}",
+                             line)
     return Command(op, args)
 
 
@@ -403,6 +410,55 @@ class TagChange:
     uid: str
     action: Literal["present", "removed"]
     hw_time_ms: int | None = None
+    #: the reader line that reported it (the host's mark, ``HostSession.restore``); not
+    #: part of what the change is
+    line: Mark | None = field(default=None, compare=False)
+
+
+#: a mark as text, as the bridge's spool keeps it: (seq, antenna or "-", op, args)
+MarkRow = tuple[int, str, str, str]
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A reader line the host has passed on, to recognise when it is replayed: its seq and
+    what it says (antenna, op, arguments; not its hardware time)."""
+
+    seq: int
+    antenna: int | None
+    op: str
+    args: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, frame: Frame) -> Mark:
+        return cls(frame.seq, frame.antenna, frame.op.value, frame.args)
+
+    def matches(self, frame: Frame) -> bool:
+        return (frame.seq, frame.antenna, frame.op.value, frame.args) == \
+            (self.seq, self.antenna, self.op, self.args)
+
+    def row(self) -> MarkRow:
+        return (self.seq, "-" if self.antenna is None else str(self.antenna), self.op,
+                " ".join(self.args))
+
+    @classmethod
+    def from_row(cls, row: MarkRow) -> Mark | None:
+        """The mark of a row, or None for a row that cannot be one (a damaged spool)."""
+        seq, antenna, op, args = row
+        if not 0 <= seq < SEQ_MODULO or op not in _OPS_BY_TOKEN or \
+                not (antenna == "-" or antenna.isdigit()):
+            return None
+        return cls(seq, None if antenna == "-" else int(antenna), op,
+                   tuple(args.split(" ")) if args else ())
+
+
+@dataclass(frozen=True)
+class Synced:
+    """The link is caught up: what the reader said while the host was away (replayed, or
+    repaired by an inventory) has been passed on; what follows is live. ``line``: the line
+    that said so (a mark to replay from, once everything before it is passed on)."""
+
+    line: Mark
 
 
 @dataclass(frozen=True)
@@ -420,7 +476,10 @@ class SendCommand:
     command: Command
 
 
-SessionOutput = TagChange | Anomaly | SendCommand
+SessionOutput = TagChange | Anomaly | SendCommand | Synced
+
+#: the PING token whose PONG ends the catching up after a link came up
+SYNC_TOKEN: Final = "synced"
 
 
 class HostSession:
@@ -431,6 +490,14 @@ class HostSession:
     diffs it against what it believes is present, which repairs the state whatever was lost.
     Tag state is kept across :meth:`link_lost` so that the inventory after a reconnection
     reports exactly what changed while the cable was out.
+
+    In order, too, when the firmware can: the session keeps the last line whose change it
+    passed on (``mark``, restored by a host that restarted), and a (re)opened link first asks
+    the firmware to replay its lines from that one (``REPLAY``): what happened while the host
+    was away comes as it happened, then the inventory confirms it, then ``PONG synced`` ends
+    the catching up (:class:`Synced`). A firmware that cannot replay (it rebooted, the lines
+    are gone, or it has no ``REPLAY``) answers ``ERR``: its lines are dropped until the
+    inventory, which repairs the state as before.
     """
 
     #: After asking for an inventory, do not ask again for this many seconds.
@@ -446,10 +513,17 @@ class HostSession:
         self._trouble: str | None = None  # why the next inventory is a repair
         self._repairing = False  # an inventory burst after trouble has begun
         self._seen_inventory: set[int] = set()  # antennas whose first inventory came in
+        #: the last line whose change was passed on (None: none known)
+        self.mark: Mark | None = None
+        self._awaiting_replay: Mark | None = None  # REPLAY asked; its first line not seen yet
+        self._replay_failed = False  # lines are dropped until the inventory repairs
 
-    def restore(self, lying: dict[str, set[str]]) -> None:
+    def restore(self, lying: dict[str, set[str]], mark: Mark | None = None) -> None:
         """Believe ``lying`` (antenna -> UIDs) is on the reader: a state kept by the host
-        across its own restart. The next inventory of each antenna is diffed against it."""
+        across its own restart. The next inventory of each antenna is diffed against it.
+        ``mark``: the last line of this reader the host passed on (the replay starts there)."""
+        if mark is not None:
+            self.mark = mark
         for antenna, uids in lying.items():
             if not antenna.isdigit():
                 continue
@@ -464,7 +538,13 @@ class HostSession:
         self._expected_seq = None
         if self._seen_inventory:
             self._trouble = "reconnection"
-        return self._ask_inventory(now, force=True)
+        out: list[SessionOutput] = []
+        self._replay_failed = False
+        self._awaiting_replay = self.mark
+        if self.mark is not None:
+            out.append(SendCommand(Command(CommandOp.REPLAY, (str(self.mark.seq),))))
+        out += self._ask_inventory(now, force=True)
+        return out + [SendCommand(Command(CommandOp.PING, (SYNC_TOKEN,)))]
 
     def link_lost(self) -> None:
         self._expected_seq = None
@@ -501,7 +581,43 @@ class HostSession:
                                         f"reason {frame.args[1]}"))
             self._expected_seq = next_seq(frame.seq)
             self._trouble = "reset"
+            # its lines of before are gone: nothing to replay; its inventory repairs
+            self.mark = self._awaiting_replay = None
+            self._replay_failed = False
             return out + self._ask_inventory(now, force=True)
+        if self._awaiting_replay is not None or self._replay_failed:
+            if not self._catching_up(frame):
+                return out
+        out += self._frame_body(frame, now)
+        self.mark = Mark.of(frame)
+        return out
+
+    def _catching_up(self, frame: Frame) -> bool:
+        """While a replay is awaited or failed: False to drop ``frame``. A live line sent
+        before the replay began comes again in it; after a failed replay the inventory
+        repairs whatever the dropped lines said."""
+        mark = self._awaiting_replay
+        if mark is not None:
+            if frame.op is FrameOp.ERROR and frame.args[:1] in (("REPLAY",), ("BADCMD",)):
+                self._awaiting_replay = None
+                self._replay_failed = True
+                return False
+            if mark.matches(frame):
+                # the line passed on before: the replay is ours; what follows is new
+                self._awaiting_replay = None
+                self._expected_seq = next_seq(frame.seq)
+                return False
+            if frame.op not in (FrameOp.INVENTORY, FrameOp.PONG):
+                return False
+            self._awaiting_replay = None  # no replay came (a firmware without REPLAY)
+        elif frame.op not in (FrameOp.INVENTORY, FrameOp.PONG):
+            return False
+        self._replay_failed = False
+        self._expected_seq = None
+        return True
+
+    def _frame_body(self, frame: Frame, now: float) -> list[SessionOutput]:
+        out: list[SessionOutput] = []
         if frame.op is not FrameOp.INVENTORY and self._repairing:
             # The inventory burst (one INV line per antenna) is over: the state is repaired.
             self._repairing = False
@@ -525,19 +641,23 @@ class HostSession:
             seen = self.present.setdefault(frame.antenna, set())
             if frame.uid not in seen:
                 seen.add(frame.uid)
-                out.append(TagChange(frame.antenna, frame.uid, "present", frame.hw_time_ms))
+                out.append(TagChange(frame.antenna, frame.uid, "present", frame.hw_time_ms,
+                                     Mark.of(frame)))
         elif frame.op is FrameOp.REMOVED:
             assert frame.antenna is not None
             seen = self.present.setdefault(frame.antenna, set())
             if frame.uid in seen:
                 seen.discard(frame.uid)
-                out.append(TagChange(frame.antenna, frame.uid, "removed", frame.hw_time_ms))
+                out.append(TagChange(frame.antenna, frame.uid, "removed", frame.hw_time_ms,
+                                     Mark.of(frame)))
         elif frame.op is FrameOp.INVENTORY:
             out += self._inventory(frame)
         elif frame.op is FrameOp.ERROR:
             out.append(Anomaly("firmware_error", " ".join(frame.args)))
         elif frame.op is FrameOp.IDENT:
             self.ident = frame.args
+        elif frame.op is FrameOp.PONG and frame.args[:1] == (SYNC_TOKEN,):
+            out.append(Synced(Mark.of(frame)))
         return out
 
     def _inventory(self, frame: Frame) -> list[SessionOutput]:
@@ -547,9 +667,11 @@ class HostSession:
         self.present[frame.antenna] = new
         self._inventory_asked_at = None
         changes: list[SessionOutput] = [
-            TagChange(frame.antenna, uid, "removed", frame.hw_time_ms) for uid in sorted(old - new)]
+            TagChange(frame.antenna, uid, "removed", frame.hw_time_ms, Mark.of(frame))
+            for uid in sorted(old - new)]
         changes += [
-            TagChange(frame.antenna, uid, "present", frame.hw_time_ms) for uid in sorted(new - old)]
+            TagChange(frame.antenna, uid, "present", frame.hw_time_ms, Mark.of(frame))
+            for uid in sorted(new - old)]
         out: list[SessionOutput] = []
         if changes and frame.antenna in self._seen_inventory:
             why = self._trouble or "no known loss"

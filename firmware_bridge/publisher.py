@@ -167,6 +167,11 @@ class Spool:
             db.execute("CREATE TABLE IF NOT EXISTS lying ("
                        " reader TEXT NOT NULL, antenna TEXT NOT NULL, uid TEXT NOT NULL,"
                        " PRIMARY KEY (reader, antenna, uid))")
+            # The last line of each reader passed on (its events in the outbox): a restarted
+            # bridge asks the reader to replay its lines from there (firmware_bridge.protocol).
+            db.execute("CREATE TABLE IF NOT EXISTS reader_mark ("
+                       " reader TEXT PRIMARY KEY, seq INTEGER NOT NULL, antenna TEXT NOT NULL,"
+                       " op TEXT NOT NULL, args TEXT NOT NULL)")
             db.execute("SELECT count(*) FROM outbox").fetchone()
         except sqlite3.Error:
             db.close()
@@ -208,12 +213,14 @@ class Spool:
 
     def append_event(self, topic: str, head: wire.Event | Mapping[str, Any],
                      body: Mapping[str, Any] | None = None, *,
-                     lying: tuple[str, str, str, str] | None = None) -> tuple[int, bytes]:
+                     lying: tuple[str, str, str, str] | None = None,
+                     mark: tuple[str, int, str, str, str] | None = None) -> tuple[int, bytes]:
         """Spool one event: takes the next seq, stores ``head`` (a ``controller.wire``
         event) with that seq and the boot, or the mapping ``head + {seq, boot} + body``.
 
         Returns ``(seq, payload)``. One transaction: seq, boot, message and, with ``lying``
-        = (reader, antenna, uid, action), what lies on that antenna are kept together.
+        = (reader, antenna, uid, action), what lies on that antenna, and with ``mark`` =
+        (reader, seq, antenna, op, args), the reader line it came from, are kept together.
         Raises SpoolError when the spool is full (``max_events``) or cannot be written.
         """
         try:
@@ -238,6 +245,8 @@ class Spool:
                                  (topic, payload, seq, time.time(), boot))
                 if lying is not None:
                     self._note_lying(*lying)
+                if mark is not None:
+                    self._set_mark(mark)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -269,6 +278,24 @@ class Spool:
                 "SELECT antenna, uid FROM lying WHERE reader = ?", (reader,)):
             out.setdefault(str(antenna), set()).add(str(uid))
         return out
+
+    def _set_mark(self, mark: tuple[str, int, str, str, str]) -> None:
+        self._db.execute("INSERT OR REPLACE INTO reader_mark(reader, seq, antenna, op, args)"
+                         " VALUES(?, ?, ?, ?, ?)", mark)
+
+    def set_mark(self, reader: str, line: tuple[int, str, str, str]) -> None:
+        """``reader``'s line ``line`` (seq, antenna, op, args) is passed on, with no event of
+        its own (everything before it is spooled)."""
+        try:
+            self._set_mark((reader, *line))
+        except sqlite3.Error as e:  # not fatal: the replay starts earlier, harmlessly
+            log.error("spool %s: cannot record the last line of %s: %s", self.path, reader, e)
+
+    def mark(self, reader: str) -> tuple[int, str, str, str] | None:
+        """The last line of ``reader`` passed on: (seq, antenna, op, args)."""
+        row = self._db.execute("SELECT seq, antenna, op, args FROM reader_mark"
+                               " WHERE reader = ?", (reader,)).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), str(row[2]), str(row[3]))
 
     def acknowledge(self, boot: str, seq: int) -> int:
         """The controller applied every event of ``boot`` up to ``seq``: drop them from the
@@ -305,8 +332,12 @@ class Spool:
             # Not fatal: the message goes out again later, with its seq (a duplicate).
             log.error("spool %s: cannot delete an acknowledged message: %s", self.path, e)
 
-    def depth(self) -> int:
-        """How many messages wait for their acknowledgement."""
+    def depth(self, *, through_id: int | None = None) -> int:
+        """How many messages wait for their acknowledgement (with ``through_id``: of those
+        with an id up to it)."""
+        if through_id is not None:
+            return int(self._db.execute("SELECT count(*) FROM outbox WHERE id <= ?",
+                                        (through_id,)).fetchone()[0])
         return int(self._db.execute("SELECT count(*) FROM outbox").fetchone()[0])
 
     def close(self) -> None:
@@ -371,20 +402,27 @@ class Publisher:
     # -- producer side ---------------------------------------------------------------
 
     def publish_event(self, event: wire.Event | Mapping[str, Any], *,
-                      lying: tuple[str, str, str, str] | None = None) -> int:
+                      lying: tuple[str, str, str, str] | None = None,
+                      mark: tuple[str, int, str, str, str] | None = None) -> int:
         """Spool one event and wake the sender; returns seq. ``event`` is a
         ``controller.wire`` event (its ``src`` this bridge's, ``seq`` and ``boot`` set here),
         or the fields after ``seq`` (ts, type, zone, ...), as a recording holds them.
 
         ``lying`` (reader, antenna, uid, action) records, in the same transaction, what lies
-        on an inventory antenna. Raises BridgeError for a body that is no contract event."""
+        on an inventory antenna, and ``mark`` the reader line it came from
+        (``Spool.append_event``). Raises BridgeError for a body that is no contract event."""
         if not isinstance(event, wire.TagEvent | wire.ButtonEvent):
             try:
                 event = msgspec.convert({**event, "v": wire.VERSION, "src": self.src, "seq": 0},
                                         wire.Event)
             except msgspec.ValidationError as exc:
                 raise BridgeError(f"not a contract event: {exc}") from None
-        seq, payload = self.spool.append_event(self.event_topic, event, lying=lying)
+        if self.drained.is_set():
+            # nothing was waiting for an ack: the wait for this one starts now, not at the
+            # last ack (however long the table was idle since)
+            self._ack_progress = time.monotonic()
+        seq, payload = self.spool.append_event(self.event_topic, event, lying=lying,
+                                               mark=mark)
         if b'"boot":"' + self.boot.encode() + b'"' not in payload:  # seq wrapped: a new boot
             self.boot = self.spool.boot
         self.drained.clear()
@@ -496,7 +534,7 @@ class Publisher:
                 self.on_ack(bytes(data))
                 continue
             if topic in self.controller_topics:
-                self._on_controller_status(topic, bytes(data))
+                self._on_controller_status(topic, bytes(data), retained=bool(message.retain))
                 continue
             if self._on_message is not None:
                 try:
@@ -531,7 +569,8 @@ class Publisher:
         if self.spool.depth() == 0:
             self.drained.set()
 
-    def _on_controller_status(self, topic: str, payload: bytes) -> None:
+    def _on_controller_status(self, topic: str, payload: bytes, *,
+                              retained: bool = False) -> None:
         try:
             status = json.loads(payload).get("status") if payload.strip() else None
         except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
@@ -542,9 +581,11 @@ class Publisher:
             self._controllers_online.add(topic)
         else:
             self._controllers_online.discard(topic)
-        if self._controllers_online and not was:
+        if self._controllers_online and not was and not retained:
             # a controller (re)started: its broker session may be new and have lost what we
-            # sent; everything not acknowledged goes again (duplicates are dropped there)
+            # sent; everything not acknowledged goes again (duplicates are dropped there). A
+            # retained status is what we find on connecting, when everything not
+            # acknowledged is being sent anyway.
             self.resend()
 
     def resend(self) -> None:
@@ -554,6 +595,8 @@ class Publisher:
 
     def _ack_overdue(self) -> bool:
         """Nothing acknowledged for a while although events wait: time to send them again.
+        The while is counted from the last ack, or from the spooling of the first event that
+        waits when nothing waited before (``publish_event``): an idle table is no delay.
 
         Not while every controller says it is offline (its broker session queues what we
         sent; sending again would only fill that queue)."""
@@ -574,16 +617,19 @@ class Publisher:
                 self._health_sent = True
                 tg.create_task(client.publish(self.health_topic, self._health, qos=0))
             if self._resend_now or self._ack_overdue():
-                if not self._resend_now:
+                # a resend only if something sent on this connection is still waiting
+                oldest = self.spool.pending(limit=1)
+                again = bool(oldest) and oldest[0].id <= last_id
+                if again and not self._resend_now:
                     # no progress since the last time either: wait longer before the next
                     self._ack_wait = min(ACK_TIMEOUT_MAX, 2 * (self._ack_wait or
                                                                self.ack_timeout))
                 self._resend_now = False
                 self._ack_progress = time.monotonic()
-                if last_id:
+                if again:
                     self.resends += 1
                     log.info("sending again what the controller has not acknowledged "
-                             "(%d event(s))", self.spool.depth())
+                             "(%d event(s))", self.spool.depth(through_id=last_id))
                 last_id = 0
             batch = self.spool.pending(after_id=last_id, limit=SEND_WINDOW)
             if not batch:

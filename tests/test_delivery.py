@@ -288,3 +288,43 @@ async def test_a_publish_waiting_for_its_puback_ends_when_the_connection_is_lost
             broker.kill()
             with pytest.raises(aiomqtt.MqttError, match="connection lost"):
                 await asyncio.wait_for(waiting, 30)
+
+
+async def test_an_idle_gap_is_no_resend(tmp_path: Path, mosquitto: Mosquitto,
+                                        caplog: pytest.LogCaptureFixture) -> None:
+    """Issues 24 and 29: after an idle gap longer than ack_timeout, the next event is sent
+    once; neither the counter nor the log says it was sent again."""
+    events = board_events()[:3]
+    controller = Daemon(mosquitto, tmp_path / "journal.sqlite")
+    daemon = await controller.start()
+    publisher = make_publisher(tmp_path, mosquitto, ack_timeout=0.3)
+    caplog.set_level(logging.INFO, logger="firmware_bridge.publisher")
+    async with running_publisher(publisher):
+        await until(lambda: publisher.connected.is_set())
+        for n, e in enumerate(events, 1):
+            await asyncio.sleep(1.0)  # the table is idle for more than ack_timeout
+            publisher.publish_event(body(e))
+            await until(lambda n=n: publisher.acked_seq == n)
+        await until(lambda: publisher.spool.depth() == 0)
+    assert publisher.resends == 0
+    assert "sending again" not in caplog.text
+    applied_once(daemon, events)
+    await controller.stop()
+
+
+async def test_a_controller_coming_online_with_nothing_waiting_is_no_resend(
+        tmp_path: Path, mosquitto: Mosquitto) -> None:
+    events = board_events()[:2]
+    controller = Daemon(mosquitto, tmp_path / "journal.sqlite")
+    daemon = await controller.start()
+    publisher = make_publisher(tmp_path, mosquitto)
+    async with running_publisher(publisher):
+        for e in events:
+            publisher.publish_event(body(e))
+        await until(lambda: publisher.spool.depth() == 0)
+        await controller.stop()
+        daemon = await controller.start()  # online again: nothing of ours waits
+        await until(lambda: daemon.ready.is_set())
+        await asyncio.sleep(0.5)
+    assert publisher.resends == 0
+    await controller.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from firmware_bridge.protocol import (
     MAX_LINE,
     SEQ_MODULO,
+    SYNC_TOKEN,
     Anomaly,
     Command,
     CommandOp,
@@ -16,8 +19,10 @@ from firmware_bridge.protocol import (
     FrameOp,
     HostSession,
     LineDecoder,
+    Mark,
     ProtocolError,
     SendCommand,
+    Synced,
     TagChange,
     crc16_ccitt,
     encode_command,
@@ -253,7 +258,9 @@ def frame(seq: int, op: FrameOp, *args: str, antenna: int | None = 0) -> Frame:
 
 def test_session_asks_inventory_on_link_up() -> None:
     session = HostSession()
-    assert session.link_up(0.0) == [SendCommand(Command(CommandOp.INVENTORY))]
+    # then a PING whose PONG says the link has caught up (nothing to replay: no mark yet)
+    assert session.link_up(0.0) == [SendCommand(Command(CommandOp.INVENTORY)),
+                                    SendCommand(Command(CommandOp.PING, (SYNC_TOKEN,)))]
 
 
 def test_session_adds_and_removes_once() -> None:
@@ -337,3 +344,96 @@ def test_session_converges_to_truth_after_inventory(
     for antenna in range(3):
         assert {u for (a, u), on in believed.items() if a == antenna and on} == truth[antenna]
         assert session.present.get(antenna, set()) == truth[antenna]
+
+
+# ---------------------------------------------------------------- replay after a host restart
+
+
+def restarted_session() -> HostSession:
+    """A host that restarted: A lay on antenna 0, and line 7 (+A) was the last passed on."""
+    session = HostSession()
+    session.restore({"0": {UID_A}}, Mark(7, 0, "+", (UID_A,)))
+    return session
+
+
+def changes(out: Sequence[object]) -> list[tuple[str, str, int | None]]:
+    return [(o.uid, o.action, None if o.line is None else o.line.seq)
+            for o in out if isinstance(o, TagChange)]
+
+
+def test_link_up_asks_for_the_lines_from_the_mark_then_an_inventory_then_a_pong() -> None:
+    assert restarted_session().link_up(0.0) == [
+        SendCommand(Command(CommandOp.REPLAY, ("7",))),
+        SendCommand(Command(CommandOp.INVENTORY)),
+        SendCommand(Command(CommandOp.PING, (SYNC_TOKEN,)))]
+
+
+def test_replayed_lines_come_in_order_once_and_the_inventory_repairs_nothing() -> None:
+    session = restarted_session()
+    session.link_up(0.0)
+    out: list[object] = []
+    # a live line sent before the firmware read REPLAY: it comes again in the replay
+    out += session.handle(frame(10, FrameOp.ADDED, UID_C), 0.0)
+    for seq, op, uid in ((7, FrameOp.ADDED, UID_A), (8, FrameOp.REMOVED, UID_A),
+                         (9, FrameOp.ADDED, UID_B), (10, FrameOp.ADDED, UID_C)):
+        out += session.handle(frame(seq, op, uid), 0.0)
+    out += session.handle(frame(11, FrameOp.INVENTORY, UID_B, UID_C), 0.0)
+    out += session.handle(frame(12, FrameOp.PONG, SYNC_TOKEN), 0.0)
+    # line 7 was passed on before the restart: not again
+    assert changes(out) == [(UID_A, "removed", 8), (UID_B, "present", 9),
+                            (UID_C, "present", 10)]
+    assert not [o for o in out if isinstance(o, Anomaly)]
+    assert out[-1] == Synced(Mark(12, None, "PONG", (SYNC_TOKEN,)))
+    assert session.mark == Mark(12, None, "PONG", (SYNC_TOKEN,))
+
+
+def test_a_firmware_that_cannot_replay_is_repaired_by_the_inventory() -> None:
+    session = restarted_session()
+    session.link_up(0.0)
+    out: list[object] = []
+    out += session.handle(frame(20, FrameOp.ERROR, "REPLAY", "gone"), 0.0)
+    out += session.handle(frame(21, FrameOp.ADDED, UID_C), 0.0)  # dropped: the INV has it
+    out += session.handle(frame(22, FrameOp.INVENTORY, UID_B, UID_C), 0.0)
+    out += session.handle(frame(23, FrameOp.PONG, SYNC_TOKEN), 0.0)
+    assert sorted(changes(out)) == [(UID_A, "removed", 22), (UID_B, "present", 22),
+                                    (UID_C, "present", 22)]
+    assert [o.kind for o in out if isinstance(o, Anomaly)] == ["resync"]
+    assert isinstance(out[-1], Synced)
+
+
+def test_lines_of_another_history_are_not_replayed() -> None:
+    """The reader rebooted while the host was away and its seq came round to the mark: the
+    line there says something else, so nothing of that replay is taken."""
+    session = restarted_session()
+    session.link_up(0.0)
+    out: list[object] = []
+    out += session.handle(frame(7, FrameOp.ADDED, UID_B), 0.0)
+    out += session.handle(frame(8, FrameOp.REMOVED, UID_B), 0.0)
+    out += session.handle(frame(9, FrameOp.INVENTORY, UID_A), 0.0)
+    assert changes(out) == []
+
+
+def test_a_reader_that_boots_forgets_the_mark() -> None:
+    session = restarted_session()
+    session.link_up(0.0)
+    out = session.handle(frame(0, FrameOp.BOOT, "fw-2", "power"), 0.0)
+    assert SendCommand(Command(CommandOp.INVENTORY)) in out and session.mark is None
+    out = session.handle(frame(1, FrameOp.INVENTORY, UID_A, UID_B), 0.0)
+    assert changes(out) == [(UID_B, "present", 1)]
+    assert session.link_up(1.0)[0] == SendCommand(Command(CommandOp.REPLAY, ("1",)))
+
+
+def test_a_mark_is_kept_as_text_and_read_back() -> None:
+    for mark in (Mark(7, 0, "+", (UID_A,)), Mark(65535, 3, "INV", (UID_A, UID_B)),
+                 Mark(9, 2, "INV", ()), Mark(12, None, "PONG", (SYNC_TOKEN,))):
+        assert Mark.from_row(mark.row()) == mark
+    for row in ((70000, "0", "+", UID_A), (1, "x", "+", UID_A), (1, "0", "??", "")):
+        assert Mark.from_row(row) is None
+
+
+def test_replay_command_round_trip() -> None:
+    line = encode_command(CommandOp.REPLAY, ("65535",))
+    assert parse_command(line) == Command(CommandOp.REPLAY, ("65535",))
+    assert isinstance(parse_command(encode_command(CommandOp.REPLAY, ("65536",))),
+                      ProtocolError)
+    assert isinstance(parse_command(encode_command(CommandOp.REPLAY)), ProtocolError)

@@ -13,6 +13,7 @@ import pytest
 from broker import Mosquitto
 
 from firmware_bridge.config import BridgeConfig, config_from_dict
+from firmware_bridge.errors import SpoolError
 from firmware_bridge.publisher import Publisher, Spool
 
 pytestmark = pytest.mark.timeout(120)
@@ -124,6 +125,27 @@ def test_spool_keeps_order_and_field_order(tmp_path: Path) -> None:
     assert len(seqs) == 30 and seqs == sorted(seqs)
     assert list(json.loads(first[0].payload)) == ["v", "src", "seq", "boot", "ts", "type"]
     assert spool.depth() == 30 and spool.next_seq == seqs[-1] + 1  # type: ignore[operator]
+
+
+def test_spool_keeps_each_readers_last_line_with_its_event(tmp_path: Path) -> None:
+    """The reader line an event came from is written in the event's transaction and survives
+    a reopen (a restarted bridge asks the reader to replay from it); a refused event leaves
+    the mark where it was."""
+    spool = Spool(tmp_path / "s.sqlite", max_events=2)
+    head = {"v": 1, "src": "x"}
+    assert spool.mark("north") is None
+    spool.append_event("t/1/event", head, {"n": 1}, lying=("north", "0", "04A1", "present"),
+                       mark=("north", 7, "0", "+", "04A1"))
+    spool.append_event("t/1/event", head, {"n": 2}, mark=("bidbox", 3, "2", "INV", "04B2 04B3"))
+    with pytest.raises(SpoolError):  # full: the event and its mark are refused together
+        spool.append_event("t/1/event", head, {"n": 3}, mark=("north", 8, "0", "-", "04A1"))
+    spool.set_mark("board", (5, "-", "PONG", "synced"))  # a line with no event of its own
+    spool.close()
+    again = Spool(tmp_path / "s.sqlite")
+    assert again.mark("north") == (7, "0", "+", "04A1")
+    assert again.mark("bidbox") == (3, "2", "INV", "04B2 04B3")
+    assert again.mark("board") == (5, "-", "PONG", "synced")
+    assert again.lying("north") == {"0": {"04A1"}}
 
 
 def test_spool_uses_wal(tmp_path: Path) -> None:

@@ -54,6 +54,10 @@ def options_from_query(scheme: str, query: Mapping[str, str], *,
     return options
 
 
+#: a reader line, as ``firmware_bridge.protocol.Mark.row`` writes it
+LineMark = tuple[int, str, str, str]
+
+
 @dataclass(frozen=True)
 class TagRead:
     """A tag seen or gone, already debounced and normalised (UID upper-case hex)."""
@@ -63,6 +67,20 @@ class TagRead:
     uid: str
     action: Action
     ts: float  # seconds since the epoch, when the hardware saw it
+    #: the reader line that said so, if the backend numbers its lines (serial): (seq,
+    #: antenna or "-", op, args), ``firmware_bridge.protocol.Mark.row``
+    line: LineMark | None = None
+
+
+@dataclass(frozen=True)
+class ReaderSynced:
+    """The reader has caught up after it was (re)opened: what it saw meanwhile has been
+    reported (replayed in order, or repaired by an inventory); what follows is live. Only
+    from backends with ``catches_up``, to a user that set ``report_synced``. ``line``: the
+    line that said so, a mark to replay from once everything before it is passed on."""
+
+    reader: str
+    line: LineMark | None = None
 
 
 @dataclass(frozen=True)
@@ -104,11 +122,18 @@ class Reader(abc.ABC):
         self.kind: ReaderKind = kind
         self.debounce = debounce
         self.health_counts: collections.Counter[str] = collections.Counter()
-        self._queue: asyncio.Queue[TagRead | ReaderHealth | object] = asyncio.Queue()
+        self._queue: asyncio.Queue[TagRead | ReaderHealth | ReaderSynced | object] = \
+            asyncio.Queue()
         self._pending_removal: dict[tuple[str, str], tuple[TagRead, asyncio.TimerHandle]] = {}
         self._last_tap: dict[tuple[str, str], float] = {}
         self._closed = False
         self.restored: dict[str, set[str]] = {}
+        self.restored_mark: LineMark | None = None
+
+    #: the backend says ``ReaderSynced`` once it has caught up after each opening
+    catches_up = False
+    #: the user wants the ``ReaderSynced`` items (the bridge); others never see them
+    report_synced = False
 
     # ------------------------------------------------------------------ for users
 
@@ -131,15 +156,22 @@ class Reader(abc.ABC):
         differs. Backends that cannot list keep it for whoever asks (``restored``)."""
         self.restored = {antenna: set(uids) for antenna, uids in lying.items()}
 
-    def __aiter__(self) -> AsyncIterator[TagRead | ReaderHealth]:
+    def restore_mark(self, mark: LineMark | None) -> None:
+        """The last line of this reader passed on (``TagRead.line``), before it is opened. A
+        backend that can replay its lines starts there."""
+        self.restored_mark = mark
+
+    def __aiter__(self) -> AsyncIterator[TagRead | ReaderHealth | ReaderSynced]:
         return self._iterate()
 
-    async def _iterate(self) -> AsyncIterator[TagRead | ReaderHealth]:
+    async def _iterate(self) -> AsyncIterator[TagRead | ReaderHealth | ReaderSynced]:
         while True:
             item = await self._queue.get()
             if item is _CLOSED:
                 return
-            assert isinstance(item, TagRead | ReaderHealth)
+            if isinstance(item, ReaderSynced) and not self.report_synced:
+                continue
+            assert isinstance(item, TagRead | ReaderHealth | ReaderSynced)
             yield item
 
     # ------------------------------------------------------------------ for backends
@@ -158,7 +190,8 @@ class Reader(abc.ABC):
         self._queue.put_nowait(item)
         return item
 
-    def _tag(self, antenna: str, uid: str, action: Action, ts: float | None = None) -> None:
+    def _tag(self, antenna: str, uid: str, action: Action, ts: float | None = None,
+             line: LineMark | None = None) -> None:
         """Report a raw observation; kind semantics and debounce are applied here."""
         if self._closed:
             return
@@ -171,13 +204,13 @@ class Reader(abc.ABC):
             self._last_tap[key] = ts
             if last is not None and ts - last < self.debounce:
                 return
-            self._queue.put_nowait(TagRead(self.name, antenna, uid, "present", ts))
+            self._queue.put_nowait(TagRead(self.name, antenna, uid, "present", ts, line))
             return
         if action == "removed":
             if self.debounce <= 0:
-                self._queue.put_nowait(TagRead(self.name, antenna, uid, "removed", ts))
+                self._queue.put_nowait(TagRead(self.name, antenna, uid, "removed", ts, line))
                 return
-            read = TagRead(self.name, antenna, uid, "removed", ts)
+            read = TagRead(self.name, antenna, uid, "removed", ts, line)
             if key in self._pending_removal:
                 return
             handle = asyncio.get_running_loop().call_later(
@@ -191,7 +224,13 @@ class Reader(abc.ABC):
         # Another tag arrives: removals held back must go first, or the order of events changes
         # meaning (a card taken back, then another played, is not two cards on the trick).
         self._flush_removals()
-        self._queue.put_nowait(TagRead(self.name, antenna, uid, "present", ts))
+        self._queue.put_nowait(TagRead(self.name, antenna, uid, "present", ts, line))
+
+    def _synced(self, line: LineMark | None = None) -> None:
+        """For backends: caught up. Removals held back by the debounce go first (they are
+        part of what happened meanwhile)."""
+        self._flush_removals()
+        self._queue.put_nowait(ReaderSynced(self.name, line))
 
     def _flush_removals(self) -> None:
         for read, handle in self._pending_removal.values():

@@ -4,9 +4,11 @@
 
 The port is opened with pyserial through ``serial_asyncio_fast``. When it vanishes (unplugged,
 EIO) the reader reports ``disconnected``, keeps trying to open the same path every
-``reconnect_interval`` seconds, reports ``reconnected`` and asks for a full inventory, whose
-difference with the last known state becomes the present/removed reads of what happened
-meanwhile. Everything the line protocol can go wrong with is a counted ReaderHealth.
+``reconnect_interval`` seconds, reports ``reconnected``, asks the firmware to replay its lines
+from the last one passed on (in order, as they happened) and for a full inventory, whose
+difference with the last known state becomes the present/removed reads of whatever the replay
+could not give; then ``ReaderSynced``. Everything the line protocol can go wrong with is a
+counted ReaderHealth.
 """
 
 from __future__ import annotations
@@ -27,11 +29,19 @@ from firmware_bridge.protocol import (
     Frame,
     HostSession,
     LineDecoder,
+    Mark,
     SendCommand,
+    Synced,
     TagChange,
     encode_command,
 )
-from firmware_bridge.readers.base import Reader, ReaderError, ReaderKind, options_from_query
+from firmware_bridge.readers.base import (
+    LineMark,
+    Reader,
+    ReaderError,
+    ReaderKind,
+    options_from_query,
+)
 
 __all__ = ["SerialReader", "parse_serial_url"]
 
@@ -61,6 +71,8 @@ def _options_from_query(query: dict[str, str]) -> dict[str, Any]:
 
 class SerialReader(Reader):
     """A reader on a serial port. ``reader_id``, if given, is the id its firmware must report."""
+
+    catches_up = True
 
     def __init__(
         self,
@@ -103,7 +115,16 @@ class SerialReader(Reader):
         """Start the host's view from what lay on the antennas (the bridge's record): the
         first inventory then reports as ``removed`` what went away and as ``present`` only
         what came, and counts as a ``resync``."""
-        self.session.restore(lying)
+        self.session.restore(lying, self._mark())
+
+    def restore_mark(self, mark: LineMark | None) -> None:
+        super().restore_mark(mark)
+        restored = self._mark()
+        if restored is not None:
+            self.session.mark = restored
+
+    def _mark(self) -> Mark | None:
+        return None if self.restored_mark is None else Mark.from_row(self.restored_mark)
 
     async def _start(self) -> None:
         self._stopping = False
@@ -197,7 +218,10 @@ class SerialReader(Reader):
         for out in outputs:
             if isinstance(out, TagChange):
                 ts = None if out.hw_time_ms is None else out.hw_time_ms / 1000
-                self._tag(str(out.antenna), out.uid, out.action, ts)
+                self._tag(str(out.antenna), out.uid, out.action, ts,
+                          None if out.line is None else out.line.row())
+            elif isinstance(out, Synced):
+                self._synced(out.line.row())
             elif isinstance(out, Anomaly):
                 self._health(out.kind, out.detail)
             elif isinstance(out, SendCommand):

@@ -17,6 +17,7 @@ misses every one of them is never read.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import errno
 import os
@@ -41,6 +42,8 @@ from firmware_bridge.protocol import (
 __all__ = ["VirtualFirmware", "FIRMWARE_VERSION", "open_pty", "Collision", "COLLISION_ERROR"]
 
 FIRMWARE_VERSION = "sim-1.0"
+#: lines the firmware keeps for ``REPLAY`` (this boot's latest)
+REPLAY_LINES = 1024
 
 Collision = Literal["error", "silence"]
 #: the ERR line's problem word for an antenna holding more tags than the reader resolves
@@ -120,6 +123,11 @@ class VirtualFirmware:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._heartbeat_task: asyncio.Task[None] | None = None
         self._drop = 0
+        #: this boot's latest lines, for REPLAY: (seq, antenna, op, args, hw time in ms);
+        #: a line without a hardware time keeps the time it was sent at, which the replay
+        #: carries (the host orders replayed lines of several readers by it)
+        self._sent: collections.deque[tuple[int, int | None, FrameOp, tuple[str, ...], int]] = \
+            collections.deque(maxlen=REPLAY_LINES)
         self.delivered_seq: int | None = None
         self._delivered = asyncio.Event()
         self.host_seen = asyncio.Event()
@@ -267,6 +275,18 @@ class VirtualFirmware:
             seq = self._send(a, FrameOp.INVENTORY, read, None)
         return seq
 
+    def replay(self, seq: int) -> None:
+        """``REPLAY SEQ``: line ``seq`` and every later one this boot still holds, as first
+        sent (same seq), each with its time; ``ERR REPLAY`` if line ``seq`` is not held."""
+        lines = list(self._sent)
+        start = next((i for i, line in enumerate(lines) if line[0] == seq), None)
+        if start is None:
+            self._send(None, FrameOp.ERROR, ("REPLAY", "gone"), None)
+            return
+        for line_seq, antenna, op, args, hw_ms in lines[start:]:
+            self.write_raw(encode_frame(self.reader_id, antenna, line_seq, op, args,
+                                        hw_time_ms=hw_ms))
+
     def heartbeat(self) -> int:
         uptime = int((time.monotonic() - self._booted_at) * 1000)
         return self._send(None, FrameOp.HEARTBEAT, (str(uptime),), None)
@@ -282,6 +302,7 @@ class VirtualFirmware:
         """
         self._seq = 0
         self._booted_at = time.monotonic()
+        self._sent.clear()
         self.write_raw(b"\r\n")
         self._send(None, FrameOp.BOOT, (FIRMWARE_VERSION, reason), None)
         return self.inventory()
@@ -329,6 +350,7 @@ class VirtualFirmware:
         self._out += line[: len(line) // 2]  # no newline: the banner starts on the same line
         self._seq = 0
         self._booted_at = time.monotonic()
+        self._sent.clear()
         self._send(None, FrameOp.BOOT, (FIRMWARE_VERSION, reason), None)
         return self.inventory()
 
@@ -366,6 +388,8 @@ class VirtualFirmware:
               hw_time: float | None) -> int:
         seq = self._seq
         self._seq = next_seq(self._seq)
+        self._sent.append((seq, antenna, op, args,
+                           round((time.time() if hw_time is None else hw_time) * 1000)))
         if self._drop > 0:
             self._drop -= 1
             return seq
@@ -421,6 +445,8 @@ class VirtualFirmware:
         elif command.op is CommandOp.IDENT:
             self._send(None, FrameOp.IDENT,
                        ("SIMREADER", FIRMWARE_VERSION, self.reader_id, str(self.antennas)), None)
+        elif command.op is CommandOp.REPLAY:
+            self.replay(int(command.args[0]))
         elif command.op is CommandOp.RATE:
             self.rate_ms = int(command.args[0])
             self._send(None, FrameOp.ACK, ("RATE", command.args[0]), None)
