@@ -85,6 +85,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import aiomqtt
+import msgspec
 
 # one broker-settings parser for every command; the old names stay importable from here
 from controller import snapshot, wire
@@ -95,6 +96,8 @@ from controller.brokersettings import (  # noqa: F401 - re-exported
     settings_from_args,
 )
 from controller.gcpolicy import GcPolicy
+from controller.identity import Identities, IdentityError, load_identities
+from controller.intake import INTAKE_BURST, INTAKE_RATE, Intake
 from controller.journal import IncomingEntry, Journal, JournalError
 from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
 from controller.policy import IndicatorPolicy, PolicyError
@@ -161,6 +164,17 @@ class _Out:
 #: the Engine's canonical JSON (``wire.encode``), so that the daemon and replay agree byte
 #: for byte
 _encode = wire.encode
+#: an event over its table's intake bound, dropped without a word (``_screen``)
+_DROP = _Out("", {})
+
+
+class _Src(msgspec.Struct):
+    """Only the ``src`` of an input (the rest is the Engine's to decode)."""
+
+    src: str
+
+
+_src_of = msgspec.json.Decoder(_Src).decode
 
 
 @dataclass
@@ -168,6 +182,9 @@ class _Counters:
     received: int = 0
     applied: int = 0
     oversize: int = 0
+    #: events over their table's intake bound, and inputs whose src may not speak there
+    throttled: int = 0
+    foreign_src: int = 0
     engine_failures: int = 0
     published: int = 0
     connects: int = 0
@@ -201,6 +218,12 @@ class ControllerDaemon:
     #: a partitioned controller's name (``controller.partition.scope_name``): its client id
     #: and its status topic ``{root}/controller/{name}/status``
     name: str = ""
+    #: who is who (``controller.identity``, broker-config's ``identities.toml``): an input
+    #: whose ``src`` may not speak on its topic is answered with an ``error``, never
+    #: journaled nor applied; None: any ``src``
+    identities: Identities | None = None
+    #: each table's events taken in at most (``controller.intake``); None: no bound
+    intake: Intake | None = field(default_factory=Intake)
     counters: _Counters = field(default_factory=_Counters)
     #: no full garbage collection in the middle of a round (controller/gcpolicy.py); None:
     #: Python's own collector as it is
@@ -322,6 +345,37 @@ class ControllerDaemon:
             table, topic.rsplit("/", 1)[-1], "payload_too_large", excerpt,
             detail={"topic": topic, "bytes": size, "limit": self.max_payload}))
 
+    def _screen(self, topic: str, payload: bytes) -> OutgoingLike | None:
+        """Before the journal: an event over its table's intake bound (``_DROP``, or once a
+        second an ``error`` saying how many), or an input whose ``src`` may not speak on its
+        topic (an ``error``); None: taken in."""
+        rest = topic[len(self.root) + 1:]
+        table, _, kind = rest.rpartition("/")
+        if self.intake is not None and kind == "event" and not self.intake.admit(table):
+            self.counters.throttled += 1
+            dropped = self.intake.report(table)
+            if not dropped:
+                return _DROP
+            table = self._table_of(topic)
+            log.warning("table %s: %d event(s) over its intake bound dropped", table, dropped)
+            return _Out(wire.topic(table, "error", root=self.root), wire.error_payload(
+                table, kind, "rate_limited", payload, detail={
+                    "dropped": dropped, "burst": self.intake.burst,
+                    "rate": self.intake.rate}))
+        if self.identities is None:
+            return None
+        try:
+            src = _src_of(payload).src
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None  # malformed: the Engine says how
+        problem = self.identities.src_problem(table, kind, src)
+        if problem is None:
+            return None
+        self.counters.foreign_src += 1
+        table = self._table_of(topic)
+        return _Out(wire.topic(table, "error", root=self.root), wire.error_payload(
+            table, kind, problem, payload, detail={"src": src[:64]}))
+
     # -- status ---------------------------------------------------------------------------
     def status(self, status: str = "online") -> dict[str, Any]:
         payload: dict[str, Any] = {"v": wire.VERSION, "src": self.client_id, "status": status}
@@ -346,6 +400,10 @@ class ControllerDaemon:
             self.counters.received += 1
             if len(m.payload) > self.max_payload:
                 plan.append(self._too_large(m.topic, len(m.payload), bytes(m.payload[:800])))
+            elif (self.intake is not None or self.identities is not None) and \
+                    (refused := self._screen(m.topic, m.payload)) is not None:
+                if refused is not _DROP:
+                    plan.append(refused)
             else:
                 plan.append(len(accepted))
                 accepted.append((m.topic, m.payload))
@@ -569,8 +627,10 @@ class ControllerDaemon:
             return
         if conn is not None:
             conn.close()
-        bye = Connection(self.broker, self.client_id + "-bye", queue.SimpleQueue(),
-                         clean_session=True)
+        # the controller's own identity (the broker binds the client id to the user): a
+        # session kept, so the events queued for the controller stay queued (what reaches
+        # this connection is never acknowledged: the broker sends it again next time)
+        bye = Connection(self.broker, self.client_id, queue.SimpleQueue())
         try:
             bye.open(3.0)
             bye.wait_published(self._publish_status(bye, "offline"), 3.0)
@@ -797,6 +857,16 @@ def parser() -> argparse.ArgumentParser:
                          "error (default 1000)")
     ap.add_argument("--max-sources", type=_positive, default=None,
                     help="sources (src) per table at most (default 64)")
+    ap.add_argument("--identities", metavar="FILE",
+                    default=os.environ.get("BRIDGE_TABLE_IDENTITIES"),
+                    help="who is who (identities.toml of bridge-table broker-config): an "
+                         "input whose src may not speak on its topic is refused with an "
+                         "error (default $BRIDGE_TABLE_IDENTITIES)")
+    ap.add_argument("--intake-burst", type=_positive, default=INTAKE_BURST,
+                    help="events a table may send at once (default %(default)s)")
+    ap.add_argument("--intake-rate", type=float, default=INTAKE_RATE,
+                    help="events a second a table may send past the burst; more are dropped "
+                         "(the bridge sends them again) with an error (default %(default)g)")
     ap.add_argument("--status-interval", type=float, default=30.0)
     ap.add_argument("--log-level", default=os.environ.get("BRIDGE_TABLE_LOG_LEVEL", "INFO"))
     return ap
@@ -824,6 +894,14 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                           first_board=args.first_board,
                           max_tables=args.max_tables, max_sources=args.max_sources)
     tables, name = partition_from_args(args, engine)
+    identities = None
+    if args.identities:
+        try:
+            identities = load_identities(Path(args.identities))
+        except IdentityError as e:
+            raise ControllerError(str(e)) from e
+    if args.intake_rate <= 0:
+        raise ControllerError("--intake-rate must be above 0")
     journal = None
     if not args.no_journal:
         path = Path(args.journal) if args.journal else default_journal_path()
@@ -839,6 +917,8 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                             status_interval=args.status_interval,
                             only_tables=tables, name=name,
                             gather=max(0.0, args.commit_gather) / 1000,
+                            identities=identities,
+                            intake=Intake(args.intake_burst, args.intake_rate),
                             info={"rules": str(args.rules)})
 
 

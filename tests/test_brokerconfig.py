@@ -80,6 +80,8 @@ class Probe:
     subacks: dict[int, list[int]] = field(default_factory=dict)
     messages: list[mqtt.MQTTMessage] = field(default_factory=list)
     cond: threading.Condition = field(default_factory=threading.Condition)
+    #: the DISCONNECT reason codes the broker sent (or 0x80+ when the connection dropped)
+    disconnects: list[int] = field(default_factory=list)
 
     def wait(self, ready: Callable[[], bool], what: str) -> None:
         with self.cond:
@@ -131,7 +133,8 @@ def _close_probes() -> Iterator[None]:
 
 
 def probe(venue: Venue, user: str | None, *, password: str | None = None,
-          cert: bool = False, port: int | None = None, plain: bool = False) -> Probe:
+          cert: bool = False, port: int | None = None, plain: bool = False,
+          client_id: str | None = None, clean_start: bool = True) -> Probe:
     """Log in as ``user`` with its credentials file (``password`` to try another one;
     ``user=None``: anonymous, over TLS; ``plain``: without TLS, on the local listener)."""
     if user is None:
@@ -141,7 +144,7 @@ def probe(venue: Venue, user: str | None, *, password: str | None = None,
         settings = venue.settings(user, cert=cert)
     # no reconnecting: a probe taken over by another of its user stays disconnected
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
-                         client_id=f"probe-{user}-{time.monotonic_ns()}",
+                         client_id=client_id or f"probe-{user}-{time.monotonic_ns()}",
                          reconnect_on_failure=False)
     p = Probe(client)
     if settings.username:
@@ -174,9 +177,16 @@ def probe(venue: Venue, user: str | None, *, password: str | None = None,
             p.messages.append(msg)
             p.cond.notify_all()
 
+    def on_disconnect(c: Any, u: Any, flags: Any, rc: Any, props: Any) -> None:
+        with p.cond:
+            p.disconnects.append(int(rc.value))
+            p.cond.notify_all()
+
     client.on_connect, client.on_publish = on_connect, on_publish
+    client.on_disconnect = on_disconnect
     client.on_subscribe, client.on_message = on_subscribe, on_message
-    client.connect("127.0.0.1" if plain else settings.host, port or settings.port)
+    client.connect("127.0.0.1" if plain else settings.host, port or settings.port,
+                   clean_start=clean_start)
     client.loop_start()
     _probes.append(p)
     p.wait(lambda: p.connack is not None, "CONNACK")

@@ -1,0 +1,59 @@
+"""The per-table intake bound (``controller.intake``): a token bucket per table, on a
+clock the test turns."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.intake import REPORT_EVERY, Intake
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_burst_then_the_rate_and_other_tables_untouched() -> None:
+    clock = Clock()
+    intake = Intake(burst=10, rate=5.0, clock=clock)
+    assert all(intake.admit("1") for _ in range(10))
+    assert not intake.admit("1") and not intake.admit("1")
+    assert intake.dropped == 2
+    assert all(intake.admit("2") for _ in range(10))  # another table has its own bucket
+    clock.now += 1.0  # five more a second
+    assert [intake.admit("1") for _ in range(6)] == [True] * 5 + [False]
+    clock.now += 100.0  # refilled up to the burst, never beyond
+    assert sum(intake.admit("1") for _ in range(20)) == 10
+
+
+def test_dropped_events_are_reported_at_most_once_a_second() -> None:
+    clock = Clock()
+    intake = Intake(burst=1, rate=1.0, clock=clock)
+    assert intake.report("1") == 0
+    intake.admit("1")
+    for _ in range(5):
+        intake.admit("1")
+    assert intake.report("1") == 5
+    intake.admit("1")
+    assert intake.report("1") == 0  # told a moment ago
+    clock.now += REPORT_EVERY
+    assert intake.report("1") == 1
+
+
+def test_tables_remembered_are_bounded() -> None:
+    from controller import intake as module
+    clock = Clock()
+    intake = Intake(burst=1, rate=1.0, clock=clock)
+    for n in range(module._MAX_TABLES + 50):  # noqa: SLF001 - the bound under test
+        intake.admit(f"t{n}")
+        intake.admit(f"t{n}")  # each one dropping: none is full again
+    assert len(intake._buckets) <= module._MAX_TABLES  # noqa: SLF001
+
+
+@pytest.mark.parametrize("burst, rate", [(0, 1.0), (1, 0.0), (1, -1.0)])
+def test_bounds_must_let_something_in(burst: int, rate: float) -> None:
+    with pytest.raises(ValueError):
+        Intake(burst=burst, rate=rate)
