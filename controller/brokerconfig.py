@@ -305,15 +305,16 @@ class Limits:
 def limits(plan: BrokerPlan) -> Limits:
     """Queues: 30 minutes of every table's events (``queue_size``) at ``EVENT_BYTES`` each,
     for a client that is away; a flood of large messages stops there instead of at the
-    broker's memory. Memory: the queues of the clients that keep a session while away (the
-    controllers, the console, the relay) full, every table's retained messages at their
-    largest, and the broker's base."""
+    broker's memory. Memory: the clients that read what a table can send (the controllers,
+    the console, the relay, the public) each with its queue and its in-flight window full
+    of the largest packets, every table's retained messages at their largest, and the
+    broker's base: a backstop that bounded traffic never reaches."""
     units = len(plan.tables) + len(plan.stations)
     messages = plan.max_queued or queue_size(units)
     queued = plan.max_queued_bytes or messages * EVENT_BYTES
-    sessions = max(1, plan.partitions) + 2
-    memory = plan.memory_limit or (BASE_MEMORY + sessions * queued
-                                   + units * RETAINED_PER_TABLE)
+    readers = max(1, plan.partitions) + 3
+    memory = plan.memory_limit or (BASE_MEMORY + units * RETAINED_PER_TABLE + readers * (
+        queued + plan.max_inflight * PACKET_LIMIT))
     return Limits(messages, queued, PACKET_LIMIT, memory)
 
 

@@ -97,7 +97,7 @@ from controller.brokersettings import (  # noqa: F401 - re-exported
 )
 from controller.gcpolicy import GcPolicy
 from controller.identity import Identities, IdentityError, load_identities
-from controller.intake import INTAKE_BURST, INTAKE_RATE, Intake
+from controller.intake import INTAKE_BURST, INTAKE_RATE, PAUSE, PAUSE_AFTER, Intake
 from controller.journal import IncomingEntry, Journal, JournalError
 from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
 from controller.policy import IndicatorPolicy, PolicyError
@@ -240,6 +240,9 @@ class ControllerDaemon:
     _unconfirmed: dict[int, tuple[int, OutgoingLike, bytes]] = field(default_factory=dict)
     #: cause n -> its outputs not yet confirmed (insertion order = increasing n)
     _open: dict[int, int] = field(default_factory=dict)
+    #: table -> when its paused ``event`` subscription comes back (``controller.intake``)
+    _paused: dict[str, float] = field(default_factory=dict)
+    _pause_due: list[str] = field(default_factory=list)
     _last_n: int = 0      # the last incoming n applied
     _marked: int = 0      # published-through as last given to the journal
 
@@ -261,7 +264,10 @@ class ControllerDaemon:
 
     @property
     def subscriptions(self) -> list[tuple[str, int]]:
-        tables = list(self.only_tables) or ["+"]
+        """Each table's own topics when the tables are known (``--tables``, or
+        ``--identities``: a flooding table can then be paused alone), else ``+``."""
+        tables = list(self.only_tables) or (
+            list(self.identities.events) if self.identities is not None else ["+"])
         return [(wire.topic(t, kind, root=self.root), 1) for t in tables
                 for kind in ("event", "ruling")]
 
@@ -357,11 +363,16 @@ class ControllerDaemon:
             if not dropped:
                 return _DROP
             table = self._table_of(topic)
-            log.warning("table %s: %d event(s) over its intake bound dropped", table, dropped)
+            detail: dict[str, Any] = {"dropped": dropped, "burst": self.intake.burst,
+                                      "rate": self.intake.rate}
+            if dropped >= PAUSE_AFTER and table in self._own_topics():
+                self._pause_due.append(table)
+                detail["paused"] = PAUSE
+            log.warning("table %s: %d event(s) over its intake bound dropped%s", table,
+                        dropped, f"; its events paused {PAUSE:g} s" if "paused" in detail
+                        else "")
             return _Out(wire.topic(table, "error", root=self.root), wire.error_payload(
-                table, kind, "rate_limited", payload, detail={
-                    "dropped": dropped, "burst": self.intake.burst,
-                    "rate": self.intake.rate}))
+                table, kind, "rate_limited", payload, detail=detail))
         if self.identities is None:
             return None
         try:
@@ -375,6 +386,23 @@ class ControllerDaemon:
         table = self._table_of(topic)
         return _Out(wire.topic(table, "error", root=self.root), wire.error_payload(
             table, kind, problem, payload, detail={"src": src[:64]}))
+
+    def _own_topics(self) -> Sequence[str]:
+        """The tables subscribed on their own topics (which a pause can unsubscribe)."""
+        return self.only_tables or (list(self.identities.events)
+                                    if self.identities is not None else ())
+
+    def _pauses(self, conn: Connection) -> None:
+        """Unsubscribe the flooding tables' events; subscribe them again when due."""
+        now = time.monotonic()
+        for table in self._pause_due:
+            if table not in self._paused:
+                conn.pause(wire.topic(table, "event", root=self.root))
+            self._paused[table] = now + PAUSE
+        self._pause_due.clear()
+        for table in [t for t, until in self._paused.items() if until <= now]:
+            del self._paused[table]
+            conn.resume(wire.topic(table, "event", root=self.root), 1)
 
     # -- status ---------------------------------------------------------------------------
     def status(self, status: str = "online") -> dict[str, Any]:
@@ -511,6 +539,7 @@ class ControllerDaemon:
         return carried
 
     def _start_session(self, conn: Connection) -> None:
+        self._paused.clear()  # a new session subscribes every table
         conn.subscribe(self.subscriptions, PUBLISH_TIMEOUT)
         with conn.corked():  # a batch: one wake-up of paho's network thread
             # after a lost connection: what was not confirmed; after a restart: what the journal
@@ -570,6 +599,8 @@ class ControllerDaemon:
                 if self.gc_policy is not None:
                     self.gc_policy.after_batch()
             self._confirm(conn)
+            if self._pause_due or self._paused:
+                self._pauses(conn)
             if not batch and self.journal is not None:
                 self.journal.flush_mark()  # idle: the mark does not wait for the next event
             if first is None and self.gc_policy is not None:  # nothing for IDLE seconds

@@ -12,6 +12,12 @@ acknowledgement, so the bridge sends it again later. Another table's events then
 only behind the flood's cheap refusals, never behind its applications
 (docs/security.md has the figure, bench/bench_flood.py measures it).
 
+Even dropped, a flood costs the daemon reading it (paho parses every message). So a table
+whose drops reach ``PAUSE_AFTER`` in a report interval is paused: a daemon that subscribes
+each table's ``event`` topic on its own (``--identities`` or ``--tables``) unsubscribes it
+for ``PAUSE`` seconds and the broker drops the flood; the table's bridge sends again what
+was lost in the pause (no acknowledgement came for it).
+
 Rulings are not counted: only the director's console may publish them (the broker's ACL).
 """
 
@@ -21,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["INTAKE_BURST", "INTAKE_RATE", "Intake"]
+__all__ = ["INTAKE_BURST", "INTAKE_RATE", "PAUSE", "PAUSE_AFTER", "Intake"]
 
 #: events a table may send at once (a spool sent again after a reconnect, a round's start)
 INTAKE_BURST = 600
@@ -31,6 +37,11 @@ INTAKE_RATE = 50.0
 _MAX_TABLES = 4096
 #: seconds between two ``error`` messages about one table's dropped events
 REPORT_EVERY = 1.0
+#: a table that had this many events dropped since it was last told is a flood: a daemon
+#: that subscribes each table's events on its own topic unsubscribes it for ``PAUSE``
+#: seconds, so that the broker drops the flood instead of the daemon reading it
+PAUSE_AFTER = 500
+PAUSE = 10.0
 
 
 @dataclass

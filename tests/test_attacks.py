@@ -225,16 +225,20 @@ async def test_a_table_cannot_speak_with_another_src(venue: Venue) -> None:
 
 # -- floods -----------------------------------------------------------------------------------
 
-async def test_a_flooding_table_is_bounded_and_another_still_plays(venue: Venue) -> None:
-    """Table 3 floods the controller (QoS 0, as fast as paho sends) while table 2 plays a
-    board: the flood past table 3's intake bound is dropped and reported on its ``error``,
-    table 2's board gets its result with none of its events dropped."""
+async def test_a_flooding_table_is_bounded_and_another_still_plays(
+        venue: Venue, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Table 3 floods the controller (QoS 0, as fast as paho sends, for 3 s) while table 2
+    plays a board: the flood past table 3's intake bound is dropped and reported on its
+    ``error``, then its events are paused (unsubscribed: the broker drops the flood);
+    table 2's board gets its result with none of its events dropped; once the pause is
+    over, table 3's own bridge plays a board."""
+    monkeypatch.setattr("controller.daemon.PAUSE", 1.0)
     # a whole board (about 215 events) is sent at once here: it fits in the burst
     daemon = _daemon(venue, intake=Intake(burst=300, rate=20.0))
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))
     director = connected(venue, "director")
-    for topic in ("bridge/3/error", "bridge/2/result", "bridge/2/error"):
+    for topic in ("bridge/3/error", "bridge/2/result", "bridge/2/error", "bridge/3/state"):
         director.subscribe(topic)
     try:
         await asyncio.wait_for(daemon.ready.wait(), WAIT)
@@ -243,19 +247,34 @@ async def test_a_flooding_table_is_bounded_and_another_still_plays(venue: Venue)
         writer = EventWriter("table-3-pi")
 
         def flood() -> None:
-            for _ in range(3000):
+            until = threading.Event()
+            threading.Timer(3.0, until.set).start()
+            while not until.is_set():
                 flooder.client.publish("bridge/3/event", json.dumps(writer.event(
                     type="button", seat="N", button="undo")), qos=0)
+                if writer.seq % 200 == 0:
+                    until.wait(0.01)  # paho's thread sends what is queued
 
         flooding = asyncio.create_task(asyncio.to_thread(flood))
         await asyncio.to_thread(_board, player, "2", "table-2-pi", 7)
         await flooding
         await _until("table 2's result", lambda: any(
             r["board"] == 7 for r in _payloads(director, "bridge/2/result")))
-        await _until("the flood reported", lambda: any(
-            e["error"] == "rate_limited" for e in _payloads(director, "bridge/3/error")))
+        await _until("the flood paused", lambda: any(
+            e["error"] == "rate_limited" and "paused" in e["detail"]
+            for e in _payloads(director, "bridge/3/error")))
         assert daemon.counters.throttled > 0
         assert not any(e["error"] == "rate_limited" for e in _payloads(director, "bridge/2/error"))
+        # the pause ends: table 3's bridge is heard again
+        await _until("the pause over", lambda: not daemon._paused)  # noqa: SLF001
+        await asyncio.sleep(0.5)  # the SUBACK of the subscription given back
+        seq = writer.seq + 1000
+        event = EventWriter("table-3-pi", seq=seq).event(
+            type="tag", zone="board", action="present", uid="BD0009", board=9)
+        assert await asyncio.to_thread(flooder.publish, "bridge/3/event", event) < 0x80
+        await _until("table 3's event applied", lambda: any(
+            s.get("last") == {"src": "table-3-pi", "seq": seq}
+            for s in _payloads(director, "bridge/3/state")))
     finally:
         stop.set()
         await asyncio.wait_for(task, 30)
