@@ -58,3 +58,37 @@ def test_a_bad_file_is_refused_with_its_name(tmp_path: Path, text: str, why: str
 def test_a_missing_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(IdentityError, match="ids.toml"):
         load_identities(tmp_path / "ids.toml")
+
+
+def test_the_controller_stops_at_start_without_its_identities(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Fails closed: a missing or broken file is exit 2 (systemd does not restart it)."""
+    from controller.daemon import main
+    assert main(["--identities", str(tmp_path / "missing.toml"), "--no-journal"]) == 2
+    assert "missing.toml" in caplog.text
+
+
+def test_run_logs_its_controller_in_with_its_own_credentials(tmp_path: Path) -> None:
+    """``bridge-table run --controller-credentials``: the Pi's controller is its own user
+    (one connection per user), on the broker of the table file."""
+    import argparse
+
+    from controller.brokerconfig import write_broker_config
+    from controller.run import controller_for
+    from firmware_bridge.config import config_from_dict
+
+    out = tmp_path / "broker"
+    write_broker_config(BrokerPlan(tables=["1"], hosts=["localhost"], table_controllers=True),
+                        out)
+    config = config_from_dict({"table": {"id": "1"},
+                               "broker": {"credentials": str(out / "clients" / "table-1.toml")},
+                               "spool": {"path": str(tmp_path / "spool.sqlite")}},
+                              tmp_path / "table.toml")
+    args = argparse.Namespace(deals=None, rules="2017", policy=None, no_journal=True,
+                              controller_credentials=str(out / "clients" /
+                                                         "table-1-controller.toml"))
+    daemon = controller_for(config, args)
+    assert daemon.broker.username == "table-1-controller"
+    assert daemon.broker.url == config.broker.url
+    args.controller_credentials = None
+    assert controller_for(config, args).broker.username == "table-1"
