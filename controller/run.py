@@ -73,6 +73,12 @@ def controller_for(config: Any, args: argparse.Namespace) -> ControllerDaemon:
             broker = resolve(b.url or None, credentials=args.controller_credentials, env={})
         except BrokerSettingsError as e:
             raise ControllerError(str(e)) from e
+    elif broker.username:
+        log.warning("the controller logs in as %s, like the bridge: a broker from "
+                    "bridge-table broker-config binds a client id to its user, so the two "
+                    "would disconnect each other; give --controller-credentials "
+                    "(clients/table-T-controller.toml, broker-config --table-controllers)",
+                    broker.username)
     engine = build_engine(root=b.root, deals=args.deals, rules=args.rules, policy=args.policy)
     journal = None
     if not args.no_journal:
