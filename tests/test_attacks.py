@@ -463,3 +463,14 @@ def test_every_acl_topic_is_a_wire_topic_and_the_relay_reads_alerts() -> None:
 def test_partition_users_match_the_controllers_names() -> None:
     from controller.partition import scope_name
     assert f"controller-{scope_name(None, (1, 2))}" == "controller-part1of2"
+
+
+def test_a_bridges_table_id_is_anchored_at_its_end(tmp_path: Path) -> None:
+    from firmware_bridge.config import config_from_dict
+    from firmware_bridge.errors import ConfigError
+    for bad in ("7\n", "table-7-pi\n"):
+        with pytest.raises(ConfigError):
+            config_from_dict({"table": {"id": "7", "src": bad} if bad.startswith("table")
+                              else {"id": bad},
+                              "spool": {"path": str(tmp_path / "s.sqlite")}},
+                             tmp_path / "t.toml")
