@@ -235,18 +235,22 @@ def accounts(plan: BrokerPlan) -> list[Account]:
         out.append(Account(f"verify-{s}", f"verification station {s}",
                            tuple(of(s, "event", "indicator") + acks(s)),
                            tuple(of(s, *BRIDGE_OUTPUTS, "verify"))))
-    controllers: list[tuple[str, str, str | None]] = [
-        ("controller", "the rules daemon (every table)", None)]
+    controllers: list[tuple[str, str, bool]] = [
+        ("controller", "the rules daemon (every table)", False)]
     if plan.partitions:
         controllers = [(f"controller-part{k}of{plan.partitions}",
                         f"the rules daemon, share {k} of {plan.partitions} (--partition "
-                        f"{k}/{plan.partitions})", f"part{k}of{plan.partitions}")
+                        f"{k}/{plan.partitions})", True)
                        for k in range(1, plan.partitions + 1)]
     for user, what, name in controllers:
+        # a partition's status topic is named by its --partition and --tables together
+        # (controller.partition.scope_name): any controller's, the controllers being trusted
+        # with every table anyway
         out.append(Account(
             user, what, tuple(of("+", "event", "ruling")),
             tuple(of("+", *CONTROLLER_OUTPUTS)) + (
-                wire.ack_topic("+", "+", root=r), wire.status_topic(name, root=r))))
+                wire.ack_topic("+", "+", root=r),
+                wire.status_topic("+" if name else None, root=r))))
     status = [wire.status_topic(root=r), wire.status_topic("+", root=r)]
     out.append(Account("director", "the director's console: reads every table, gives rulings",
                        tuple(of("+", *DIRECTOR_READS) + status + [f"{p}/#"]),

@@ -457,7 +457,9 @@ def test_every_acl_topic_is_a_wire_topic_and_the_relay_reads_alerts() -> None:
     assert "bridge/+/evidence" not in users["broadcast"].read
     assert {"controller-part1of2", "controller-part2of2"} <= set(users)
     assert "controller" not in users
-    assert users["controller-part1of2"].write[-1] == "bridge/controller/part1of2/status"
+    assert users["controller-part1of2"].write[-1] == "bridge/controller/+/status"
+    one = {a.username: a for a in accounts(BrokerPlan(tables=["1"]))}["controller"]
+    assert one.write[-1] == "bridge/controller/status"
 
 
 def test_partition_users_match_the_controllers_names() -> None:
@@ -474,3 +476,38 @@ def test_a_bridges_table_id_is_anchored_at_its_end(tmp_path: Path) -> None:
                               else {"id": bad},
                               "spool": {"path": str(tmp_path / "s.sqlite")}},
                              tmp_path / "t.toml")
+
+
+async def test_partitioned_controllers_each_log_in_as_their_own_user(tmp_path: Path) -> None:
+    """``--partitions 2``: two controllers on one broker, each with its own user, stay
+    connected side by side (one connection per user) and each answers its share."""
+    from controller.daemon import ControllerDaemon, build_engine
+    from controller.partition import hash_share, scope_name
+
+    tables = ["1", "2", "3", "4", "5", "6"]
+    broker, out = venue_broker(tmp_path, tables, partitions=2)
+    venue = Venue(broker, out, 0)
+    with broker:
+        ids = load_identities(out / "identities.toml")
+        daemons = [ControllerDaemon(
+            broker=venue.settings(f"controller-part{k}of2"), engine=build_engine(),
+            identities=ids, only_tables=hash_share(tables, k, 2), name=scope_name(None, (k, 2)))
+            for k in (1, 2)]
+        assert all(d.only_tables for d in daemons)
+        stop = asyncio.Event()
+        tasks = [asyncio.create_task(d.run(stop)) for d in daemons]
+        director = connected(venue, "director")
+        director.subscribe("bridge/+/result")
+        try:
+            for d in daemons:
+                await asyncio.wait_for(d.ready.wait(), WAIT)
+            played = [d.only_tables[0] for d in daemons]
+            for t in played:
+                bridge = await asyncio.to_thread(connected, venue, f"table-{t}")
+                await asyncio.to_thread(_board, bridge, t, f"table-{t}-pi")
+            await _until("both results", lambda: all(
+                _payloads(director, f"bridge/{t}/result") for t in played))
+            assert [d.counters.connects for d in daemons] == [1, 1]
+        finally:
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(*tasks), 30)
