@@ -76,9 +76,10 @@ BRIDGE_OUTPUTS = ("event", "bridge", "health")
 #: (``wire.ack_topic``); ``ack/#`` is the old spelling of the same
 DEFAULT_ACK = "ack"
 SERVICE_USERS = ("controller", "director", "broadcast", "public")
-#: what the director's console reads of every table (``controller.web.listener.TOPICS``)
+#: what the director's console reads of every table (``controller.web.listener.TOPICS``),
+#: and the verification stations' verdicts (``bridge-table verify``)
 DIRECTOR_READS = ("state", "alert", "result", "indicator", "bridge", "health", "error",
-                  "event", "feed", "evidence")
+                  "event", "feed", "evidence", "verify")
 #: what the broadcast relay reads of every table (``controller.broadcast.relay``)
 RELAY_READS = ("state", "feed", "alert", "result")
 
@@ -208,8 +209,8 @@ def identities(plan: BrokerPlan) -> Identities:
 def accounts(plan: BrokerPlan) -> list[Account]:
     """Every user of the venue's broker and its ACL, every topic from ``controller.wire``'s
     builders. With ``use_username_as_clientid`` a user is one connection: a program that
-    holds two at once has a user for each (a Pi's bridge and its controller, each
-    partitioned controller)."""
+    holds two at once has a user for each (a Pi's bridge and its controller, a verification
+    station's bridge and its checker, each partitioned controller)."""
     r, p = plan.root, plan.public
     ids = identities(plan)
 
@@ -235,6 +236,10 @@ def accounts(plan: BrokerPlan) -> list[Account]:
         out.append(Account(f"verify-{s}", f"verification station {s}",
                            tuple(of(s, "event", "indicator") + acks(s)),
                            tuple(of(s, *BRIDGE_OUTPUTS, "verify"))))
+        # ``bridge-table verify --events`` beside the station's bridge: a user of its own
+        out.append(Account(f"verify-{s}-check", f"verification station {s}: the checker "
+                                                f"following its bridge's events",
+                           tuple(of(s, "event", "indicator")), tuple(of(s, "verify"))))
     controllers: list[tuple[str, str, bool]] = [
         ("controller", "the rules daemon (every table)", False)]
     if plan.partitions:

@@ -511,3 +511,38 @@ async def test_partitioned_controllers_each_log_in_as_their_own_user(tmp_path: P
         finally:
             stop.set()
             await asyncio.wait_for(asyncio.gather(*tasks), 30)
+
+
+async def test_a_station_checker_beside_its_bridge(tmp_path: Path) -> None:
+    """A verification station's bridge (``verify-S``) and the checker following its events
+    (``verify-S-check``, following and reporting on one connection) stay connected side by
+    side; the checker sees the bridge's events and its verdict reaches the director."""
+    from controller.verify.cli import MqttReporter, follow_events
+
+    broker, out = venue_broker(tmp_path, ["1"], stations=["V1"])
+    venue = Venue(broker, out, 0)
+    with broker:
+        bridge = connected(venue, "verify-V1", client_id="table-V1-pi")
+        director = connected(venue, "director")
+        director.subscribe("bridge/V1/verify")
+        seen: list[bytes | str] = []
+        stop, ready = asyncio.Event(), asyncio.Event()
+
+        class Events:
+            async def message(self, payload: bytes | str) -> None:
+                seen.append(payload)
+                stop.set()
+
+        reporter = MqttReporter(venue.settings("verify-V1-check"), "bridge", "V1")
+        async with reporter:
+            assert reporter.error is None
+            task = asyncio.create_task(follow_events(
+                venue.settings("verify-V1-check"), "bridge/V1/event", Events(),  # type: ignore[arg-type]
+                stop, ready, client=reporter._client))  # noqa: SLF001
+            await asyncio.wait_for(ready.wait(), WAIT)
+            assert await asyncio.to_thread(bridge.publish, "bridge/V1/event", {"e": 1}) < 0x80
+            await asyncio.wait_for(task, WAIT)
+            await reporter._publish({"verdict": "ok"}, retain=False)  # noqa: SLF001
+            assert reporter.error is None
+        await asyncio.to_thread(director.wait_message, "bridge/V1/verify", "verdict")
+        assert seen and bridge.disconnects == []

@@ -589,7 +589,8 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main([str(schedule), "--out", str(tmp_path / "b"), "--host", "h.venue",
                  "--stations", "V1"]) == 0
     assert sorted(f.stem for f in (tmp_path / "b" / "clients").glob("*.toml")) == [
-        "broadcast", "controller", "director", "public", "table-1", "table-7", "verify-V1"]
+        "broadcast", "controller", "director", "public", "table-1", "table-7", "verify-V1",
+        "verify-V1-check"]
     assert main(["1,controller", "--out", str(tmp_path / "c")]) == 2
     assert "cannot be a table" in capsys.readouterr().err
     junk = tmp_path / "junk.bin"
