@@ -8,6 +8,7 @@ events a second, the issue's 10.8k) for ``--seconds``. Run twice: with the contr
 per-table intake bound (``controller.intake``, the default) and without it.
 
     .venv/bin/python bench/bench_flood.py [--seconds 10] [--flood 10800] [--rate 40]
+                                          [--flood-qos 0|1]
 
 Prints table 2's p50/p99/max before and during the flood, and what the flood got in.
 """
@@ -102,15 +103,16 @@ def play(port: int, rate: float, until: float, out: Any) -> None:
         out.send((player.latency, len(player.sent)))
 
 
-def flood_process(port: int, rate: float, start: float, until: float, out: Any) -> None:
-    out.send(flood(port, rate, start, until))
+def flood_process(port: int, rate: float, start: float, until: float, qos: int,
+                  out: Any) -> None:
+    out.send(flood(port, rate, start, until, qos))
 
 
 #: seconds after the flood for what is still queued to reach the controller
 DRAIN = 5.0
 
 
-def flood(port: int, rate: float, start: float, until: float) -> int:
+def flood(port: int, rate: float, start: float, until: float, qos: int = 0) -> int:
     """Table 1 sends as many as ``rate`` a second between ``start`` and ``until``."""
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-table-1")
     client.max_queued_messages_set(0)
@@ -122,7 +124,7 @@ def flood(port: int, rate: float, start: float, until: float) -> int:
         due = int((now - start) * rate)
         while sent < due:
             sent += 1
-            client.publish("bridge/1/event", event("table-1-pi", sent), qos=0)
+            client.publish("bridge/1/event", event("table-1-pi", sent), qos=qos)
         time.sleep(0.001)
     client.loop_stop()
     client.disconnect()
@@ -152,7 +154,8 @@ async def one_run(tmp: Path, intake: Intake | None, identities: Identities | Non
         (p_in, p_out), (f_in, f_out) = ctx.Pipe(False), ctx.Pipe(False)
         procs = [ctx.Process(target=play, args=(broker.port, args.rate, end, p_out)),
                  ctx.Process(target=flood_process,
-                             args=(broker.port, args.flood, flood_start, end, f_out))]
+                             args=(broker.port, args.flood, flood_start, end,
+                                   args.flood_qos, f_out))]
         for proc in procs:
             proc.start()
         latency, lost = await asyncio.to_thread(p_in.recv)
@@ -187,11 +190,13 @@ def main() -> int:
     ap.add_argument("--before", type=float, default=4.0, help="seconds measured first")
     ap.add_argument("--flood", type=float, default=10_800.0, help="flood events a second")
     ap.add_argument("--rate", type=float, default=40.0, help="table 2's events a second")
+    ap.add_argument("--flood-qos", type=int, choices=(0, 1), default=0)
     ap.add_argument("--trace", action="store_true", help="table 2's worst latency each second")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)
     print(f"{platform.node()}: {os.cpu_count()} CPUs, {platform.python_version()}; "
-          f"flood {args.flood:.0f}/s for {args.seconds:.0f} s, table 2 at {args.rate:.0f}/s")
+          f"flood {args.flood:.0f}/s (QoS {args.flood_qos}) for {args.seconds:.0f} s, table 2 at "
+          f"{args.rate:.0f}/s")
     runs = (("--identities and the intake bound (as deployed)", Intake(), IDENTITIES),
             ("the intake bound, no --identities (no pause)", Intake(), None),
             ("no bound", None, None))
