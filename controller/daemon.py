@@ -540,6 +540,8 @@ class ControllerDaemon:
 
     def _start_session(self, conn: Connection) -> None:
         self._paused.clear()  # a new session subscribes every table
+        if self.intake is not None:  # what the broker queued meanwhile is no flood
+            self.intake.allow_backlog()
         conn.subscribe(self.subscriptions, PUBLISH_TIMEOUT)
         with conn.corked():  # a batch: one wake-up of paho's network thread
             # after a lost connection: what was not confirmed; after a restart: what the journal
@@ -575,6 +577,8 @@ class ControllerDaemon:
                 first = inbox.get(timeout=wait)
             except queue.Empty:
                 first = None
+                if self.intake is not None:  # what was queued for the daemon is in
+                    self.intake.end_backlog()
             if first is not None and self.gather > 0 and inbox.qsize() < GATHER_ENOUGH:
                 # group commit: a moment for the events arriving behind this one to share
                 # its journal commit (each commit costs about as much CPU as an event)

@@ -18,6 +18,12 @@ each table's ``event`` topic on its own (``--identities`` or ``--tables``) unsub
 for ``PAUSE`` seconds and the broker drops the flood; the table's bridge sends again what
 was lost in the pause (no acknowledgement came for it).
 
+After each (re)connection every table may also send ``BACKLOG`` events more, once, until the
+daemon first finds nothing to read (or ``BACKLOG_FOR`` seconds): what the broker queued for
+the daemon while it was away (every table's events, up to 30 minutes) arrives at once, and
+must not be taken for a flood. A flood at that moment gets that much more in, then is
+bounded as ever.
+
 Rulings are not counted: only the director's console may publish them (the broker's ACL).
 """
 
@@ -27,7 +33,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["INTAKE_BURST", "INTAKE_RATE", "PAUSE", "PAUSE_AFTER", "Intake"]
+__all__ = ["BACKLOG", "BACKLOG_FOR", "INTAKE_BURST", "INTAKE_RATE", "PAUSE", "PAUSE_AFTER",
+           "Intake"]
 
 #: events a table may send at once (a spool sent again after a reconnect, a round's start)
 INTAKE_BURST = 600
@@ -42,6 +49,12 @@ REPORT_EVERY = 1.0
 #: seconds, so that the broker drops the flood instead of the daemon reading it
 PAUSE_AFTER = 500
 PAUSE = 10.0
+#: events each table may send beyond the bound once after each (re)connection of the
+#: daemon: what the broker queued while it was away arrives at once and is no flood (30
+#: minutes of a table is about 1,800 events); good until the daemon first finds nothing to
+#: read, or for ``BACKLOG_FOR`` seconds
+BACKLOG = 2_000
+BACKLOG_FOR = 120.0
 
 
 @dataclass
@@ -61,6 +74,22 @@ class Intake:
     clock: Callable[[], float] = time.monotonic
     dropped: int = 0
     _buckets: dict[str, _Bucket] = field(default_factory=dict)
+    #: the backlog allowance of each table that used some since ``allow_backlog``
+    _backlog: dict[str, int] = field(default_factory=dict)
+    _backlog_until: float = float("-inf")
+
+    def allow_backlog(self, events: int = BACKLOG, seconds: float = BACKLOG_FOR) -> None:
+        """Every table may send ``events`` more than the bound, once, for ``seconds``
+        (the daemon calls it at each connection)."""
+        self._backlog = {}
+        self._backlog_size = events
+        self._backlog_until = self.clock() + seconds
+
+    def end_backlog(self) -> None:
+        """The queued backlog is in (the daemon found nothing more to read)."""
+        self._backlog_until = float("-inf")
+
+    _backlog_size: int = 0
 
     def __post_init__(self) -> None:
         if self.burst < 1 or self.rate <= 0:
@@ -80,6 +109,11 @@ class Intake:
         if b.tokens >= 1.0:
             b.tokens -= 1.0
             return True
+        if now < self._backlog_until:
+            left = self._backlog.get(table, self._backlog_size)
+            if left > 0:
+                self._backlog[table] = left - 1
+                return True
         b.dropped += 1
         self.dropped += 1
         return False

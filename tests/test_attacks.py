@@ -280,6 +280,33 @@ async def test_a_flooding_table_is_bounded_and_another_still_plays(
         await asyncio.wait_for(task, 30)
 
 
+async def test_what_was_queued_for_an_absent_controller_is_no_flood(tmp_path: Path) -> None:
+    """A board's 215 events queued by the broker while the controller was away arrive at
+    once when it comes back: past a bound of 50, all applied (the backlog allowance), the
+    board gets its result."""
+    broker, out = venue_broker(tmp_path, ["1"], director_src=[DIRECTOR_SRC])
+    venue = Venue(broker, out, 0)
+    with broker:
+        director = connected(venue, "director")
+        director.subscribe("bridge/1/result")
+        for run in range(2):
+            daemon = _daemon(venue, intake=Intake(burst=50, rate=1.0))
+            stop = asyncio.Event()
+            task = asyncio.create_task(daemon.run(stop))
+            await asyncio.wait_for(daemon.ready.wait(), WAIT)
+            if run == 0:  # away: the broker queues the board for the controller's session
+                stop.set()
+                await asyncio.wait_for(task, 30)
+                pi = await asyncio.to_thread(connected, venue, "table-1")
+                await asyncio.to_thread(_board, pi, "1", "table-1-pi")
+        try:
+            await _until("the result", lambda: _payloads(director, "bridge/1/result"))
+            assert daemon.counters.throttled == 0
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 30)
+
+
 def test_an_oversize_packet_disconnects_its_sender(venue: Venue) -> None:
     controller = connected(venue, "controller")
     controller.subscribe("bridge/+/event")

@@ -57,3 +57,18 @@ def test_tables_remembered_are_bounded() -> None:
 def test_bounds_must_let_something_in(burst: int, rate: float) -> None:
     with pytest.raises(ValueError):
         Intake(burst=burst, rate=rate)
+
+
+def test_a_backlog_after_a_connection_is_no_flood_once() -> None:
+    """What the broker queued while the daemon was away: each table may send that much more
+    once, until the daemon first has nothing to read (or the allowance's time is up)."""
+    clock = Clock()
+    intake = Intake(burst=10, rate=1.0, clock=clock)
+    intake.allow_backlog(events=100, seconds=60.0)
+    assert sum(intake.admit("1") for _ in range(200)) == 110
+    assert sum(intake.admit("2") for _ in range(50)) == 50  # each table its own allowance
+    intake.end_backlog()
+    assert sum(intake.admit("2") for _ in range(50)) == 0  # the bound, as ever
+    intake.allow_backlog(events=100, seconds=60.0)
+    clock.now += 61.0
+    assert sum(intake.admit("3") for _ in range(200)) == 10  # the allowance's time is up
