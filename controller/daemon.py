@@ -59,6 +59,12 @@ controller's on ``{root}/controller/{name}/status``.
 
 Payloads above ``max_payload`` bytes (64 KiB by default; an event is ~200 bytes) are not
 journaled nor applied: the daemon answers them on ``{root}/{t}/error`` and logs them.
+Before the journal too, each message is screened (``_screen``, docs/security.md): an event
+over its table's intake bound (``controller.intake``) is dropped, reported on
+``{root}/{t}/error`` at most once a second, and a flooding table's events paused; with
+``--identities`` (``controller.identity``) an input whose ``src`` may not speak on its topic
+is answered on ``{root}/{t}/error``. Neither is journaled, applied, or given a seat among
+the table's sources.
 
 asyncio stays outside the hot path: :meth:`ControllerDaemon.run` is a coroutine that starts
 the threads, reports ``ready`` and stops them (``bridge-table run`` and the demo run it in
@@ -573,12 +579,14 @@ class ControllerDaemon:
         next_status = time.monotonic() + self.status_interval
         while not halt.is_set():
             wait = max(0.0, min(IDLE, next_status - time.monotonic()))
+            if self.intake is not None and inbox.empty():
+                # what the broker queued for the daemon is in: while it comes, the broker
+                # refills its in-flight window during each batch
+                self.intake.end_backlog()
             try:
                 first = inbox.get(timeout=wait)
             except queue.Empty:
                 first = None
-                if self.intake is not None:  # what was queued for the daemon is in
-                    self.intake.end_backlog()
             if first is not None and self.gather > 0 and inbox.qsize() < GATHER_ENOUGH:
                 # group commit: a moment for the events arriving behind this one to share
                 # its journal commit (each commit costs about as much CPU as an event)

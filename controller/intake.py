@@ -55,6 +55,9 @@ PAUSE = 10.0
 #: read, or for ``BACKLOG_FOR`` seconds
 BACKLOG = 2_000
 BACKLOG_FOR = 120.0
+#: seconds after a connection before "nothing waiting" ends the backlog (the broker's first
+#: queued messages may still be on their way)
+BACKLOG_GRACE = 1.0
 
 
 @dataclass
@@ -83,13 +86,17 @@ class Intake:
         (the daemon calls it at each connection)."""
         self._backlog = {}
         self._backlog_size = events
-        self._backlog_until = self.clock() + seconds
+        self._backlog_from = self.clock()
+        self._backlog_until = self._backlog_from + seconds
 
     def end_backlog(self) -> None:
-        """The queued backlog is in (the daemon found nothing more to read)."""
-        self._backlog_until = float("-inf")
+        """The queued backlog is in (the daemon found nothing waiting to be read), unless
+        the connection is younger than ``BACKLOG_GRACE``."""
+        if self.clock() - self._backlog_from >= BACKLOG_GRACE:
+            self._backlog_until = float("-inf")
 
     _backlog_size: int = 0
+    _backlog_from: float = float("-inf")
 
     def __post_init__(self) -> None:
         if self.burst < 1 or self.rate <= 0:

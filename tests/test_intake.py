@@ -66,9 +66,12 @@ def test_a_backlog_after_a_connection_is_no_flood_once() -> None:
     intake = Intake(burst=10, rate=1.0, clock=clock)
     intake.allow_backlog(events=100, seconds=60.0)
     assert sum(intake.admit("1") for _ in range(200)) == 110
-    assert sum(intake.admit("2") for _ in range(50)) == 50  # each table its own allowance
+    assert sum(intake.admit("2") for _ in range(40)) == 40  # each table its own allowance
+    intake.end_backlog()  # too early: the broker's queue may still be on its way
+    assert sum(intake.admit("2") for _ in range(10)) == 10
+    clock.now += 1.0
     intake.end_backlog()
-    assert sum(intake.admit("2") for _ in range(50)) == 0  # the bound, as ever
+    assert sum(intake.admit("2") for _ in range(50)) == 1  # the bound: 1 a second
     intake.allow_backlog(events=100, seconds=60.0)
     clock.now += 61.0
     assert sum(intake.admit("3") for _ in range(200)) == 10  # the allowance's time is up
