@@ -29,7 +29,10 @@ rulings), ``broadcast`` (reads what it relays, publishes ``public/#``) and ``pub
 from __future__ import annotations
 
 import argparse
+import base64
+import contextlib
 import datetime
+import hashlib
 import importlib
 import ipaddress
 import os
@@ -40,27 +43,45 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller import wire
 from controller.brokersettings import BrokerSettingsError, read_credentials
+from controller.identity import (
+    DEFAULT_EVENT_SRC,
+    IDENTITIES_FILE,
+    SRC,
+    Identities,
+    identities_text,
+)
 
-__all__ = ["Account", "BrokerConfigError", "BrokerPlan", "accounts", "acl_text", "main",
-           "make_ca", "make_cert", "mosquitto_conf", "parse_tables", "revoke_cert",
-           "write_broker_config", "write_crl"]
+__all__ = ["Account", "BrokerConfigError", "BrokerPlan", "Limits", "accounts", "acl_text",
+           "identities", "limits", "main", "make_ca", "make_cert", "mosquitto_conf",
+           "parse_tables", "revoke_cert", "write_broker_config", "write_crl"]
 
-#: Table and station ids go into topics and user names (the firmware bridge's rule).
-TABLE_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,31}$")
+#: Table and station ids go into topics and user names (the firmware bridge's rule); ``\Z``
+#: and not ``$``, which also matches before a trailing newline ("7\n" would end the ACL line)
+TABLE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,31}\Z")
+#: a topic root or one topic level: no wildcard, no empty level, no leading ``$``
+TOPIC_LEVELS = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*\Z")
 #: ids that name something else under the topic root
 RESERVED_IDS = frozenset({"controller", "+", "#"})
 #: outputs of the controller on ``{root}/{t}/...`` (docs/wire-contract.md)
 CONTROLLER_OUTPUTS = ("state", "alert", "indicator", "result", "feed", "error", "evidence")
 #: what a table's Pi publishes on ``{root}/{t}/...``
 BRIDGE_OUTPUTS = ("event", "bridge", "health")
-#: the acknowledgements the controller gives a table's bridge, under ``{root}/{t}/``
-DEFAULT_ACK = "ack/#"
+#: the acknowledgements the controller gives a table's bridge: ``{root}/{t}/ack/{src}``
+#: (``wire.ack_topic``); ``ack/#`` is the old spelling of the same
+DEFAULT_ACK = "ack"
 SERVICE_USERS = ("controller", "director", "broadcast", "public")
+#: what the director's console reads of every table (``controller.web.listener.TOPICS``),
+#: and the verification stations' verdicts (``bridge-table verify``)
+DIRECTOR_READS = ("state", "alert", "result", "indicator", "bridge", "health", "error",
+                  "event", "feed", "evidence", "verify")
+#: what the broadcast relay reads of every table (``controller.broadcast.relay``)
+RELAY_READS = ("state", "feed", "alert", "result")
 
 
 class BrokerConfigError(Exception):
@@ -109,6 +130,16 @@ class BrokerPlan:
     keyfile: Path | None = None
     #: extra lines appended to mosquitto.conf (e.g. "user root" for a test broker)
     extra: Sequence[str] = field(default_factory=tuple)
+    #: partitioned controllers (``--partition K/N``): a user ``controller-partKofN`` each
+    partitions: int = 0
+    #: the ``src`` of a table's bridges, ``{t}`` the table (``controller.identity``)
+    event_src: Sequence[str] = (DEFAULT_EVENT_SRC,)
+    #: the ``src`` of the director's consoles (default ``console-`` this machine's name,
+    #: the console's own default)
+    director_src: Sequence[str] = ()
+    #: bytes queued for one client that is away, and the broker's heap (0: from the tables)
+    max_queued_bytes: int = 0
+    memory_limit: int = 0
 
 
 def parse_tables(spec: str) -> list[str]:
@@ -165,34 +196,72 @@ def tables_from_file(path: Path) -> list[str]:
     return [check_id(t) for t in schedule]
 
 
+def identities(plan: BrokerPlan) -> Identities:
+    """Who is who (``controller.identity``): each table's and station's bridge ``src`` and
+    the director's consoles' ``src``; the ACL's users and the controller's checks follow."""
+    return Identities(
+        events={t: frozenset(tpl.format(t=t) for tpl in plan.event_src)
+                for t in (*plan.tables, *plan.stations)},
+        rulings=frozenset(plan.director_src or (f"console-{socket.gethostname()}",)),
+        root=plan.root)
+
+
 def accounts(plan: BrokerPlan) -> list[Account]:
-    """Every user of the venue's broker and its ACL."""
+    """Every user of the venue's broker and its ACL, every topic from ``controller.wire``'s
+    builders. With ``use_username_as_clientid`` a user is one connection: a program that
+    holds two at once has a user for each (a Pi's bridge and its controller, a verification
+    station's bridge and its checker, each partitioned controller)."""
     r, p = plan.root, plan.public
+    ids = identities(plan)
+
+    def of(table: str, *kinds: str) -> list[str]:
+        return [wire.topic(table, k, root=r) for k in kinds]
+
+    def acks(table: str) -> list[str]:
+        return [wire.ack_topic(table, src, root=r) for src in sorted(ids.events[table])]
+
     out: list[Account] = []
     for t in plan.tables:
-        write = [f"{r}/{t}/{k}" for k in BRIDGE_OUTPUTS]
-        read = [f"{r}/{t}/indicator", f"{r}/{t}/{plan.ack}"]
-        what = f"table {t}'s Pi (firmware bridge)"
+        out.append(Account(f"table-{t}", f"table {t}'s Pi (firmware bridge)",
+                           tuple(of(t, "indicator") + acks(t)),
+                           tuple(of(t, *BRIDGE_OUTPUTS))))
         if plan.table_controllers:
-            what = f"table {t}'s Pi (bridge and its table's controller)"
-            write += [f"{r}/{t}/{k}" for k in CONTROLLER_OUTPUTS]
-            write += [f"{r}/{t}/{plan.ack}", f"{r}/controller/{t}/status"]
-            read += [f"{r}/{t}/event", f"{r}/{t}/ruling"]
-        out.append(Account(f"table-{t}", what, tuple(read), tuple(dict.fromkeys(write))))
+            out.append(Account(
+                f"table-{t}-controller", f"table {t}'s Pi: its table's controller "
+                                         f"(bridge-table run)",
+                tuple(of(t, "event", "ruling")),
+                tuple(of(t, *CONTROLLER_OUTPUTS) + [wire.ack_topic(t, "+", root=r),
+                                                    wire.status_topic(t, root=r)])))
     for s in plan.stations:
         out.append(Account(f"verify-{s}", f"verification station {s}",
-                           (f"{r}/{s}/event", f"{r}/{s}/indicator", f"{r}/{s}/{plan.ack}"),
-                           tuple(f"{r}/{s}/{k}" for k in (*BRIDGE_OUTPUTS, "verify"))))
-    out.append(Account(
-        "controller", "the rules daemon (every table)",
-        (f"{r}/#",),
-        tuple(f"{r}/+/{k}" for k in CONTROLLER_OUTPUTS) + (
-            f"{r}/+/{plan.ack}", f"{r}/controller/status", f"{r}/controller/+/status")))
+                           tuple(of(s, "event", "indicator") + acks(s)),
+                           tuple(of(s, *BRIDGE_OUTPUTS, "verify"))))
+        # ``bridge-table verify --events`` beside the station's bridge: a user of its own
+        out.append(Account(f"verify-{s}-check", f"verification station {s}: the checker "
+                                                f"following its bridge's events",
+                           tuple(of(s, "event", "indicator")), tuple(of(s, "verify"))))
+    controllers: list[tuple[str, str, bool]] = [
+        ("controller", "the rules daemon (every table)", False)]
+    if plan.partitions:
+        controllers = [(f"controller-part{k}of{plan.partitions}",
+                        f"the rules daemon, share {k} of {plan.partitions} (--partition "
+                        f"{k}/{plan.partitions})", True)
+                       for k in range(1, plan.partitions + 1)]
+    for user, what, name in controllers:
+        # a partition's status topic is named by its --partition and --tables together
+        # (controller.partition.scope_name): any controller's, the controllers being trusted
+        # with every table anyway
+        out.append(Account(
+            user, what, tuple(of("+", "event", "ruling")),
+            tuple(of("+", *CONTROLLER_OUTPUTS)) + (
+                wire.ack_topic("+", "+", root=r),
+                wire.status_topic("+" if name else None, root=r))))
+    status = [wire.status_topic(root=r), wire.status_topic("+", root=r)]
     out.append(Account("director", "the director's console: reads every table, gives rulings",
-                       (f"{r}/#", f"{p}/#"), (f"{r}/+/ruling",)))
+                       tuple(of("+", *DIRECTOR_READS) + status + [f"{p}/#"]),
+                       tuple(of("+", "ruling"))))
     out.append(Account("broadcast", "the broadcast relay: what it relays, to the public",
-                       (f"{r}/+/feed", f"{r}/+/result", f"{r}/+/state",
-                        f"{r}/controller/#", f"{p}/#"), (f"{p}/#",)))
+                       tuple(of("+", *RELAY_READS) + status + [f"{p}/#"]), (f"{p}/#",)))
     out.append(Account("public", "vugraph and spectators: the released feed only", (f"{p}/#",)))
     return out
 
@@ -213,11 +282,56 @@ def acl_text(users: Iterable[Account], header: str = "") -> str:
     return "\n".join(lines)
 
 
+#: bytes a queued event costs mosquitto's queue count (its payload: ~250 B, rounded up)
+EVENT_BYTES = 400
+#: the largest MQTT packet a client may send: a wire-contract payload (``wire.MAX_PAYLOAD``)
+#: and its topic and header
+PACKET_LIMIT = wire.MAX_PAYLOAD + 1024
+#: the broker's own heap with no queue (connections, retained messages, subscriptions)
+BASE_MEMORY = 64 * 1024 * 1024
+#: retained messages of one table at most (state, indicator, result, acks: a few KB each;
+#: counted at the packet limit, the worst case)
+RETAINED_PER_TABLE = 4 * PACKET_LIMIT
+
+
 def queue_size(tables: int) -> int:
     """Messages the broker keeps for one client that is away (the controller's queue holds
     every table's events). A table sends at most a few hundred events a board, about 60 a
     minute; 30 minutes of every table, and never less than 100,000 (a few tens of MB)."""
     return max(100_000, tables * 60 * 30)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The broker's bounds for a session (docs/security.md has the arithmetic)."""
+
+    max_queued_messages: int
+    max_queued_bytes: int
+    max_packet_size: int
+    memory_limit: int
+
+
+def limits(plan: BrokerPlan) -> Limits:
+    """Queues: 30 minutes of every table's events (``queue_size``) at ``EVENT_BYTES`` each,
+    for a client that is away; a flood of large messages stops there instead of at the
+    broker's memory. Memory: the clients that read what a table can send (the controllers,
+    the console, the relay, the public) each with its queue and its in-flight window full
+    of the largest packets, every table's retained messages at their largest, and the
+    broker's base: a backstop that bounded traffic never reaches."""
+    units = len(plan.tables) + len(plan.stations)
+    messages = plan.max_queued or queue_size(units)
+    queued = plan.max_queued_bytes or messages * EVENT_BYTES
+    readers = max(1, plan.partitions) + 3
+    memory = plan.memory_limit or (BASE_MEMORY + units * RETAINED_PER_TABLE + readers * (
+        queued + plan.max_inflight * PACKET_LIMIT))
+    return Limits(messages, queued, PACKET_LIMIT, memory)
+
+
+#: a listener's clients are their users: nobody takes over another's client id (and so
+#: its connection, its session and its will); mosquitto 1.4 or later
+_ONE_CONNECTION_PER_USER = (
+    "# the client id is the user name: nobody disconnects or takes over another client",
+    "use_username_as_clientid true")
 
 
 def mosquitto_conf(plan: BrokerPlan, files: Path, header: str = "") -> str:
@@ -226,7 +340,7 @@ def mosquitto_conf(plan: BrokerPlan, files: Path, header: str = "") -> str:
     ca = certs / "ca.crt"
     cert, key = certs / "server.crt", certs / "server.key"
     bind = f" {plan.bind}" if plan.bind else ""
-    queued = plan.max_queued or queue_size(len(plan.tables) + len(plan.stations))
+    bounds = limits(plan)
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
     lines += [
         "# Security: nobody gets in without a user and a password (or a client certificate",
@@ -248,12 +362,17 @@ def mosquitto_conf(plan: BrokerPlan, files: Path, header: str = "") -> str:
         "persistent_client_expiration 2d",
         "",
         "# Queues sized for the session: a controller down for half an hour finds every",
-        "# table's events queued (mosquitto's default of 1,000 loses them).",
-        f"max_queued_messages {queued}",
-        "max_queued_bytes 0",
+        "# table's events queued (mosquitto's default of 1,000 loses them); bounded in bytes",
+        "# too, so that a flood of large messages stops there (docs/security.md); the",
+        "# bridges send again what was dropped (end-to-end acknowledgements).",
+        f"max_queued_messages {bounds.max_queued_messages}",
+        f"max_queued_bytes {bounds.max_queued_bytes}",
         f"max_inflight_messages {plan.max_inflight}",
-        "# a wire-contract message is at most 64 KiB; anything much larger is an attack",
-        "max_packet_size 262144",
+        "# a wire-contract message is at most 64 KiB; a larger packet disconnects its sender",
+        f"max_packet_size {bounds.max_packet_size}",
+        f"message_size_limit {wire.MAX_PAYLOAD}",
+        "# every queue full and every retained message at its largest, and no more",
+        f"memory_limit {bounds.memory_limit}",
         "set_tcp_nodelay true",
         "connection_messages true",
         "",
@@ -265,6 +384,7 @@ def mosquitto_conf(plan: BrokerPlan, files: Path, header: str = "") -> str:
         f"keyfile {key}",
         "tls_version tlsv1.2",
         "require_certificate false",
+        *_ONE_CONNECTION_PER_USER,
     ]
     if plan.client_certs:
         lines += [
@@ -278,6 +398,7 @@ def mosquitto_conf(plan: BrokerPlan, files: Path, header: str = "") -> str:
             "tls_version tlsv1.2",
             "require_certificate true",
             "use_identity_as_username true",
+            *_ONE_CONNECTION_PER_USER,
             "# certificates withdrawn by --rotate (a lost Pi's) are refused",
             f"crlfile {certs / 'crl.pem'}",
         ]
@@ -287,6 +408,7 @@ def mosquitto_conf(plan: BrokerPlan, files: Path, header: str = "") -> str:
             "# Plain MQTT for programs on this machine only (still with users and passwords).",
             f"listener {plan.local_port} 127.0.0.1",
             "protocol mqtt",
+            *_ONE_CONNECTION_PER_USER,
         ]
     lines += list(plan.extra)
     return "\n".join(lines) + "\n"
@@ -417,24 +539,90 @@ def _old_password(clients: Path, user: str) -> str | None:
         return None
 
 
+#: mosquitto_passwd's PBKDF2-SHA512 (``$7$``): its iterations and salt length
+PBKDF2_ITERATIONS = 101
+SALT_BYTES = 12
+
+
+def password_hash(password: str, salt: bytes | None = None,
+                  iterations: int = PBKDF2_ITERATIONS) -> str:
+    """One ``passwd`` entry's hash as ``mosquitto_passwd`` (2.0) writes it: ``$7$`` (PBKDF2
+    with SHA-512), iterations, salt and digest in base64."""
+    salt = secrets.token_bytes(SALT_BYTES) if salt is None else salt
+    digest = hashlib.pbkdf2_hmac("sha512", password.encode(), salt, iterations)
+    return (f"$7${iterations}${base64.b64encode(salt).decode()}$"
+            f"{base64.b64encode(digest).decode()}")
+
+
 def hash_passwords(path: Path, passwords: dict[str, str]) -> None:
-    """``passwd`` as mosquitto reads it: ``user:password`` lines hashed in place by
-    ``mosquitto_passwd -U`` (PBKDF2-SHA512), so the plain text never stays on disk."""
-    exe = shutil.which("mosquitto_passwd") or ("/usr/bin/mosquitto_passwd"
-                                               if Path("/usr/bin/mosquitto_passwd").exists()
-                                               else None)
-    if exe is None:
-        raise BrokerConfigError("mosquitto_passwd is needed: apt-get install mosquitto")
-    _write_private(path, "".join(f"{u}:{p}\n" for u, p in passwords.items()))
-    done = subprocess.run([exe, "-U", str(path)], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        path.unlink(missing_ok=True)
-        raise BrokerConfigError(f"mosquitto_passwd -U failed: {done.stderr.strip()}")
+    """``passwd`` as mosquitto reads it, hashed here (``password_hash``): the plain text is
+    never written anywhere (``mosquitto_passwd -U`` writes it first, and its ``passwd.tmp``
+    is created with the umask's mode while it runs)."""
+    _write_private(path, "".join(f"{u}:{password_hash(p)}\n" for u, p in passwords.items()))
+
+
+@contextlib.contextmanager
+def _private_umask() -> Iterator[None]:
+    """Everything created meanwhile (by this process or openssl) is 0600/0700 from its first
+    moment; what the broker or the clients must read is opened up afterwards, one by one."""
+    old = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _readable(*paths: Path) -> None:
+    """Not secret: the configuration, the ACL, certificates (the broker's group reads them)."""
+    for path in paths:
+        if path.is_file():
+            path.chmod(0o644)
 
 
 def write_broker_config(plan: BrokerPlan, out: Path) -> list[Path]:
-    """Write every file into ``out``; returns the files written."""
-    out = out.resolve()
+    """Write every file into ``out``; returns the files written. Every secret is created
+    0600 (keys, ``passwd``, ``clients/``) under a 0077 umask."""
+    check_plan(plan)
+    with _private_umask():
+        written = _write_broker_config(plan, out.resolve())
+    out, certs = out.resolve(), out.resolve() / "certs"
+    _readable(out / "mosquitto.conf", out / "acl", out / IDENTITIES_FILE, certs / "ca.crt",
+              certs / "server.crt", certs / "crl.pem", out / "clients" / "ca.crt")
+    return written
+
+
+def check_plan(plan: BrokerPlan) -> None:
+    """Option values that would open the ACL: wildcards or empty levels in a root, the
+    public root equal to or under the tables' root, a bad ``src``."""
+    for name, value in (("--root", plan.root), ("--public", plan.public)):
+        if not TOPIC_LEVELS.match(value):
+            raise BrokerConfigError(f"{name} {value[:40]!r} must be topic levels without "
+                                    f"wildcards ('+', '#'), '$' or empty levels")
+    r, p = plan.root, plan.public
+    if p == r or p.startswith(r + "/") or r.startswith(p + "/"):
+        raise BrokerConfigError(f"--public {p!r} and --root {r!r} must not overlap: the "
+                                f"public would read the tables' hands")
+    if plan.ack not in (DEFAULT_ACK, "ack/#"):
+        raise BrokerConfigError(f"--ack-topic {plan.ack[:40]!r}: the wire contract's "
+                                f"acknowledgements are ROOT/T/ack/SRC (--ack-topic ack)")
+    for tpl in plan.event_src:
+        for t in (*plan.tables, *plan.stations):
+            try:
+                src = tpl.format(t=t)
+            except (KeyError, IndexError, ValueError):
+                raise BrokerConfigError(f"--event-src {tpl[:40]!r}: only {{t}} may be "
+                                        f"replaced") from None
+            if not SRC.match(src):
+                raise BrokerConfigError(f"--event-src {tpl[:40]!r} gives {src[:40]!r}, not "
+                                        f"a src (letters, digits, '_', '.', '-')")
+    for src in plan.director_src:
+        if not SRC.match(src):
+            raise BrokerConfigError(f"--director-src {src[:40]!r} is not a src")
+    if plan.partitions < 0 or plan.partitions > 64:
+        raise BrokerConfigError("--partitions must be 0 to 64")
+
+
+def _write_broker_config(plan: BrokerPlan, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     files = plan.install_dir if plan.install_dir else out
     certs, clients = out / "certs", out / "clients"
@@ -484,8 +672,9 @@ def write_broker_config(plan: BrokerPlan, out: Path) -> list[Path]:
               f"{' ...' if len(plan.tables) > 20 else ''}")
     (out / "acl").write_text(acl_text(users, header) + "\n")
     (out / "mosquitto.conf").write_text(mosquitto_conf(plan, files, header))
+    (out / IDENTITIES_FILE).write_text(identities_text(identities(plan), header))
     hash_passwords(out / "passwd", passwords)
-    written += [out / "mosquitto.conf", out / "acl", out / "passwd"]
+    written += [out / "mosquitto.conf", out / "acl", out / "passwd", out / IDENTITIES_FILE]
     shutil.copyfile(certs / "ca.crt", clients / "ca.crt")
     host = hosts[0]
     for a in users:
@@ -544,8 +733,17 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--root", default="bridge")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
     ap.add_argument("--ack-topic", default=DEFAULT_ACK,
-                    help="acknowledgements to a table's bridge, under ROOT/T/ "
-                         "(default %(default)s)")
+                    help="acknowledgements to a table's bridge: ROOT/T/ack/SRC, the wire "
+                         "contract's (only 'ack' or its old spelling 'ack/#')")
+    ap.add_argument("--partitions", type=int, default=0, metavar="N",
+                    help="N partitioned controllers (--partition K/N): a user "
+                         "controller-partKofN each instead of one controller")
+    ap.add_argument("--event-src", action="append", default=[], metavar="TEMPLATE",
+                    help="the src of a table's bridge, {t} the table (repeatable; default "
+                         f"{DEFAULT_EVENT_SRC}, the bridge's own default)")
+    ap.add_argument("--director-src", action="append", default=[], metavar="SRC",
+                    help="the src of a director's console in its rulings (repeatable; "
+                         "default console-HOSTNAME, the console's own default here)")
     ap.add_argument("--install-dir", default=None,
                     help="where these files will be on the broker (default: --out)")
     ap.add_argument("--persistence-dir", default="/var/lib/mosquitto")
@@ -574,9 +772,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise BrokerConfigError(f"{', '.join(sorted(clash))}: both a table and a station")
         if args.autosave < 1:
             raise BrokerConfigError("--autosave must be at least 1 second")
-        if not args.root or any(c in args.root for c in "+#") or \
-                not args.ack_topic or args.ack_topic.startswith("/"):
-            raise BrokerConfigError("--root and --ack-topic must be topic names")
         plan = BrokerPlan(
             tables=tables, stations=stations, hosts=args.host, ips=args.ip, port=args.port,
             bind=args.bind, client_certs=args.client_certs, cert_port=args.cert_port,
@@ -584,8 +779,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             ack=args.ack_topic, table_controllers=args.table_controllers,
             install_dir=Path(args.install_dir) if args.install_dir else None,
             persistence_dir=Path(args.persistence_dir), max_queued=args.max_queued,
-            autosave=args.autosave,
-            rotate=args.rotate,
+            autosave=args.autosave, partitions=args.partitions,
+            event_src=tuple(args.event_src) or (DEFAULT_EVENT_SRC,),
+            director_src=tuple(args.director_src), rotate=args.rotate,
             cafile=Path(args.cafile) if args.cafile else None,
             certfile=Path(args.certfile) if args.certfile else None,
             keyfile=Path(args.keyfile) if args.keyfile else None)

@@ -59,6 +59,12 @@ controller's on ``{root}/controller/{name}/status``.
 
 Payloads above ``max_payload`` bytes (64 KiB by default; an event is ~200 bytes) are not
 journaled nor applied: the daemon answers them on ``{root}/{t}/error`` and logs them.
+Before the journal too, each message is screened (``_screen``, docs/security.md): an event
+over its table's intake bound (``controller.intake``) is dropped, reported on
+``{root}/{t}/error`` at most once a second, and a flooding table's events paused; with
+``--identities`` (``controller.identity``) an input whose ``src`` may not speak on its topic
+is answered on ``{root}/{t}/error``. Neither is journaled, applied, or given a seat among
+the table's sources.
 
 asyncio stays outside the hot path: :meth:`ControllerDaemon.run` is a coroutine that starts
 the threads, reports ``ready`` and stops them (``bridge-table run`` and the demo run it in
@@ -85,6 +91,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import aiomqtt
+import msgspec
 
 # one broker-settings parser for every command; the old names stay importable from here
 from controller import snapshot, wire
@@ -96,6 +103,8 @@ from controller.brokersettings import (  # noqa: F401 - re-exported
 )
 from controller.commandline import OutageLog, add_log_level, setup_logging
 from controller.gcpolicy import GcPolicy
+from controller.identity import Identities, IdentityError, load_identities
+from controller.intake import INTAKE_BURST, INTAKE_RATE, PAUSE, PAUSE_AFTER, Intake
 from controller.journal import IncomingEntry, Journal, JournalError
 from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
 from controller.policy import IndicatorPolicy, PolicyError
@@ -162,6 +171,17 @@ class _Out:
 #: the Engine's canonical JSON (``wire.encode``), so that the daemon and replay agree byte
 #: for byte
 _encode = wire.encode
+#: an event over its table's intake bound, dropped without a word (``_screen``)
+_DROP = _Out("", {})
+
+
+class _Src(msgspec.Struct):
+    """Only the ``src`` of an input (the rest is the Engine's to decode)."""
+
+    src: str
+
+
+_src_of = msgspec.json.Decoder(_Src).decode
 
 
 @dataclass
@@ -169,6 +189,9 @@ class _Counters:
     received: int = 0
     applied: int = 0
     oversize: int = 0
+    #: events over their table's intake bound, and inputs whose src may not speak there
+    throttled: int = 0
+    foreign_src: int = 0
     engine_failures: int = 0
     published: int = 0
     connects: int = 0
@@ -202,6 +225,12 @@ class ControllerDaemon:
     #: a partitioned controller's name (``controller.partition.scope_name``): its client id
     #: and its status topic ``{root}/controller/{name}/status``
     name: str = ""
+    #: who is who (``controller.identity``, broker-config's ``identities.toml``): an input
+    #: whose ``src`` may not speak on its topic is answered with an ``error``, never
+    #: journaled nor applied; None: any ``src``
+    identities: Identities | None = None
+    #: each table's events taken in at most (``controller.intake``); None: no bound
+    intake: Intake | None = field(default_factory=Intake)
     counters: _Counters = field(default_factory=_Counters)
     #: no full garbage collection in the middle of a round (controller/gcpolicy.py); None:
     #: Python's own collector as it is
@@ -218,6 +247,9 @@ class ControllerDaemon:
     _unconfirmed: dict[int, tuple[int, OutgoingLike, bytes]] = field(default_factory=dict)
     #: cause n -> its outputs not yet confirmed (insertion order = increasing n)
     _open: dict[int, int] = field(default_factory=dict)
+    #: table -> when its paused ``event`` subscription comes back (``controller.intake``)
+    _paused: dict[str, float] = field(default_factory=dict)
+    _pause_due: list[str] = field(default_factory=list)
     _last_n: int = 0      # the last incoming n applied
     _marked: int = 0      # published-through as last given to the journal
 
@@ -239,7 +271,10 @@ class ControllerDaemon:
 
     @property
     def subscriptions(self) -> list[tuple[str, int]]:
-        tables = list(self.only_tables) or ["+"]
+        """Each table's own topics when the tables are known (``--tables``, or
+        ``--identities``: a flooding table can then be paused alone), else ``+``."""
+        tables = list(self.only_tables) or (
+            list(self.identities.events) if self.identities is not None else ["+"])
         return [(wire.topic(t, kind, root=self.root), 1) for t in tables
                 for kind in ("event", "ruling")]
 
@@ -323,6 +358,59 @@ class ControllerDaemon:
             table, topic.rsplit("/", 1)[-1], "payload_too_large", excerpt,
             detail={"topic": topic, "bytes": size, "limit": self.max_payload}))
 
+    def _screen(self, topic: str, payload: bytes) -> OutgoingLike | None:
+        """Before the journal: an event over its table's intake bound (``_DROP``, or once a
+        second an ``error`` saying how many), or an input whose ``src`` may not speak on its
+        topic (an ``error``); None: taken in."""
+        rest = topic[len(self.root) + 1:]
+        table, _, kind = rest.rpartition("/")
+        if self.intake is not None and kind == "event" and not self.intake.admit(table):
+            self.counters.throttled += 1
+            dropped = self.intake.report(table)
+            if not dropped:
+                return _DROP
+            table = self._table_of(topic)
+            detail: dict[str, Any] = {"dropped": dropped, "burst": self.intake.burst,
+                                      "rate": self.intake.rate}
+            if dropped >= PAUSE_AFTER and table in self._own_topics():
+                self._pause_due.append(table)
+                detail["paused"] = PAUSE
+            log.warning("table %s: %d event(s) over its intake bound dropped%s", table,
+                        dropped, f"; its events paused {PAUSE:g} s" if "paused" in detail
+                        else "")
+            return _Out(wire.topic(table, "error", root=self.root), wire.error_payload(
+                table, kind, "rate_limited", payload, detail=detail))
+        if self.identities is None:
+            return None
+        try:
+            src = _src_of(payload).src
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None  # malformed: the Engine says how
+        problem = self.identities.src_problem(table, kind, src)
+        if problem is None:
+            return None
+        self.counters.foreign_src += 1
+        table = self._table_of(topic)
+        return _Out(wire.topic(table, "error", root=self.root), wire.error_payload(
+            table, kind, problem, payload, detail={"src": src[:64]}))
+
+    def _own_topics(self) -> Sequence[str]:
+        """The tables subscribed on their own topics (which a pause can unsubscribe)."""
+        return self.only_tables or (list(self.identities.events)
+                                    if self.identities is not None else ())
+
+    def _pauses(self, conn: Connection) -> None:
+        """Unsubscribe the flooding tables' events; subscribe them again when due."""
+        now = time.monotonic()
+        for table in self._pause_due:
+            if table not in self._paused:
+                conn.pause(wire.topic(table, "event", root=self.root))
+            self._paused[table] = now + PAUSE
+        self._pause_due.clear()
+        for table in [t for t, until in self._paused.items() if until <= now]:
+            del self._paused[table]
+            conn.resume(wire.topic(table, "event", root=self.root), 1)
+
     # -- status ---------------------------------------------------------------------------
     def status(self, status: str = "online") -> dict[str, Any]:
         payload: dict[str, Any] = {"v": wire.VERSION, "src": self.client_id, "status": status}
@@ -347,6 +435,10 @@ class ControllerDaemon:
             self.counters.received += 1
             if len(m.payload) > self.max_payload:
                 plan.append(self._too_large(m.topic, len(m.payload), bytes(m.payload[:800])))
+            elif (self.intake is not None or self.identities is not None) and \
+                    (refused := self._screen(m.topic, m.payload)) is not None:
+                if refused is not _DROP:
+                    plan.append(refused)
             else:
                 plan.append(len(accepted))
                 accepted.append((m.topic, m.payload))
@@ -454,6 +546,9 @@ class ControllerDaemon:
         return carried
 
     def _start_session(self, conn: Connection) -> None:
+        self._paused.clear()  # a new session subscribes every table
+        if self.intake is not None:  # what the broker queued meanwhile is no flood
+            self.intake.allow_backlog()
         conn.subscribe(self.subscriptions, PUBLISH_TIMEOUT)
         with conn.corked():  # a batch: one wake-up of paho's network thread
             # after a lost connection: what was not confirmed; after a restart: what the journal
@@ -485,6 +580,10 @@ class ControllerDaemon:
         next_status = time.monotonic() + self.status_interval
         while not halt.is_set():
             wait = max(0.0, min(IDLE, next_status - time.monotonic()))
+            if self.intake is not None and inbox.empty():
+                # what the broker queued for the daemon is in: while it comes, the broker
+                # refills its in-flight window during each batch
+                self.intake.end_backlog()
             try:
                 first = inbox.get(timeout=wait)
             except queue.Empty:
@@ -513,6 +612,8 @@ class ControllerDaemon:
                 if self.gc_policy is not None:
                     self.gc_policy.after_batch()
             self._confirm(conn)
+            if self._pause_due or self._paused:
+                self._pauses(conn)
             if not batch and self.journal is not None:
                 self.journal.flush_mark()  # idle: the mark does not wait for the next event
             if first is None and self.gc_policy is not None:  # nothing for IDLE seconds
@@ -571,8 +672,10 @@ class ControllerDaemon:
             return
         if conn is not None:
             conn.close()
-        bye = Connection(self.broker, self.client_id + "-bye", queue.SimpleQueue(),
-                         clean_session=True)
+        # the controller's own identity (the broker binds the client id to the user): a
+        # session kept, so the events queued for the controller stay queued (what reaches
+        # this connection is never acknowledged: the broker sends it again next time)
+        bye = Connection(self.broker, self.client_id, queue.SimpleQueue())
         try:
             bye.open(3.0)
             bye.wait_published(self._publish_status(bye, "offline"), 3.0)
@@ -814,6 +917,16 @@ def parser() -> argparse.ArgumentParser:
                          "error (default 1000)")
     ap.add_argument("--max-sources", type=_positive, default=None,
                     help="sources (src) per table at most (default 64)")
+    ap.add_argument("--identities", metavar="FILE",
+                    default=os.environ.get("BRIDGE_TABLE_IDENTITIES"),
+                    help="who is who (identities.toml of bridge-table broker-config): an "
+                         "input whose src may not speak on its topic is refused with an "
+                         "error (default $BRIDGE_TABLE_IDENTITIES)")
+    ap.add_argument("--intake-burst", type=_positive, default=INTAKE_BURST,
+                    help="events a table may send at once (default %(default)s)")
+    ap.add_argument("--intake-rate", type=float, default=INTAKE_RATE,
+                    help="events a second a table may send past the burst; more are dropped "
+                         "(the bridge sends them again) with an error (default %(default)g)")
     ap.add_argument("--status-interval", type=float, default=30.0)
     add_log_level(ap)
     return ap
@@ -836,6 +949,14 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                           first_board=args.first_board,
                           max_tables=args.max_tables, max_sources=args.max_sources)
     tables, name = partition_from_args(args, engine)
+    identities = None
+    if args.identities:
+        try:
+            identities = load_identities(Path(args.identities))
+        except IdentityError as e:
+            raise ControllerError(str(e)) from e
+    if args.intake_rate <= 0:
+        raise ControllerError("--intake-rate must be above 0")
     journal = None
     if not args.no_journal:
         path = Path(args.journal) if args.journal else default_journal_path()
@@ -851,6 +972,8 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                             status_interval=args.status_interval,
                             only_tables=tables, name=name,
                             gather=max(0.0, args.commit_gather) / 1000,
+                            identities=identities,
+                            intake=Intake(args.intake_burst, args.intake_rate),
                             info={"rules": str(args.rules),
                                   **_session_info(engine)})
 

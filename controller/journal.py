@@ -128,6 +128,14 @@ class Journal:
         #: table -> (n, format, data): snapshots waiting for a transaction that may write them
         self._staged: dict[str, tuple[int, int, bytes]] = {}
         self._lock()
+        if not self.path.exists():
+            # every hand of the session is in it: 0600 from its first moment (SQLite gives
+            # its -wal and -shm files the database's mode)
+            try:
+                os.close(os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o600))
+            except OSError as e:
+                self._unlock()
+                raise JournalError(self._unwritable(self.path, e)) from None
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -164,7 +172,8 @@ class Journal:
     def _lock(self) -> None:
         lock_path = self.path.with_name(self.path.name + ".lock")
         try:
-            f = open(lock_path, "ab")  # noqa: SIM115 - held for the journal's lifetime
+            f = os.fdopen(os.open(lock_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+                          "ab")  # held for the journal's lifetime
         except OSError as e:
             raise JournalError(self._unwritable(lock_path, e)) from None
         try:

@@ -240,6 +240,15 @@ class Connection:
         if self._refused:
             raise MqttError(self._refused)
 
+    def pause(self, topic: str) -> None:
+        """Unsubscribe ``topic``, not waiting for the UNSUBACK (``controller.intake``: a
+        flooding table's events are then dropped by the broker, not read by the daemon)."""
+        self._client.unsubscribe(topic)
+
+    def resume(self, topic: str, qos: int) -> None:
+        """Subscribe ``topic`` again, not waiting for the SUBACK."""
+        self._client.subscribe(topic, qos)
+
     def publish(self, topic: str, payload: bytes, qos: int, retain: bool) -> int:
         """Hand a message to paho; its mid. Not waited for: see :attr:`published`."""
         info = self._client.publish(topic, payload, qos=qos, retain=retain)

@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,6 +48,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
     ap.add_argument("--credentials", help="the broker login (credentials file from "
                     "bridge-table broker-config), instead of the config's [broker] credentials")
+    ap.add_argument("--controller-credentials",
+                    default=os.environ.get("BRIDGE_TABLE_CONTROLLER_CREDENTIALS"),
+                    help="the controller's own login (clients/table-T-controller.toml of "
+                         "broker-config --table-controllers: one connection per user); "
+                         "default $BRIDGE_TABLE_CONTROLLER_CREDENTIALS, else the bridge's")
     ap.add_argument("--deals", help="PBN (or DUP/BRI/DGE) deals file of the session")
     ap.add_argument("--journal", help="controller journal (default: beside the spool)")
     ap.add_argument("--no-journal", action="store_true")
@@ -61,6 +67,18 @@ def controller_for(config: Any, args: argparse.Namespace) -> ControllerDaemon:
     """A one-table controller on the bridge config's broker."""
     b = config.broker
     broker = b.settings()
+    if getattr(args, "controller_credentials", None):
+        from controller.brokersettings import BrokerSettingsError, resolve
+        try:  # the table file's URL still names the broker
+            broker = resolve(b.url or None, credentials=args.controller_credentials, env={})
+        except BrokerSettingsError as e:
+            raise ControllerError(str(e)) from e
+    elif broker.username:
+        log.warning("the controller logs in as %s, like the bridge: a broker from "
+                    "bridge-table broker-config binds a client id to its user, so the two "
+                    "would disconnect each other; give --controller-credentials "
+                    "(clients/table-T-controller.toml, broker-config --table-controllers)",
+                    broker.username)
     engine = build_engine(root=b.root, deals=args.deals, rules=args.rules, policy=args.policy)
     journal = None
     if not args.no_journal:

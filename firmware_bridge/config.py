@@ -40,7 +40,8 @@ GPIO_FACTORIES: tuple[str, ...] = ("auto", "lgpio", "rpigpio", "mock")
 BCM_PINS = range(0, 28)
 
 # Table ids and bridge ids go into MQTT topics and payloads: no wildcards, no separators.
-_TOPIC_SAFE = re.compile(r"^[A-Za-z0-9_.-]+$")
+# \Z, not $ (which also matches before a final newline: "7\n" would go into a topic)
+_TOPIC_SAFE = re.compile(r"^[A-Za-z0-9_.-]+\Z")
 _BARE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 T = TypeVar("T")

@@ -377,6 +377,8 @@ class _Readers:
             reader = open_reader(rc.name, rc.url, kind=rc.kind, **dict(rc.options))
             async with reader:
                 async for item in reader:
+                    if not isinstance(item, TagRead | ReaderHealth):
+                        continue  # ReaderSynced: a reader caught up, nothing to measure
                     self.seen.append(_Seen(time.monotonic(), item))
                     self.changed.set()
         except (ReaderError, OSError) as error:

@@ -80,6 +80,8 @@ class Probe:
     subacks: dict[int, list[int]] = field(default_factory=dict)
     messages: list[mqtt.MQTTMessage] = field(default_factory=list)
     cond: threading.Condition = field(default_factory=threading.Condition)
+    #: the DISCONNECT reason codes the broker sent (or 0x80+ when the connection dropped)
+    disconnects: list[int] = field(default_factory=list)
 
     def wait(self, ready: Callable[[], bool], what: str) -> None:
         with self.cond:
@@ -131,7 +133,8 @@ def _close_probes() -> Iterator[None]:
 
 
 def probe(venue: Venue, user: str | None, *, password: str | None = None,
-          cert: bool = False, port: int | None = None, plain: bool = False) -> Probe:
+          cert: bool = False, port: int | None = None, plain: bool = False,
+          client_id: str | None = None, clean_start: bool = True) -> Probe:
     """Log in as ``user`` with its credentials file (``password`` to try another one;
     ``user=None``: anonymous, over TLS; ``plain``: without TLS, on the local listener)."""
     if user is None:
@@ -139,8 +142,10 @@ def probe(venue: Venue, user: str | None, *, password: str | None = None,
                            ca_file=venue.out / "clients" / "ca.crt", env={})
     else:
         settings = venue.settings(user, cert=cert)
+    # no reconnecting: a probe taken over by another of its user stays disconnected
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
-                         client_id=f"probe-{user}-{time.monotonic_ns()}")
+                         client_id=client_id or f"probe-{user}-{time.monotonic_ns()}",
+                         reconnect_on_failure=False)
     p = Probe(client)
     if settings.username:
         client.username_pw_set(settings.username, password or settings.password)
@@ -172,9 +177,16 @@ def probe(venue: Venue, user: str | None, *, password: str | None = None,
             p.messages.append(msg)
             p.cond.notify_all()
 
+    def on_disconnect(c: Any, u: Any, flags: Any, rc: Any, props: Any) -> None:
+        with p.cond:
+            p.disconnects.append(int(rc.value))
+            p.cond.notify_all()
+
     client.on_connect, client.on_publish = on_connect, on_publish
+    client.on_disconnect = on_disconnect
     client.on_subscribe, client.on_message = on_subscribe, on_message
-    client.connect("127.0.0.1" if plain else settings.host, port or settings.port)
+    client.connect("127.0.0.1" if plain else settings.host, port or settings.port,
+                   clean_start=clean_start)
     client.loop_start()
     _probes.append(p)
     p.wait(lambda: p.connack is not None, "CONNACK")
@@ -311,8 +323,8 @@ def test_evidence_reaches_the_director_only(venue: Venue) -> None:
     # barriers each may read: what arrived before them is all they will get
     controller.publish("bridge/1/indicator", {"barrier": 1})
     readers["table-1"].wait_message("bridge/1/indicator", "barrier")
-    broadcast_barrier = connected(venue, "broadcast")
-    assert broadcast_barrier.publish("public/1/feed", {"barrier": 1}) < 0x80
+    # one connection per user: the relay's barrier comes from its own reader
+    assert readers["broadcast"].publish("public/1/feed", {"barrier": 1}) < 0x80
     readers["broadcast"].wait_message("public/1/feed", "barrier")
     readers["public"].wait_message("public/1/feed", "barrier")
     for user, probe in readers.items():
@@ -542,11 +554,12 @@ def test_local_listener_only_on_loopback_and_only_when_asked(tmp_path: Path) -> 
 def test_table_controllers_may_answer_their_own_table_only() -> None:
     users = {a.username: a for a in accounts(BrokerPlan(tables=["1", "2"],
                                                         table_controllers=True))}
-    t1 = users["table-1"]
+    t1 = users["table-1-controller"]  # its own user: one connection per user
     assert "bridge/1/result" in t1.write and "bridge/controller/1/status" in t1.write
     assert "bridge/1/event" in t1.read and "bridge/1/ruling" in t1.read
-    assert not any("/2/" in t or "+" in t or "#" in t.replace("ack/#", "")
+    assert not any("/2/" in t or "#" in t or "+" in t.replace("ack/+", "")
                    for t in t1.write + t1.read)
+    assert users["table-1"].write == ("bridge/1/event", "bridge/1/bridge", "bridge/1/health")
 
 
 def test_queues_grow_with_the_session() -> None:
@@ -576,7 +589,8 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main([str(schedule), "--out", str(tmp_path / "b"), "--host", "h.venue",
                  "--stations", "V1"]) == 0
     assert sorted(f.stem for f in (tmp_path / "b" / "clients").glob("*.toml")) == [
-        "broadcast", "controller", "director", "public", "table-1", "table-7", "verify-V1"]
+        "broadcast", "controller", "director", "public", "table-1", "table-7", "verify-V1",
+        "verify-V1-check"]
     assert main(["1,controller", "--out", str(tmp_path / "c")]) == 2
     assert "cannot be a table" in capsys.readouterr().err
     junk = tmp_path / "junk.bin"
@@ -591,17 +605,18 @@ def test_cli_lists_the_command() -> None:
 
 
 async def test_a_pi_running_its_own_controller(tmp_path: Path) -> None:
-    """``--table-controllers`` (``bridge-table run``): table 1's Pi logs in once as table-1
-    for its bridge and its controller; a board gets its result, and the same login still
-    cannot answer for table 2."""
+    """``--table-controllers`` (``bridge-table run``): table 1's Pi logs in as table-1 for
+    its bridge and as table-1-controller for its controller (one connection per user); a
+    board gets its result, and the controller's login still cannot answer for table 2."""
     import aiomqtt
 
     from controller.daemon import ControllerDaemon, build_engine
 
     broker, out = venue_broker(tmp_path, ["1", "2"], table_controllers=True)
     settings = resolve(credentials=out / "clients" / "table-1.toml", env={})
+    own = resolve(credentials=out / "clients" / "table-1-controller.toml", env={})
     with broker:
-        daemon = ControllerDaemon(broker=settings, engine=build_engine(), only_tables=("1",),
+        daemon = ControllerDaemon(broker=own, engine=build_engine(), only_tables=("1",),
                                   client_id="pi-1-controller")
         stop = asyncio.Event()
         task = asyncio.create_task(daemon.run(stop))
@@ -619,7 +634,7 @@ async def test_a_pi_running_its_own_controller(tmp_path: Path) -> None:
         finally:
             stop.set()
             await asyncio.wait_for(task, 30)
-        other = probe(Venue(broker, out, 0), "table-1")
+        other = probe(Venue(broker, out, 0), "table-1-controller")
         assert other.connack == 0
         assert other.publish("bridge/2/result", {"forged": 1}) == NOT_AUTHORIZED
         assert other.publish("bridge/controller/status", {"forged": 1}) == NOT_AUTHORIZED

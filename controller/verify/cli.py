@@ -484,27 +484,37 @@ def _finish(report: VerifyReport, console: _Console, args: argparse.Namespace,
 
 
 async def follow_events(url: str | BrokerSettings, topic: str, events: EventFollower,
-                        stop: asyncio.Event, ready: asyncio.Event | None = None) -> None:
-    """Feed ``events`` from ``topic`` on the broker at ``url`` until ``stop`` is set."""
+                        stop: asyncio.Event, ready: asyncio.Event | None = None,
+                        client: Any = None) -> None:
+    """Feed ``events`` from ``topic`` on the broker at ``url`` until ``stop`` is set; on
+    ``client`` (an open aiomqtt client: the reporter's) when given, so that the command
+    holds one connection (a broker from broker-config binds a client id to its user)."""
     import aiomqtt
     settings = broker_settings(url)
+
+    async def follow(client: Any) -> None:
+        await client.subscribe(topic, qos=1)
+        if ready is not None:
+            ready.set()
+
+        async def pump() -> None:
+            async for message in client.messages:
+                payload = message.payload
+                await events.message(payload if isinstance(payload, bytes | str) else b"")
+
+        task = asyncio.create_task(pump())
+        stopper = asyncio.create_task(stop.wait())
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        for t in (task, stopper):
+            t.cancel()
+        await asyncio.gather(task, stopper, return_exceptions=True)
+
     try:
-        async with aiomqtt.Client(**settings.client_args()) as client:
-            await client.subscribe(topic, qos=1)
-            if ready is not None:
-                ready.set()
-
-            async def pump() -> None:
-                async for message in client.messages:
-                    payload = message.payload
-                    await events.message(payload if isinstance(payload, bytes | str) else b"")
-
-            task = asyncio.create_task(pump())
-            stopper = asyncio.create_task(stop.wait())
-            await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            for t in (task, stopper):
-                t.cancel()
-            await asyncio.gather(task, stopper, return_exceptions=True)
+        if client is not None:
+            await follow(client)
+            return
+        async with aiomqtt.Client(**settings.client_args()) as own:
+            await follow(own)
     except aiomqtt.MqttError as e:
         raise VerifyError(f"broker {settings.url}: {e}") from None
 
@@ -548,7 +558,9 @@ async def _events(args: argparse.Namespace, out: TextIO, err: TextIO,
         print(f"station {station_id}: following {topic} on {args.events} for "
               f"{len(dealset.deals)} boards (Ctrl-C to stop)", file=err)
         try:
-            await follow_events(args.events, topic, events, stop, ready)
+            # one connection: the reporter's, when it is on the same broker
+            await follow_events(args.events, topic, events, stop, ready,
+                                client=None if args.broker else mqtt._client)  # noqa: SLF001
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
