@@ -72,8 +72,10 @@ def chosen_level(args: argparse.Namespace) -> str:
 def setup_logging(args: argparse.Namespace) -> str:
     """Logging to standard error in the one format, at the level chosen; returns it."""
     level = chosen_level(args)
-    logging.basicConfig(level=getattr(logging, level), format=LOG_FORMAT, stream=sys.stderr,
-                        force=True)
+    # a handler already there (a test's log capture, a program embedding the command) is
+    # kept: only the level is set then
+    logging.basicConfig(format=LOG_FORMAT, stream=sys.stderr)
+    logging.getLogger().setLevel(getattr(logging, level))
     return level
 
 

@@ -103,7 +103,7 @@ from controller.brokersettings import (  # noqa: F401 - re-exported
 )
 from controller.commandline import OutageLog, add_log_level, setup_logging
 from controller.gcpolicy import GcPolicy
-from controller.identity import Identities, IdentityError, load_identities
+from controller.identity import Identities, IdentityError, identities_beside, load_identities
 from controller.intake import INTAKE_BURST, INTAKE_RATE, PAUSE, PAUSE_AFTER, Intake
 from controller.journal import IncomingEntry, Journal, JournalError
 from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
@@ -950,11 +950,20 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                           max_tables=args.max_tables, max_sources=args.max_sources)
     tables, name = partition_from_args(args, engine)
     identities = None
-    if args.identities:
+    # secure by default: the identities broker-config wrote beside this login, when the
+    # option does not name them
+    found = args.identities or identities_beside(
+        args.credentials or os.environ.get("BRIDGE_TABLE_MQTT_CREDENTIALS"))
+    if found:
         try:
-            identities = load_identities(Path(args.identities))
+            identities = load_identities(Path(found))
         except IdentityError as e:
             raise ControllerError(str(e)) from e
+        if not args.identities:
+            log.info("who is who: %s (found beside the credentials)", found)
+    elif broker.username:
+        log.warning("no --identities: any login that may publish on a table's topics may "
+                    "use any src there (docs/security.md, 'Who is who')")
     if args.intake_rate <= 0:
         raise ControllerError("--intake-rate must be above 0")
     journal = None

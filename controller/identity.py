@@ -79,6 +79,23 @@ def _src_list(value: object, where: str) -> frozenset[str]:
     return frozenset(value)
 
 
+IDENTITIES_FILE = "identities.toml"
+
+
+def identities_beside(credentials: str | Path | None) -> Path | None:
+    """The ``identities.toml`` that goes with a credentials file: broker-config writes it in
+    the folder above ``clients/USER.toml``; docs/install.md puts it in /etc/bridge-table,
+    above ``credentials/USER.toml``. Beside the file itself counts too."""
+    if not credentials:
+        return None
+    folder = Path(credentials).parent
+    for where in (folder, folder.parent):
+        candidate = where / IDENTITIES_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def load_identities(path: Path) -> Identities:
     """Read an identities file; :class:`IdentityError` names the file and the problem."""
     try:

@@ -92,3 +92,30 @@ def test_run_logs_its_controller_in_with_its_own_credentials(tmp_path: Path) -> 
     assert daemon.broker.url == config.broker.url
     args.controller_credentials = None
     assert controller_for(config, args).broker.username == "table-1"
+
+
+@pytest.mark.parametrize("layout", ["broker-config", "install"])
+def test_the_controller_finds_who_is_who_beside_its_login(
+        tmp_path: Path, layout: str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Secure by default: broker-config's OUT/identities.toml above OUT/clients/USER.toml,
+    or docs/install.md's /etc/bridge-table/identities.toml above credentials/USER.toml, is
+    read without --identities; a login with none found is warned about."""
+    from controller.daemon import daemon_from_args, parser
+    monkeypatch.delenv("BRIDGE_TABLE_IDENTITIES", raising=False)
+    monkeypatch.delenv("BRIDGE_TABLE_MQTT_CREDENTIALS", raising=False)
+    folder = tmp_path / ("clients" if layout == "broker-config" else "credentials")
+    folder.mkdir()
+    credentials = folder / "controller.toml"
+    credentials.write_text('url = "mqtt://127.0.0.1:1"\nusername = "controller"\n'
+                           'password = "secret"\n')
+    credentials.chmod(0o600)
+    ids = identities(BrokerPlan(tables=["1"], director_src=["console-td"]))
+    args = parser().parse_args(["--credentials", str(credentials), "--no-journal"])
+    caplog.set_level("INFO", "bridge_table.controller")
+    assert daemon_from_args(args).identities is None
+    assert "no --identities: any login" in caplog.text
+    (tmp_path / "identities.toml").write_text(identities_text(ids, "header"))
+    found = daemon_from_args(args).identities
+    assert found == ids
+    assert "found beside the credentials" in caplog.text
