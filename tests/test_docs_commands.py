@@ -395,7 +395,8 @@ class Workspace:
         """A batch command run to its end."""
         done = subprocess.run(self.argv(list(args)), cwd=self.path, env=self.env,
                               input=stdin if stdin is not None else "",
-                              capture_output=True, text=True, timeout=BATCH_TIMEOUT)
+                              capture_output=True, text=True, timeout=BATCH_TIMEOUT,
+                              start_new_session=True)   # no terminal: getpass reads stdin
         return done
 
     def start(self, command: Command, args: list[str]) -> subprocess.Popen[str]:
@@ -573,3 +574,116 @@ def test_a_documented_block_runs_as_written(block: Block, broker: Mosquitto,
     run_block(block, ws)
     for quoted in quoted_outputs(block):
         check_quoted(block, quoted, ws)
+
+
+# -- figures the docs quote ---------------------------------------------------------------
+def _verify_default_boards() -> int:
+    from controller.verify.cli import _parser
+
+    return int(_parser().get_default("boards"))
+
+
+def _demo_set_boards() -> int:
+    from controller.formats.pbn import deals_by_board
+
+    return len(deals_by_board(ROOT / "controller" / "data" / "verify-demo.pbn"))
+
+
+def _oled_font() -> int:
+    import inspect
+
+    from firmware_bridge.display import SSD1306Display
+
+    return int(inspect.signature(SSD1306Display.__init__).parameters["font_size"].default)
+
+
+def _display_rows() -> int:
+    from controller.display_text import ROWS
+
+    return ROWS
+
+
+def _display_width() -> int:
+    from controller.display_text import WIDTH
+
+    return WIDTH
+
+
+#: (doc, a pattern quoting the figure in its one group, the figure as the code gives it).
+#: A figure a doc quotes gets a line here; a pattern that no longer matches fails, so a
+#: reworded sentence is looked at again.
+FIGURES: list[tuple[str, str, Callable[[], object]]] = [
+    ("docs/verification.md", r"verify-demo\.pbn` \((\d+)\s+boards", _demo_set_boards),
+    ("docs/verification.md", r"asks for more; (\d+) by default", _verify_default_boards),
+    ("docs/config.md", r"TrueType font, (\d+) px high", _oled_font),
+    ("docs/config.md", r"on rows of (\d+) px", lambda: _oled_font() + 1),
+    ("docs/config.md", r"\((\d+) rows on 128x64", lambda: 64 // (_oled_font() + 1)),
+    ("docs/config.md", r"rows on 128x64, the\s+controller's (\w+)\)",
+     lambda: {4: "four"}.get(_display_rows(), _display_rows())),
+    ("docs/laws.md", r"gets (\w+) rows per language",
+     lambda: {4: "four"}.get(_display_rows(), _display_rows())),
+    ("docs/laws.md", r"each at most\s+(\d+) columns", _display_width),
+]
+
+
+@pytest.mark.parametrize(("doc", "pattern", "figure"), FIGURES,
+                         ids=[f"{d}:{p[:24]}" for d, p, _ in FIGURES])
+def test_a_figure_the_docs_quote_is_the_codes(doc: str, pattern: str,
+                                              figure: Callable[[], object]) -> None:
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    found = re.search(pattern, text)
+    assert found is not None, f"{doc}: no longer says /{pattern}/: update FIGURES"
+    line = text.count("\n", 0, found.start()) + 1
+    assert found.group(1) == str(figure()), (
+        f"{doc}:{line}: quotes {found.group(1)}, the code gives {figure()}")
+
+
+# -- the harness itself -------------------------------------------------------------------
+SAMPLE = """# A doc
+
+```sh
+bridge-table replay events.jsonl \\
+    --deals deals.pbn   # a comment
+```
+
+<!-- not run: a real table -->
+```sh
+sudo bridge-table bridge --config /etc/bridge-table/table-1.toml
+```
+
+<!-- not run: -->
+```
+$ .venv/bin/bridge-table score RESULTS.jsonl
+```
+
+```text
+bridge-table bridge: t.toml: table.source: unknown key
+```
+
+```sh
+bridge-table frobnicate --now
+```
+"""
+
+
+def test_the_harness_reads_blocks_commands_and_markers(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(SAMPLE, encoding="utf-8")
+    blocks = [b for b in read_blocks(doc) if b.runs_bridge_table]
+    assert [(b.line, b.marker) for b in blocks] == [
+        (3, None), (9, "a real table"), (14, ""), (22, None)]
+    first = blocks[0].commands
+    assert first == (Command(4, ("bridge-table", "replay", "events.jsonl", "--deals",
+                                 "deals.pbn")),)
+    assert blocks[1].commands[0].argv[:2] == ("bridge-table", "bridge")
+    assert blocks[2].commands[0].argv == (".venv/bin/bridge-table", "score", "RESULTS.jsonl")
+
+
+def test_a_block_the_harness_cannot_run_fails_naming_its_line(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(SAMPLE, encoding="utf-8")
+    unknown = [b for b in read_blocks(doc) if b.runs_bridge_table][-1]
+    ws = Workspace(tmp_path / "ws", "mqtt://127.0.0.1:1", tmp_path / "RESULTS.jsonl")
+    with pytest.raises(pytest.fail.Exception, match=r"doc\.md:22 \(line 23: bridge-table "
+                                                    r"frobnicate --now\): no line"):
+        run_block(unknown, ws)
