@@ -23,10 +23,16 @@ workspace. Commands run in the block's order:
 - a long-running command (the ``long`` ones in :data:`COMMANDS`) is started in the
   background; when the block's commands have all been started, each must still be running
   (or have exited 0) after :data:`SETTLE` seconds, with no traceback and no ERROR line on
-  standard error; then each is stopped with SIGINT and must end with 0 or 130 (Ctrl-C), no
-  traceback. A command that needs the simulated table's readers (``needs_sim``) gets a
-  ``bridge-table sim run`` started for it unless the block starts one itself.
-- ``mosquitto ...`` in a block is the private broker the harness already runs.
+  standard error (one given ``--listen`` must accept a connection there); then each is
+  stopped with SIGINT and must end with 0 or 130 (Ctrl-C), no traceback. A command that
+  needs the simulated table's readers (``needs_sim``) gets a ``bridge-table sim run``
+  started for it unless the block starts one itself.
+- ``mosquitto ...`` in a block is the private broker the harness already runs (a
+  ``mosquitto -c FILE`` of a locked-down configuration is not: a block that needs one needs
+  a line in :meth:`Workspace.create` or a ``prepare`` starting it, e.g. with
+  ``tests/broker.py``'s ``venue_broker``, or the marker);
+- one command a line: a ``> FILE`` at its end is written, a trailing ``&`` is dropped, a pipe
+  or ``&&`` fails the block.
 
 A block that cannot run here (real hardware, a venue's host and TLS files, systemd,
 root-only install steps, a synopsis with placeholders) is marked on the line just before
@@ -52,6 +58,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -75,6 +82,8 @@ MARKER = re.compile(r"^\s*<!--\s*not run:(?P<reason>.*?)-->\s*$")
 #: file it wrote (a JSON file: the keys quoted, with their values)
 CHECK = re.compile(r"^\s*<!--\s*(?:(?P<output>output)|file:\s*(?P<file>\S+)[^>]*)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<label>[\w+-]*)")
+#: what a block's line may not hold: the harness runs one command a line
+SHELL_OPERATORS = frozenset({"|", "||", "&&", ";", "<", "<<", "2>", "&>"})
 #: seconds a long-running command must stay up
 SETTLE = 3.0
 #: seconds a batch command may take, and a stopped one to end
@@ -285,6 +294,7 @@ COMMANDS: dict[str, Spec] = {
     "broadcast release": Spec(prepare=_relay),
     "broadcast hold": Spec(prepare=_relay),
     "broadcast clear": Spec(prepare=_relay),
+    "broadcast comment": Spec(prepare=_relay),
     "broadcast": Spec(long=True),
     "results": Spec(long=True, prepare=_live_results),
     "results --journal": Spec(prepare=_journal),
@@ -345,6 +355,7 @@ class Workspace:
     current: tuple[str, ...] = ()     # the command being prepared
     last_stdout: str = ""             # the last batch command's standard output
     retained: list[str] = field(default_factory=list)   # topics to clear at the end
+    listening: dict[int, str] = field(default_factory=dict)  # pid -> its --listen address
     started: list[tuple[Command, subprocess.Popen[str], Path]] = field(default_factory=list)
 
     def create(self) -> None:
@@ -405,6 +416,8 @@ class Workspace:
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=log.open("w"), text=True, start_new_session=True)
         self.started.append((command, proc, log))
+        if "--listen" in args[:-1]:
+            self.listening[proc.pid] = args[args.index("--listen") + 1]
         return proc
 
     def make_journal(self) -> None:
@@ -509,7 +522,18 @@ def run_block(block: Block, ws: Workspace) -> None:
                             f"(tests/test_docs_commands.py); add one, or mark the block "
                             f"'<!-- not run: REASON -->'")
             _, spec = found
-            ws.current = command.args
+            words = list(command.args)
+            if words[-1:] == ["&"]:         # "in the background": long commands are anyway
+                words.pop()
+            redirect = None
+            if len(words) >= 2 and words[-2] == ">":
+                redirect, words = words[-1], words[:-2]
+            operators = sorted({w for w in words if w in SHELL_OPERATORS})
+            if operators:
+                pytest.fail(f"{where}: {' '.join(operators)}: the harness runs one command "
+                            f"a line (a '> FILE' at the end is allowed); split the line, or "
+                            f"mark the block '<!-- not run: REASON -->'")
+            ws.current = tuple(words)
             if spec.prepare is not None:
                 spec.prepare(ws)
             if spec.needs_sim and not starts_sim and not sim_started:
@@ -517,7 +541,7 @@ def run_block(block: Block, ws: Workspace) -> None:
                          ["sim", "run", "--config", "hw_configs/sim.toml"])
                 sim_started = True
                 time.sleep(1.5)
-            args = ws.rewrite(command.args)
+            args = ws.rewrite(tuple(words))
             if spec.long:
                 ws.start(command, args)
                 if args[:2] == ["sim", "run"]:
@@ -525,6 +549,8 @@ def run_block(block: Block, ws: Workspace) -> None:
                 continue
             done = ws.bridge_table(*args, stdin=spec.stdin)
             ws.last_stdout = done.stdout
+            if redirect is not None:
+                (ws.path / redirect).write_text(done.stdout, encoding="utf-8")
             assert done.returncode == spec.exit and _clean(done.stderr), (
                 f"{where}: exit status {done.returncode} (the doc says {spec.exit})\n"
                 f"{done.stderr[-3000:]}")
@@ -536,6 +562,14 @@ def run_block(block: Block, ws: Workspace) -> None:
             err = log.read_text(encoding="utf-8", errors="replace")
             assert code in (None, 0) and _clean(err) and not ERROR_LINE.search(err), (
                 f"{where}: after {SETTLE} s: exit status {code}\n{err[-3000:]}")
+            listen = ws.listening.get(proc.pid)
+            if listen is not None and code is None:
+                host, port = listen.rsplit(":", 1)
+                try:
+                    socket.create_connection((host, int(port)), timeout=5).close()
+                except OSError as exc:
+                    pytest.fail(f"{where}: nothing listens on {listen} (given for the "
+                                f"doc's --listen): {exc}\n{err[-3000:]}")
         for command, proc, log in reversed(ws.started):
             where = f"{block.where} (line {command.line}: {' '.join(command.argv)})"
             if proc.poll() is None:
@@ -687,3 +721,13 @@ def test_a_block_the_harness_cannot_run_fails_naming_its_line(tmp_path: Path) ->
     with pytest.raises(pytest.fail.Exception, match=r"doc\.md:22 \(line 23: bridge-table "
                                                     r"frobnicate --now\): no line"):
         run_block(unknown, ws)
+
+
+def test_a_pipe_in_a_block_fails_naming_its_line(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text("```sh\nbridge-table replay x.jsonl | head\n```\n", encoding="utf-8")
+    block = next(iter(read_blocks(doc)))
+    ws = Workspace(tmp_path / "ws", "mqtt://127.0.0.1:1", tmp_path / "RESULTS.jsonl")
+    with pytest.raises(pytest.fail.Exception, match=r"doc\.md:1 \(line 2: .*\): \|: the "
+                                                    r"harness runs one command"):
+        run_block(block, ws)
