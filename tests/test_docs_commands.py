@@ -643,6 +643,13 @@ def _display_width() -> int:
     return WIDTH
 
 
+def _scenario_boards() -> str:
+    from controller.formats.pbn import read_pbn
+
+    pbn = read_pbn((ROOT / "tests" / "data" / "laws_scenarios.pbn").read_text(encoding="utf-8"))
+    return " ".join(game.tags["Board"] for game in pbn.games)
+
+
 #: (doc, a pattern quoting the figure in its one group, the figure as the code gives it).
 #: A figure a doc quotes gets a line here; a pattern that no longer matches fails, so a
 #: reworded sentence is looked at again.
@@ -657,6 +664,10 @@ FIGURES: list[tuple[str, str, Callable[[], object]]] = [
     ("docs/laws.md", r"gets (\w+) rows per language",
      lambda: {4: "four"}.get(_display_rows(), _display_rows())),
     ("docs/laws.md", r"each at most\s+(\d+) columns", _display_width),
+    ("docs/wire-contract.md", r"every row is at most (\d+) columns", _display_width),
+    ("docs/formats.md", r"laws_scenarios\.pbn`: the (\d+) scenarios",
+     lambda: len(_scenario_boards().split())),
+    ("docs/formats.md", r"one\s+game each, boards ([\d ]+)\)", _scenario_boards),
 ]
 
 
