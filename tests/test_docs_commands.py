@@ -3,7 +3,8 @@
 
 What counts as such a block: a fenced block labelled ``sh``, ``bash``, ``shell``,
 ``console`` or unlabelled, one of whose commands (backslash continuations joined, a leading
-``$ `` prompt and ``sudo`` dropped, ``#`` comments removed) starts with ``bridge-table``,
+``$ `` prompt and ``sudo`` dropped, ``#`` comments removed; in a ``console`` block only the
+lines after a ``$ `` prompt, the rest being output) starts with ``bridge-table``,
 ``.venv/bin/bridge-table`` or ``/opt/bridge-table/.venv/bin/bridge-table``. Output quoted in a
 doc goes in a ``text`` block; a command's output is not a command.
 
@@ -131,14 +132,19 @@ class Block:
         return any(c.is_bridge_table for c in self.commands)
 
 
-def parse_commands(body: list[str], first_line: int) -> tuple[Command, ...]:
-    """The commands of a block's lines (``first_line`` is the line number of ``body[0]``)."""
+def parse_commands(body: list[str], first_line: int,
+                   prompted: bool = False) -> tuple[Command, ...]:
+    """The commands of a block's lines (``first_line`` is the line number of ``body[0]``);
+    ``prompted`` (a ``console`` block): only the lines after a ``$ `` prompt, the others
+    being their output."""
     commands: list[Command] = []
     pending: list[str] = []
     start = first_line
     for number, raw in enumerate(body, first_line):
         if not pending:
             start = number
+            if prompted and not raw.lstrip().startswith("$ "):
+                continue
         stripped = raw.strip()
         if stripped.endswith("\\"):
             pending.append(stripped[:-1])
@@ -181,7 +187,7 @@ def read_blocks(path: Path) -> Iterator[Block]:
         yield Block(path=path, line=start + 1, label=label, text="\n".join(body),
                     marker=marker.group("reason").strip() if marker else None,
                     check=(check.group("output") or check.group("file")) if check else None,
-                    commands=parse_commands(body, start + 2)
+                    commands=parse_commands(body, start + 2, prompted=label == "console")
                     if label in SHELL_LABELS else ())
         i += 1
 
@@ -244,14 +250,15 @@ class Spec:
 
 
 def _journal(ws: Workspace) -> None:
-    """A controller journal holding the example session's results (the controller
-    stopped): ``bridge-table controller --journal`` fed the results' events."""
+    """The journal of a controller (stopped) that received the example session's events."""
     ws.make_journal()
 
 
 def _rotate(ws: Workspace) -> None:
     """``--rotate`` changes an existing configuration: write it first."""
-    ws.bridge_table("broker-config", "1-12", "--out", "broker", "--host", "scoring.venue.lan")
+    done = ws.bridge_table("broker-config", "1-12", "--out", "broker", "--host",
+                           "scoring.venue.lan")
+    assert done.returncode == 0, done.stderr
 
 
 def _live_results(ws: Workspace) -> None:
@@ -267,9 +274,11 @@ def _relay(ws: Workspace) -> None:
 
 
 def _console_password(ws: Workspace) -> None:
+    """The directors' password file a console block names, unless the block wrote it."""
     if not (ws.path / "console-password").exists():
-        ws.bridge_table("console", "passwd", "console-password", "--name", "Ada", "--stdin",
-                        stdin="correct horse battery\n")
+        done = ws.bridge_table("console", "passwd", "console-password", "--name", "Ada",
+                               "--stdin", stdin="correct horse battery\n")
+        assert done.returncode == 0, done.stderr
 
 
 PASSWORD_TWICE = "correct horse battery\ncorrect horse battery\n"
@@ -401,14 +410,13 @@ class Workspace:
     def argv(self, args: tuple[str, ...] | list[str]) -> list[str]:
         return [sys.executable, "-m", "controller.cli", *args]
 
-    def bridge_table(self, *args: str, stdin: str | None = None,
-                     expect: int = 0) -> subprocess.CompletedProcess[str]:
+    def bridge_table(self, *args: str,
+                     stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         """A batch command run to its end."""
-        done = subprocess.run(self.argv(list(args)), cwd=self.path, env=self.env,
+        return subprocess.run(self.argv(list(args)), cwd=self.path, env=self.env,
                               input=stdin if stdin is not None else "",
                               capture_output=True, text=True, timeout=BATCH_TIMEOUT,
                               start_new_session=True)   # no terminal: getpass reads stdin
-        return done
 
     def start(self, command: Command, args: list[str]) -> subprocess.Popen[str]:
         log = self.path / f"stderr-{len(self.started)}.log"
@@ -708,6 +716,12 @@ bridge-table bridge: t.toml: table.source: unknown key
 ```sh
 bridge-table frobnicate --now
 ```
+
+```console
+$ bridge-table score RESULTS.jsonl \\
+    --json
+bridge-table score: printed, not run
+```
 """
 
 
@@ -716,7 +730,9 @@ def test_the_harness_reads_blocks_commands_and_markers(tmp_path: Path) -> None:
     doc.write_text(SAMPLE, encoding="utf-8")
     blocks = [b for b in read_blocks(doc) if b.runs_bridge_table]
     assert [(b.line, b.marker) for b in blocks] == [
-        (3, None), (9, "a real table"), (14, ""), (22, None)]
+        (3, None), (9, "a real table"), (14, ""), (22, None), (26, None)]
+    assert blocks[-1].commands == (Command(27, ("bridge-table", "score", "RESULTS.jsonl",
+                                                "--json")),)
     first = blocks[0].commands
     assert first == (Command(4, ("bridge-table", "replay", "events.jsonl", "--deals",
                                  "deals.pbn")),)
@@ -727,7 +743,7 @@ def test_the_harness_reads_blocks_commands_and_markers(tmp_path: Path) -> None:
 def test_a_block_the_harness_cannot_run_fails_naming_its_line(tmp_path: Path) -> None:
     doc = tmp_path / "doc.md"
     doc.write_text(SAMPLE, encoding="utf-8")
-    unknown = [b for b in read_blocks(doc) if b.runs_bridge_table][-1]
+    unknown = [b for b in read_blocks(doc) if b.runs_bridge_table][-2]
     ws = Workspace(tmp_path / "ws", "mqtt://127.0.0.1:1", tmp_path / "RESULTS.jsonl")
     with pytest.raises(pytest.fail.Exception, match=r"doc\.md:22 \(line 23: bridge-table "
                                                     r"frobnicate --now\): no line"):
