@@ -602,6 +602,16 @@ def test_the_docs_have_blocks_to_run() -> None:
     assert len(RUNNABLE) >= 5, [b.where for b in BLOCKS]
 
 
+def test_every_marker_is_on_the_line_before_a_fence() -> None:
+    misplaced = []
+    for path in DOC_FILES:
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for number, line in enumerate(lines[:-1], 1):
+            if (MARKER.match(line) or CHECK.match(line)) and not FENCE.match(lines[number]):
+                misplaced.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not misplaced, f"a marker not on the line just before a fence: {misplaced}"
+
+
 def test_every_marker_gives_its_reason() -> None:
     unexplained = [b.where for b in BLOCKS if b.marker is not None and not b.marker]
     assert not unexplained, f"'<!-- not run: -->' without a reason: {unexplained}"
