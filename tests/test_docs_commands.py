@@ -453,12 +453,17 @@ class Workspace:
         self.retained += [m["topic"] for m in messages]
 
     def start_relay(self) -> None:
-        """``bridge-table broadcast`` running with its store, for the operator's commands."""
+        """``bridge-table broadcast`` running with its store, for the operator's commands.
+
+        An ad hoc relay (``--release board``, no session): the operator's ``release --board
+        7 --table 12`` is refused by a relay gating by round unless table 12 plays board 7
+        in its session and every table that plays it has finished it, which no block plays.
+        """
         if any(c.args[:1] == ("broadcast",) and len(c.args) > 1 and c.args[1].startswith("-")
                for c, _, _ in self.started):
             return
-        proc = self.start(Command(0, ("bridge-table", "broadcast", "--session", "session.toml")),
-                          ["broadcast", "--session", "session.toml"])
+        proc = self.start(Command(0, ("bridge-table", "broadcast", "--release", "board")),
+                          ["broadcast", "--release", "board"])
         store = self.path / "var" / "broadcast.sqlite"
         deadline = time.monotonic() + 30
         while not store.exists() and proc.poll() is None and time.monotonic() < deadline:
