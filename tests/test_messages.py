@@ -222,7 +222,7 @@ def test_a_detail_reads_differently_while_open() -> None:
     assert "corrected before both sides" in alert_text(done, "en")
 
 
-# -- the Laws' own words (the translated Laws' vocabulary, ../shared/spec/glossary.md) -----
+# -- the Laws' own words (the translated Laws' vocabulary, docs/glossary.md) ---------------
 
 TERMS_FILE = Path(__file__).parent / "data" / "glossary-terms.tsv"
 
@@ -250,12 +250,28 @@ def _all_texts(lang: str) -> list[str]:
     return out
 
 
-def test_the_copied_terms_are_the_glossarys() -> None:
+DOCS_GLOSSARY = Path(__file__).parent.parent / "docs" / "glossary.md"
+
+
+def _glossary_rows(path: Path) -> dict[str, str]:
+    return {line.split("|")[1].strip(): line for line in
+            path.read_text(encoding="utf-8").splitlines() if line.startswith("| ")}
+
+
+def test_the_docs_glossary_is_the_shared_one() -> None:
+    """docs/glossary.md is a copy of the shared spec's, so a clone has it: same table, same
+    notes after it."""
     glossary = shared_root() / "spec" / "glossary.md"
     if not glossary.is_file():
         _absent(f"the glossary is not here: {glossary} is absent")
-    rows = {line.split("|")[1].strip(): line for line in
-            glossary.read_text(encoding="utf-8").splitlines() if line.startswith("| ")}
+    shared = glossary.read_text(encoding="utf-8")
+    copied = DOCS_GLOSSARY.read_text(encoding="utf-8")
+    assert _glossary_rows(DOCS_GLOSSARY) == _glossary_rows(glossary)
+    assert shared[shared.index("| English"):] == copied[copied.index("| English"):]
+
+
+def test_the_copied_terms_are_the_glossarys() -> None:
+    rows = _glossary_rows(DOCS_GLOSSARY)
     for english, lang, term in _terms():
         assert english in rows, english
         assert term in rows[english], (english, lang, term)

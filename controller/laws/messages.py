@@ -1,9 +1,9 @@
 """What the table says, in English, Vietnamese and Chinese.
 
 Alert texts for every irregularity ``Code`` (the contract's alert ``text`` object) and the
-short strings the table display needs. Terms follow /work/shared/spec/glossary.md, i.e. the
-words of the Vietnamese and Chinese editions of the Laws, so a message reads like the book
-the director holds.
+short strings the table display needs. Terms follow docs/glossary.md, i.e. the words of the
+Vietnamese and Chinese editions of the Laws, so a message reads like the book the director
+holds.
 
 Templates use ``{name}`` placeholders and optional segments in square brackets: a segment
 ``[, trick {trick}]`` is kept only when every placeholder inside it has a value, so a
