@@ -177,7 +177,12 @@ def test_a_director_runs_the_room(room: Room, chromium_browser: Any) -> None:
 
 
 def _calls_stay_until_answered(page: Page, room: Room) -> None:
-    _press(room.broker, 12, "director", "E", 1)      # on board 23
+    # table 12's board 23 goes onto its reader: the controller follows it (the call is
+    # published by the controller, with its board: wire 1.14)
+    _publish(room.broker, "bridge/12/event", {
+        "v": 1, "src": "pi-12", "seq": 1, "boot": "b1", "ts": time.time(), "type": "tag",
+        "zone": "board", "action": "present", "uid": "BD0023", "board": 23})
+    _press(room.broker, 12, "director", "E", 2)      # on board 23
     calls = page.locator("#calls li")
     expect(calls).to_have_count(1)
     # a new call rings (and vibrates on a phone)
