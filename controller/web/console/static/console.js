@@ -424,6 +424,24 @@
     return el("label", {}, `${t(name)} `, input);
   }
 
+  // the alert's params.choices ("penalty_card,lead"): the director's choices it waits for
+  function choicesOf(a) {
+    const raw = a.params && a.params.choices;
+    if (typeof raw === "string") return raw.split(",").map((c) => c.trim()).filter(Boolean);
+    if (Array.isArray(raw)) return raw.filter((c) => typeof c === "string");
+    return null;
+  }
+
+  // the rulings offered on an alert: only the choices it lists, else those that are no
+  // choice (the server checks the same: options.offered_for)
+  function offeredFor(a) {
+    const all = OPT.codes[a.code] || OPT.default;
+    const choices = choicesOf(a);
+    if (choices === null) return all.filter((o) => !o.choice);
+    const some = all.filter((o) => o.choice && choices.includes(o.choice));
+    return some.length ? some : OPT.default;
+  }
+
   function optionRow(table, alertId, opt) {
     const id = `${table}:${alertId ?? "table"}:${opt.key}`;
     const fields = opt.inputs.map((n) => field(n, id));
@@ -541,7 +559,7 @@
             ? el("p", { id: "options", class: "closed", "data-alert": sel.id },
               `${t("status_" + sel.status)}: ${t("no_ruling_on_closed")}`)
             : sel ? el("div", { id: "options", "data-alert": sel.id },
-              ((OPT.codes[sel.code]) || OPT.default).map((o) => optionRow(name, sel.id, o)))
+              offeredFor(sel).map((o) => optionRow(name, sel.id, o)))
               : el("p", {}, t("select_alert")),
           el("h3", {}, t("table_actions")),
           el("div", { id: "table-options" }, OPT.table.filter((o) => !o.phases.length ||
