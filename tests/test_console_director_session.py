@@ -296,6 +296,21 @@ def _adjusted_scores_reach_score_and_export(page: Page, room: Room) -> None:
     form.locator("#send-score").click()
     expect(page.locator("#score-status")).to_contain_text("written: NS A+, EW A-")
     page.screenshot(path=str(screenshot_dir() / "console-adjusted-score.png"), full_page=True)
+    # a weighted score (12C1c) on table 12's board 24: weights not summing to 100% refused
+    # (the session file untouched), then 50% of 4H= and 50% of 3NT-1
+    before = room.session.read_text()
+    form.locator("select[name=board]").select_option("24")
+    form.locator("select[name=kind]").select_option("weighted")
+    form.locator("input[name=weighted]").fill("50% 4H S 10, 40% 3NT N 8")
+    page.once("dialog", lambda dialog: dialog.accept())
+    form.locator("#send-score").click()
+    expect(page.locator("#score-status")).to_contain_text("sum to 90%")
+    assert room.session.read_text() == before
+    form.locator("input[name=weighted]").fill("50% 4H S 10, 50% 3NT N 8")
+    page.once("dialog", lambda dialog: dialog.accept())
+    form.locator("#send-score").click()
+    expect(page.locator("#score-status")).to_contain_text(
+        "written: weighted: 50% 4H S 10, 50% 3NT N 8")
     # the calls are closed: ruled on table 12, the claim dismissed
     page.locator("#call li .call-ruled").click()
     page.click("#nav-room")
@@ -316,3 +331,5 @@ def _adjusted_scores_reach_score_and_export(page: Page, room: Room) -> None:
     assert by["5", "10"]["ns_names"] == "Ann Archer - Bob Baker"
     assert by["12", "23"]["scored"] == "A+/A-"
     assert (by["12", "23"]["points_ns"], by["12", "23"]["points_ew"]) == ("1.2", "0.8")
+    # board 24, none vulnerable: 4H= by South +420, 3NT-1 by North -50
+    assert by["12", "24"]["scored"] == "50%+420/50%-50"

@@ -615,7 +615,7 @@
     const send = async () => {
       const body = { table: name, board: val("board", String(boards[0])), kind,
                      confirmed: true };
-      for (const f of ["ns", "ew", "score_ns", "split_ns", "split_ew"])
+      for (const f of ["ns", "ew", "score_ns", "split_ns", "split_ew", "weighted"])
         body[f] = val(f, f === "ns" || f === "ew" ? "A=" : "");
       body.note = val("note", "");
       const out = document.getElementById("score-status");
@@ -628,10 +628,15 @@
     return el("div", { id: "score-form", class: "score" },
       el("h3", {}, t("adjusted_score")),
       select("board", boards.map(String), String(boards[0])),
-      select("kind", ["artificial", "assigned", "split"], "artificial",
-             ["A+ / A= / A- (12C1d)", `${t("assigned")} (12C1b)`, `${t("split")} (12C1e)`]),
+      select("kind", ["artificial", "assigned", "split", "weighted"], "artificial",
+             ["A+ / A= / A- (12C1d)", `${t("assigned")} (12C1b)`, `${t("split")} (12C1e)`,
+              `${t("weighted")} (12C1c)`]),
       kind === "artificial" ? [select("ns", art, "A="), select("ew", art, "A=")]
-        : kind === "assigned" ? number("score_ns") : [number("split_ns"), number("split_ew")],
+        : kind === "assigned" ? number("score_ns")
+        : kind === "weighted" ? el("label", {}, `${t("score_weighted")} `, el("input",
+          { id: id("weighted"), name: "weighted", size: 28, value: val("weighted", ""),
+            placeholder: "50% 4H S 10, 50% 3NT N 8", oninput: keep("weighted") }))
+        : [number("split_ns"), number("split_ew")],
       el("label", {}, `${t("note")} `, el("input", { id: id("note"), value: val("note", ""),
         oninput: keep("note"), size: 16 })),
       el("button", { type: "button", id: "send-score", onclick: send }, t("write_score")),
