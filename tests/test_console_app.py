@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import pytest
 from broker import Mosquitto
+from mqttwatch import daemon_process, stop_process
 from starlette.testclient import TestClient
 
 from controller.daemon import BrokerSettings
@@ -175,22 +174,15 @@ def controller(mosquitto: Mosquitto, tmp_path: Path) -> Iterator[None]:
     watch.connect(mosquitto.host, mosquitto.port)
     watch.subscribe("bridge/controller/status", 1)
     watch.loop_start()
-    with open(tmp_path / "controller.log", "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "controller",
-                                 "--broker", mosquitto.url, "--no-journal"],
-                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc = daemon_process(mosquitto.url, tmp_path / "journal.sqlite",
+                          log=tmp_path / "controller.log")
     try:
         _until(lambda: any(d.get("status") == "online" for d in online), "the controller")
         yield
     finally:
         watch.loop_stop()
         watch.disconnect()
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def _press(pub: mqtt.Client, table: str, button: str, seat: str, seq: int) -> None:
