@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from . import WIRE_VERSION, wire
 from .display_text import LANGUAGES, DisplayKey, DisplayRenderer, display_key
-from .evidence import claim_position, evidence_payload, note_tempo
+from .evidence import claim_position, evidence_payload, note_tempo, press_payload
 from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit, Vulnerability
 from .laws.dealcheck import FouledBoardDetector
 from .laws.events import MARKERS, Button, ButtonEvent, TagEvent
@@ -193,6 +193,8 @@ class _TableState:
     tempo: TempoLog = field(default_factory=TempoLog)
     claim: dict[str, Any] | None = None
     evidence: dict[str, Any] | None = None
+    #: the board's "director" and "claim" presses (1.14: ``evidence.presses``)
+    presses: list[dict[str, Any]] = field(default_factory=list)
     #: this table's Law 87 observations (journal n, board, seat, hand), in order: what a
     #: snapshot restores into the engine-wide ``FouledBoardDetector`` (controller/snapshot.py)
     observed: list[tuple[int, int, Seat, frozenset[Card]]] = field(default_factory=list)
@@ -676,13 +678,21 @@ class Engine:
         an absolute tempo threshold; never on the table's topics."""
         if "evidence" not in self.kinds:  # replay --topics without it: not even kept
             return []
-        if isinstance(inp, Ruling) or (isinstance(inp, ButtonEvent) and inp.button in (
-                Button.DIRECTOR, Button.CLAIM)):
+        pressed = isinstance(inp, ButtonEvent) and inp.button in (Button.DIRECTOR,
+                                                                  Button.CLAIM)
+        if isinstance(inp, Ruling) or pressed:
             ts.tempo.director_at_table()   # the wait for a ruling is no one's tempo (73D1)
         changed = note_tempo(ts.tempo, update.feed, ts.table.board,
                              inp.ts if isinstance(inp, TagEvent) else None, self.policy.tempo)
         if update.board_started:
             ts.claim = None
+            ts.presses = []
+        if pressed:
+            # 1.14: the press for the director, published on the evidence topic; nothing
+            # changes at the table until the director rules
+            assert isinstance(inp, ButtonEvent)
+            ts.presses = [*ts.presses, press_payload(inp, ts.last)]
+            changed = True
         if isinstance(inp, Ruling) and inp.kind is RulingKind.CLAIM and update.result_changed:
             # a claim the Laws core took (it ended the play); a refused one leaves no position
             ts.claim = claim_position(ts.table.record, inp.tricks)
@@ -690,7 +700,7 @@ class Engine:
         if not (changed or update.result_changed or update.board_started):
             return []
         ts.evidence = evidence_payload(name, ts.tempo, ts.table.board, ts.claim,
-                                       self.policy.tempo)
+                                       self.policy.tempo, ts.presses)
         return [Outgoing(self._topic(name, "evidence"), ts.evidence, retain=True)]
 
     def _compare_tables(self, name: str, ts: _TableState,
@@ -991,7 +1001,7 @@ def _parse_input(kind: str, payload: bytes | str | Mapping[str, Any]
             button: wire.ButtonEvent = msg  # type: ignore[assignment]
             seat = _SEATS[button.seat] if button.seat is not None else None
             return button.src, _Boot(button.boot, button.acked), button.seq, ButtonEvent(
-                button.button, seat)
+                button.button, seat, button.ts)
         if cls is wire.Ruling:
             ruling: wire.Ruling = msg  # type: ignore[assignment]
             return ruling.src, _Boot(ruling.boot), ruling.seq, _ruling(ruling)

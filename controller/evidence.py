@@ -19,6 +19,7 @@ from typing import Any
 
 from . import WIRE_VERSION
 from .laws.cards import Card, Seat, Suit
+from .laws.events import ButtonEvent
 from .laws.record import BoardRecord
 from .laws.table import Board, FeedItem
 from .tempo import TempoLog, TempoPolicy
@@ -99,10 +100,24 @@ def _hand(cards: list[Card]) -> str:
                     for s in (Suit.S, Suit.H, Suit.D, Suit.C))
 
 
+def press_payload(press: ButtonEvent, last: dict[str, Any] | None) -> dict[str, Any]:
+    """One "director" or "claim" press of ``evidence.presses`` (1.14): ``button``, ``seat``
+    (null when the bridge did not say), ``ts`` (the press's own time) and the ``src`` and
+    ``seq`` of the event (``last``), which name the press for a listener that keeps it."""
+    out: dict[str, Any] = {"button": str(press.button),
+                           "seat": str(press.seat) if press.seat is not None else None,
+                           "ts": press.ts}
+    if last is not None:
+        out["src"], out["seq"] = last.get("src"), last.get("seq")
+    return out
+
+
 def evidence_payload(table: str, log: TempoLog, board: Board | None,
-                     claim: dict[str, Any] | None, policy: TempoPolicy) -> dict[str, Any]:
+                     claim: dict[str, Any] | None, policy: TempoPolicy,
+                     presses: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The ``evidence`` topic's payload: ``v``, ``table``, ``board``, ``tempo`` (``calls``,
-    ``cards``, ``flags``), and ``claim`` (the position) after a claim ruling."""
+    ``cards``, ``flags``), ``claim`` (the position) after a claim ruling, and ``presses``
+    (1.14) once a player has pressed "director" or "claim" on the board."""
     declarer = board.declarer if board is not None else None
     auction_over = board is not None and board.auction.complete
     payload: dict[str, Any] = {
@@ -112,4 +127,6 @@ def evidence_payload(table: str, log: TempoLog, board: Board | None,
     }
     if claim is not None:
         payload["claim"] = claim
+    if presses:
+        payload["presses"] = presses
     return payload

@@ -43,7 +43,8 @@ __all__ = [
     "ResultIrregularity", "Result", "FeedBoard", "FeedCall", "FeedCard", "FeedAuction",
     "FeedPlay", "FeedResult", "Feed", "Error", "Ack", "BridgeStatus", "ControllerStatus",
     "ReaderHealth", "Health", "PublicSession", "BoardView", "Finding", "VerifiedBoard",
-    "VerifyBoard", "VerifyReport", "Verify", "TempoFlag", "Tempo", "ClaimPosition", "Evidence",
+    "VerifyBoard", "VerifyReport", "Verify", "TempoFlag", "Tempo", "ClaimPosition", "Press",
+    "Evidence",
     "OUTPUTS", "topic", "ack_topic", "status_topic", "parse_topic", "encode", "decode",
     "decode_input", "to_builtins", "error_payload", "schema", "main",
 ]
@@ -310,6 +311,18 @@ class ClaimPosition(Struct, kw_only=True):
     hands: str | None
 
 
+class Press(Struct, kw_only=True, omit_defaults=True):
+    """1.14: a player pressed "director" or "claim" (``evidence.presses``)."""
+
+    button: Literal["director", "claim"]
+    seat: SeatName | None
+    #: the press's own time (the event's ``ts``)
+    ts: Seconds | None
+    #: the event's ``src`` and ``seq``: with ``ts``, what names the press
+    src: Src | None = None
+    seq: Seq | None = None
+
+
 class Evidence(Struct, kw_only=True, omit_defaults=True):
     """``bridge/{t}/evidence`` (retained, director only; 1.3): tempo and claim position."""
 
@@ -318,6 +331,8 @@ class Evidence(Struct, kw_only=True, omit_defaults=True):
     board: int | None
     tempo: Tempo
     claim: ClaimPosition | None = None
+    #: 1.14: the board's presses for the director, in order (absent: none yet)
+    presses: list[Press] | None = None
 
 
 class _FeedHead(Struct, kw_only=True, omit_defaults=True, tag_field="kind"):

@@ -14,6 +14,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import pytest
 from broker import Mosquitto
+from mqttwatch import daemon_process, stop_process
 from starlette.testclient import TestClient
 
 from controller.daemon import BrokerSettings
@@ -163,6 +164,27 @@ def test_the_session_gives_each_table_its_round(mosquitto: Mosquitto, tmp_path: 
     assert got[table] == {str(b): r for b, r in boards.items()}
 
 
+@pytest.fixture
+def controller(mosquitto: Mosquitto, tmp_path: Path) -> Iterator[None]:
+    """``bridge-table controller`` on the test's broker: the presses the console keeps are
+    those the controller publishes (1.14: ``evidence.presses``)."""
+    online: list[Any] = []
+    watch = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+    watch.on_message = lambda _c, _u, m: online.append(json.loads(m.payload or b"{}"))
+    watch.connect(mosquitto.host, mosquitto.port)
+    watch.subscribe("bridge/controller/status", 1)
+    watch.loop_start()
+    proc = daemon_process(mosquitto.url, tmp_path / "journal.sqlite",
+                          log=tmp_path / "controller.log")
+    try:
+        _until(lambda: any(d.get("status") == "online" for d in online), "the controller")
+        yield
+    finally:
+        watch.loop_stop()
+        watch.disconnect()
+        stop_process(proc)
+
+
 def _press(pub: mqtt.Client, table: str, button: str, seat: str, seq: int) -> None:
     pub.publish(f"bridge/{table}/event", json.dumps({
         "v": 1, "src": f"pi-{table}", "seq": seq, "boot": "b1", "ts": 1.0 * seq,
@@ -170,10 +192,11 @@ def _press(pub: mqtt.Client, table: str, button: str, seat: str, seq: int) -> No
 
 
 def test_calls_and_claim_presses_stay_until_the_director_closes_them(
-        mosquitto: Mosquitto, tmp_path: Path,
+        mosquitto: Mosquitto, tmp_path: Path, controller: None,
         mqttc: tuple[mqtt.Client, list[tuple[str, Any]]]) -> None:
     """A call pressed before the table's first state, a claim press, a new board and a
-    console restart: both stay open until the director closes them, oldest first."""
+    console restart: both stay open until the director closes them, oldest first. The
+    presses go through the controller (its ``evidence.presses``, 1.14)."""
     pub, _ = mqttc
     app = _app(mosquitto, tmp_path)
     console = app.state.console
@@ -403,7 +426,7 @@ def test_adjusted_scores_go_into_the_session_file_and_come_out_again(
 
 
 def test_the_rooms_clock_boards_played_and_call_backs(
-        mosquitto: Mosquitto, tmp_path: Path,
+        mosquitto: Mosquitto, tmp_path: Path, controller: None,
         mqttc: tuple[mqtt.Client, list[tuple[str, Any]]]) -> None:
     """A round's clock is started and the move called; each table's first result of a board
     counts it played; a call gets a call-back time; all kept across a restart."""

@@ -352,3 +352,68 @@ def test_director_sees_the_tempo_and_the_claim_check(env: Env, chromium_browser:
         page.screenshot(path=str(IMG / "console-tempo-claim.png"), full_page=True)
     finally:
         context.close()
+
+
+def _fifth_card_events(table: str) -> list[tuple[str, dict[str, Any]]]:
+    """Board 5 (T06), 3NT by N; dummy wins trick 1 and is on lead, West (a defender) puts a
+    card on the next trick: the controller's FIFTH_CARD waits for the director's choice
+    (``params.choices`` ``penalty_card,lead``; docs/laws.md, 45E)."""
+    from scenarios import Harness
+    from test_laws_third_pass import T06
+
+    h = Harness(5, T06, table=table, deals_known=False)
+    h.board_tag(5)
+    h.scan()
+    h.run("C:N:1D C:E:P C:S:1H C:W:P C:N:1N C:E:P C:S:3N C:W:P C:N:P C:E:P")
+    h.run("E:C5 S:CA W:C3 N:C2")
+    h.run("+W:D2")
+    [alert] = h.alerts("FIFTH_CARD")[-1:]
+    assert alert["params"]["choices"] == "penalty_card,lead"
+    return [(topic, {**payload, "src": f"pi-{table}"}) for topic, payload in h.sent]
+
+
+def test_only_the_choices_the_alert_lists_are_offered(env: Env, chromium_browser: Any) -> None:
+    """An alert waiting for the director's choice (45E: penalty card or a lead) shows only
+    those two rulings, not "withdrawn" (once the proper lead followed) nor "clear"; the
+    server refuses the others (HTTP 400, nothing sent); the choice made goes through the
+    controller and closes the alert."""
+    client = _client(env.broker)
+    try:
+        for topic, payload in _fifth_card_events("21"):
+            client.publish(topic, json.dumps(payload), qos=1).wait_for_publish()
+    finally:
+        client.loop_stop()
+        client.disconnect()
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        _login(page, env.url)
+        page.goto(env.url + "/console#table/21")
+        alert = page.locator("li.alert[data-code=FIFTH_CARD]")
+        expect(alert).to_have_count(1)
+        alert.click()
+        options = page.locator("#options")
+        buttons = options.locator("button")
+        expect(buttons).to_have_count(2)
+        assert buttons.evaluate_all("bs => bs.map(b => b.dataset.key)") == [
+            "option:penalty_card", "lead"]
+        expect(options).to_contain_text("Law 45E1")
+        alert_id = int(alert.get_attribute("data-id") or "0")
+        # the server's own check: what the alert does not list is refused, nothing sent
+        for ruling, fixed in (("option", {"option": "withdraw"}), ("clear", {})):
+            status = page.evaluate(
+                """async ([body]) => (await fetch("/console/api/ruling", {method: "POST",
+                     headers: {"Content-Type": "application/json",
+                               "X-CSRF-Token": document.querySelector("meta[name=csrf]")
+                                 .content},
+                     body: JSON.stringify(body)})).status""",
+                [{"table": "21", "alert": alert_id, "ruling": ruling, "fixed": fixed}])
+            assert status == 400, ruling
+        expect(page.locator("#answers li")).to_have_count(0)
+        options.locator("button[data-key='option:penalty_card']").click()
+        expect(page.locator("#answers")).to_contain_text("applied")
+        expect(alert).to_have_class("alert resolved selected")
+        expect(alert).to_contain_text("penalty card")
+        expect(page.locator("#options.closed")).to_have_count(1)
+    finally:
+        context.close()

@@ -177,7 +177,12 @@ def test_a_director_runs_the_room(room: Room, chromium_browser: Any) -> None:
 
 
 def _calls_stay_until_answered(page: Page, room: Room) -> None:
-    _press(room.broker, 12, "director", "E", 1)      # on board 23
+    # table 12's board 23 goes onto its reader: the controller follows it (the call is
+    # published by the controller, with its board: wire 1.14)
+    _publish(room.broker, "bridge/12/event", {
+        "v": 1, "src": "pi-12", "seq": 1, "boot": "b1", "ts": time.time(), "type": "tag",
+        "zone": "board", "action": "present", "uid": "BD0023", "board": 23})
+    _press(room.broker, 12, "director", "E", 2)      # on board 23
     calls = page.locator("#calls li")
     expect(calls).to_have_count(1)
     # a new call rings (and vibrates on a phone)
@@ -267,6 +272,20 @@ def _destructive_ruling_asked_and_reversed(page: Page) -> None:
     expect(page.locator("#score")).to_have_text("650")
 
 
+def _score(page: Page, answer: str, **fields: str) -> None:
+    """Fill the adjusted-score form (selects and inputs by name, in order), send it (the
+    confirmation accepted) and wait for ``answer``."""
+    form = page.locator("#score-form")
+    for name, value in fields.items():
+        if name in ("board", "kind", "ns", "ew"):
+            form.locator(f"select[name={name}]").select_option(value)
+        else:
+            form.locator(f"input[name={name}]").fill(value)
+    page.once("dialog", lambda dialog: dialog.accept())
+    form.locator("#send-score").click()
+    expect(page.locator("#score-status")).to_contain_text(answer)
+
+
 def _adjusted_scores_reach_score_and_export(page: Page, room: Room) -> None:
     # table 5 goes on to board 11 (round 2): board 10 is the previous board
     _publish(room.broker, "bridge/5/event", {"v": 1, "src": "sim", "seq": 170,
@@ -274,23 +293,19 @@ def _adjusted_scores_reach_score_and_export(page: Page, room: Room) -> None:
                                              "zone": "board", "action": "present",
                                              "uid": "B0B", "board": 11})
     expect(page.locator("#tableview h2")).to_contain_text("Board 11")
-    form = page.locator("#score-form")
-    form.locator("select[name=board]").select_option("10")
-    form.locator("select[name=kind]").select_option("assigned")
-    form.locator("input[name=score_ns]").fill("620")
-    page.once("dialog", lambda dialog: dialog.accept())
-    form.locator("#send-score").click()
-    expect(page.locator("#score-status")).to_contain_text("written: NS 620")
+    _score(page, "written: NS 620", board="10", kind="assigned", score_ns="620")
     # A+ / A- on table 12's board 23, which it has left
     page.goto(page.url.split("#")[0] + "#table/12")
-    form = page.locator("#score-form")
-    form.locator("select[name=board]").select_option("23")
-    form.locator("select[name=ns]").select_option("A+")
-    form.locator("select[name=ew]").select_option("A-")
-    page.once("dialog", lambda dialog: dialog.accept())
-    form.locator("#send-score").click()
-    expect(page.locator("#score-status")).to_contain_text("written: NS A+, EW A-")
+    _score(page, "written: NS A+, EW A-", board="23", ns="A+", ew="A-")
     page.screenshot(path=str(screenshot_dir() / "console-adjusted-score.png"), full_page=True)
+    # a weighted score (12C1c) on table 12's board 24: weights not summing to 100% refused
+    # (the session file untouched), then 50% of 4H= and 50% of 3NT-1
+    before = room.session.read_text()
+    _score(page, "sum to 90%", board="24", kind="weighted",
+           weighted="50% 4H S 10, 40% 3NT N 8")
+    assert room.session.read_text() == before
+    _score(page, "written: weighted: 50% 4H S 10, 50% 3NT N 8",
+           weighted="50% 4H S 10, 50% 3NT N 8")
     # the calls are closed: ruled on table 12, the claim dismissed
     page.locator("#call li .call-ruled").click()
     page.click("#nav-room")
@@ -311,3 +326,5 @@ def _adjusted_scores_reach_score_and_export(page: Page, room: Room) -> None:
     assert by["5", "10"]["ns_names"] == "Ann Archer - Bob Baker"
     assert by["12", "23"]["scored"] == "A+/A-"
     assert (by["12", "23"]["points_ns"], by["12", "23"]["points_ew"]) == ("1.2", "0.8")
+    # board 24, none vulnerable: 4H= by South +420, 3NT-1 by North -50
+    assert by["12", "24"]["scored"] == "50%+420/50%-50"

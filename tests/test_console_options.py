@@ -130,3 +130,36 @@ def test_every_option_the_console_sends_is_one_the_engine_applies() -> None:
             if "option" in opt.fixed:
                 ruling = Ruling(opt.kind, alert=1, option=opt.fixed["option"])
                 assert option_problem(ruling, code) is None, (code, opt.key)
+
+
+def _keys(code: str, params: object) -> list[str]:
+    return [o.key for o in options.offered_for(code, params)]
+
+
+def test_an_alert_waiting_for_the_directors_choice_gets_only_its_choices() -> None:
+    """1.6's choices (docs/laws.md): 45E penalty card or a lead; then penalty card or
+    withdrawn; 2017 53B; Law 36 or 32 first. Only what ``params.choices`` lists."""
+    assert _keys("FIFTH_CARD", {"choices": "penalty_card,lead"}) == [
+        "option:penalty_card", "lead"]
+    assert _keys("FIFTH_CARD", {"choices": "penalty_card,withdraw", "proper_lead": True}) \
+        == ["option:penalty_card", "option:withdraw"]
+    assert _keys("LEAD_OUT_OF_TURN", {"choices": "penalty_card,withdraw"}) == [
+        "option:withdraw", "option:penalty_card"]
+    assert _keys("INADMISSIBLE_DOUBLE", {"choices": "36,32", "out_of_rotation": True}) == [
+        "option:36", "option:32"]
+    assert _keys("INADMISSIBLE_REDOUBLE", {"choices": ["32"]}) == ["option:32"]
+
+
+def test_an_alert_without_choices_is_not_offered_them() -> None:
+    """The choices are refused by the controller unless the alert waits for one (1.6)."""
+    assert _keys("LEAD_OUT_OF_TURN", None) == ["accept", "reject", "clear"]
+    assert _keys("LEAD_OUT_OF_TURN", {"suit": "D"}) == ["accept", "reject", "clear"]
+    assert _keys("INADMISSIBLE_DOUBLE", {}) == ["reject", "clear"]
+    assert _keys("REVOKE", None) == ["adjust", "clear"]
+
+
+def test_choices_no_option_answers_leave_only_clear() -> None:
+    assert _keys("FIFTH_CARD", {"choices": "something_new"}) == ["clear"]
+    assert _keys("NOT_A_CODE", {"choices": "lead"}) == ["clear"]
+    assert options.choices_of({"choices": 3}) is None
+    assert options.choices_of("choices") is None

@@ -231,3 +231,44 @@ def test_the_wait_for_the_director_is_no_ones_thinking_time(waiting: str) -> Non
     cards = payload["tempo"]["cards"]
     index = next(i for i, row in enumerate(cards) if row[:2] == ["W", "D2"])
     assert cards[index][3] is None and cards[index + 1][3] == 2.0
+
+
+def test_director_and_claim_presses_are_published_with_table_board_seat_and_time() -> None:
+    """1.14: each "director" or "claim" press comes out on ``evidence.presses`` (every press
+    of the board so far, with its seat, time and src/seq), retained; "undo" and "next" do
+    not; nothing changes at the table (the state is the same but for ``last``); the next
+    board starts with none."""
+    from controller import wire
+
+    events = list(stamped(t08_revoke()))
+    engine = Engine()
+    before = [o.payload for o in run(engine, iter(events[:40]))
+              if o.topic == f"bridge/{TABLE}/state"][-1]
+    outs = engine.handle(f"bridge/{TABLE}/event", {
+        "v": 1, "src": "table-7-buttons", "seq": 1, "ts": START + 50, "type": "button",
+        "button": "director", "seat": "S"})
+    after = [o.payload for o in outs if o.topic == f"bridge/{TABLE}/state"]
+    assert all({**a, "last": None} == {**before, "last": None} for a in after)
+    assert not [o for o in outs if o.topic.endswith(("/alert", "/feed", "/result"))]
+    first = evidence(outs)
+    assert first["table"] == TABLE and first["board"] == 10
+    assert first["presses"] == [{"button": "director", "seat": "S", "ts": START + 50,
+                                 "src": "table-7-buttons", "seq": 1}]
+    outs = engine.handle(f"bridge/{TABLE}/event", {
+        "v": 1, "src": "table-7-buttons", "seq": 2, "ts": START + 60, "type": "button",
+        "button": "next"})
+    assert [o for o in outs if o.topic.endswith("/evidence")] == []
+    outs = engine.handle(f"bridge/{TABLE}/event", {
+        "v": 1, "src": "table-7-buttons", "seq": 3, "ts": START + 70, "type": "button",
+        "button": "claim"})
+    payload = evidence(outs)
+    assert [(p["button"], p["seat"], p["ts"]) for p in payload["presses"]] == [
+        ("director", "S", START + 50), ("claim", None, START + 70)]
+    decoded = wire.decode(wire.encode(payload), wire.Evidence)   # the contract's shape
+    assert decoded.presses is not None and decoded.presses[1].seq == 3
+    # the rest of the board and the next one: the presses are of board 10 only
+    outs = run(engine, iter(events[40:]))
+    assert evidence(outs)["presses"][0]["button"] == "director"
+    nxt = [o.payload for o in run(engine, EventWriter("table-7-pi", seq=10_000).board(
+        clean_board(11))) if o.topic.endswith("/evidence")]
+    assert nxt and "presses" not in nxt[-1] and nxt[-1]["board"] == 11

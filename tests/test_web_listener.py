@@ -40,8 +40,7 @@ def test_a_new_board_leaves_the_last_boards_alerts_calls_and_result_behind() -> 
     store = TableStore()
     _msg(store, "bridge/7/state", {"v": 1, "board": 10})
     _msg(store, "bridge/7/alert", _alert(1, "open"))
-    _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "director", "seat": "S",
-                                   "ts": 5.0})
+    _msg(store, "bridge/7/evidence", _presses(10, ("director", "S")))
     _msg(store, "bridge/7/result", {"v": 1, "board": 10, "tricks": 9})
     assert len(store.tables["7"].calls) == 1
     _msg(store, "bridge/7/state", {"v": 1, "board": 11})
@@ -49,14 +48,30 @@ def test_a_new_board_leaves_the_last_boards_alerts_calls_and_result_behind() -> 
     assert view.alerts == {} and view.calls == [] and view.result is None
 
 
-def test_only_director_and_claim_presses_and_scans_are_kept_from_the_events() -> None:
+def _presses(board: int, *presses: tuple[str, str | None]) -> dict[str, Any]:
+    """The controller's evidence with its presses (1.14)."""
+    return {"v": 1, "table": "7", "board": board,
+            "tempo": {"calls": [], "cards": [], "flags": []},
+            "presses": [{"button": b, "seat": s, "ts": 5.0 + i, "src": "pi", "seq": i}
+                        for i, (b, s) in enumerate(presses)]}
+
+
+def test_presses_come_from_the_controller_not_the_bridges_events() -> None:
+    """The bridge's own button events are not read (only its hand scans): the presses for
+    the director are those the controller publishes on ``evidence`` (1.14); an answered
+    one stays answered when the next evidence repeats it."""
     store = TableStore()
     _msg(store, "bridge/7/event", {"v": 1, "type": "tag", "zone": "tray", "card": "SA"})
     _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "undo"})
-    _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "next"})
-    assert "7" not in store.tables
     _msg(store, "bridge/7/event", {"v": 1, "type": "button", "button": "claim", "seat": "S"})
+    assert "7" not in store.tables
+    _msg(store, "bridge/7/evidence", _presses(3, ("claim", "S")))
     assert [(c["button"], c["seat"]) for c in store.tables["7"].calls] == [("claim", "S")]
+    assert store.answer_calls("7")
+    _msg(store, "bridge/7/evidence", _presses(3, ("claim", "S"), ("director", None),
+                                              ("undo", "N")))
+    assert [(c["button"], c["seat"], c.get("answered")) for c in store.tables["7"].calls] \
+        == [("claim", "S", True), ("director", None, None)]
 
 
 def test_the_feed_gives_the_cards_played() -> None:

@@ -202,7 +202,8 @@ def test_unknown_fields_are_ignored() -> None:
 #: the section a ```json example sits in -> the topic kind of its payload
 EXAMPLE_KINDS = {"Sensor events": "event", "`state`": "state", "`alert`": "alert",
                  "`indicator`": "indicator", "Pairs at the table": "result",
-                 "The director's evidence": "evidence", "Sensing model: play spots": "event"}
+                 "The director's evidence": "evidence", "Sensing model: play spots": "event",
+                 "The presses for the director": "evidence"}
 
 
 def documented_examples() -> list[tuple[str, str, str]]:

@@ -60,3 +60,5 @@ class TagEvent(NamedTuple):
 class ButtonEvent(NamedTuple):
     button: Button
     seat: Seat | None = None
+    #: when the button was pressed (the event's ``ts``), for the director's record
+    ts: float | None = None

@@ -28,6 +28,7 @@ from .sessionfile import (
     Competitor,
     Session,
     SessionError,
+    WeightedPart,
     load_session,
     parse_session,
 )
@@ -38,5 +39,5 @@ __all__ = [
     "Movement", "MovementError", "Round", "TableRound", "mitchell", "howell", "teams",
     "Competitor", "Session", "SessionError", "load_session", "parse_session",
     "Adjustment", "parse_adjustment", "set_adjustment", "remove_adjustment",
-    "with_adjustments",
+    "with_adjustments", "WeightedPart",
 ]

@@ -37,6 +37,7 @@ from .sessionfile import (
     Adjustment,
     Session,
     SessionError,
+    WeightedPart,
     _Reader,
     adjustment_of,
     load_session,
@@ -44,7 +45,7 @@ from .sessionfile import (
 )
 
 __all__ = ["Adjustment", "parse_adjustment", "adjustment_toml", "set_adjustment",
-           "remove_adjustment", "with_adjustments"]
+           "remove_adjustment", "with_adjustments", "toml_value", "weighted_row"]
 
 _HEADER = re.compile(r"^\s*\[")
 _ADJUSTMENT = re.compile(r"^\s*\[\[\s*adjustment\s*\]\]\s*(#.*)?$")
@@ -69,7 +70,9 @@ def with_adjustments(session: Session, adjustments: Iterable[Adjustment]) -> Ses
 
 def _row(adj: Adjustment) -> dict[str, Any]:
     row: dict[str, Any] = {"table": adj.table, "board": adj.board}
-    if adj.split is not None:
+    if adj.weighted is not None:
+        row["weighted"] = [weighted_row(p) for p in adj.weighted]
+    elif adj.split is not None:
         row["split"] = list(adj.split)
     elif adj.score_ns is not None:
         row["score_ns"] = adj.score_ns
@@ -80,11 +83,34 @@ def _row(adj: Adjustment) -> dict[str, Any]:
     return row
 
 
+def weighted_row(part: WeightedPart) -> dict[str, Any]:
+    """One result of a weighted score as the session file gives it."""
+    row: dict[str, Any] = {"weight": int(part.weight) if part.weight.is_integer()
+                           else part.weight}
+    if part.contract is None:
+        row["score_ns"] = part.score_ns
+    else:
+        row["contract"] = part.contract
+        if part.declarer is not None:
+            row["declarer"], row["tricks"] = part.declarer, part.tricks
+    return row
+
+
+def toml_value(value: Any) -> str:
+    """A value of an ``[[adjustment]]`` entry as TOML: a JSON string, number or list of
+    them is TOML; a table is written inline (``{ weight = 50, contract = "4H" }``)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
 def adjustment_toml(adj: Adjustment) -> str:
     """The ``[[adjustment]]`` entry of ``adj``, as text for the session file."""
     lines = ["[[adjustment]]"]
     for key, value in _row(adj).items():
-        lines.append(f"{key} = {json.dumps(value)}")      # a JSON string or list is TOML
+        lines.append(f"{key} = {toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 

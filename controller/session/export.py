@@ -323,10 +323,16 @@ def _score_cells(s: BoardScore) -> tuple[object, object, object, str, str]:
     result: a positive score in its side's column. A director's adjustment replaces it
     (the contract, declarer and tricks are then "-": they are not what was scored): an
     artificial score as "A+"/"A-" or "55%"/"45%"; a split score both halves, Score_NS NS's
-    score from NS's side, Score_EW EW's from EW's side; an assigned score as a result."""
+    score from NS's side, Score_EW EW's from EW's side; a weighted score each weight and
+    score (Score_NS ``50%+620/50%-100``, Score_EW the same from EW's side); an assigned
+    score as a result."""
     r, adj = s.result, s.adjustment
     if adj is not None and adj.ns is not None:
         return "-", "-", "-", adj.ns, adj.ew or adj.ns
+    if adj is not None and adj.weighted is not None:
+        # Law 12C1(c): each weight and its score, Score_EW from EW's side (50%+620/50%-100)
+        return "-", "-", "-", "/".join(p.shown for p in adj.weighted), "/".join(
+            f"{p.weight:g}%{-p.score_ns:+d}" for p in adj.weighted)
     if adj is not None and adj.split is not None:
         return "-", "-", "-", str(adj.split[0]), str(-adj.split[1])
     contract: object = "-"

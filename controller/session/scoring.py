@@ -108,6 +108,8 @@ def shown_score(result: BoardResult | None, adj: Adjustment | None) -> str:
     """The score as a scorer shows it: "+620", an artificial "A+/A-" or "55%/45%", a
     split "+620/+650" (both from NS's side), "-" for no score."""
     if adj is not None:
+        if adj.weighted is not None:
+            return "/".join(p.shown for p in adj.weighted)
         if adj.split is not None:
             return f"{adj.split[0]:+d}/{adj.split[1]:+d}"
         if adj.score_ns is not None:
@@ -115,6 +117,70 @@ def shown_score(result: BoardResult | None, adj: Adjustment | None) -> str:
         if adj.ns is not None:
             return f"{adj.ns}/{adj.ew or adj.ns}"
     return f"{result.score_ns:+d}" if result is not None else "-"
+
+
+#: a side's score as weighted results: (weight, a fraction of 1; the score from NS's side)
+Weighted = tuple[tuple[float, int], ...]
+
+
+def _weighted_sides(result: BoardResult | None, adj: Adjustment | None
+                    ) -> tuple[Weighted, Weighted, str] | None:
+    """``_sides`` as weighted results: a weighted score (Law 12C1(c)) its results and
+    their weights, any other real score itself with weight 1."""
+    if adj is not None and adj.weighted is not None:
+        parts = tuple((p.weight / 100, p.score_ns) for p in adj.weighted)
+        return parts, parts, shown_score(result, adj)
+    sides = _sides(result, adj)
+    if sides is None:
+        return None
+    return ((1.0, sides[0]),), ((1.0, sides[1]),), sides[2]
+
+
+def _weighted_mp(mine: Weighted, others: Iterable[Weighted], ew: bool) -> float:
+    """Matchpoints (2 a score beaten, 1 a tie) of ``mine`` against each of ``others``,
+    every pair of their results counted with the product of its weights; ``ew``: the
+    lower score from NS's side wins."""
+    total = 0.0
+    for other in others:
+        for wa, a in mine:
+            for wb, b in other:
+                if a == b:
+                    total += wa * wb
+                elif (a > b) != ew:
+                    total += 2 * wa * wb
+    return total
+
+
+def _weighted_imps(mine: Weighted, other: Weighted) -> float:
+    """IMPs of ``mine`` against ``other`` (from NS's side), each pair of their results
+    weighted by the product of its weights: a weighted score's IMPs are the weighted sum
+    of its results' IMPs."""
+    return sum(wa * wb * imps(a - b) for wa, a in mine for wb, b in other)
+
+
+def _weighted_board(real: Sequence[tuple[str, tuple[Weighted, Weighted, str]]], method: str,
+                    full: int) -> list[tuple[str, str, float, float]]:
+    """A board with a weighted score (Law 12C1(c)): (table, shown, NS points, EW points)
+    for each table with a real score. Matchpoints: each result of a weighted score is
+    matchpointed against the field and the table gets their weighted sum; the other
+    tables get the weighted share of their comparison with it; Neuberg to the full field
+    as on any board. Cross-IMPs: the same, with IMPs averaged per comparison."""
+    n = len(real)
+    out = []
+    for i, (table, (ns_w, ew_w, shown)) in enumerate(real):
+        ns_others = [r[1][0] for j, r in enumerate(real) if j != i]
+        ew_others = [r[1][1] for j, r in enumerate(real) if j != i]
+        if method == "cross-imps":
+            ns_p = sum(_weighted_imps(ns_w, o) for o in ns_others) / (n - 1) if n > 1 else 0.0
+            ew_p = -sum(_weighted_imps(ew_w, o) for o in ew_others) / (n - 1) \
+                if n > 1 else 0.0
+        else:
+            ns_p = _weighted_mp(ns_w, ns_others, ew=False)
+            ew_p = _weighted_mp(ew_w, ew_others, ew=True)
+            if n < full:
+                ns_p, ew_p = neuberg(ns_p, n, full), neuberg(ew_p, n, full)
+        out.append((table, shown, ns_p, ew_p))
+    return out
 
 
 def _sides(result: BoardResult | None, adj: Adjustment | None) -> tuple[int, int, str] | None:
@@ -148,7 +214,14 @@ def score_board(session: Session | None, scores: SessionScores, board: int) -> l
         got = session.movement.pairs_at(table, board) if session is not None else None
         return got if got is not None else (None, None)
 
-    if method == "cross-imps":
+    if any(a.weighted is not None for a in adjustments.values()):
+        top = 0.0 if method == "cross-imps" else 2.0 * (full - 1)
+        weighted = [(t, w) for t in tables
+                    if (w := _weighted_sides(results.get(t), adjustments.get(t)))]
+        for table, shown, ns_p, ew_p in _weighted_board(weighted, method, full):
+            out.append(BoardScore(table, board, *pairs(table), shown, ns_p, ew_p, top,
+                                  results.get(table), adjustments.get(table)))
+    elif method == "cross-imps":
         top = 0.0
         for table, (ns_s, ew_s, shown) in real:
             # each result against every other (its own comparison with itself is 0)
@@ -354,6 +427,13 @@ def _team_imps(session: Session, scores: SessionScores, board: int) -> list[Boar
                 h += imps_of(ay.ew or ay.ns)
                 a += imps_of(ay.ns)
             h, a = round(h, 2), round(a, 2)
+        elif (ax is not None and ax.weighted is not None) or \
+                (ay is not None and ay.weighted is not None):
+            # Law 12C1(c): the IMPs of each result, weighted
+            wx, wy = _weighted_sides(results.get(x), ax), _weighted_sides(results.get(y), ay)
+            if wx is None or wy is None:
+                continue                                # not played at both tables yet
+            h, a = round(_weighted_imps(wx[0], wy[1]), 2), round(_weighted_imps(wy[0], wx[1]), 2)
         elif sx is not None and sy is not None:
             # home: NS at x, EW at y; a split score compares each side's own score
             h, a = imps(sx[0] - sy[1]), imps(sy[0] - sx[1])

@@ -8,6 +8,7 @@ the file and the key (or TOML's line and column).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -17,8 +18,8 @@ from typing import Any
 
 from .movement import Movement, MovementError, Round, TableRound, howell, mitchell, teams
 
-__all__ = ["Competitor", "Session", "SessionError", "Adjustment", "load_session",
-           "parse_session"]
+__all__ = ["Competitor", "Session", "SessionError", "Adjustment", "WeightedPart",
+           "load_session", "parse_session", "possible_scores"]
 
 #: Law 12C1(d): average-plus, average, average-minus as a percentage of the top
 DEFAULT_ARTIFICIAL: Mapping[str, float] = MappingProxyType({"A+": 60.0, "A=": 50.0,
@@ -48,7 +49,9 @@ class Adjustment:
 
     ``ns``/``ew`` are artificial scores ("A+", "A=", "A-" or a percentage like "55%"),
     or ``split``: (the NS score NS are compared with, the NS score EW are compared with),
-    Law 12C's split assigned score; ``score_ns`` an assigned score for both sides."""
+    Law 12C's split assigned score; ``score_ns`` an assigned score for both sides;
+    ``weighted`` a weighted assigned score (Law 12C1(c)): its results and their weights
+    (percentages summing to 100)."""
 
     table: str
     board: int
@@ -56,6 +59,25 @@ class Adjustment:
     ew: str | None = None
     split: tuple[int, int] | None = None
     score_ns: int | None = None
+    weighted: tuple[WeightedPart, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPart:
+    """One result of a weighted score (Law 12C1(c)): its weight (a percentage), the score
+    from NS's side, and the contract, declarer and tricks it came from (None when the
+    session file gives the score itself)."""
+
+    weight: float
+    score_ns: int
+    contract: str | None = None
+    declarer: str | None = None
+    tricks: int | None = None
+
+    @property
+    def shown(self) -> str:
+        """``50%+620``: the weight and the score from NS's side."""
+        return f"{self.weight:g}%{self.score_ns:+d}"
 
 
 @dataclass(frozen=True)
@@ -104,7 +126,8 @@ KNOWN_KEYS: Mapping[str, frozenset[str]] = MappingProxyType({
     "movement": frozenset({"type", "tables", "rounds", "boards_per_round", "first_board",
                            "even_tables", "arrow_switch", "pairs", "matches", "round"}),
     "scoring": frozenset({"method", "artificial", "vp_scale"}),
-    "adjustment": frozenset({"table", "board", "ns", "ew", "split", "score_ns"}),
+    "adjustment": frozenset({"table", "board", "ns", "ew", "split", "score_ns", "weighted"}),
+    "weighted": frozenset({"weight", "contract", "declarer", "tricks", "score_ns"}),
     "competitor": frozenset({"name", "players"}),
     "table_round": frozenset({"ns", "ew", "boards"}),
 })
@@ -241,6 +264,91 @@ def _competitors(r: _Reader, data: Mapping[str, Any], key: str) -> dict[int, Com
     return out
 
 
+#: how far the weights of a weighted score may be from 100 (a float sum such as 3 x 33.3333)
+_WEIGHT_SLACK = 1e-6
+
+
+def _weighted(r: _Reader, key: str, value: Any, board: int) -> tuple[WeightedPart, ...]:
+    """Law 12C1(c): two or more results, each with its weight (a percentage > 0), the
+    weights summing to 100%; each result ``contract``/``declarer``/``tricks`` (scored with
+    the board's vulnerability) or a ``score_ns`` some contract can score on this board."""
+    from controller.laws.cards import (
+        Contract,
+        ParseError,
+        Seat,
+        board_vulnerability,
+    )
+    from controller.laws.scoring import score_ns as scored
+
+    if not isinstance(value, list) or len(value) < 2:
+        raise r.fail(key, "must be a list of two or more results, e.g. [{ weight = 50, "
+                          "contract = \"4H\", declarer = \"S\", tricks = 10 }, ...]")
+    vul = board_vulnerability(board)
+    parts = []
+    for i, part in enumerate(value, 1):
+        where = f"{key}[{i}]"
+        if not isinstance(part, dict):
+            raise r.fail(where, "must be a table { weight = .., contract = .., ... }")
+        r.known(part, "weighted", where + ".")
+        weight = part.get("weight")
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
+                or not 0 < weight <= 100:
+            raise r.fail(where + ".weight", "must be a percentage above 0, at most 100")
+        if "score_ns" in part:
+            if any(k in part for k in ("contract", "declarer", "tricks")):
+                raise r.fail(where, "give contract, declarer and tricks, or score_ns")
+            score = part["score_ns"]
+            if isinstance(score, bool) or not isinstance(score, int) \
+                    or score not in possible_scores(vul.value):
+                raise r.fail(where + ".score_ns", f"{score!r}: no contract scores that on "
+                                                  f"board {board} ({vul.value} vulnerable)")
+            parts.append(WeightedPart(float(weight), score))
+            continue
+        text = part.get("contract")
+        try:
+            contract = Contract.parse(text) if isinstance(text, str) and text.strip() \
+                else None
+        except ParseError:
+            contract = None
+        if contract is None:
+            raise r.fail(where + ".contract", f"{text!r}: not a contract (4H, 3NTX, Pass)")
+        if contract.passed_out:
+            if "declarer" in part or "tricks" in part:
+                raise r.fail(where, "a passed-out board has no declarer or tricks")
+            parts.append(WeightedPart(float(weight), 0, "Pass"))
+            continue
+        seat = part.get("declarer")
+        if seat not in ("N", "E", "S", "W"):
+            raise r.fail(where + ".declarer", "must be N, E, S or W")
+        tricks = part.get("tricks")
+        if isinstance(tricks, bool) or not isinstance(tricks, int) or not 0 <= tricks <= 13:
+            raise r.fail(where + ".tricks", "must be declarer's tricks, 0-13")
+        parts.append(WeightedPart(float(weight), scored(contract, Seat[seat], vul, tricks),
+                                  str(contract), seat, tricks))
+    total = sum(p.weight for p in parts)
+    if abs(total - 100) > _WEIGHT_SLACK:
+        raise r.fail(key, f"the weights sum to {total:g}%, not 100%")
+    return tuple(parts)
+
+
+@functools.cache
+def possible_scores(vul: str) -> frozenset[int]:
+    """Every score from NS's side some contract, declarer and number of tricks gives on a
+    board of vulnerability ``vul`` ("None", "NS", "EW", "All")."""
+    from controller.laws.cards import Contract, Seat, Vulnerability
+    from controller.laws.scoring import score_ns as scored
+
+    vulnerability = Vulnerability(vul)
+    out = {0}
+    for level in range(1, 8):
+        for strain in ("C", "D", "H", "S", "NT"):
+            for doubling in ("", "X", "XX"):
+                contract = Contract.parse(f"{level}{strain}{doubling}")
+                for seat in Seat:
+                    out |= {scored(contract, seat, vulnerability, t) for t in range(14)}
+    return frozenset(out)
+
+
 def _score_kind(r: _Reader, text: str, key: str, artificial: Mapping[str, float]) -> str:
     if text in artificial:
         return text
@@ -278,11 +386,14 @@ def adjustment_of(r: _Reader, where: str, row: Mapping[str, Any],
         # an adjustment outside the movement would add a table to the board's field
         raise r.fail(where + "table", f"the movement does not give table {table} "
                                       f"board {board}")
-    if sum(k in row for k in ("split", "score_ns", "ns")) > 1:
-        raise r.fail(where.rstrip("."), "give one of ns/ew, split or score_ns")
+    if sum(k in row for k in ("split", "score_ns", "ns", "weighted")) > 1:
+        raise r.fail(where.rstrip("."), "give one of ns/ew, split, score_ns or weighted")
     ns = ew = None
     split = None
     score_ns = None
+    if "weighted" in row:
+        return Adjustment(table, board, weighted=_weighted(r, where + "weighted",
+                                                           row["weighted"], board))
     if "split" in row:
         s = row["split"]
         if not (isinstance(s, list) and len(s) == 2 and all(

@@ -24,7 +24,9 @@ Pairs (``EVENT_TYPE="PAIRS"``)::
 
 A traveller line of a director's adjustment: no CONTRACT or PLAYED_BY, TRICKS 0; SCORE an
 artificial score as ``A`` and the two percentages (``A6040``, scorer-to-usebio's form) or
-the assigned score (a split score: NS's; each side's matchpoints are its own).
+the assigned score (a split score: NS's; each side's matchpoints are its own); a weighted
+score (Law 12C1(c)) the weighted mean of its scores, its matchpoints those of each score
+weighted (no USEBIO form for the parts of a weighted score was found to compare with).
 
 Teams (``EVENT_TYPE="TEAMS"``, ``BOARD_SCORING_METHOD`` IMPS): PARTICIPANTS: TEAM* (TEAM_ID
 and TEAM_NAME attributes; PLAYER*, PLACE, TOTAL_SCORE the VPs or, without a VP scale, the
@@ -90,6 +92,11 @@ def _traveller(board: ET.Element, s: BoardScore, session: Session) -> None:
         pe = artificial_percent(adj.ew or adj.ns, session.artificial)
         _el(line, "TRICKS", 0)
         _el(line, "SCORE", f"A{_num(pn)}{_num(pe)}")
+    elif adj is not None and adj.weighted is not None:
+        # Law 12C1(c): the weighted mean of its scores (the matchpoints are of each score)
+        _el(line, "TRICKS", 0)
+        _el(line, "SCORE", _num(round(sum(p.weight * p.score_ns for p in adj.weighted)
+                                      / 100, 2)))
     elif adj is not None and (adj.split is not None or adj.score_ns is not None):
         _el(line, "TRICKS", 0)
         _el(line, "SCORE", adj.split[0] if adj.split is not None else adj.score_ns)

@@ -3,10 +3,11 @@
 ``TableStore`` keeps, per table, what the controller and the bridge last said (``state``,
 ``indicator``, ``result``, ``bridge``, ``health``), every alert of the board with its
 history, the last ``error`` messages, the broadcast feed's cards of the board and the
-"director called" and claim button presses of the board (the console keeps them
-longer: controller/web/console/calls.py), and the director's ``evidence`` (the tempo of
-each call and card, the claim position) with the claim's double-dummy check, computed in
-a worker thread (controller/claims.py; docs/claims.md). ``run_listener`` feeds it from MQTT
+"director called" and claim button presses of the board, as the controller publishes
+them on ``evidence`` (1.14; the console keeps them longer: controller/web/console/calls.py),
+and the director's ``evidence`` (the tempo of each call and card, the claim position)
+with the claim's double-dummy check, computed in a worker thread (controller/claims.py;
+docs/claims.md). ``run_listener`` feeds it from MQTT
 and hands out the connected client so an app can publish (the console's rulings).
 Listeners of the store (``Hub``) get one compact update per change, for Server-Sent Events.
 """
@@ -169,12 +170,12 @@ class TableStore:
         if not isinstance(data, dict):
             self.malformed += 1
             return
-        if kind == "event" and data.get("type") == "tag":
-            self._scan(table, data)
+        if kind == "event":
+            if data.get("type") == "tag":
+                self._scan(table, data)
+            # of the events, only the hand scans: the presses for the director come from
+            # the controller (1.14: ``evidence.presses``)
             return
-        if kind == "event" and (data.get("type") != "button"
-                                or data.get("button") not in CALL_BUTTONS):
-            return     # of the events, only the hand scans and the presses for the director
         if kind == "alert" and (not isinstance(data.get("id"), int)
                                 or isinstance(data.get("id"), bool)):
             self.malformed += 1
@@ -193,9 +194,6 @@ class TableStore:
             view.health = data
         elif kind == "error":
             view.errors = [*view.errors, {**data, "received": now}][-MAX_ERRORS:]
-        elif kind == "event":
-            view.calls = [*view.calls, {"button": data.get("button"), "seat": data.get("seat"),
-                                        "ts": data.get("ts"), "received": now}][-MAX_CALLS:]
         elif kind == "alert":
             self._alert(view, data, now)
         elif kind == "feed":
@@ -238,6 +236,7 @@ class TableStore:
         claim = data.get("claim")
         before = (view.evidence or {}).get("claim")
         view.evidence = data
+        self._calls(view, data.get("presses"), self.clock())
         if not isinstance(claim, dict):
             view.claim_check = None
             return
@@ -257,6 +256,22 @@ class TableStore:
         def done(f: Future[Any]) -> None:
             loop.call_soon_threadsafe(self._checked, table, key, f)
         future.add_done_callback(done)
+
+    @staticmethod
+    def _calls(view: TableView, presses: Any, now: float) -> None:
+        """The board's "director" and claim presses, as the controller publishes them
+        (1.14); one already answered stays answered."""
+        if not isinstance(presses, list):
+            return
+        known = {_press_key(c): c for c in view.calls}
+        calls = []
+        for p in presses:
+            if not isinstance(p, dict) or p.get("button") not in CALL_BUTTONS:
+                continue
+            call = {"button": p["button"], "seat": p.get("seat"), "ts": p.get("ts"),
+                    "src": p.get("src"), "seq": p.get("seq"), "received": now}
+            calls.append(known.get(_press_key(call), call))
+        view.calls = calls[-MAX_CALLS:]
 
     def _checked(self, table: str, key: tuple[Any, str], future: Future[Any]) -> None:
         view = self.tables.get(table)
@@ -311,6 +326,10 @@ class TableStore:
             cards = data.get("cards")
             if isinstance(cards, list):
                 view.cards = [c for c in cards if isinstance(c, dict)]
+
+
+def _press_key(call: dict[str, Any]) -> tuple[Any, ...]:
+    return call.get("button"), call.get("seat"), call.get("ts"), call.get("src"), call.get("seq")
 
 
 def _decode(payload: bytes) -> Any:

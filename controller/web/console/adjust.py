@@ -18,15 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.session import Session, SessionError, load_session
+from controller.session import Session, SessionError, load_session, parse_adjustment
+from controller.session.adjustments import toml_value
 
 __all__ = ["ScoreAdjustment", "check_adjustment", "append_adjustment", "remove_adjustment",
            "KINDS"]
 
 #: the kinds of adjusted score the console gives (Law 12C1): artificial per side (d),
-#: an assigned score for both sides (b), a split assigned score (e)
-KINDS = ("artificial", "assigned", "split")
+#: an assigned score for both sides (b), a split assigned score (e), a weighted one (c)
+KINDS = ("artificial", "assigned", "split", "weighted")
 _PERCENT = re.compile(r"\d{1,3}(\.\d+)?%")
+#: one result of a weighted score as the director types it: ``50% 4H S 10``, ``30% +620``,
+#: ``20% Pass``
+_PART = re.compile(r"\s*(?P<w>\d{1,3}(?:\.\d+)?)\s*%\s+(?:(?P<score>[+-]?\d{1,5})|"
+                   r"(?P<pass>pass)|(?P<contract>[1-7](?:NT|N|[CDHS])X{0,2})\s+"
+                   r"(?P<declarer>[NESW])\s+(?P<tricks>\d{1,2}))\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -38,14 +44,24 @@ class ScoreAdjustment:
     ew: str | None = None
     score_ns: int | None = None
     split: tuple[int, int] | None = None
+    #: a weighted score's results as the session file gives them (``weighted_row``)
+    weighted: tuple[dict[str, Any], ...] | None = None
 
     @property
     def law(self) -> str:
-        return {"artificial": "12C1(d)", "assigned": "12C1(b)", "split": "12C1(e)"}[self.kind]
+        return {"artificial": "12C1(d)", "assigned": "12C1(b)", "split": "12C1(e)",
+                "weighted": "12C1(c)"}[self.kind]
 
     def describe(self) -> str:
         if self.kind == "artificial":
             return f"NS {self.ns}, EW {self.ew}"
+        if self.kind == "weighted":
+            assert self.weighted is not None
+            return "weighted: " + ", ".join(
+                f"{p['weight']}% " + (f"{p['score_ns']:+d}" if "score_ns" in p else
+                                      " ".join(str(p[k]) for k in ("contract", "declarer",
+                                                                   "tricks") if k in p))
+                for p in self.weighted)
         if self.kind == "split":
             assert self.split is not None
             return f"NS scored with {self.split[0]}, EW with {self.split[1]}"
@@ -58,6 +74,9 @@ class ScoreAdjustment:
         elif self.kind == "split":
             assert self.split is not None
             lines.append(f"split = [{self.split[0]}, {self.split[1]}]")
+        elif self.kind == "weighted":
+            assert self.weighted is not None
+            lines.append(f"weighted = {toml_value(list(self.weighted))}")
         else:
             lines.append(f"score_ns = {self.score_ns}")
         return "\n".join(lines)
@@ -71,6 +90,33 @@ def _score(value: Any, what: str) -> int:
     if not -10000 <= number <= 10000 or number % 10:
         raise ValueError(f"{what} must be a bridge score (a multiple of 10)")
     return number
+
+
+def _weighted(text: Any) -> list[dict[str, Any]]:
+    """``50% 4H S 10, 50% 3NT N 8`` (or ``30% +620``, ``20% Pass``): the results of a
+    weighted score, as the session file writes them."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("weighted: give each result with its weight, e.g. "
+                         "'50% 4H S 10, 50% 3NT N 8' or '30% +620, 70% -100'")
+    parts: list[dict[str, Any]] = []
+    for item in text.split(","):
+        m = _PART.fullmatch(item)
+        if m is None:
+            raise ValueError(f"weighted: {item.strip()!r} is not 'weight% contract declarer "
+                             "tricks' (50% 4H S 10), 'weight% score' (30% +620) or "
+                             "'weight% Pass'")
+        weight = float(m["w"])
+        part: dict[str, Any] = {"weight": int(weight) if weight.is_integer() else weight}
+        if m["score"] is not None:
+            part["score_ns"] = int(m["score"])
+        elif m["pass"] is not None:
+            part["contract"] = "Pass"
+        else:
+            contract = m["contract"].upper()
+            part.update(contract=contract.replace("NT", "N").replace("N", "NT"),
+                        declarer=m["declarer"].upper(), tricks=int(m["tricks"]))
+        parts.append(part)
+    return parts
 
 
 def check_adjustment(session: Session, body: dict[str, Any]) -> ScoreAdjustment:
@@ -100,6 +146,13 @@ def check_adjustment(session: Session, body: dict[str, Any]) -> ScoreAdjustment:
         return ScoreAdjustment(table, board, kind, split=(
             _score(body.get("split_ns"), "NS's score"),
             _score(body.get("split_ew"), "EW's score")))
+    if kind == "weighted":
+        parts = _weighted(body.get("weighted"))
+        try:       # the session file's own checks: weights summing to 100%, each result
+            parse_adjustment(session, {"table": table, "board": board, "weighted": parts})
+        except SessionError as exc:
+            raise ValueError(str(exc).removeprefix("adjustment: ")) from None
+        return ScoreAdjustment(table, board, kind, weighted=tuple(parts))
     raise ValueError(f"kind must be one of {', '.join(KINDS)}")
 
 

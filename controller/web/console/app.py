@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -65,6 +66,8 @@ LIVE_STATUSES = ("open", "established")
 #: how long after its state a ruling's changed result may come (the engine's order)
 RESULT_WAIT = 1.5
 MAX_TEXT = 2000
+#: a press's own time older than this (seconds) is not believed: the table's clock is off
+MAX_PRESS_AGE = 12 * 3600
 #: the ruling log's name for an adjusted score the console wrote (never on the wire)
 SCORE_RULING = "score"
 
@@ -120,29 +123,42 @@ class Console:
     def open_calls(self) -> list[dict[str, Any]]:
         return self.calls.open_calls() if self.calls is not None else []
 
-    def _press(self, table: str, data: dict[str, Any]) -> None:
-        """A "director called" or claim press: kept until the director closes it."""
-        if self.calls is None or data.get("type") != "button":
+    def _presses(self, table: str, data: dict[str, Any]) -> None:
+        """The "director called" and claim presses the controller publishes (1.14:
+        ``evidence.presses``, every press of the board so far): each kept until the
+        director closes it; one already kept is not kept twice."""
+        if self.calls is None or not data.get("presses"):
             return
-        press = wire.decode_input("event", data)
-        if not isinstance(press, wire.ButtonEvent):   # what the controller refuses too
-            log.warning("table %s: a button press not kept: %s", table,
-                        press.reason if isinstance(press, wire.Malformed) else "not a button")
+        try:
+            evidence = wire.decode(wire.encode(data), wire.Evidence)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            log.warning("table %s: presses not kept: %s", table, exc)
             return
-        view = self.store.tables.get(table)
-        kept = self.calls.press(table=table, button=str(press.button),
-                                seat=str(press.seat) if press.seat is not None else None,
-                                board=view.board if view is not None else None,
-                                received=time.time(),
-                                key=f"{press.src}/{press.boot}/{press.seq}")
-        if kept is not None:
-            log.info("table %s: %s pressed (%s)", table, kept["button"], kept["seat"] or "-")
+        fresh = False
+        now = time.time()
+        board = evidence.board
+        if board is None:   # the controller has no board yet: the table's, if it said one
+            view = self.store.tables.get(table)
+            board = view.board if view is not None else None
+        for press in evidence.presses or ():
+            # waiting since the press, as the table's clock has it, when that clock is
+            # plausible (a press the console reads after its restart has waited since then)
+            since = press.ts if press.ts is not None and now - MAX_PRESS_AGE <= press.ts <= now \
+                else now
+            kept = self.calls.press(table=table, button=press.button, seat=press.seat,
+                                    board=board, received=since,
+                                    key=f"{table}/{press.src}/{press.seq}/{press.ts}")
+            if kept is not None:
+                fresh = True
+                log.info("table %s: %s pressed (%s)", table, kept["button"],
+                         kept["seat"] or "-")
+        if fresh:
             self.calls_changed()
 
     # -- the controller's answers ----------------------------------------------------------
     def watch(self, table: str, kind: str, data: dict[str, Any]) -> None:
-        if kind == "event":
-            self._press(table, data)
+        if kind == "evidence":
+            self._presses(table, data)
             return
         board = data.get("board")
         if kind == "result" and self.room is not None and isinstance(board, int) \
@@ -240,7 +256,7 @@ class Console:
                 raise ValueError(f"alert {alert} ({code}) is {latest.get('status')}: "
                                  "no ruling is offered on it")
             board = latest.get("board") if isinstance(latest.get("board"), int) else board
-            offered = options.options_for(code)
+            offered = options.offered_for(code, latest.get("params"))
         match = [o for o in offered if str(o.kind) == kind and o.fixed == fixed]
         if not match:
             where = f"alert {alert} ({code})" if alert is not None else "the table"

@@ -1,7 +1,8 @@
 """The calls the director has not closed, in the console's SQLite file.
 
-A "director called" press or a player's claim press (``bridge/{t}/event``, ``type:
-button``) is kept here until the director closes it, whatever the table does meanwhile:
+A "director called" press or a player's claim press, as the controller publishes it
+(``bridge/{t}/evidence``, ``presses``: wire 1.14; the bridge's own ``button`` event is not
+read) is kept here until the director closes it, whatever the table does meanwhile:
 a new board, a new round, a console restart. "On my way" marks a call answered and
 keeps it listed; "ruled" and "dismissed" close it. Open calls come oldest first: the
 director sees who has waited longest.

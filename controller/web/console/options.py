@@ -9,6 +9,7 @@ kind's sentence (``EXPLAIN``) with that Law, in en/vi/zh.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ from controller.laws.irregularities import Code
 from controller.laws.rulings import RulingKind
 
 __all__ = ["Option", "OPTIONS", "TABLE_OPTIONS", "EXPLAIN", "DESTRUCTIVE", "options_for",
-           "as_json"]
+           "offered_for", "choices_of", "as_json"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,10 @@ class Option:
     inputs: tuple[str, ...] = ()                           # filled in by the director
     #: the table's phases (``state.phase``) the ruling can act in; empty: any
     phases: tuple[str, ...] = ()
+    #: the director's choice this option is (1.6: an alert waiting for the director lists
+    #: its ``params.choices``): offered only when the alert lists it; "" for a ruling
+    #: offered on an alert that lists no choices
+    choice: str = ""
 
     @property
     def key(self) -> str:
@@ -41,8 +46,8 @@ K = RulingKind
 #: ruling log keeps how to reverse them
 DESTRUCTIVE: frozenset[RulingKind] = frozenset({K.UNDO, K.CLAIM, K.ADJUST, K.BOARD})
 _CLEAR_TABLE = Option(K.CLEAR, "81C")   # the director closes it with no further action
-_LAW_36_OR_32 = (Option(K.OPTION, "36B", fixed={"option": "36"}),
-                 Option(K.OPTION, "32", fixed={"option": "32"}))
+_LAW_36_OR_32 = (Option(K.OPTION, "36B", fixed={"option": "36"}, choice="36"),
+                 Option(K.OPTION, "32", fixed={"option": "32"}, choice="32"))
 
 OPTIONS: dict[Code, tuple[Option, ...]] = {
     Code.WRONG_BOARD: (Option(K.BOARD, "15", inputs=("board",)), _CLEAR_TABLE),
@@ -75,8 +80,10 @@ OPTIONS: dict[Code, tuple[Option, ...]] = {
         Option(K.REJECT, "54D"), _CLEAR_TABLE),
     # 1.6: 2017 53B, a defender's card led in error, the proper lead followed
     Code.LEAD_OUT_OF_TURN: (Option(K.ACCEPT, "53A"), Option(K.REJECT, "55"),
-                            Option(K.OPTION, "53B", fixed={"option": "withdraw"}),
-                            Option(K.OPTION, "56", fixed={"option": "penalty_card"}),
+                            Option(K.OPTION, "53B", fixed={"option": "withdraw"},
+                                   choice="withdraw"),
+                            Option(K.OPTION, "56", fixed={"option": "penalty_card"},
+                                   choice="penalty_card"),
                             _CLEAR_TABLE),
     Code.PREMATURE_PLAY: (
         Option(K.OPTION, "57A", fixed={"option": "highest"}),
@@ -92,9 +99,11 @@ OPTIONS: dict[Code, tuple[Option, ...]] = {
     Code.REVOKE: (Option(K.ADJUST, "64C", inputs=("tricks",)), Option(K.CLEAR, "64B")),
     # 1.6: a defender's card: penalty card (45E1) or a lead (53, 56); once the proper lead
     # followed, deemed led and withdrawn (2017 53B; 2007 53C)
-    Code.FIFTH_CARD: (Option(K.OPTION, "45E1", fixed={"option": "penalty_card"}),
-                      Option(K.LEAD, "45E"),
-                      Option(K.OPTION, "53B", fixed={"option": "withdraw"}), _CLEAR_TABLE),
+    Code.FIFTH_CARD: (Option(K.OPTION, "45E1", fixed={"option": "penalty_card"},
+                             choice="penalty_card"),
+                      Option(K.LEAD, "45E", choice="lead"),
+                      Option(K.OPTION, "53B", fixed={"option": "withdraw"}, choice="withdraw"),
+                      _CLEAR_TABLE),
     Code.EXTRA_CARD_SAME_TRICK: (Option(K.UNDO, "58B"), _CLEAR_TABLE),
     Code.DEFECTIVE_TRICK: (Option(K.ACCEPT, "67B", inputs=("seat", "card")), _CLEAR_TABLE),
     Code.CARD_NOT_IN_HAND: (Option(K.UNDO, "14"), Option(K.ADJUST, "13", inputs=("tricks",)),
@@ -217,9 +226,33 @@ def options_for(code: str) -> tuple[Option, ...]:
         return (_CLEAR_TABLE,)
 
 
+def choices_of(params: Any) -> tuple[str, ...] | None:
+    """An alert's ``params.choices`` (``"penalty_card,lead"``, or a list); None when the
+    alert lists none."""
+    raw = params.get("choices") if isinstance(params, Mapping) else None
+    if isinstance(raw, str):
+        return tuple(c.strip() for c in raw.split(",") if c.strip())
+    if isinstance(raw, list):
+        return tuple(c for c in raw if isinstance(c, str))
+    return None
+
+
+def offered_for(code: str, params: Any) -> tuple[Option, ...]:
+    """The rulings offered on one alert: of its code's options, those of the director's
+    choices the alert lists (``params.choices``, and only them: the alert waits for one
+    of them), else those that are no such choice. An alert listing only choices this
+    table does not know gets ``clear``. The page filters the same way (console.js,
+    ``offeredFor``)."""
+    opts = options_for(code)
+    choices = choices_of(params)
+    if choices is None:
+        return tuple(o for o in opts if not o.choice)
+    return tuple(o for o in opts if o.choice and o.choice in choices) or (_CLEAR_TABLE,)
+
+
 def _option_json(opt: Option) -> dict[str, Any]:
     return {"ruling": str(opt.kind), "law": opt.law, "fixed": opt.fixed,
-            "inputs": list(opt.inputs), "key": opt.key,
+            "inputs": list(opt.inputs), "key": opt.key, "choice": opt.choice,
             "confirm": opt.kind in DESTRUCTIVE, "phases": list(opt.phases),
             "label": BUTTON[opt.key],
             "explain": {lang: text.format(law=opt.law) for lang, text in

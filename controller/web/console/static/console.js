@@ -424,6 +424,24 @@
     return el("label", {}, `${t(name)} `, input);
   }
 
+  // the alert's params.choices ("penalty_card,lead"): the director's choices it waits for
+  function choicesOf(a) {
+    const raw = a.params && a.params.choices;
+    if (typeof raw === "string") return raw.split(",").map((c) => c.trim()).filter(Boolean);
+    if (Array.isArray(raw)) return raw.filter((c) => typeof c === "string");
+    return null;
+  }
+
+  // the rulings offered on an alert: only the choices it lists, else those that are no
+  // choice (the server checks the same: options.offered_for)
+  function offeredFor(a) {
+    const all = OPT.codes[a.code] || OPT.default;
+    const choices = choicesOf(a);
+    if (choices === null) return all.filter((o) => !o.choice);
+    const some = all.filter((o) => o.choice && choices.includes(o.choice));
+    return some.length ? some : OPT.default;
+  }
+
   function optionRow(table, alertId, opt) {
     const id = `${table}:${alertId ?? "table"}:${opt.key}`;
     const fields = opt.inputs.map((n) => field(n, id));
@@ -541,7 +559,7 @@
             ? el("p", { id: "options", class: "closed", "data-alert": sel.id },
               `${t("status_" + sel.status)}: ${t("no_ruling_on_closed")}`)
             : sel ? el("div", { id: "options", "data-alert": sel.id },
-              ((OPT.codes[sel.code]) || OPT.default).map((o) => optionRow(name, sel.id, o)))
+              offeredFor(sel).map((o) => optionRow(name, sel.id, o)))
               : el("p", {}, t("select_alert")),
           el("h3", {}, t("table_actions")),
           el("div", { id: "table-options" }, OPT.table.filter((o) => !o.phases.length ||
@@ -597,7 +615,7 @@
     const send = async () => {
       const body = { table: name, board: val("board", String(boards[0])), kind,
                      confirmed: true };
-      for (const f of ["ns", "ew", "score_ns", "split_ns", "split_ew"])
+      for (const f of ["ns", "ew", "score_ns", "split_ns", "split_ew", "weighted"])
         body[f] = val(f, f === "ns" || f === "ew" ? "A=" : "");
       body.note = val("note", "");
       const out = document.getElementById("score-status");
@@ -610,10 +628,15 @@
     return el("div", { id: "score-form", class: "score" },
       el("h3", {}, t("adjusted_score")),
       select("board", boards.map(String), String(boards[0])),
-      select("kind", ["artificial", "assigned", "split"], "artificial",
-             ["A+ / A= / A- (12C1d)", `${t("assigned")} (12C1b)`, `${t("split")} (12C1e)`]),
+      select("kind", ["artificial", "assigned", "split", "weighted"], "artificial",
+             ["A+ / A= / A- (12C1d)", `${t("assigned")} (12C1b)`, `${t("split")} (12C1e)`,
+              `${t("weighted")} (12C1c)`]),
       kind === "artificial" ? [select("ns", art, "A="), select("ew", art, "A=")]
-        : kind === "assigned" ? number("score_ns") : [number("split_ns"), number("split_ew")],
+        : kind === "assigned" ? number("score_ns")
+        : kind === "weighted" ? el("label", {}, `${t("score_weighted")} `, el("input",
+          { id: id("weighted"), name: "weighted", size: 28, value: val("weighted", ""),
+            placeholder: "50% 4H S 10, 50% 3NT N 8", oninput: keep("weighted") }))
+        : [number("split_ns"), number("split_ew")],
       el("label", {}, `${t("note")} `, el("input", { id: id("note"), value: val("note", ""),
         oninput: keep("note"), size: 16 })),
       el("button", { type: "button", id: "send-score", onclick: send }, t("write_score")),
