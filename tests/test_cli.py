@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 #: the commands that take --log-level (docs/install.md: every long-running one, and verify)
 LOGGING_COMMANDS = ("controller", "bridge", "run", "demo", "verify", "console", "results",
-                    "score", "selftest")
+                    "score", "selftest", "vugraph", "broadcast")
 
 
 def bridge_table(*args: str, env: dict[str, str] | None = None

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import wire
 from ..brokersettings import add_broker_arguments, settings_from_args
+from ..commandline import OutageLog, add_log_level, setup_logging
 from .gate import RELEASES, Gate, GatePolicy, Item, Report
 from .view import apply_item, new_view, write_table_files
 
@@ -511,6 +512,7 @@ async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event
     cid = client_id or (relay.store.client_id() if relay.store is not None else
                         f"bridge-table-broadcast-{uuid.uuid4().hex[:12]}")
     root = relay.root
+    outage = OutageLog(log, f"broker {broker.url}")
     while not stop.is_set():
         try:
             client = aiomqtt.Client(
@@ -527,11 +529,12 @@ async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event
                        for kind in ("state", "feed", "alert", "result")])
                 await client.publish(f"{relay.public}/session",
                                      json.dumps(relay.session_payload()), qos=1, retain=True)
+                outage.recovered()
                 if ready is not None:
                     ready.set()
                 await _serve(client, relay, stop)
         except aiomqtt.MqttError as exc:
-            log.warning("broker %s: %s; retrying", broker.url, exc)
+            outage.failed(exc, 1.0)
             try:
                 await asyncio.wait_for(stop.wait(), 1.0)
             except TimeoutError:
@@ -797,8 +800,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--public", default="public", help="topic root of the released feed")
     ap.add_argument("--store", default="var/broadcast.sqlite", help="the relay's SQLite store")
     ap.add_argument("--client-id", help="MQTT client id (default: unique, kept in the store)")
+    add_log_level(ap)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    setup_logging(args)
     try:
         broker = settings_from_args(args)
         session = _load_session(args)

@@ -28,6 +28,7 @@ import aiomqtt
 from controller import wire
 from controller.brokersettings import BrokerSettings
 from controller.claims import check_claim
+from controller.commandline import OutageLog
 
 log = logging.getLogger("bridge_table.web")
 
@@ -359,6 +360,7 @@ async def run_listener(settings: BrokerSettings, store: TableStore, conn: Connec
                        stop: asyncio.Event, client_id: str = "") -> None:
     """Subscribe to the tables' topics and feed ``store`` until ``stop``; reconnects."""
     root = store.root
+    outage = OutageLog(log, f"broker {settings.url}")
     while not stop.is_set():
         try:
             async with aiomqtt.Client(
@@ -368,6 +370,7 @@ async def run_listener(settings: BrokerSettings, store: TableStore, conn: Connec
                 await client.subscribe([(wire.topic("+", kind, root=root), 1) for kind in TOPICS])
                 conn.client = client
                 conn.connected.set()
+                outage.recovered()
                 log.info("connected to %s", settings.url)
                 messages = aiter(client.messages)
                 while not stop.is_set():
@@ -384,7 +387,7 @@ async def run_listener(settings: BrokerSettings, store: TableStore, conn: Connec
                         str(msg.payload or "").encode()
                     store.handle(str(msg.topic), payload)
         except aiomqtt.MqttError as exc:
-            log.warning("broker %s: %s; retrying", settings.url, exc)
+            outage.failed(exc, 1.0)
         finally:
             conn.client = None
             conn.connected.clear()

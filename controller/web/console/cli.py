@@ -27,6 +27,7 @@ from ..auth import (
     write_password_file,
 )
 from ..listener import Hub
+from ..serving import check_bindable, parse_listen
 
 log = logging.getLogger("bridge_table.console")
 
@@ -106,13 +107,6 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _listen(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError(f"--listen must be HOST:PORT, not {text!r}")
-    return host.strip("[]"), int(port)
-
-
 async def _serve(server: object, hub: Hub) -> None:
     import uvicorn
     assert isinstance(server, uvicorn.Server)
@@ -148,7 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "passwords and session cookies cross the network in clear")
     try:
         broker = settings_from_args(args)
-        host, port = _listen(args.listen)
+        host, port = parse_listen(args.listen)
+        check_bindable(host, port)
         accounts = read_accounts(Path(args.director_password_file))
         password_hash = accounts.pop("", "")
         if password_hash:

@@ -362,7 +362,10 @@ async def listen(store: Store, broker: Any, stop: asyncio.Event) -> None:
 
     import aiomqtt
 
+    from ...commandline import OutageLog
+
     cid = f"bridge-table-vugraph-{uuid.uuid4().hex[:12]}"
+    outage = OutageLog(log, f"broker {broker.url}")
     while not stop.is_set():
         try:
             async with aiomqtt.Client(
@@ -370,6 +373,7 @@ async def listen(store: Store, broker: Any, stop: asyncio.Event) -> None:
                     password=broker.password, tls_context=broker.tls_context(),
                     keepalive=broker.keepalive) as client:
                 await client.subscribe(f"{store.public}/#", qos=1)
+                outage.recovered()
                 store.connected = True
                 store.notify({"topic": "connected"})
                 async for message in client.messages:
@@ -381,14 +385,16 @@ async def listen(store: Store, broker: Any, stop: asyncio.Event) -> None:
         except aiomqtt.MqttError as exc:
             store.connected = False
             store.notify({"topic": "disconnected"})
-            log.warning("broker %s: %s; retrying", broker.url, exc)
+            outage.failed(exc, 1.0)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), 1.0)
 
 
 def main(argv: list[str]) -> int:
     from ...brokersettings import add_broker_arguments, settings_from_args
+    from ...commandline import add_log_level, setup_logging
     from ...daemon import ControllerError
+    from ..serving import check_bindable, parse_listen
 
     ap = argparse.ArgumentParser(prog="bridge-table vugraph",
                                  description="the audience's web view of a session "
@@ -397,14 +403,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default "
                                                                 "127.0.0.1:8080)")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
+    add_log_level(ap)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    setup_logging(args)
     try:
         broker = settings_from_args(args)
-        host, _, port_text = args.listen.rpartition(":")
-        port = int(port_text)
-        if not host or not 0 < port < 65536:
-            raise ValueError(f"--listen needs HOST:PORT, not {args.listen!r}")
+        host, port = parse_listen(args.listen)
+        check_bindable(host, port)
     except (ControllerError, ValueError) as exc:
         print(f"bridge-table vugraph: {exc}", file=sys.stderr)
         return 2
@@ -425,8 +430,10 @@ def main(argv: list[str]) -> int:
                 await task
 
     app = build_app(store, lifespan=lifespan)
+    log.info("vugraph on http://%s:%d/ (public topics %s/# of %s)", host, port, args.public,
+             broker.url)
     try:
-        uvicorn.run(app, host=host.strip("[]"), port=port, log_level="warning")
+        uvicorn.run(app, host=host, port=port, log_level="warning")
     except KeyboardInterrupt:
         pass
     return 0
