@@ -723,14 +723,17 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--client-certs", action="store_true",
                     help="also a listener where clients log in by certificate, and a "
                          "certificate for each client")
-    ap.add_argument("--cert-port", type=int, default=8884)
+    ap.add_argument("--cert-port", type=int, default=8884,
+                    help="--client-certs: the certificate listener's port (default "
+                         "%(default)s)")
     ap.add_argument("--local-port", type=int, default=None,
                     help="also plain MQTT on 127.0.0.1:PORT (only for programs on the "
                          "broker's own machine)")
     ap.add_argument("--stations", default="", help="verification stations, e.g. V1,V2")
     ap.add_argument("--table-controllers", action="store_true",
                     help="each table's Pi also runs its table's controller (bridge-table run)")
-    ap.add_argument("--root", default="bridge")
+    ap.add_argument("--root", default="bridge",
+                    help="topic root of the tables (default %(default)s)")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
     ap.add_argument("--ack-topic", default=DEFAULT_ACK,
                     help="acknowledgements to a table's bridge: ROOT/T/ack/SRC, the wire "
@@ -746,7 +749,8 @@ def _parser() -> argparse.ArgumentParser:
                          "default console-HOSTNAME, the console's own default here)")
     ap.add_argument("--install-dir", default=None,
                     help="where these files will be on the broker (default: --out)")
-    ap.add_argument("--persistence-dir", default="/var/lib/mosquitto")
+    ap.add_argument("--persistence-dir", default="/var/lib/mosquitto",
+                    help="where mosquitto keeps its database (default %(default)s)")
     ap.add_argument("--autosave", type=int, default=1,
                     help="seconds between saves of the broker's database (default 1; each "
                          "save writes all of it: more on a slow SD card)")

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 
 __all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "LOG_FORMAT",
-           "LOG_LEVELS", "OutageLog", "add_log_level", "setup_logging"]
+           "LOG_LEVELS", "OutageLog", "add_log_level", "plain_help", "setup_logging"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -120,3 +120,12 @@ class OutageLog:
                              self.clock() - self.since)
         self.since = None
         self.failures = 0
+
+
+def plain_help(docstring: str | None, *, first_line: bool = False) -> str:
+    """A module docstring as a command's ``--help`` text: reStructuredText's double
+    backquotes taken out (``--help`` is read in a terminal, not rendered)."""
+    text = (docstring or "").strip()
+    if first_line:
+        text = text.split("\n", 1)[0]
+    return text.replace("``", "")

@@ -911,7 +911,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--partition", metavar="K/N",
                     help="serve share K of N of the tables (stable hash of the table id) of "
                          "--tables, or of the session's movement or --schedule")
-    ap.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD)
+    ap.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="BYTES",
+                    help="an input larger than this is refused before the journal "
+                         "(default %(default)s)")
     ap.add_argument("--max-tables", type=_positive, default=None,
                     help="tables followed at most; an event for one more is refused with an "
                          "error (default 1000)")
@@ -927,7 +929,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--intake-rate", type=float, default=INTAKE_RATE,
                     help="events a second a table may send past the burst; more are dropped "
                          "(the bridge sends them again) with an error (default %(default)g)")
-    ap.add_argument("--status-interval", type=float, default=30.0)
+    ap.add_argument("--status-interval", type=float, default=30.0, metavar="SECONDS",
+                    help="how often the retained status is published again (default "
+                         "%(default)g)")
     add_log_level(ap)
     return ap
 

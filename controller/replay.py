@@ -18,6 +18,7 @@ from typing import IO, Any
 import msgspec
 
 from . import wire
+from .commandline import plain_help
 from .deals import DealsError, load_deals
 from .display_text import LANGUAGES
 from .engine import Engine, Outgoing
@@ -42,7 +43,7 @@ _encoder = msgspec.json.Encoder()
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="bridge-table replay", description=__doc__,
+    p = argparse.ArgumentParser(prog="bridge-table replay", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("events", help="JSONL file of sensor events ('-' for standard input)")
     p.add_argument("--deals", help="PBN deals file: hands, dealer and vulnerability by board")

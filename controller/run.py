@@ -55,8 +55,11 @@ def parser() -> argparse.ArgumentParser:
                          "default $BRIDGE_TABLE_CONTROLLER_CREDENTIALS, else the bridge's")
     ap.add_argument("--deals", help="PBN (or DUP/BRI/DGE) deals file of the session")
     ap.add_argument("--journal", help="controller journal (default: beside the spool)")
-    ap.add_argument("--no-journal", action="store_true")
-    ap.add_argument("--journal-sync", choices=("full", "normal"), default="full")
+    ap.add_argument("--no-journal", action="store_true",
+                    help="keep no journal (a restart then rebuilds nothing)")
+    ap.add_argument("--journal-sync", choices=("full", "normal"), default="full",
+                    help="full (default): an acknowledged event survives a power cut; "
+                         "normal: a crash of the program")
     ap.add_argument("--rules", default="2017", help="Laws edition: 2017 or 2007")
     ap.add_argument("--policy", help="indicator policy file (TOML)")
     add_log_level(ap)

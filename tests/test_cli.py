@@ -147,3 +147,26 @@ def test_the_controller_does_not_warn_every_second_while_the_broker_is_down() ->
     warnings = [line for line in err.splitlines() if " WARNING " in line]
     assert len(warnings) == 1, err  # about five retries in those seconds, one line
     assert "retrying in 0.1 s" in warnings[0] and "Traceback" not in err
+
+
+#: every command and subcommand with options of its own
+HELP_PAGES = [[name] for name in COMMANDS if name not in ("sim", "firmware")] + [
+    ["sim", "run"], ["sim", "play"], ["firmware", "flash"], ["broadcast", "release"],
+    ["broadcast", "status"], ["console", "passwd"]]
+
+
+@pytest.mark.parametrize("page", HELP_PAGES, ids=" ".join)
+def test_every_option_says_what_it_is_for(page: list[str]) -> None:
+    import re
+    proc = bridge_table(*page, "--help", env={**os.environ, "COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    bare = []
+    for i, line in enumerate(lines):
+        found = re.match(r"^  (-\S.*?)(\s{2,}\S.*)?$", line)
+        if found and not found.group(2):
+            following = lines[i + 1] if i + 1 < len(lines) else ""
+            if not re.match(r"^\s{6,}\S", following):
+                bare.append(found.group(1))
+    assert bare == [], f"options without help: {bare}"
+    assert "``" not in proc.stdout  # reStructuredText is for the docs, not the terminal

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import wire
 from ..brokersettings import add_broker_arguments, settings_from_args
-from ..commandline import OutageLog, add_log_level, setup_logging
+from ..commandline import OutageLog, add_log_level, plain_help, setup_logging
 from .gate import RELEASES, Gate, GatePolicy, Item, Report
 from .view import apply_item, new_view, write_table_files
 
@@ -688,13 +688,14 @@ def _session_views(session: Any) -> tuple[dict[tuple[str, int], dict[str, Any]],
 
 def _operator_main(action: str, argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog=f"bridge-table broadcast {action}")
-    ap.add_argument("--store", default="var/broadcast.sqlite")
+    ap.add_argument("--store", default="var/broadcast.sqlite",
+                    help="the running relay's store (default %(default)s)")
     ap.add_argument("--session-id", help="default: the session the relay runs")
     if action == "comment":
         ap.add_argument("text", help=f"one line for the audience (at most {MAX_COMMENT} "
                                      "characters)")
     elif action != "status":
-        ap.add_argument("--board", type=int, required=True)
+        ap.add_argument("--board", type=int, required=True, help="the board number")
         ap.add_argument("--table", help="one table (default: every table)")
     if action == "release":
         ap.add_argument("--force", action="store_true",
@@ -778,7 +779,7 @@ def main(argv: list[str]) -> int:
     from ..schedule import ScheduleError
 
     ap = argparse.ArgumentParser(
-        prog="bridge-table broadcast", description=(__doc__ or "").split("\n")[0],
+        prog="bridge-table broadcast", description=plain_help(__doc__, first_line=True),
         epilog="Operator: bridge-table broadcast release|hold|clear --board B [--table T] "
                "[--store FILE] (release: --force for a board not finished everywhere); "
                "bridge-table broadcast status; bridge-table broadcast comment TEXT.")
@@ -796,7 +797,8 @@ def main(argv: list[str]) -> int:
                                    "session file's, else ?)")
     ap.add_argument("--date", help="the session's date, YYYY.MM.DD (PBN Date; default: the "
                                    "session file's, else the day the relay starts)")
-    ap.add_argument("--root", default="bridge")
+    ap.add_argument("--root", default="bridge", help="topic root of the tables (default "
+                                                     "%(default)s)")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
     ap.add_argument("--store", default="var/broadcast.sqlite", help="the relay's SQLite store")
     ap.add_argument("--client-id", help="MQTT client id (default: unique, kept in the store)")

@@ -301,12 +301,15 @@ def _speed(text: str) -> float:
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="bridge-table demo", description=_DESCRIPTION)
-    ap.add_argument("--lang", choices=LANGS, default=os.environ.get("BRIDGE_TABLE_LANG", "en"))
+    ap.add_argument("--lang", choices=LANGS, default=os.environ.get("BRIDGE_TABLE_LANG", "en"),
+                    help="the language of the table and the lines (default "
+                         "$BRIDGE_TABLE_LANG or en)")
     ap.add_argument("--speed", type=_speed, default=1.0,
                     help="play speed (2 = twice as fast; the board takes ~40 s at 1)")
     ap.add_argument("--board", type=Path, help="another PBN board with full play")
     ap.add_argument("--no-revoke", action="store_true", help="play the board as recorded")
-    ap.add_argument("--revoke-trick", type=int, default=6)
+    ap.add_argument("--revoke-trick", type=int, default=6, metavar="N",
+                    help="the trick on which a defender revokes (default %(default)s)")
     ap.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
     add_log_level(ap, default="WARNING")
     return ap

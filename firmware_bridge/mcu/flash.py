@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from controller.commandline import plain_help
 from firmware_bridge.mcu import MAIN_FILE, firmware_files
 
 __all__ = ["BOARDS", "CHIPS", "settings_for", "mpremote_commands", "main"]
@@ -168,7 +169,8 @@ def _mpremote(given: str | None) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bridge-table firmware", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="bridge-table firmware",
+                                description=plain_help(__doc__, first_line=True))
     sub = p.add_subparsers(dest="cmd", required=True)
     for name, help_ in (("flash", "copy the firmware and the reader's settings to a board"),
                         ("settings", "print the reader.json that flash would write")):
@@ -184,9 +186,12 @@ def _parser() -> argparse.ArgumentParser:
             f.add_argument("--check-timeout", type=float, default=20.0,
                            help="seconds to wait for the board's answer (default 20)")
         f.add_argument("--reader", required=True, help="the reader's id on the wire (N1, BOX)")
-        f.add_argument("--antennas", type=int, default=1)
-        f.add_argument("--board", choices=tuple(BOARDS), default="pico")
-        f.add_argument("--chip", choices=CHIPS, default="mfrc522")
+        f.add_argument("--antennas", type=int, default=1,
+                       help="antennas (front ends) on the board (default %(default)s)")
+        f.add_argument("--board", choices=tuple(BOARDS), default="pico",
+                       help="the microcontroller board (default %(default)s)")
+        f.add_argument("--chip", choices=CHIPS, default="mfrc522",
+                       help="the front end on each antenna (default %(default)s)")
         f.add_argument("--mux", action="store_true",
                        help="one chip behind an antenna multiplexer, even for few antennas")
         f.add_argument("--link", choices=("usb", "uart"), default="usb",

@@ -66,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
             s.add_argument("--stdin", action="store_true",
                            help="play the events read from standard input (one JSON object a "
                                 "line, as in a `sim play` file) as they come")
-        s.add_argument("--config", type=Path, default=Path("hw_configs/sim.toml"))
+        s.add_argument("--config", type=Path, default=Path("hw_configs/sim.toml"),
+                       help="the simulated table's config (default %(default)s)")
         s.add_argument("--link-dir", type=Path, default=None,
                        help="directory for the readers' stable symlinks (default: a temp dir)")
         s.add_argument("--json", action="store_true", help="print reader paths as JSON lines")
