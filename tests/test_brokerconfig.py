@@ -437,8 +437,10 @@ async def test_bridge_controller_director_broadcast_public(venue: Venue, tmp_pat
         indicator.set()
 
     publisher = Publisher(config, Spool(config.spool.path), on_message=on_message)
-    daemon = ControllerDaemon(broker=venue.settings("controller"), engine=build_engine(),
-                              client_id="venue-controller")
+    engine = build_engine()
+    engine.session_id = "venue-1"  # the relay trusts only its own session's outputs (1.8)
+    daemon = ControllerDaemon(broker=venue.settings("controller"), engine=engine,
+                              client_id="venue-controller", info={"session": "venue-1"})
     stop = asyncio.Event()
     relay_ready = asyncio.Event()
     tasks = [asyncio.create_task(daemon.run(stop)), asyncio.create_task(publisher.run(stop)),
