@@ -557,8 +557,9 @@ class Board:
 
     @staticmethod
     def _quitted(play: Play, seat: Seat, card: Card) -> bool:
-        """Whether ``seat`` played ``card`` to a trick that is complete."""
-        return any(t.winner is not None and (seat, card) in t.cards for t in play.tricks)
+        """Whether ``seat`` played ``card`` to a trick that is complete (kept by the play
+        as its tricks close: no loop over the board's tricks for every card event)."""
+        return play.quitted(seat, card)
 
     def _button(self, ev: ButtonEvent) -> None:
         if ev.button is Button.NEXT and self.phase is Phase.COMPLETE:
