@@ -35,13 +35,14 @@ from controller.laws.record import DealInfo  # noqa: E402
 
 
 def session(seed: int, boards: int, sensing: str, kinds: frozenset[str] | None
-            ) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
-    """One table's session: (ns per card event by trick, ns per event by board)."""
+            ) -> tuple[dict[tuple[int, str], list[int]], dict[int, list[int]]]:
+    """One table's session: (ns per card event by trick and action, ns per event by
+    board)."""
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
     deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal) for r in records}
     engine = Engine(deals=deals, kinds=kinds)
-    by_trick: dict[int, list[int]] = defaultdict(list)
+    by_trick: dict[tuple[int, str], list[int]] = defaultdict(list)
     by_board: dict[int, list[int]] = defaultdict(list)
     seq = 0
     handle = engine.handle
@@ -63,7 +64,7 @@ def session(seed: int, boards: int, sensing: str, kinds: frozenset[str] | None
                     board = engine._tables["1"].table.board
                     play = board.play if board is not None else None
                     trick = play.trick_number if play is not None else trick
-                by_trick[trick].append(elapsed)
+                by_trick[trick, event["action"]].append(elapsed)
     return by_trick, by_board
 
 
@@ -77,33 +78,37 @@ def main() -> int:
                     help="the tray stream (wire contract 1.0) instead of play spots")
     args = ap.parse_args()
     kinds = frozenset(args.topics.split(",")) if args.topics else None
-    by_trick: dict[int, list[int]] = defaultdict(list)
+    by_trick: dict[tuple[int, str], list[int]] = defaultdict(list)
     by_board: dict[int, list[int]] = defaultdict(list)
     for s in range(args.sessions):
         trick_ns, board_ns = session(args.seed + s, args.boards,
                                      "tray" if args.tray else "spot", kinds)
-        for k, v in trick_ns.items():
-            by_trick[k] += v
-        for k, v in board_ns.items():
-            by_board[k] += v
+        for group, v in trick_ns.items():
+            by_trick[group] += v
+        for n, v in board_ns.items():
+            by_board[n] += v
 
     def med(values: list[int]) -> float:
         return statistics.median(values) / 1000
 
     print(f"sessions {args.sessions} x {args.boards} boards, "
           f"{'tray' if args.tray else 'spot'} stream, topics {args.topics or 'all'}")
-    print("card events by trick: trick, events, median us, p90 us")
-    for k in sorted(t for t in by_trick if t):
-        v = sorted(by_trick[k])
-        print(f"  {k:2d} {len(v):6d} {med(v):7.1f} {v[int(len(v) * 0.9)] / 1000:7.1f}")
+    print("card events by trick: trick, cards put: events, median us; cards quitted "
+          "(leaving the spot): events, median us")
+    for t in range(1, 14):
+        put_ns, gone_ns = by_trick.get((t, "present"), []), by_trick.get((t, "removed"), [])
+        print(f"  {t:2d} {len(put_ns):6d} {med(put_ns) if put_ns else 0:7.1f} "
+              f"{len(gone_ns):6d} {med(gone_ns) if gone_ns else 0:7.1f}")
     print("all events by board: board, events, median us, mean us")
-    for k in sorted(by_board):
-        v = by_board[k]
-        print(f"  {k:2d} {len(v):6d} {med(v):7.1f} {sum(v) / len(v) / 1000:7.1f}")
-    tricks = [med(by_trick[k]) for k in range(1, 14) if by_trick.get(k)]
-    boards = [med(by_board[k]) for k in sorted(by_board)]
-    print(f"trick 13 / trick 1 median: {tricks[-1] / tricks[0]:.2f}; "
-          f"boards {len(boards)}..: last 5 / first 5 median: "
+    for n in sorted(by_board):
+        v = by_board[n]
+        print(f"  {n:2d} {len(v):6d} {med(v):7.1f} {sum(v) / len(v) / 1000:7.1f}")
+    put = [med(by_trick[t, "present"]) for t in range(1, 14) if by_trick.get((t, "present"))]
+    gone = [med(by_trick[t, "removed"]) for t in range(1, 13) if by_trick.get((t, "removed"))]
+    boards = [med(by_board[n]) for n in sorted(by_board)]
+    print(f"cards put, trick 13 / trick 1: {put[-1] / put[0]:.2f} (max/min over the tricks "
+          f"{max(put) / min(put):.2f}); cards quitted, trick 12 / trick 1: "
+          f"{gone[-1] / gone[0]:.2f}; boards: the last 5 / the first 5: "
           f"{statistics.mean(boards[-5:]) / statistics.mean(boards[:5]):.2f}")
     return 0
 
