@@ -8,18 +8,22 @@ on trays, hands known from the deal file or not."""
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import random
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.engine import Engine
 from controller.formats.events import record_events
 from controller.generate import random_board
-from controller.laws.cards import Card, Seat
+from controller.laws.cards import Card, Rules, Seat
 from controller.laws.play import _LAST_TRICK, Play
 from controller.laws.record import DealInfo
+from tests import test_laws_second_pass, test_laws_third_pass, test_play, test_sensing, test_table
 from tests.replay_golden import _junk
 
 
@@ -149,3 +153,42 @@ def test_a_reopened_trick_and_a_revoke_are_counted_again() -> None:
     board = engine._tables["1"].table.board
     assert board is not None and board.play is not None and board.play.complete
     assert kept(board.play) == counted(board.play)
+
+
+_VALUES: dict[str, list[Any]] = {"rules": list(Rules), "known": [True, False]}
+
+
+def test_the_laws_tests_keep_the_tallies_true(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Laws core's own scenarios (every irregularity and ruling they stage: revokes and
+    their corrections, 62D, defective tricks, penalty cards, leads out of turn accepted or
+    not, claims, withdrawn cards) run again with the tallies checked after every card put,
+    taken or ruled on."""
+    checks = [0]
+
+    def checked(name: str) -> None:
+        original = getattr(Play, name)
+
+        def call(self: Play, *args: Any, **kwargs: Any) -> Any:
+            result = original(self, *args, **kwargs)
+            assert kept(self) == counted(self), f"after Play.{name}{args}"
+            checks[0] += 1
+            return result
+
+        monkeypatch.setattr(Play, name, call)
+
+    for name in ("put", "take", "rule"):
+        checked(name)
+    ran = 0
+    for module in (test_play, test_laws_second_pass, test_laws_third_pass, test_table,
+                   test_sensing):
+        for name, test in sorted(vars(module).items()):
+            if not name.startswith("test_") or not callable(test) \
+                    or hasattr(test, "hypothesis"):
+                continue
+            params = list(inspect.signature(test).parameters)
+            if any(p not in _VALUES for p in params):
+                continue     # a fixture or a parameter of its own: run where it is
+            for values in itertools.product(*(_VALUES[p] for p in params)):
+                test(*values)
+            ran += 1
+    assert ran > 100 and checks[0] > 1000
