@@ -106,9 +106,10 @@ def main() -> int:
     put = [med(by_trick[t, "present"]) for t in range(1, 14) if by_trick.get((t, "present"))]
     gone = [med(by_trick[t, "removed"]) for t in range(1, 13) if by_trick.get((t, "removed"))]
     boards = [med(by_board[n]) for n in sorted(by_board)]
+    quitted = f"{gone[-1] / gone[0]:.2f}" if gone else "none (tray stream)"
     print(f"cards put, trick 13 / trick 1: {put[-1] / put[0]:.2f} (max/min over the tricks "
-          f"{max(put) / min(put):.2f}); cards quitted, trick 12 / trick 1: "
-          f"{gone[-1] / gone[0]:.2f}; boards: the last 5 / the first 5: "
+          f"{max(put) / min(put):.2f}); cards quitted, trick 12 / trick 1: {quitted}; "
+          f"boards: the last 5 / the first 5: "
           f"{statistics.mean(boards[-5:]) / statistics.mean(boards[:5]):.2f}")
     return 0
 
