@@ -16,6 +16,7 @@ import re
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from . import WIRE_VERSION, wire
@@ -392,7 +393,7 @@ class Engine:
 
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
         """Apply one message from ``{root}/{t}/event`` or ``{root}/{t}/ruling``."""
-        parsed = wire.parse_topic(topic, root=self.root)
+        parsed = _parse_topic(topic, self.root)
         if parsed is None or parsed.rest is not None or parsed.kind not in ("event", "ruling"):
             self.stats["ignored_topics"] += 1
             return []
@@ -617,6 +618,10 @@ class Engine:
         """The table's ``state`` and, if it changed, its ``indicator`` (retained)."""
         out: list[Outgoing] = []
         kinds = self.kinds
+        if "state" not in kinds and "indicator" not in kinds:
+            # neither is published (replay --topics): nothing to decide, nothing to build
+            ts.state = ts.indicator = ts.indicator_key = None
+            return out
         board = ts.table.board
         # whose turn it is and the tricks won: computed once for state and indicator
         turn = board.turn if board is not None else None
@@ -978,6 +983,13 @@ def _call_text(call: Call) -> str:
     return text if text is not None else str(call)
 
 _Parsed = tuple[str, _Boot, int, TagEvent | ButtonEvent | Ruling]
+
+
+@lru_cache(maxsize=4096)
+def _parse_topic(topic: str, root: str) -> wire.Topic | None:
+    """``wire.parse_topic``, kept per topic: a table sends on the same two topics all
+    session, and splitting and checking them again for every event is work for nothing."""
+    return wire.parse_topic(topic, root=root)
 
 
 def _parse_input(kind: str, payload: bytes | str | Mapping[str, Any]

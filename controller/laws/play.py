@@ -233,6 +233,17 @@ class Play:
         self._withdrawn: dict[Seat, dict[Card, int]] = {s: {} for s in Seat}
         self._frozen: set[int] = set()
         self._tricks: list[_Trick] = [_Trick(first_trick, self.opening_leader)]
+        # What the tricks add up to, kept as they grow so that no event pays for a loop over
+        # the board's tricks: cards in the tricks, completed tricks won by each side, and
+        # the (seat, card) pairs of completed tricks. A card added or a trick closed in play
+        # updates them (``_tally_card``, ``_tally_close``); any other change to the tricks
+        # (a correction, a reopened trick, 62A/67 repairs) marks them stale (``_stale``)
+        # and the next read counts them again (``_recount``).
+        self._tally_ok = True
+        self._n_cards = 0
+        self._won_ns = 0
+        self._won_ew = 0
+        self._quit: set[tuple[Seat, Card]] = set()
         self._revokes: list[_Revoke] = []
         self._failures: list[_Failure] = []
         self._requirements: dict[Seat, _Requirement] = {}
@@ -292,15 +303,53 @@ class Play:
 
     @property
     def tricks_won(self) -> tuple[int, int]:
-        """Completed tricks as played, (NS, EW); cheap, for displays."""
-        ns = ew = 0
+        """Completed tricks as played, (NS, EW); kept as play goes, not counted again."""
+        if not self._tally_ok:
+            self._recount()
+        return self._won_ns, self._won_ew
+
+    def quitted(self, seat: Seat, card: Card) -> bool:
+        """Whether ``seat`` played ``card`` to a trick that is complete (Law 65)."""
+        if not self._tally_ok:
+            self._recount()
+        return (seat, card) in self._quit
+
+    def _recount(self) -> None:
+        """The tallies counted from the tricks themselves (after a change other than a
+        card added or a trick closed in play)."""
+        n = ns = ew = 0
+        quit: set[tuple[Seat, Card]] = set()
         for t in self._tricks:
+            n += len(t.cards)
             if t.winner is not None:
                 if t.winner is Seat.N or t.winner is Seat.S:
                     ns += 1
                 else:
                     ew += 1
-        return ns, ew
+                quit.update(t.cards)
+        self._n_cards, self._won_ns, self._won_ew, self._quit = n, ns, ew, quit
+        self._tally_ok = True
+
+    def _stale(self) -> None:
+        self._tally_ok = False
+
+    def _tally_card(self, trick: _Trick, seat: Seat, card: Card) -> None:
+        """``card`` was just appended to ``trick``."""
+        if trick.winner is not None:
+            self._tally_ok = False      # a card into a closed trick: counted again
+        elif self._tally_ok:
+            self._n_cards += 1
+
+    def _tally_close(self, trick: _Trick, had_winner: bool) -> None:
+        """``trick`` was just given its winner."""
+        if had_winner or not self._tally_ok or trick.winner is None:
+            self._tally_ok = False
+            return
+        if trick.winner is Seat.N or trick.winner is Seat.S:
+            self._won_ns += 1
+        else:
+            self._won_ew += 1
+        self._quit.update(trick.cards)
 
     @property
     def current_trick(self) -> PlayedTrick | None:
@@ -320,8 +369,10 @@ class Play:
 
     @property
     def card_count(self) -> int:
-        """How many cards lie in the tricks (cheap: no copies)."""
-        return sum(len(t.cards) for t in self._tricks)
+        """How many cards lie in the tricks (kept as play goes)."""
+        if not self._tally_ok:
+            self._recount()
+        return self._n_cards
 
     def last_cards(self, count: int) -> list[tuple[Seat, Card, int]]:
         """The last ``count`` cards played, oldest first, each with its trick number."""
@@ -350,18 +401,24 @@ class Play:
     def hands_returned(self) -> bool:
         return self._complete and not any(self._tray.values())
 
+    def _declarer_won(self) -> int:
+        """Completed tricks won by declarer's side, as played."""
+        ns, ew = self.tricks_won
+        return ns if self.declarer is Seat.N or self.declarer is Seat.S else ew
+
     @property
     def declarer_tricks_played(self) -> int:
-        won = sum(
-            1 for t in self._tricks
-            if t.winner is not None and t.winner.side is self.declarer.side
-        )
-        return won + (self._claim[0] if self._claim else 0)
+        return self._declarer_won() + (self._claim[0] if self._claim else 0)
 
     @property
     def declarer_tricks(self) -> int:
         if self._adjusted is not None:
             return self._adjusted
+        if not self._revokes:
+            # no revoke: no Law 64 transfer and no 62D correction (``_law64`` would give 0
+            # and no corrected winner), so the tricks as played and claimed
+            won = self._declarer_won() + (self._claim[0] if self._claim else 0)
+            return max(0, min(_LAST_TRICK, won + self._transfer))
         transfer, corrected = self._transfer, self._corrected_winners
         if self._complete:
             # recomputed: the Table may have cleared a revoke without telling us
@@ -899,6 +956,7 @@ class Play:
                 and cur.number < _LAST_TRICK:
             missing = self._due(cur)
             cur.winner = seat
+            self._stale()
             cur.missing = missing
             item = self._open(Code.DEFECTIVE_TRICK, law="67A", seat=missing, trick=cur.number,
                               detail="67A")
@@ -921,6 +979,7 @@ class Play:
         if check:
             self._check_obligations(seat, card, trick, suit_led)
         trick.cards.append((seat, card))
+        self._tally_card(trick, seat, card)
         self._remaining[seat].discard(card)
         if not self._hands_known:
             self._played.add(card)
@@ -1082,7 +1141,9 @@ class Play:
         self._log.update(r.item, status=Status.ESTABLISHED, law=law)
 
     def _close(self, trick: _Trick) -> None:
+        had_winner = trick.winner is not None
         trick.winner = trick_winner(trick.cards, self.trump)
+        self._tally_close(trick, had_winner)
         if trick.number >= _LAST_TRICK:
             self._end_of_play()
             return
@@ -1159,6 +1220,7 @@ class Play:
         if self._can_reopen(trick):
             self._tricks.pop()
             trick.winner = None
+            self._stale()
 
     def _correctable(self, seat: Seat, trick: _Trick) -> bool:
         """The trick is current, or the seat's side has not played to a later one (62A)."""
@@ -1187,6 +1249,7 @@ class Play:
 
     def _remove_from_trick(self, seat: Seat, card: Card, trick: _Trick) -> None:
         trick.cards = [(s, c) for s, c in trick.cards if not (s is seat and c == card)]
+        self._stale()
         self._remaining[seat].add(card)
         self._played.discard(card)
 
@@ -1214,6 +1277,7 @@ class Play:
         """A card put back into a closed trick (a correction): recompute its winner; the
         next trick's leader follows when nobody has led to it yet."""
         trick.cards.append((seat, card))
+        self._stale()
         self._remaining[seat].discard(card)
         self._played.add(card)
         self._penalty[seat].pop(card, None)
@@ -1226,6 +1290,7 @@ class Play:
                     self._log.update(d.item, status=Status.CORRECTED, detail="67A", card=card)
         if len(trick.cards) == 4:
             trick.winner = trick_winner(trick.cards, self.trump)
+            self._stale()
             nxt = next((t for t in self._tricks if t.number == trick.number + 1), None)
             if nxt is not None and not nxt.cards:
                 nxt.leader = trick.winner
@@ -1271,6 +1336,7 @@ class Play:
         if trick.played_by(seat) is None:
             if trick is self._cur:
                 trick.cards.append((seat, old))
+                self._stale()
                 self._remaining[seat].discard(old)
                 self._played.add(old)
                 if len(trick.cards) == 4:
@@ -1335,6 +1401,7 @@ class Play:
             cur.leader = lot.expected
             cur.cards.sort(key=lambda sc: (sc[0] - lot.expected) % 4)
             cur.winner = trick_winner(cur.cards, self.trump)
+            self._stale()
             self._log.update(lot.item, status=Status.RESOLVED, detail="refused", law=law)
             if self._complete:
                 self._settle()
@@ -1467,6 +1534,7 @@ class Play:
         if idx is None:
             return
         trick.cards[idx] = (seat, penalty_card)
+        self._stale()
         self._remaining[seat].discard(penalty_card)
         self._remaining[seat].add(wrong)
         self._played.discard(wrong)
@@ -1476,6 +1544,7 @@ class Play:
         self._log.update(item, status=Status.RESOLVED, detail="rejected", law="52B2")
         if trick.winner is not None:
             trick.winner = trick_winner(trick.cards, self.trump)
+            self._stale()
             nxt = next((t for t in self._tricks if t.number == trick.number + 1), None)
             if nxt is not None and not nxt.cards:
                 nxt.leader = trick.winner
@@ -1529,12 +1598,14 @@ class Play:
             self._see(missing, card)
         d.trick.cards.append((missing, card))
         d.trick.missing = None
+        self._stale()
         self._remaining[missing].discard(card)
         self._played.add(card)
         self._penalty[missing].pop(card, None)
         if d.stage == "67A":
             # 67A: the offender supplies a legal card; no rectification
             d.trick.winner = trick_winner(d.trick.cards, self.trump)
+            self._stale()
             suit_led = d.trick.suit_led
             if self._hands_known and suit_led is not None and card.suit is not suit_led \
                     and self._has_suit(missing, suit_led):
@@ -1570,6 +1641,7 @@ class Play:
                 self._remaining[seat].add(card)
                 self._played.discard(card)
             cur.cards = []
+            self._stale()
         self._end_of_play()
         return True
 

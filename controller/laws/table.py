@@ -139,6 +139,9 @@ class Board:
         self.hands_back: dict[Seat, int] = {s: 0 for s in Seat}
         self.done = False
         self.history: list[Input] = []
+        # one more for every input applied (Board.apply is the one way a board changes):
+        # what is computed from the board is kept while this is the same (Table._result_key)
+        self.version = 0
         self.notes: list[str] = []
         self._missing: dict[Seat, list[int]] = {s: [] for s in Seat}   # open MISSING/HAND_COUNT ids
         self._unknown: dict[str, int] = {}
@@ -236,6 +239,7 @@ class Board:
 
     # -- inputs ---------------------------------------------------------------------------
     def apply(self, inp: Input) -> None:
+        self.version += 1
         self.history.append(inp)
         if isinstance(inp, TagEvent):
             self._tag(inp)
@@ -557,8 +561,9 @@ class Board:
 
     @staticmethod
     def _quitted(play: Play, seat: Seat, card: Card) -> bool:
-        """Whether ``seat`` played ``card`` to a trick that is complete."""
-        return any(t.winner is not None and (seat, card) in t.cards for t in play.tricks)
+        """Whether ``seat`` played ``card`` to a trick that is complete (kept by the play
+        as its tricks close: no loop over the board's tricks for every card event)."""
+        return play.quitted(seat, card)
 
     def _button(self, ev: ButtonEvent) -> None:
         if ev.button is Button.NEXT and self.phase is Phase.COMPLETE:
@@ -732,6 +737,8 @@ class Table:
     _next_id: int = 1
     _index: DealIndex | None = None
     _fed: _Fed = field(default_factory=_Fed)
+    # the last result key: (board, its version, key), see _result_key
+    _result_memo: tuple[Board, int, tuple[object, ...]] | None = None
 
     # -- public ---------------------------------------------------------------------------
     def apply(self, inp: Input) -> Update:
@@ -922,7 +929,13 @@ class Table:
         board = self.board
         if board is None or not board.complete:
             return ()
-        return (board.number, str(board.contract), board.declarer, board.declarer_tricks)
+        memo = self._result_memo
+        if memo is not None and memo[0] is board and memo[1] == board.version:
+            # the key after the last input is the key before this one: computed once
+            return memo[2]
+        key = (board.number, str(board.contract), board.declarer, board.declarer_tricks)
+        self._result_memo = (board, board.version, key)
+        return key
 
     def _collect(self, board: Board, before: tuple[object, ...],
                  started: Update | None = None, zone: Zone | None = None) -> Update:
