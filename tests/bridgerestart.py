@@ -205,6 +205,9 @@ class Figures:
     false_alerts: list[str] = field(default_factory=list)
     missing_alerts: list[str] = field(default_factory=list)
     kills: list[str] = field(default_factory=list)
+    #: the first places where the events applied differ from the file's: (index, applied,
+    #: the file's), to see what went out of order
+    differences: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -417,6 +420,8 @@ class RestartSession:
         figures.lost = _count_missing(wanted, applied)
         figures.doubled = _count_missing(applied, wanted)
         figures.out_of_order = sum(1 for a, b in zip(applied, wanted, strict=False) if a != b)
+        figures.differences = [f"{i}: applied {a}, the file's {b}" for i, (a, b)
+                               in enumerate(zip(applied, wanted, strict=False)) if a != b][:6]
         figures.results = len(results)
         figures.clean_results = len(clean_results)
         figures.results_equal = [_result_key(r) for r in results] == \
@@ -477,6 +482,8 @@ def print_figures(f: Figures, out: Any = None) -> None:
           f"{len(f.false_alerts)}: {f.false_alerts[:8]}, missing "
           f"{len(f.missing_alerts)}: {f.missing_alerts[:8]}; a clean replay's {f.clean_alerts})",
           file=out)
+    if f.differences:
+        print("out of order: " + "; ".join(f.differences), file=out)
 
 
 def _parse_at(text: str) -> Kill:
