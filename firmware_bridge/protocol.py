@@ -125,8 +125,9 @@ class CommandOp(enum.Enum):
     RATE = "RATE"        # RATE MS: scan period in milliseconds (10..10000)
     PING = "PING"        # PING TOKEN: answer PONG TOKEN
     IDENT = "IDENT"      # IDENT: answer ID ...
-    #: REPLAY SEQ: send again, as first sent, line SEQ and every line after it that the
-    #: firmware still holds (this boot); ERR REPLAY if it holds no line SEQ
+    #: REPLAY SEQ [NOW_MS]: send again, as first sent, line SEQ and every line after it that
+    #: the firmware still holds (this boot); ERR REPLAY if it holds no line SEQ. NOW_MS, the
+    #: host's clock (ms since the epoch), dates the lines of a firmware without such a clock
     REPLAY = "REPLAY"
 
 
@@ -322,9 +323,10 @@ def parse_command(line: bytes) -> Command | ProtocolError:
     if op is CommandOp.IDENT and args:
         return ProtocolError("malformed", "IDENT takes no arguments", line)
     if op is CommandOp.REPLAY and not (
-            len(args) == 1 and args[0].isdigit() and int(args[0]) < SEQ_MODULO):
-        return ProtocolError("malformed", f"REPLAY needs SEQ 0..{SEQ_MODULO - 1}, got {args!r}",
-                             line)
+            1 <= len(args) <= 2 and args[0].isdigit() and int(args[0]) < SEQ_MODULO
+            and all(_TIME_MS.match(a) for a in args[1:])):
+        return ProtocolError("malformed", f"REPLAY needs SEQ 0..{SEQ_MODULO - 1} [NOW_MS], "
+                             f"got {args!r}", line)
     return Command(op, args)
 
 
@@ -542,7 +544,9 @@ class HostSession:
         self._replay_failed = False
         self._awaiting_replay = self.mark
         if self.mark is not None:
-            out.append(SendCommand(Command(CommandOp.REPLAY, (str(self.mark.seq),))))
+            # with the host's time: a firmware without a clock of the epoch dates its lines
+            out.append(SendCommand(Command(CommandOp.REPLAY, (str(self.mark.seq),
+                                                              str(round(now * 1000))))))
         out += self._ask_inventory(now, force=True)
         return out + [SendCommand(Command(CommandOp.PING, (SYNC_TOKEN,)))]
 

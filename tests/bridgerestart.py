@@ -14,8 +14,12 @@ fresh Engine and compared with a clean replay of the file:
   replay of their lines, merged by time across readers);
 - the results and the alerts must be the clean replay's (no false alert).
 
-``python tests/bridgerestart.py run [--seed 1] [--kills 4] [--rate 8]`` prints the figures;
-``python tests/bridgerestart.py run --at 17:term`` kills at 17 s (as issue 24 tried it).
+``python tests/bridgerestart.py run [--seed 1] [--kills 4] [--rate 8] [--deals]`` prints the
+figures; ``python tests/bridgerestart.py run --at 17:term`` kills at 17 s (as issue 24 tried
+it). The table reads one card on an antenna at a time (docs/sensing.md): the events are
+``controller.formats.events.record_events(..., sensing="spot")`` of three seeded random
+boards, each hand passed card by card across its play spot, or (``--deals``) nothing read
+before the auction and the controller started with the boards' deals file.
 ``tests/test_bridge_restart.py`` runs it under pytest.
 """
 
@@ -35,7 +39,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.laws.record import BoardRecord
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -46,39 +53,66 @@ SIM_CONFIG = ROOT / "hw_configs" / "sim.toml"
 SRC = "table-1-pi"
 #: the semantic fields of an event: what happened at the table, whoever numbered it
 WHAT = ("zone", "seat", "action", "card", "call", "board")
+#: the readers' clock (``--hardware-time``) for the first event, and between two events
+TS_START = 1_764_400_000.0
+TS_STEP = 0.25
 
 
-def board_file_events(boards: int = 3) -> list[dict[str, Any]]:
-    """``boards`` clean boards (1, 2, 3, ...) as a ``sim play`` file holds them, each board's
-    cards from the sim registry's deck of that number; at the end of a board the calls go
-    back into the bidding boxes (the box holds one card of each call)."""
-    from boardevents import EventWriter, clean_board
+#: the boards' seed: three random boards (controller.generate), each played to its end
+BOARDS_SEED = 24
 
-    writer = EventWriter(SRC)
+
+def board_records(boards: int = 3) -> list[BoardRecord]:
+    """``boards`` seeded random boards numbered 1, 2, 3, ... (deal, auction and play)."""
+    from controller.generate import random_board
+
+    rng = random.Random(BOARDS_SEED)
+    return [random_board(rng, number).record for number in range(1, boards + 1)]
+
+
+def board_file_events(boards: int = 3, *, deals: bool = False) -> list[dict[str, Any]]:
+    """The boards as a ``sim play`` file holds them, on the product's sensing model
+    (docs/sensing.md: one card on a play spot, one call on a call spot): each board's cards
+    from the sim registry's deck of that number. ``deals``: the controller has the deals
+    file (``deals_file``), nothing is read before the auction; else each player first passes
+    his 13 cards one by one across his play spot."""
+    from controller.formats.events import record_events
+
     events: list[dict[str, Any]] = []
-    for board in range(1, boards + 1):
-        script = clean_board(board)
-        script.deck = str(board)
-        played = list(writer.board(script))
-        events += played
-        events += [writer.event(**{**{k: v for k, v in e.items()
-                                      if k not in ("v", "src", "seq", "ts")},
-                                   "action": "removed"})
-                   for e in played if e["zone"] == "bid"]
+    for record in board_records(boards):
+        events += record_events(record, sensing="spot", scans=not deals,
+                                deck=str(record.board), src=SRC, seq_start=len(events) + 1,
+                                ts_start=TS_START + len(events) * TS_STEP, ts_step=TS_STEP)
     return events
+
+
+def deals_file(path: Path, boards: int = 3) -> Path:
+    """The boards' deals as a dealing machine's file (PBN: the deal alone, no auction or
+    play), for ``controller --deals``."""
+    from dataclasses import replace
+
+    from controller.formats.pbn import write_pbn
+
+    with path.open("w", encoding="utf-8") as fp:
+        write_pbn([replace(r, auction=(), contract=None, declarer=None, tricks=(),
+                           tricks_played=None, tricks_result=None)
+                   for r in board_records(boards)], fp)
+    return path
 
 
 def what(event: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(event.get(key) for key in WHAT)
 
 
-def sim_config(workdir: Path) -> Path:
-    """hw_configs/sim.toml with its registry by absolute path and the spool in ``workdir``."""
+def sim_config(workdir: Path, ack_timeout: float | None = None) -> Path:
+    """hw_configs/sim.toml with its registry by absolute path and the spool in ``workdir``
+    (waiting ``ack_timeout`` seconds for an acknowledgement before sending again, if given)."""
     text = SIM_CONFIG.read_text(encoding="utf-8")
     text = text.replace('files = ["tags-sim.toml"]',
                         f'files = ["{SIM_CONFIG.parent / "tags-sim.toml"}"]')
     text = text.replace('path = "var/spool-table-1.sqlite"',
-                        f'path = "{workdir / "spool.sqlite"}"')
+                        f'path = "{workdir / "spool.sqlite"}"'
+                        + (f"\nack_timeout = {ack_timeout}" if ack_timeout is not None else ""))
     path = workdir / "sim.toml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -109,7 +143,7 @@ def phases(events: Sequence[dict[str, Any]]) -> list[tuple[str, int, int]]:
             board, bids, plays = int(e["board"]), [], []
         elif e["zone"] == "bid" and e["action"] == "present":
             bids.append(i)
-        elif e["zone"] == "tray" and e["action"] == "present" and bids:
+        elif e["zone"] == "spot" and bids:   # a card played or quitted (not a hand read)
             plays.append(i)
     close()
     return out
@@ -160,13 +194,20 @@ class Figures:
     out_of_order: int = 0
     duplicates_dropped: int = 0
     resends: int = 0
+    #: events the controller dropped over the table's intake bound (the bridge resent them)
+    intake_dropped: int = 0
     results: int = 0
     clean_results: int = 0
     results_equal: bool = False
     alerts_equal: bool = False
+    #: alerts of the clean replay (the boards are played without an irregularity: none)
+    clean_alerts: int = 0
     false_alerts: list[str] = field(default_factory=list)
     missing_alerts: list[str] = field(default_factory=list)
     kills: list[str] = field(default_factory=list)
+    #: the first places where the events applied differ from the file's: (index, applied,
+    #: the file's), to see what went out of order
+    differences: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -177,7 +218,9 @@ class Figures:
 
 class RestartSession:
     def __init__(self, workdir: Path, *, kills: Sequence[Kill], boards: int = 3,
-                 rate: float = 8.0, down: float = 2.0, hardware_time: bool = True) -> None:
+                 rate: float = 8.0, down: float = 2.0, hardware_time: bool = True,
+                 deals: bool = False, identities: bool = False,
+                 ack_timeout: float | None = None, controller_args: Sequence[str] = ()) -> None:
         from controller.mosquitto import Mosquitto
 
         self.workdir = workdir
@@ -185,10 +228,19 @@ class RestartSession:
         self.rate = rate
         self.down = down
         self.hardware_time = hardware_time
-        self.events = board_file_events(boards)
+        self.events = board_file_events(boards, deals=deals)
+        #: the controller's deals file (nothing read before the auction), or None: the hands
+        #: are read card by card on the play spots
+        self.deals = deals_file(workdir / "deals.pbn", boards) if deals else None
+        self.controller_args = list(controller_args)
+        if identities:  # as a venue starts it: only table 1's bridge may speak for table 1
+            ids = workdir / "identities.toml"
+            ids.write_text(f'root = "bridge"\nrulings = []\n[events]\n"1" = ["{SRC}"]\n',
+                           encoding="utf-8")
+            self.controller_args += ["--identities", str(ids)]
         self.broker = Mosquitto(workdir / "broker", persistence=False)
         self.journal = workdir / "journal.sqlite"
-        self.config = sim_config(workdir)
+        self.config = sim_config(workdir, ack_timeout)
         self.spool = workdir / "spool.sqlite"
         self.file = workdir / "events.jsonl"
         self.file.write_text("".join(json.dumps(e) + "\n" for e in self.events))
@@ -202,6 +254,8 @@ class RestartSession:
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
         env["BRIDGE_TABLE_SIM_DIR"] = str(self.workdir / "sim")
         env["PYTHONUNBUFFERED"] = "1"
+        # the controller as it starts by default: no identities unless the session says so
+        env.pop("BRIDGE_TABLE_IDENTITIES", None)
         return env
 
     def _spawn(self, args: list[str], log: str, *, stdout: int | None = None
@@ -254,7 +308,9 @@ class RestartSession:
         try:
             self.controller = self._spawn(
                 ["-m", "controller.daemon", "--broker", self.broker.url, "--journal",
-                 str(self.journal), "--status-interval", "1", "--log-level", "INFO"],
+                 str(self.journal), "--status-interval", "1", "--log-level", "INFO",
+                 *(["--deals", str(self.deals)] if self.deals else []),
+                 *self.controller_args],
                 "controller.log")
             self.sim = self._spawn(
                 ["-m", "controller.cli", "sim", "play", str(self.file), "--config",
@@ -326,6 +382,7 @@ class RestartSession:
 
     def check(self) -> Figures:
         """Re-feed the journal to a fresh Engine; compare with a clean replay of the file."""
+        from controller.daemon import load_deals
         from controller.engine import Engine, Outgoing
 
         figures = Figures(events=len(self.events), kills=list(self.done_kills))
@@ -349,11 +406,13 @@ class RestartSession:
             {"v": 1, "src": SRC, "seq": n, **{k: v for k, v in e.items()
                                               if k not in ("v", "src", "seq")}}).encode())
             for n, e in enumerate(self.events, 1)]
-        clean_alerts, clean_results, _ = outcome(Engine(), clean_inputs)
+        boards = load_deals(self.deals) if self.deals else None
+        clean_alerts, clean_results, _ = outcome(Engine(deals=boards), clean_inputs)
+        figures.clean_alerts = len(clean_alerts)
         db = sqlite3.connect(f"file:{self.journal}?mode=ro", uri=True)
         rows = db.execute("SELECT topic, payload FROM incoming ORDER BY n").fetchall()
         db.close()
-        rebuilt = Engine()
+        rebuilt = Engine(deals=boards)
         alerts, results, applied = outcome(rebuilt, [(str(t), bytes(p)) for t, p in rows])
         figures.applied = len(applied)
         figures.duplicates_dropped = rebuilt.stats["duplicates"]
@@ -361,6 +420,8 @@ class RestartSession:
         figures.lost = _count_missing(wanted, applied)
         figures.doubled = _count_missing(applied, wanted)
         figures.out_of_order = sum(1 for a, b in zip(applied, wanted, strict=False) if a != b)
+        figures.differences = [f"{i}: applied {a}, the file's {b}" for i, (a, b)
+                               in enumerate(zip(applied, wanted, strict=False)) if a != b][:6]
         figures.results = len(results)
         figures.clean_results = len(clean_results)
         figures.results_equal = [_result_key(r) for r in results] == \
@@ -369,6 +430,7 @@ class RestartSession:
         figures.missing_alerts = _count_missing_list(clean_alerts, alerts)
         figures.alerts_equal = not figures.false_alerts and not figures.missing_alerts
         figures.resends = _resends(self.workdir / "bridge.log")
+        figures.intake_dropped = _intake_dropped(self.workdir / "controller.log")
         return figures
 
 
@@ -399,16 +461,29 @@ def _resends(log: Path) -> int:
     return log.read_text(errors="replace").count("sending again what the controller")
 
 
+def _intake_dropped(log: Path) -> int:
+    import re
+
+    if not log.exists():
+        return 0
+    return sum(int(n) for n in re.findall(r"(\d+) event\(s\) over its intake bound dropped",
+                                          log.read_text(errors="replace")))
+
+
 def print_figures(f: Figures, out: Any = None) -> None:
     out = sys.stdout if out is None else out
     print(f"kills: {', '.join(f.kills) or 'none'}; {f.seconds} s", file=out)
     print(f"events {f.events}, applied {f.applied}, lost {f.lost}, applied twice {f.doubled}, "
           f"in another order {f.out_of_order}, duplicates dropped {f.duplicates_dropped}, "
-          f"bridge resends {f.resends}", file=out)
+          f"bridge resends {f.resends}, dropped over the intake bound {f.intake_dropped}",
+          file=out)
     print(f"results {f.results} (a clean replay: {f.clean_results}), equal to a clean replay: "
           f"{f.results_equal}; alerts equal: {f.alerts_equal} (false "
           f"{len(f.false_alerts)}: {f.false_alerts[:8]}, missing "
-          f"{len(f.missing_alerts)}: {f.missing_alerts[:8]})", file=out)
+          f"{len(f.missing_alerts)}: {f.missing_alerts[:8]}; a clean replay's {f.clean_alerts})",
+          file=out)
+    if f.differences:
+        print("out of order: " + "; ".join(f.differences), file=out)
 
 
 def _parse_at(text: str) -> Kill:
@@ -423,9 +498,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--boards", type=int, default=3)
     r.add_argument("--rate", type=float, default=8.0, help="events a second")
     r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--kills", type=int, default=4, help="seeded random kills")
+    r.add_argument("--kills", type=int, default=None,
+                   help="seeded random kills (after the --at ones; default 4 without --at)")
     r.add_argument("--at", action="append", type=_parse_at, default=[],
-                   help="SECONDS:term|kill instead of seeded kills (repeatable)")
+                   help="SECONDS:term|kill, a kill at that time (repeatable)")
+    r.add_argument("--deals", action="store_true",
+                   help="the controller has the deals file: no hand read before the auction")
+    r.add_argument("--controller-arg", action="append", default=[], metavar="ARG",
+                   help="an argument more for the controller (repeatable), e.g. "
+                   "--controller-arg=--intake-burst=20")
+    r.add_argument("--identities", action="store_true",
+                   help="the controller checks who speaks (--identities: table 1's bridge)")
+    r.add_argument("--ack-timeout", type=float, default=None,
+                   help="the bridge's [spool] ack_timeout (seconds before sending again)")
     r.add_argument("--down", type=float, default=2.0, help="seconds the bridge stays down")
     r.add_argument("--workdir", help="keep logs, journal and spool here")
     r.add_argument("--no-hardware-time", action="store_true",
@@ -435,10 +520,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         workdir = Path(args.workdir) if args.workdir else \
             Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bridge-restart-")))
         workdir.mkdir(parents=True, exist_ok=True)
-        kills = args.at or seeded_kills(args.seed, args.kills, board_file_events(args.boards),
-                                        args.rate)
+        count = args.kills if args.kills is not None else (0 if args.at else 4)
+        last = max((k.at for k in args.at), default=-6.0)
+        kills = args.at + seeded_kills(args.seed, count,
+                                       board_file_events(args.boards, deals=args.deals),
+                                       args.rate, after=last)
         figures = RestartSession(workdir, kills=kills, boards=args.boards, rate=args.rate,
-                                 down=args.down, hardware_time=not args.no_hardware_time).run()
+                                 down=args.down, hardware_time=not args.no_hardware_time,
+                                 deals=args.deals, identities=args.identities,
+                                 ack_timeout=args.ack_timeout,
+                                 controller_args=args.controller_arg).run()
         print_figures(figures)
     return 0 if figures.ok else 1
 

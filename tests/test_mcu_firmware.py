@@ -8,25 +8,31 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from time import time as wall_clock
 
 import pytest
 from mcuboard import Board
 from test_readers_serial import Watcher, has_health
 
+from firmware_bridge.mcu.btreader import app as app_module
 from firmware_bridge.mcu.btreader import proto
+from firmware_bridge.mcu.btreader.app import App, Link
+from firmware_bridge.mcu.btreader.clock import Clock
+from firmware_bridge.mcu.btreader.inventory import Scanner
 from firmware_bridge.mcu.btreader.iso14443 import crc_a
 from firmware_bridge.protocol import (
     Command,
     CommandOp,
     Frame,
     FrameOp,
+    LineDecoder,
     ProtocolError,
     crc16_ccitt,
     encode_command,
     parse_line,
 )
 from firmware_bridge.readers import ReaderHealth, TagRead, open_reader
-from firmware_bridge.readers.base import Reader
+from firmware_bridge.readers.base import Reader, ReaderSynced
 from firmware_bridge.readers.serial import SerialReader
 from firmware_bridge.sim.chips import COLLPOS_READINGS
 from firmware_bridge.sim.mcu import EmulatedBoard
@@ -257,3 +263,136 @@ async def test_every_card_laid_lifted_and_laid_again_on_every_kind_of_antenna(
             assert [r[2] for r in reads if r[:2] == (str(antenna), uid)] == \
                 ["present", "removed", "present", "removed"]
     assert not running.watcher.health("firmware_error")
+
+
+# ------------------------------------------------------------------ REPLAY: the host was away
+
+
+def test_firmware_replay_command_and_dated_lines() -> None:
+    assert proto.parse_command(encode_command(CommandOp.REPLAY, ("7",))) == ("REPLAY", ["7"])
+    assert proto.parse_command(encode_command(CommandOp.REPLAY, ("65535", "1764400000123"))) \
+        == ("REPLAY", ["65535", "1764400000123"])
+    for bad in (("65536",), ("7", "x"), ("7", "1", "2"), ("7", "1234567890123456"), ()):
+        assert proto.parse_command(encode_command(CommandOp.REPLAY, bad)) == "malformed"
+    # a replayed line carries the time it was first sent; the host reads it as the hardware's
+    assert parse_line(proto.frame("N1", 0, 42, "+", ["04A1B2C3D4E5F6"], 1764400000123)) == \
+        Frame("N1", 0, 42, FrameOp.ADDED, ("04A1B2C3D4E5F6",), 1764400000123)
+
+
+class _FakeTicks:
+    """MicroPython's ticks for a board driven by hand: 10 ms a reading."""
+
+    def __init__(self) -> None:
+        self.now = 0
+
+    def ticks_ms(self) -> int:
+        self.now += 10
+        return self.now
+
+    def ticks_diff(self, later: int, earlier: int) -> int:
+        return later - earlier
+
+    def sleep_ms(self, ms: int) -> None:
+        self.now += ms
+
+
+class _Wire(Link):
+    def __init__(self) -> None:
+        self.out = bytearray()
+        self.incoming = b""
+
+    def write(self, data: bytes) -> None:
+        self.out += data
+
+    def read(self) -> bytes:
+        data, self.incoming = self.incoming, b""
+        return data
+
+
+def test_the_lines_kept_for_replay_are_bounded_in_lines_and_bytes() -> None:
+    """A small board's heap: the ring of lines never holds more than REPLAY_LINES lines nor
+    much more than REPLAY_BYTES bytes, whatever it sends; a line too old is answered
+    ``ERR REPLAY gone``, a kept one is sent again as first sent."""
+    wire = _Wire()
+    app = App("RB1", Scanner([], 3, 16), wire, Clock(_FakeTicks()))
+    app.boot()
+    for n in range(3 * app_module.REPLAY_LINES):
+        # up to 60 tags a line
+        app.send(n % 6, "INV", [f"04{n:04X}{k:06X}00" for k in range(n % 61)])
+        assert len(app.history) <= app_module.REPLAY_LINES
+        assert app.history_bytes <= app_module.REPLAY_BYTES + app_module.LINE_COST + 61 * 15
+    kept = sum(app_module.LINE_COST + len(op) + sum(len(a) + 1 for a in args)
+               for _, _, _, op, args in app.history)
+    assert kept == app.history_bytes
+    oldest, newest = app.history[0][0], app.history[-1][0]
+    wire.out.clear()
+    wire.incoming = encode_command(CommandOp.REPLAY, (str(oldest - 1), "1764400000000"))
+    app.commands()
+    frames = [f for f in LineDecoder().feed(bytes(wire.out)) if isinstance(f, Frame)]
+    assert [(f.op, f.args) for f in frames] == [(FrameOp.ERROR, ("REPLAY", "gone"))]
+    wire.out.clear()
+    wire.incoming = encode_command(CommandOp.REPLAY, (str(newest - 2),))
+    app.commands()
+    frames = [f for f in LineDecoder().feed(bytes(wire.out)) if isinstance(f, Frame)]
+    assert [f.seq for f in frames] == [newest - 2, newest - 1, newest, newest + 1]
+    assert all(f.hw_time_ms is None for f in frames)   # no NOW_MS: undated
+    assert frames[-2].args == tuple(app.history[-2][4])
+    assert frames[-1].args == ("REPLAY", "gone")   # the answer to the first REPLAY is kept too
+
+
+async def test_a_host_that_was_away_gets_what_happened_meanwhile_in_order(
+        tmp_path: Path) -> None:
+    """The bridge stopped and started again: its reader is opened anew with the spool's record
+    (what lay on each antenna, the last line passed on). The firmware replays its lines from
+    that one (``REPLAY SEQ NOW_MS``): what was laid and lifted meanwhile comes once, in the
+    order it happened, dated when it happened; the inventory after it repairs nothing."""
+    board = Board("RB2")
+    board.field.place(0, "04C0FFEE000001")
+    emulated = EmulatedBoard(board.settings, board.wiring, link=tmp_path / "ttyACM0").start()
+    assert emulated.error is None, emulated.error
+    url = f"serial://{tmp_path / 'ttyACM0'}"
+    first = open_reader("bidbox", url, kind="inventory", reader_id="RB2")
+    await first.__aenter__()
+    watcher = Watcher(first)
+    try:
+        await watcher.until(read(0, "04C0FFEE000001", "present"), timeout=30)
+        board.field.place(1, "04AA000000000A")
+        await watcher.until(read(1, "04AA000000000A", "present"), timeout=30)
+    finally:
+        await first.__aexit__(None, None, None)   # the bridge stops
+    last = [i for i in watcher.items if isinstance(i, TagRead)][-1]
+    lying = {"0": {"04C0FFEE000001"}, "1": {"04AA000000000A"}}
+    running = Running(board, emulated, first, watcher)
+    # meanwhile at the table, one after the other
+    moves = [(2, "04BB000000000B", "present"), (1, "04AA000000000A", "removed"),
+             (4, "04CC000000000C", "present"), (0, "04C0FFEE000001", "removed")]
+    when: list[float] = []
+    for antenna, uid, action in moves:
+        when.append(wall_clock())
+        if action == "present":
+            board.field.place(antenna, uid)
+        else:
+            board.field.lift(antenna, uid)
+        await running.rounds(6)   # a removal is reported after 3 rounds without the tag
+    await asyncio.sleep(0.3)
+    second = open_reader("bidbox", url, kind="inventory", reader_id="RB2")
+    second.restore_lying(lying)
+    second.restore_mark(last.line)
+    second.report_synced = True   # as the bridge has it
+    await second.__aenter__()
+    again = Watcher(second)
+    try:
+        await again.until(lambda items: any(isinstance(i, ReaderSynced) for i in items),
+                          timeout=30)
+        await running.rounds(3)
+    finally:
+        await second.__aexit__(None, None, None)
+        emulated.stop()
+    assert emulated.error is None, emulated.error
+    reads = [i for i in again.items if isinstance(i, TagRead)]
+    assert [(r.antenna, r.uid, r.action) for r in reads] == \
+        [(str(a), u, action) for a, u, action in moves]
+    # dated when they happened (each within the rounds after its move), not when replayed
+    for r, moved in zip(reads, when, strict=True):
+        assert moved - 0.2 <= r.ts <= moved + 1.5, (r, moved)
+    assert not again.health("resync")

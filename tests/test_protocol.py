@@ -363,7 +363,7 @@ def changes(out: Sequence[object]) -> list[tuple[str, str, int | None]]:
 
 def test_link_up_asks_for_the_lines_from_the_mark_then_an_inventory_then_a_pong() -> None:
     assert restarted_session().link_up(0.0) == [
-        SendCommand(Command(CommandOp.REPLAY, ("7",))),
+        SendCommand(Command(CommandOp.REPLAY, ("7", "0"))),
         SendCommand(Command(CommandOp.INVENTORY)),
         SendCommand(Command(CommandOp.PING, (SYNC_TOKEN,)))]
 
@@ -420,7 +420,7 @@ def test_a_reader_that_boots_forgets_the_mark() -> None:
     assert SendCommand(Command(CommandOp.INVENTORY)) in out and session.mark is None
     out = session.handle(frame(1, FrameOp.INVENTORY, UID_A, UID_B), 0.0)
     assert changes(out) == [(UID_B, "present", 1)]
-    assert session.link_up(1.0)[0] == SendCommand(Command(CommandOp.REPLAY, ("1",)))
+    assert session.link_up(1.0)[0] == SendCommand(Command(CommandOp.REPLAY, ("1", "1000")))
 
 
 def test_a_mark_is_kept_as_text_and_read_back() -> None:
@@ -437,3 +437,8 @@ def test_replay_command_round_trip() -> None:
     assert isinstance(parse_command(encode_command(CommandOp.REPLAY, ("65536",))),
                       ProtocolError)
     assert isinstance(parse_command(encode_command(CommandOp.REPLAY)), ProtocolError)
+    # with the host's clock (ms since the epoch), for a firmware that has none
+    assert parse_command(encode_command(CommandOp.REPLAY, ("7", "1764400000123"))) == \
+        Command(CommandOp.REPLAY, ("7", "1764400000123"))
+    for bad in (("7", "x"), ("7", "1", "2"), ("7", "1234567890123456")):
+        assert isinstance(parse_command(encode_command(CommandOp.REPLAY, bad)), ProtocolError)

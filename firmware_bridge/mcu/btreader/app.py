@@ -2,14 +2,29 @@
 
 Boot: CR LF, ``BOOT``, one ``INV`` per antenna. Then, round after round, every antenna is
 polled in turn; changes go out as ``+``/``-`` at once, a ``HB`` when nothing was sent for a
-second, and the host's commands (``INV``, ``RATE``, ``PING``, ``IDENT``) are answered between
-two antennas. ``RATE`` is the period of a whole round.
+second, and the host's commands (``INV``, ``RATE``, ``PING``, ``IDENT``, ``REPLAY``) are
+answered between two antennas. ``RATE`` is the period of a whole round.
+
+``REPLAY SEQ [NOW_MS]`` sends again line ``SEQ`` and every later line of this boot, as first
+sent (docs/serial-protocol.md), so that a host that was away (the bridge restarted) learns
+what happened meanwhile in order. The board has no clock of the epoch: each line is kept with
+the ``ticks_ms`` it was sent at, and dated on replay from the host's ``NOW_MS`` (the line's
+age before it); without ``NOW_MS`` the replayed lines carry no time. The lines are kept in a
+ring bounded both in lines and in bytes (``REPLAY_LINES``, ``REPLAY_BYTES``): a small board's
+heap holds it whatever the lines (an ``INV`` of 60 tags is about 900 bytes).
 """
 
 from . import VERSION
 from .clock import Clock
 from .inventory import Scanner
 from .proto import SEQ_MODULO, LineSplitter, frame, parse_command
+
+#: this boot's latest lines kept for REPLAY, at most so many ...
+REPLAY_LINES = 256
+#: ... and at most about so many bytes of their fields (the oldest go first)
+REPLAY_BYTES = 8192
+#: what one kept line costs beyond its fields' text (its tuple, seq, time, antenna)
+LINE_COST = 48
 
 
 class Link:
@@ -42,11 +57,46 @@ class App:
         self.booted = clock.ticks_ms()
         self.last_sent = self.booted
         self.splitter = LineSplitter()
+        #: the lines kept for REPLAY, oldest first: (seq, ticks_ms sent, antenna, op, args)
+        self.history: list[tuple[int, int, int, str, list[str]]] = []
+        self.history_bytes = 0
 
     def send(self, antenna: int, op: str, args: list[str]) -> None:
         self.link.write(frame(self.reader, antenna, self.seq, op, args))
-        self.seq = (self.seq + 1) % SEQ_MODULO
         self.last_sent = self.clock.ticks_ms()
+        self.keep(self.seq, self.last_sent, antenna, op, args)
+        self.seq = (self.seq + 1) % SEQ_MODULO
+
+    def keep(self, seq: int, sent: int, antenna: int, op: str, args: list[str]) -> None:
+        """Keep a line sent for REPLAY; the oldest go when the ring is full."""
+        size = LINE_COST + len(op)
+        for arg in args:
+            size += len(arg) + 1
+        self.history.append((seq, sent, antenna, op, args))
+        self.history_bytes += size
+        while len(self.history) > REPLAY_LINES or \
+                (self.history_bytes > REPLAY_BYTES and len(self.history) > 1):
+            old = self.history.pop(0)
+            self.history_bytes -= LINE_COST + len(old[3])
+            for arg in old[4]:
+                self.history_bytes -= len(arg) + 1
+
+    def replay(self, seq: int, now_ms: int) -> None:
+        """Line ``seq`` and every later line kept, as first sent (same seq), each dated
+        ``now_ms`` minus its age (``now_ms`` < 0: undated); ``ERR REPLAY gone`` if line
+        ``seq`` is no longer kept (too old, or sent before a reboot)."""
+        start = -1
+        for i in range(len(self.history)):
+            if self.history[i][0] == seq:
+                start = i
+                break
+        if start < 0:
+            self.send(-1, "ERR", ["REPLAY", "gone"])
+            return
+        now = self.clock.ticks_ms()
+        for line_seq, sent, antenna, op, args in self.history[start:]:
+            at = -1 if now_ms < 0 else now_ms - self.clock.ticks_diff(now, sent)
+            self.link.write(frame(self.reader, antenna, line_seq, op, args, at))
 
     def inventory(self, index: int) -> None:
         antenna = self.scanner.antennas[index]
@@ -56,6 +106,8 @@ class App:
         for antenna in self.scanner.antennas:
             self.scanner.settle(antenna)
         self.seq = 0
+        self.history = []
+        self.history_bytes = 0
         self.link.write(b"\r\n")
         self.send(-1, "BOOT", [VERSION, self.reason])
         for i, antenna in enumerate(self.scanner.antennas):
@@ -86,6 +138,8 @@ class App:
             elif op == "IDENT":
                 self.send(-1, "ID", [self.model, VERSION, self.serial,
                                      str(len(self.scanner.antennas))])
+            elif op == "REPLAY":
+                self.replay(int(args[0]), int(args[1]) if len(args) > 1 else -1)
 
     def round(self) -> None:
         """Poll every antenna once."""

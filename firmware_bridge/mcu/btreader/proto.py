@@ -30,9 +30,14 @@ def seal(start: str, body: str) -> bytes:
     return start.encode() + raw + f"*{crc16(raw):04X}\r\n".encode()
 
 
-def frame(reader: str, antenna: int, seq: int, op: str, args: list[str]) -> bytes:
-    """One reader line; ``antenna`` < 0 writes ``-`` (a line about the whole reader)."""
-    parts = [reader, "-" if antenna < 0 else str(antenna), str(seq), op]
+def frame(reader: str, antenna: int, seq: int, op: str, args: list[str],
+          time_ms: int = -1) -> bytes:
+    """One reader line; ``antenna`` < 0 writes ``-`` (a line about the whole reader);
+    ``time_ms`` >= 0 writes ``@time_ms`` (ms since the epoch: a replayed line's time)."""
+    parts = [reader, "-" if antenna < 0 else str(antenna), str(seq)]
+    if time_ms >= 0:
+        parts.append("@" + str(time_ms))
+    parts.append(op)
     return seal("$", " ".join(parts + args))
 
 
@@ -71,6 +76,11 @@ def parse_command(line: bytes) -> tuple[str, list[str]] | str:
             return op, args
     elif op == "IDENT":
         if not args:
+            return op, args
+    elif op == "REPLAY":
+        # REPLAY SEQ [NOW_MS]: the host's clock (ms since the epoch) dates the replayed lines
+        if 1 <= len(args) <= 2 and all(a.isdigit() and len(a) <= 15 for a in args) \
+                and int(args[0]) < SEQ_MODULO:
             return op, args
     return "malformed"
 
