@@ -189,3 +189,41 @@ async def test_results_until_complete_ends_by_itself(mosquitto: Mosquitto, tmp_p
     assert proc.returncode == 0, err.decode()
     assert (tmp_path / "out" / "two-2026-12-01-1-ranking.csv").exists()
     assert "-- after table 1 board 1 (1 results)" in out.decode()
+
+
+async def test_a_message_arriving_at_an_idle_check_is_kept() -> None:
+    """The live reader looks every 0.2 s whether it should stop (``--once``). A read that
+    check cancelled could lose the message it had just taken off the client's queue: the
+    live records lost one feed item in about 58. Here every message takes 0.3 s to come,
+    longer than one check: each must still be kept."""
+    import argparse
+    from types import SimpleNamespace
+
+    from controller.session import load_session
+    from controller.session.live import Collected, _serve
+
+    payloads = [json.dumps({"v": 1, "table": "1", "board": 1, "kind": "call", "n": n,
+                            "seat": "N", "call": "Pass"}).encode() for n in range(1, 5)]
+
+    class SlowMessages:
+        def __init__(self) -> None:
+            self.left = list(payloads)
+
+        def __aiter__(self) -> SlowMessages:
+            return self
+
+        async def __anext__(self) -> SimpleNamespace:
+            if not self.left:
+                await asyncio.Event().wait()  # nothing more: the reader settles
+            await asyncio.sleep(0.3)
+            return SimpleNamespace(payload=self.left.pop(0), topic="bridge/1/feed",
+                                   retain=False)
+
+    client = SimpleNamespace(messages=SlowMessages())
+    args = argparse.Namespace(once=True, settle=1.0, json=True, until_complete=False)
+    session = load_session(Path(__file__).resolve().parent.parent / "hw_configs"
+                           / "session-mitchell.toml")
+    collected = Collected()
+    assert await asyncio.wait_for(_serve(client, args, session, collected, set()),  # type: ignore[arg-type]
+                                  30)
+    assert [json.loads(line)["payload"]["n"] for line in collected.lines] == [1, 2, 3, 4]

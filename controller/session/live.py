@@ -190,30 +190,45 @@ async def _serve(client: aiomqtt.Client, args: argparse.Namespace, session: Sess
     """Messages until a stop condition (True) or the connection ends (an MqttError)."""
     quiet_since = time.monotonic()
     messages = client.messages.__aiter__()
-    while True:
-        try:
-            msg = await asyncio.wait_for(messages.__anext__(), 0.2)
-        except TimeoutError:
-            if args.once and time.monotonic() - quiet_since >= args.settle:
+    # one read kept across the idle checks: a read cancelled by a timeout (wait_for) could
+    # drop the message it had just taken off aiomqtt's queue (a feed item lost in 1 of ~58)
+    reading: asyncio.Future[aiomqtt.Message] | None = None
+    try:
+        while True:
+            if reading is None:
+                reading = asyncio.ensure_future(messages.__anext__())
+            done, _ = await asyncio.wait({reading}, timeout=0.2)
+            if not done:
+                if args.once and time.monotonic() - quiet_since >= args.settle:
+                    return True
+                continue
+            msg, reading = reading.result(), None
+            if _take(msg, args, session, collected, seen):
                 return True
-            continue
-        quiet_since = time.monotonic()
-        payload = msg.payload if isinstance(msg.payload, bytes) else str(msg.payload).encode()
-        topic = str(msg.topic)
-        if msg.retain and (topic, payload) in seen:
-            continue                    # a retained message again after a reconnection
-        seen.add((topic, payload))
-        if not collected.add(topic, payload):
-            continue
-        scores = collected.scores
-        collected.report_strays(session, scores)
-        if not args.once and not args.json:
-            r = json.loads(payload)
-            _show(session, scores, as_json=False,
-                  header=f"\n-- after table {r.get('table')} board {r.get('board')} "
-                         f"({collected.results} results) --")
-        if args.until_complete and _complete(session, scores):
-            return True
+            quiet_since = time.monotonic()
+    finally:
+        if reading is not None:
+            reading.cancel()
+
+
+def _take(msg: aiomqtt.Message, args: argparse.Namespace, session: Session,
+          collected: Collected, seen: set[tuple[str, bytes]]) -> bool:
+    """One message kept (and the ranking shown again after a result); True to stop."""
+    payload = msg.payload if isinstance(msg.payload, bytes) else str(msg.payload).encode()
+    topic = str(msg.topic)
+    if msg.retain and (topic, payload) in seen:
+        return False                    # a retained message again after a reconnection
+    seen.add((topic, payload))
+    if not collected.add(topic, payload):
+        return False
+    scores = collected.scores
+    collected.report_strays(session, scores)
+    if not args.once and not args.json:
+        r = json.loads(payload)
+        _show(session, scores, as_json=False,
+              header=f"\n-- after table {r.get('table')} board {r.get('board')} "
+                     f"({collected.results} results) --")
+    return bool(args.until_complete and _complete(session, scores))
 
 
 def main(argv: Sequence[str]) -> int:
