@@ -149,6 +149,8 @@ def parse_tables(spec: str) -> list[str]:
         item = raw.strip()
         if not item:
             continue
+        if item.startswith("-") or item.endswith("-"):  # "1-": a range half typed
+            raise BrokerConfigError(f"{item!r} is half a range: give both ends (1-12)")
         low, dash, high = item.partition("-")
         if dash and low.isdigit() and high.isdigit():
             a, b = int(low), int(high)

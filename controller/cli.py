@@ -37,9 +37,10 @@ def _usage() -> str:
     lines = ["usage: bridge-table COMMAND [ARGS...]", "       bridge-table --version", "",
              "commands:"]
     lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
-    lines += ["", "bridge-table COMMAND --help: the command's options. Exit status: 0 done, "
-                  "1 failed while running,", "2 a wrong command line, configuration or "
-                  "input file, 130 interrupted (Ctrl-C)."]
+    lines += ["", "bridge-table COMMAND --help: the command's options. Exit status: 0 done "
+                  "(a service stopped by", "Ctrl-C or SIGTERM included), 1 failed while "
+                  "running, 2 a wrong command line, configuration", "or input file, 130 a "
+                  "command interrupted by Ctrl-C before it finished its work."]
     return "\n".join(lines)
 
 

@@ -7,7 +7,9 @@ Exit codes, one meaning each (systemd's units act on them: ``RestartPreventExitS
   which a restart may cure;
 - ``2`` (:data:`EXIT_USAGE`): the command line, a configuration or an input file is wrong,
   which only an edit cures;
-- ``130`` (:data:`EXIT_INTERRUPTED`): stopped by Ctrl-C, as shells count it.
+- ``130`` (:data:`EXIT_INTERRUPTED`): a command stopped by Ctrl-C before it finished its
+  work, as shells count it. A long-running service (controller, bridge, console, vugraph,
+  relay) asked to stop by Ctrl-C or SIGTERM stops cleanly and exits 0: that is its end.
 
 Every long-running command takes ``--log-level`` with the same choices
 (:data:`LOG_LEVELS`, any case, default ``$BRIDGE_TABLE_LOG_LEVEL`` or the command's own) and

@@ -42,6 +42,8 @@ def parse_tables(spec: str) -> tuple[str, ...]:
     for item in (piece.strip() for piece in spec.split(",")):
         if not item:
             continue
+        if item.startswith("-") or item.endswith("-"):  # "1-": a range half typed
+            raise PartitionError(f"--tables: {item!r} is half a range: give both ends (1-12)")
         m = _RANGE.fullmatch(item)
         if m is not None:
             prefix, first, last = m.group(1), int(m.group(2)), int(m.group(3))

@@ -579,7 +579,7 @@ def test_table_lists(spec: str, tables: list[str]) -> None:
 
 
 @pytest.mark.parametrize("spec", ["controller", "..", "1/2", "a+b", "x" * 33, "", "5-1",
-                                  "#"])
+                                  "#", "1-", "-3", "1-4,7-"])
 def test_bad_table_ids_are_refused(spec: str) -> None:
     with pytest.raises(BrokerConfigError):
         parse_tables(spec)

@@ -191,3 +191,10 @@ def test_partition_needs_known_tables_and_says_so(tmp_path: Path) -> None:
                  str(tmp_path / "j.sqlite")]) == 2
 
 
+
+
+@pytest.mark.parametrize("spec", ["1-", "-3", "1-4,7-"])
+def test_half_a_range_of_tables_is_refused(spec: str) -> None:
+    from controller.partition import PartitionError, parse_tables
+    with pytest.raises(PartitionError, match="half a range"):
+        parse_tables(spec)

@@ -130,6 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bool(args.tls_cert) != bool(args.tls_key):
         log.error("--tls-cert and --tls-key go together")
         return 2
+    try:
+        host, port = parse_listen(args.listen)
+    except ValueError as exc:  # before the plain-HTTP warning, which names the address
+        log.error("%s", exc)
+        return 2
     if not args.tls_cert:
         # the first line says why there is no HTTPS and how to have it
         loopback = args.listen.rpartition(":")[0].strip("[]") in ("127.0.0.1", "::1",
