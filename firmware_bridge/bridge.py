@@ -207,8 +207,10 @@ class Bridge:
 
     def _setup_outputs(self) -> None:
         try:
-            self.gpio = TableGpio(self.config.gpio, self._button_from_thread,
-                                  pin_factory=self._pin_factory)
+            # a table with no LED and no button wired needs no GPIO library at all
+            if self.config.gpio.seats or self.config.gpio.buttons:
+                self.gpio = TableGpio(self.config.gpio, self._button_from_thread,
+                                      pin_factory=self._pin_factory)
         except GpioError as e:
             # The cards still have to be read: carry on without LEDs and buttons.
             log.error("%s: the table runs without LEDs and buttons", e)

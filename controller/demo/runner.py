@@ -224,13 +224,14 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
     async with SimTable.from_config(sim_toml, link_dir=workdir / "readers") as table:
         data = bridge_config_dict(sim_toml, broker_url=settings.url,
                                   spool=workdir / "spool.sqlite", lang=lang)
-        config = config_from_dict(data, sim_toml.resolve())
         try:  # gpiozero's mock pins light the simulated LEDs; without [pi], the indicator
             from gpiozero.pins.mock import MockFactory
             factory: Any = MockFactory()
         except ImportError:
             factory = None
+            data.pop("gpio", None)  # no LEDs to light: the bridge needs no GPIO library
             view.note(view.t["no_leds"].format(hint=install_hint("pi")))
+        config = config_from_dict(data, sim_toml.resolve())
         display = TerminalDisplay(config.display.cols, config.display.rows,
                                   stream=io.StringIO(), title=f"table {config.table.id}")
         bridge = Bridge(config, pin_factory=factory, display=display)
