@@ -119,3 +119,57 @@ def test_a_second_simulator_for_the_same_table_is_refused(tmp_path: Path) -> Non
         assert "Traceback" not in second.stderr
     finally:
         assert stop(first) == 0
+
+
+@pytest.mark.timeout(180)
+def test_a_whole_board_piped_into_sim_run_plays_clean(tmp_path: Path,
+                                                      mosquitto: Mosquitto) -> None:
+    """docs/config.md allows piping a file into ``sim run --stdin``. Played all at once, a
+    card laid on one spot and one lifted from another reached the controller in either order
+    and the board broke (penalty cards, a card withdrawn); from a pipe it now plays at most
+    ten events a second, as hands do, and the board ends as recorded, with no alert."""
+    import random
+
+    from controller.formats.events import record_events
+    from controller.generate import random_board
+
+    record = random_board(random.Random(5), 1).record
+    events = [{k: v for k, v in e.items() if k not in ("v", "src", "seq", "ts")}
+              for e in record_events(record, sensing="spot", scans=True, deck="1")]
+    config = sim_config(tmp_path)
+    env = {**os.environ, "BRIDGE_TABLE_SIM_DIR": str(tmp_path / "sim"), "PYTHONUNBUFFERED": "1"}
+    controller = subprocess.Popen([sys.executable, "-m", "controller.cli", "controller",
+                                   "--broker", mosquitto.url, "--no-journal"], cwd=ROOT,
+                                  env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE)
+    sim = subprocess.Popen([sys.executable, "-m", "controller.cli", "sim", "run", "--config",
+                            str(config), "--stdin"], cwd=ROOT, env=env,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    bridge: subprocess.Popen[bytes] | None = None
+    try:
+        assert sim.stdout is not None and sim.stdin is not None
+        for _ in range(6):
+            sim.stdout.readline()
+        bridge = subprocess.Popen([sys.executable, "-m", "controller.cli", "bridge", "--config",
+                                   str(config), "--broker", mosquitto.url], cwd=ROOT, env=env,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE)
+        assert sim.stdout.readline().decode().strip() == "hosts ready"
+
+        async def result() -> Any:
+            async with Watch(mosquitto.url, "bridge/1/#") as w:
+                assert sim.stdin is not None
+                sim.stdin.write(b"".join(json.dumps(e).encode() + b"\n" for e in events))
+                sim.stdin.flush()
+                await w.wait(lambda m: m.kind == "result", timeout=120)
+                return w.last("result", "1")
+
+        got = asyncio.run(result())
+        assert got["irregularities"] == []
+        assert (got["contract"], got["declarer"], got["tricks"]) == (
+            str(record.contract), str(record.declarer), record.tricks_result)
+    finally:
+        if bridge is not None:
+            stop(bridge)
+        stop(sim)
+        stop(controller)

@@ -66,6 +66,11 @@ def _parser() -> argparse.ArgumentParser:
             s.add_argument("--stdin", action="store_true",
                            help="play the events read from standard input (one JSON object a "
                                 "line, as in a `sim play` file) as they come")
+            s.add_argument("--rate", type=float, default=None,
+                           help="--stdin: events per second at most (default: as typed on a "
+                                "terminal, 10 from a pipe or a file: no hand moves cards "
+                                "faster, and events at the same instant on two readers have "
+                                "no order)")
         s.add_argument("--config", type=Path, default=Path("hw_configs/sim.toml"),
                        help="the simulated table's config (default %(default)s)")
         s.add_argument("--link-dir", type=Path, default=None,
@@ -174,7 +179,9 @@ async def _serve(args: argparse.Namespace, table: SimTable, stop: asyncio.Event)
         hosts = asyncio.create_task(_say_when_hosts(table))
         try:
             if args.stdin:
-                await _play_stdin(table, stop)
+                rate = args.rate if args.rate is not None else \
+                    (0.0 if sys.stdin.isatty() else PIPED_RATE)
+                await _play_stdin(table, stop, rate)
             await stop.wait()
         finally:
             hosts.cancel()
@@ -191,10 +198,16 @@ async def _say_when_hosts(table: SimTable) -> None:
     print("hosts ready", flush=True)
 
 
-async def _play_stdin(table: SimTable, stop: asyncio.Event) -> None:
-    """Play each event line of standard input as it arrives, until end of file or ``stop``.
-    Read through the event loop (``add_reader``), not a thread: Ctrl-C never waits on a
-    blocked read."""
+#: events a second at most when standard input is a pipe or a file: a recorded file piped
+#: in once played every event at once, and the bridge, reading six readers, published a
+#: card laid on one spot and one lifted from another in either order (the board broke)
+PIPED_RATE = 10.0
+
+
+async def _play_stdin(table: SimTable, stop: asyncio.Event, rate: float = 0.0) -> None:
+    """Play each event line of standard input as it arrives (at most ``rate`` a second),
+    until end of file or ``stop``. Read through the event loop (``add_reader``), not a
+    thread: Ctrl-C never waits on a blocked read."""
     loop = asyncio.get_running_loop()
     lines: asyncio.Queue[bytes] = asyncio.Queue()
     fd = sys.stdin.fileno()
@@ -231,6 +244,9 @@ async def _play_stdin(table: SimTable, stop: asyncio.Event) -> None:
             if event is not None:
                 report = await table.play([event])
                 problem = "; ".join(report.skipped) or None
+                if rate > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(stopped), 1.0 / rate)
             if problem is not None:
                 print(f"skipped: {problem}", file=sys.stderr, flush=True)
     finally:
