@@ -37,6 +37,17 @@ def sim_config(tmp_path: Path) -> Path:
     return path
 
 
+def sim_run_stdin(tmp_path: Path) -> tuple[Path, dict[str, str], subprocess.Popen[bytes]]:
+    """``bridge-table sim run --stdin`` on a copy of hw_configs/sim.toml, announced in
+    tmp_path: the config, the environment for the processes that join it, the simulator."""
+    config = sim_config(tmp_path)
+    env = {**os.environ, "BRIDGE_TABLE_SIM_DIR": str(tmp_path / "sim"), "PYTHONUNBUFFERED": "1"}
+    sim = subprocess.Popen([sys.executable, "-m", "controller.cli", "sim", "run", "--config",
+                            str(config), "--stdin"], cwd=ROOT, env=env,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return config, env, sim
+
+
 def stop(proc: subprocess.Popen[bytes]) -> int:
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
@@ -68,11 +79,7 @@ def play_and_watch(sim: subprocess.Popen[bytes], url: str,
 @pytest.mark.timeout(120)
 def test_sim_run_and_the_bridge_talk_through_the_well_known_directory(
         tmp_path: Path, mosquitto: Mosquitto) -> None:
-    config = sim_config(tmp_path)
-    env = {**os.environ, "BRIDGE_TABLE_SIM_DIR": str(tmp_path / "sim"), "PYTHONUNBUFFERED": "1"}
-    sim = subprocess.Popen([sys.executable, "-m", "controller.cli", "sim", "run", "--config",
-                            str(config), "--stdin"], cwd=ROOT, env=env,
-                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    config, env, sim = sim_run_stdin(tmp_path)
     bridge: subprocess.Popen[bytes] | None = None
     try:
         assert sim.stdout is not None and sim.stdin is not None
@@ -136,15 +143,11 @@ def test_a_whole_board_piped_into_sim_run_plays_clean(tmp_path: Path,
     record = random_board(random.Random(5), 1).record
     events = [{k: v for k, v in e.items() if k not in ("v", "src", "seq", "ts")}
               for e in record_events(record, sensing="spot", scans=True, deck="1")]
-    config = sim_config(tmp_path)
-    env = {**os.environ, "BRIDGE_TABLE_SIM_DIR": str(tmp_path / "sim"), "PYTHONUNBUFFERED": "1"}
+    config, env, sim = sim_run_stdin(tmp_path)
     controller = subprocess.Popen([sys.executable, "-m", "controller.cli", "controller",
                                    "--broker", mosquitto.url, "--no-journal"], cwd=ROOT,
                                   env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE)
-    sim = subprocess.Popen([sys.executable, "-m", "controller.cli", "sim", "run", "--config",
-                            str(config), "--stdin"], cwd=ROOT, env=env,
-                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     bridge: subprocess.Popen[bytes] | None = None
     try:
         assert sim.stdout is not None and sim.stdin is not None
