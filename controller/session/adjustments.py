@@ -45,7 +45,8 @@ from .sessionfile import (
 )
 
 __all__ = ["Adjustment", "parse_adjustment", "adjustment_toml", "set_adjustment",
-           "remove_adjustment", "with_adjustments", "toml_value", "weighted_row"]
+           "remove_adjustment", "with_adjustments", "toml_value", "weighted_row",
+           "write_session_text"]
 
 _HEADER = re.compile(r"^\s*\[")
 _ADJUSTMENT = re.compile(r"^\s*\[\[\s*adjustment\s*\]\]\s*(#.*)?$")
@@ -141,8 +142,6 @@ def _entry_key(block: list[str]) -> tuple[str, int] | None:
 
 
 def _rewrite(path: str | Path, table: str, board: int, new: Adjustment | None) -> Session:
-    from controller.tomlfile import TomlFileError, loads_toml
-
     p = Path(path)
     load_session(p)                                     # the file as it is must be good
     lines = p.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -152,6 +151,18 @@ def _rewrite(path: str | Path, table: str, board: int, new: Adjustment | None) -
     text = "".join(lines)
     if new is not None:
         text += ("" if not text or text.endswith("\n") else "\n") + "\n" + adjustment_toml(new)
+    return write_session_text(p, text)
+
+
+def write_session_text(path: str | Path, text: str) -> Session:
+    """Put ``text`` in place of the session file, all or nothing: read as a session first
+    (every check ``score`` makes; SessionError, the file left as it was, if it is not one),
+    then written beside it, synced, given the file's mode and moved over it. The session
+    it gives. The one writer of session files: ``set_adjustment``, ``remove_adjustment``
+    and the console's rulings (controller/web/console/adjust.py)."""
+    from controller.tomlfile import TomlFileError, loads_toml
+
+    p = Path(path)
     try:
         session = parse_session(loads_toml(text, str(p)), str(p), p.parent)
     except (SessionError, TomlFileError) as exc:       # the file is left as it was
@@ -162,6 +173,7 @@ def _rewrite(path: str | Path, table: str, board: int, new: Adjustment | None) -
             fp.write(text)
             fp.flush()
             os.fsync(fp.fileno())
+        os.chmod(tmp, p.stat().st_mode & 0o777)       # mkstemp's 0600 is not the file's
         os.replace(tmp, p)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -3,23 +3,21 @@
 ``bridge-table score`` and ``bridge-table export`` read a session's adjusted scores from
 its file (``[[adjustment]]``, docs/session.md). The console appends one block per adjusted
 score, between two comment lines that name the ruling, and takes exactly that block out
-again to reverse it. The would-be file is written beside the old one and read back with
-``controller.session.load_session`` (the checks ``score`` makes) before it is renamed over
-it, so the console never leaves a session file that ``score`` would refuse; the table must
-play the board in the session's movement.
+again to reverse it. The would-be file is read as a session (the checks ``score`` makes)
+before it is written over the old one, through ``controller.session``'s one writer of
+session files (``write_session_text``), so the console never leaves a session file that
+``score`` would refuse; the table must play the board in the session's movement.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.session import Session, SessionError, load_session, parse_adjustment
-from controller.session.adjustments import toml_value
+from controller.session import Session, SessionError, parse_adjustment
+from controller.session.adjustments import toml_value, write_session_text
 
 __all__ = ["ScoreAdjustment", "check_adjustment", "append_adjustment", "remove_adjustment",
            "KINDS"]
@@ -157,24 +155,13 @@ def check_adjustment(session: Session, body: dict[str, Any]) -> ScoreAdjustment:
 
 
 def _replace(path: Path, text: str) -> Session:
-    """Write ``text`` beside the session file, read it back with ``load_session`` (every
-    check ``score`` makes), then put it in place; the session it gives."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".toml", dir=path.parent)
+    """``text`` in place of the session file, read as a session first (every check
+    ``score`` makes: controller.session's one writer); ValueError, the file unchanged, when
+    it would not read back."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        try:
-            session = load_session(tmp)
-        except SessionError as exc:
-            raise ValueError(f"the session file would not read back: "
-                             f"{str(exc).replace(tmp, str(path))}") from None
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    object.__setattr__(session, "path", path)
-    return session
+        return write_session_text(path, text)
+    except SessionError as exc:
+        raise ValueError(f"the session file would not read back: {exc}") from None
 
 
 def append_adjustment(path: Path, adj: ScoreAdjustment, seq: int, header: str

@@ -409,6 +409,14 @@ def _changed(before: Any, after: dict[str, Any]) -> bool:
         {k: v for k, v in after.items() if k not in skip}
 
 
+async def _json_object(request: Request) -> dict[str, Any]:
+    """A request's JSON object body; ValueError (bad JSON too) when it is not one."""
+    body = json.loads(await request.body())
+    if not isinstance(body, dict):
+        raise ValueError("the body must be a JSON object")
+    return body
+
+
 def _text(value: Any) -> str | None:
     """A free-text field of the record (facts, note), trimmed; None when empty."""
     text = str(value).strip()[:MAX_TEXT] if isinstance(value, str) else ""
@@ -630,9 +638,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
         if not isinstance(session, Session):
             return session
         try:
-            body = json.loads(await request.body())
-            if not isinstance(body, dict):
-                raise ValueError("the body must be a JSON object")
+            body = await _json_object(request)
             return JSONResponse(await console.send_ruling(session, body))
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
@@ -697,9 +703,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
         if not isinstance(session, Session):
             return session
         try:
-            body = json.loads(await request.body())
-            if not isinstance(body, dict):
-                raise ValueError("the body must be a JSON object")
+            body = await _json_object(request)
             return JSONResponse(console.send_score(session, body))
         except (ValueError, OSError) as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
@@ -735,9 +739,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
         if console.room is None:
             return JSONResponse({"error": "not ready"}, status_code=503)
         try:
-            body = json.loads(await request.body())
-            if not isinstance(body, dict):
-                raise ValueError("the body must be a JSON object")
+            body = await _json_object(request)
             if body.get("move") is True:
                 if console.room.call_move(time.time()) is None:
                     raise ValueError("no round's clock is running")
@@ -820,9 +822,7 @@ def build_app(config: ConsoleConfig) -> Starlette:
             return JSONResponse({"error": "not ready"}, status_code=503)
         try:
             seq = int(request.path_params["seq"])
-            body = json.loads(await request.body())
-            if not isinstance(body, dict):
-                raise ValueError("the body must be a JSON object")
+            body = await _json_object(request)
             appeal = body.get("appeal")
             ok = console.rulings.record(seq, facts=_text(body.get("facts")),
                                         note=_text(body.get("note")),
