@@ -183,6 +183,18 @@ type = "explicit"
             _stop(controller)
 
 
+def click_and_dismiss(page: Page, button: Any) -> list[str]:
+    """Click ``button`` and dismiss the confirmation it asks for; what it asked."""
+    asked: list[str] = []
+
+    def dismiss(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+    page.once("dialog", dismiss)
+    button.click()
+    return asked
+
+
 def _login(page: Page, url: str, password: str = PASSWORD) -> None:
     page.goto(url + "/login")
     page.fill("input[name=name]", "Ada")
@@ -273,13 +285,7 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         expect(options).to_contain_text("Law 64C")
         options.locator("input[name=tricks]").fill("10")
         # a destructive ruling asks first: dismissed, nothing is sent
-        asked: list[str] = []
-
-        def dismiss(dialog: Any) -> None:
-            asked.append(dialog.message)
-            dialog.dismiss()
-        page.once("dialog", dismiss)
-        options.locator("button[data-ruling=adjust]").click()
+        asked = click_and_dismiss(page, options.locator("button[data-ruling=adjust]"))
         expect(page.locator("#answers li")).to_have_count(0)
         assert asked and "Adjust" in asked[0]
         page.once("dialog", lambda dialog: dialog.accept())

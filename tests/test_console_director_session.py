@@ -50,6 +50,7 @@ from test_console_browser import (  # noqa: E402
     _stop,
     _wait_http,
     _wait_retained,
+    click_and_dismiss,
 )
 
 TABLES = 30
@@ -246,13 +247,7 @@ def _destructive_ruling_asked_and_reversed(page: Page) -> None:
     options = page.locator("#options")
     options.locator("input[name=tricks]").fill("10")
     page.locator('[id="record:5:facts"]').fill("East revoked at trick 6; NS lost a trick")
-    asked: list[str] = []
-
-    def dismiss(dialog: Any) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-    page.once("dialog", dismiss)
-    options.locator("button[data-ruling=adjust]").click()
+    asked = click_and_dismiss(page, options.locator("button[data-ruling=adjust]"))
     expect(page.locator("#answers li")).to_have_count(0)
     assert asked and "changes what the table did" in asked[0]
     page.once("dialog", lambda dialog: dialog.accept())
