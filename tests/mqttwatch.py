@@ -9,6 +9,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,3 +158,60 @@ def stop_process(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM,
             proc.kill()
             proc.wait(timeout)
     return int(proc.returncode)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
+    """Poll ``predicate`` (every 0.1 s) until it holds; AssertionError after ``timeout``."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+class Recorder:
+    """A plain MQTT client (paho, in its own thread) recording every message under its
+    filters in the broker's order, for tests that are not asyncio: ``seen`` holds
+    (topic, payload decoded from JSON or None, retained). ``client_id`` with
+    ``clean_session=False`` is a persistent subscriber, as a console or a relay is."""
+
+    def __init__(self, url: str, topics: str | Iterable[str], *, client_id: str = "",
+                 clean_session: bool = True) -> None:
+        import paho.mqtt.client as mqtt
+
+        host, port = _host_port(url)
+        self.seen: list[tuple[str, Any, bool]] = []
+        self.lock = threading.Lock()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
+                                  clean_session=clean_session)
+        self.client.on_message = self._on
+        self.client.connect(host, port)
+        filters = [topics] if isinstance(topics, str) else list(topics)
+        self.client.subscribe([(f, 1) for f in filters])
+        self.client.loop_start()
+
+    def _on(self, client: Any, userdata: Any, msg: Any) -> None:
+        try:
+            payload = json.loads(msg.payload)
+        except ValueError:
+            payload = None
+        with self.lock:
+            self.seen.append((msg.topic, payload, bool(msg.retain)))
+
+    def snapshot(self) -> list[tuple[str, Any, bool]]:
+        with self.lock:
+            return list(self.seen)
+
+    def topics(self) -> list[str]:
+        return [t for t, _, _ in self.snapshot()]
+
+    def of(self, kind: str) -> list[tuple[str, Any]]:
+        """(topic, payload) of the messages whose topic ends in ``/kind``."""
+        return [(t, p) for t, p, _ in self.snapshot() if t.rsplit("/", 1)[-1] == kind]
+
+    def publish(self, topic: str, payload: Any, retain: bool = False) -> None:
+        self.client.publish(topic, json.dumps(payload), qos=1, retain=retain).wait_for_publish(5)
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()

@@ -17,7 +17,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import pytest
 from boardevents import BoardScript, EventWriter, clean_board
 from broker import Mosquitto
+from mqttwatch import Recorder, wait_until
 
 from controller.laws.cards import Seat, Suit, board_dealer
 
@@ -65,37 +65,6 @@ def script(board: int) -> BoardScript:
 
 def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "controller.cli", *args]
-
-
-class Observer:
-    """One paho connection on ``bridge/+/result`` and ``public/#``: the broker's order."""
-
-    def __init__(self, port: int) -> None:
-        import paho.mqtt.client as mqtt
-
-        self.seen: list[tuple[str, Any]] = []
-        self.lock = threading.Lock()
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)  # type: ignore[attr-defined]
-        self.client.on_message = self._on
-        self.client.connect("127.0.0.1", port)
-        self.client.subscribe([("bridge/+/result", 1), ("public/#", 1)])
-        self.client.loop_start()
-
-    def _on(self, client: Any, userdata: Any, msg: Any) -> None:
-        try:
-            payload = json.loads(msg.payload)
-        except ValueError:
-            payload = None
-        with self.lock:
-            self.seen.append((msg.topic, payload))
-
-    def snapshot(self) -> list[tuple[str, Any]]:
-        with self.lock:
-            return list(self.seen)
-
-    def close(self) -> None:
-        self.client.loop_stop()
-        self.client.disconnect()
 
 
 class Proc:
@@ -162,15 +131,6 @@ def broker(tmp_path: Path) -> Iterator[Mosquitto]:
         yield b
 
 
-def wait_for(pred: Any, timeout: float, what: str) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.parametrize("seed", [int(s) for s in os.environ.get("CHAOS_SEEDS", "28").split(",")])
 def test_every_board_released_once_none_early_under_faults(
         tmp_path: Path, broker: Mosquitto, seed: int) -> None:
@@ -181,7 +141,7 @@ def test_every_board_released_once_none_early_under_faults(
     (tmp_path / "s2.toml").write_text(schedule("chaos-2"))
     (tmp_path / "deals.pbn").write_text(deals_pbn())
     url = broker.url
-    observer = Observer(broker.port)
+    observer = Recorder(broker.url, ["bridge/+/result", "public/#"])
     controller = Proc(tmp_path, "controller", [
         "controller", "--broker", url, "--deals", str(tmp_path / "deals.pbn"), "--schedule",
         str(tmp_path / "s1.toml"), "--journal", str(tmp_path / "j1.sqlite"),
@@ -193,7 +153,7 @@ def test_every_board_released_once_none_early_under_faults(
     publisher.connect("127.0.0.1", broker.port)
     publisher.loop_start()
     try:
-        wait_for(lambda: any(t == "public/session" for t, _ in observer.snapshot()), 30,
+        wait_until(lambda: any(t == "public/session" for t, _, _ in observer.snapshot()), 30,
                  "the relay")
         events = events_of_session(rnd, "s1")
         faults = sorted(rnd.sample(range(100, len(events) - 50), len(FAULTS)))
@@ -224,21 +184,21 @@ def test_every_board_released_once_none_early_under_faults(
 
         def released() -> set[tuple[str, int]]:
             out = set()
-            for topic, p in observer.snapshot():
+            for topic, p, _ in observer.snapshot():
                 parts = topic.split("/")
                 if parts[0] == "public" and len(parts) == 4 and parts[2] == "board" and \
                         isinstance(p, dict) and p.get("status") == "complete":
                     out.add((parts[1], int(parts[3])))
             return out
 
-        wait_for(lambda: released() >= expected, 120,
+        wait_until(lambda: released() >= expected, 120,
                  f"every board released (controller log: {tmp_path})")
         time.sleep(2)   # anything late or duplicated shows up now
         seen = observer.snapshot()
         finished: set[tuple[str, int]] = set()
         results: dict[tuple[str, int], int] = {}
         views: dict[tuple[str, int], dict[str, Any]] = {}
-        for topic, p in seen:
+        for topic, p, _ in seen:
             parts = topic.split("/")
             if parts[0] == "bridge" and isinstance(p, dict):
                 finished.add((parts[1], p["board"]))
@@ -279,11 +239,11 @@ def test_every_board_released_once_none_early_under_faults(
         before = len(observer.snapshot())
         for topic, ev in events_of_session(rnd, "s2")[: len(events) // 3]:   # round 1
             publisher.publish(topic, json.dumps(ev), qos=1).wait_for_publish(10)
-        wait_for(lambda: sum(1 for t, _ in observer.snapshot()[before:]
+        wait_until(lambda: sum(1 for t, _, _ in observer.snapshot()[before:]
                              if t.startswith("bridge/")) >= 2 * len(TABLES), 60,
                  "the next session's round 1 results")
         time.sleep(2)
-        leaked = [t for t, _ in observer.snapshot()[before:] if t.startswith("public/")]
+        leaked = [t for t, _, _ in observer.snapshot()[before:] if t.startswith("public/")]
         assert leaked == [], "the relay published the next session"
         assert "runs session 'chaos-2'" in relay.logs()
     finally:

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 from boardevents import BoardScript, EventWriter, clean_board
 from broker import Mosquitto, free_port
+from mqttwatch import Recorder, wait_until
 from screenshots import screenshot_dir
 
 from controller.laws.cards import Seat, Suit, board_dealer
@@ -74,50 +74,6 @@ def pbn_deals() -> str:
     return "\n".join(out)
 
 
-class Watcher:
-    """A plain MQTT client (paho) that records every message under a filter."""
-
-    def __init__(self, url: str, topic: str) -> None:
-        import paho.mqtt.client as mqtt
-
-        host, port = url.split("//")[1].split(":")
-        self.seen: list[tuple[str, Any, bool]] = []
-        self.lock = threading.Lock()
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-        self.client.on_message = self._on
-        self.client.connect(host, int(port))
-        self.client.subscribe(topic, qos=1)
-        self.client.loop_start()
-
-    def _on(self, client: Any, userdata: Any, msg: Any) -> None:
-        try:
-            payload = json.loads(msg.payload)
-        except ValueError:
-            payload = None
-        with self.lock:
-            self.seen.append((msg.topic, payload, bool(msg.retain)))
-
-    def topics(self) -> list[str]:
-        with self.lock:
-            return [t for t, _, _ in self.seen]
-
-    def publish(self, topic: str, payload: Any, retain: bool = False) -> None:
-        self.client.publish(topic, json.dumps(payload), qos=1, retain=retain).wait_for_publish(5)
-
-    def close(self) -> None:
-        self.client.loop_stop()
-        self.client.disconnect()
-
-
-def wait_for(pred: Any, timeout: float = 20.0, what: str = "") -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "controller.cli", *args]
 
@@ -139,12 +95,12 @@ class Stack:
         self.start("vugraph", "vugraph", "--broker", self.url, "--listen",
                    f"127.0.0.1:{self.port}")
         self.web = f"http://127.0.0.1:{self.port}"
-        wait_for(self._web_up, 20, "the vugraph")
-        self.public = Watcher(self.url, "public/#")
-        self.bridge = Watcher(self.url, "bridge/#")
-        wait_for(lambda: any(t == "public/session" for t in self.public.topics()), 20,
+        wait_until(self._web_up, 20, "the vugraph")
+        self.public = Recorder(self.url, "public/#")
+        self.bridge = Recorder(self.url, "bridge/#")
+        wait_until(lambda: any(t == "public/session" for t in self.public.topics()), 20,
                  "the relay's session")
-        wait_for(lambda: any(t == "bridge/controller/status" for t in self.bridge.topics()),
+        wait_until(lambda: any(t == "bridge/controller/status" for t in self.bridge.topics()),
                  20, "the controller")
 
     def _web_up(self) -> bool:
@@ -172,7 +128,7 @@ class Stack:
         n = len(self.bridge.seen)
         for ev in writer.board(script(board)):
             self.bridge.publish(f"bridge/{table}/event", ev)
-        wait_for(lambda: any(t == f"bridge/{table}/result" and p and p.get("board") == board
+        wait_until(lambda: any(t == f"bridge/{table}/result" and p and p.get("board") == board
                              for t, p, _ in self.bridge.seen[n:]), 30,
                  f"the result of board {board} at table {table}")
         time.sleep(0.5)   # let the relay take the last messages
@@ -265,10 +221,10 @@ def status(stack: Stack) -> Any:
 
 def test_2_round_two_releases_each_board_once_every_table_has_played_it(stack: Stack) -> None:
     stack.play("1", 2)
-    wait_for(lambda: released(stack, "1", 2) and released(stack, "2", 2), 20, "board 2")
+    wait_until(lambda: released(stack, "1", 2) and released(stack, "2", 2), 20, "board 2")
     assert not released(stack, "1", 1)
     stack.play("2", 1)
-    wait_for(lambda: released(stack, "1", 1) and released(stack, "2", 1), 20, "board 1")
+    wait_until(lambda: released(stack, "1", 1) and released(stack, "2", 1), 20, "board 1")
     time.sleep(1)
     assert not any(t.startswith("public/9/") for t in stack.public.topics())
     view = [p for t, p, _ in stack.public.seen if t == "public/1/board/1"][-1]
@@ -397,7 +353,7 @@ def test_6_a_late_joiner_sees_the_board_as_released(stack: Stack, chromium_brows
     try:
         page = chromium_browser.new_page(viewport={"width": 390, "height": 844})
         url = f"http://127.0.0.1:{port}"
-        wait_for(lambda: _up(url), 20, "the late vugraph")
+        wait_until(lambda: _up(url), 20, "the late vugraph")
         page.goto(url + "/#/table/2")
         page.wait_for_selector("#hand-S")
         assert "Table 2" in page.locator("#board-title").inner_text()
@@ -429,9 +385,9 @@ def test_8_two_relays_coexist_and_ctrl_c_ends_cleanly(stack: Stack) -> None:
     second = stack.start("relay2", "broadcast", "--broker", stack.url, "--schedule",
                          str(stack.tmp / "session.toml"), "--store",
                          str(stack.tmp / "relay2.sqlite"), "--public", "public2")
-    w = Watcher(stack.url, "public2/#")
+    w = Recorder(stack.url, "public2/#")
     try:
-        wait_for(lambda: "public2/session" in w.topics(), 20, "the second relay")
+        wait_until(lambda: "public2/session" in w.topics(), 20, "the second relay")
         time.sleep(2)
         assert stack.procs["relay"].poll() is None and second.poll() is None
         assert "retrying" not in stack.log("relay2") and "retrying" not in stack.log("relay")
@@ -455,25 +411,25 @@ def test_9_a_relay_left_running_publishes_nothing_of_the_next_session(stack: Sta
     stack.start("controller-next", "controller", "--broker", stack.url, "--deals",
                 str(stack.tmp / "deals.pbn"), "--schedule", str(nxt), "--no-journal",
                 "--status-interval", "1")
-    wait_for(lambda: any(t == "bridge/controller/status" and p and
+    wait_until(lambda: any(t == "bridge/controller/status" and p and
                          p.get("session") == "club-2026-12-07"
                          for t, p, _ in stack.bridge.seen), 20, "the next session's controller")
     # the next session's relay, on the same public topics as the morning's
     stack.start("relay-next", "broadcast", "--broker", stack.url, "--schedule", str(nxt),
                 "--store", str(stack.tmp / "relay-next.sqlite"), "--deals",
                 str(stack.tmp / "deals.pbn"))
-    wait_for(lambda: any(t == "public/session" and p.get("session") == "club-2026-12-07"
+    wait_until(lambda: any(t == "public/session" and p.get("session") == "club-2026-12-07"
                          for t, p, _ in stack.public.seen[n:]), 20, "the next session's relay")
     # what table 1 plays now, while its board is held: board and contract, no card
     stack.play("1", 1, src="pi-1-next")
-    wait_for(lambda: any(t == "public/1/now" and p.get("session") == "club-2026-12-07"
+    wait_until(lambda: any(t == "public/1/now" and p.get("session") == "club-2026-12-07"
                          and p.get("board") == 1 and p.get("contract") == "4H"
                          for t, p, _ in stack.public.seen[n:]), 20, "table 1 playing now")
     assert not any(t.startswith("public/1/board/") for t, _, _ in stack.public.seen[n:])
     stack.play("2", 2, src="pi-2-next")
     stack.play("1", 2, src="pi-1-next")
     stack.play("2", 1, src="pi-2-next")
-    wait_for(lambda: all(released(stack, t, b, "club-2026-12-07") for t in ("1", "2")
+    wait_until(lambda: all(released(stack, t, b, "club-2026-12-07") for t in ("1", "2")
                          for b in (1, 2)), 20, "the next session's boards, by its own relay")
     time.sleep(1)
     later = [(t, p) for t, p, _ in stack.public.seen[n:] if t != "public/session"]
@@ -510,17 +466,17 @@ def test_11_a_late_joiner_sees_a_board_in_progress_under_live_release(
                       f"127.0.0.1:{port}", "--public", "publive")
     url = f"http://127.0.0.1:{port}"
     try:
-        w = Watcher(stack.url, "publive/#")
-        ctl_status = Watcher(stack.url, "exh/controller/status")
-        wait_for(lambda: "publive/session" in w.topics(), 20, "the live relay")
-        wait_for(lambda: any(p and p.get("status") == "online" for _, p, _ in ctl_status.seen),
+        w = Recorder(stack.url, "publive/#")
+        ctl_status = Recorder(stack.url, "exh/controller/status")
+        wait_until(lambda: "publive/session" in w.topics(), 20, "the live relay")
+        wait_until(lambda: any(p and p.get("status") == "online" for _, p, _ in ctl_status.seen),
                  20, "the exhibition's controller")   # subscribed: no event is lost
         ctl_status.close()
-        wait_for(lambda: _up(url), 20, "the live vugraph")
+        wait_until(lambda: _up(url), 20, "the live vugraph")
         events = list(EventWriter("pi-5").board(script(1)))
         for ev in events[:1 + 104 + 8 + 6]:        # the auction and six cards
             stack.bridge.publish("exh/5/event", ev)
-        wait_for(lambda: "publive/5/snapshot" in w.topics() and
+        wait_until(lambda: "publive/5/snapshot" in w.topics() and
                  len([p for t, p, _ in w.seen if t == "publive/5/snapshot"][-1]["cards"]) == 6,
                  20, "six cards released live")
         w.close()

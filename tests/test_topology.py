@@ -22,13 +22,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
 from broker import Mosquitto
+from mqttwatch import Recorder, wait_until
 
 from controller.formats.events import record_events
 from controller.formats.pbn import pbn_text
@@ -125,53 +125,17 @@ class Link:
         self.server.close()
 
 
-class Listener:
-    """A persistent QoS 1 subscriber (a console, a scorer or a relay), recording payloads by
-    topic."""
-
-    def __init__(self, broker: Mosquitto, client_id: str, topics: tuple[str, ...]) -> None:
-        self.messages: list[tuple[str, dict[str, Any]]] = []
-        self.lock = threading.Lock()
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                                  clean_session=False)
-        self.client.on_message = self._on_message
-        self.client.on_connect = lambda c, *a: [c.subscribe(t, qos=1) for t in topics]
-        self.client.connect("127.0.0.1", broker.port)
-        self.client.loop_start()
-
-    def _on_message(self, client: mqtt.Client, userdata: object,
-                    message: mqtt.MQTTMessage) -> None:
-        with self.lock:
-            self.messages.append((message.topic, json.loads(message.payload)))
-
-    def of(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
-        with self.lock:
-            return [(t, p) for t, p in self.messages if t.rsplit("/", 1)[-1] == kind]
-
-    def close(self) -> None:
-        self.client.loop_stop()
-        self.client.disconnect()
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
-def feed_items(listener: Listener, table: str) -> set[str]:
+def feed_items(listener: Recorder, table: str) -> set[str]:
     return {json.dumps(p, sort_keys=True) for t, p in listener.of("feed")
             if t == f"bridge/{table}/feed"}
 
 
-def last_state(listener: Listener, table: str) -> dict[str, Any] | None:
+def last_state(listener: Recorder, table: str) -> dict[str, Any] | None:
     states = [p for t, p in listener.of("state") if t == f"bridge/{table}/state"]
     return states[-1] if states else None
 
 
-def results(listener: Listener) -> dict[str, dict[str, Any]]:
+def results(listener: Recorder) -> dict[str, dict[str, Any]]:
     return {t.split("/")[1]: p for t, p in listener.of("result")}
 
 
@@ -187,7 +151,7 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
     brokers = {room: Mosquitto(tmp_path / f"room-{room}",
                                extra=room_bridge(room, links[room].port)) for room in ROOMS}
     controllers: list[subprocess.Popen[bytes]] = []
-    listeners: list[Listener] = []
+    listeners: list[Recorder] = []
     publishers: list[mqtt.Client] = []
     try:
         for broker in brokers.values():
@@ -200,16 +164,17 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
                  "--client-id", f"controller-{room}", "--log-level", "WARNING"],
                 cwd=REPO, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE))
         # the centre: where the console, the scorer and the broadcast read
-        centre = Listener(central, "centre-console", ("bridge/+/result", "bridge/+/feed",
-                                                      "bridge/+/alert", "bridge/+/state",
-                                                      "bridge/controller/#"))
+        centre = Recorder(central.url, ("bridge/+/result", "bridge/+/feed", "bridge/+/alert",
+                                        "bridge/+/state", "bridge/controller/#"),
+                          client_id="centre-console", clean_session=False)
         listeners.append(centre)
-        rooms = {room: Listener(brokers[room], f"room-{room}-watch",
+        rooms = {room: Recorder(brokers[room].url,
                                 ("bridge/+/result", "bridge/+/feed", "bridge/+/alert",
-                                 "bridge/+/state"))
+                                 "bridge/+/state"),
+                                client_id=f"room-{room}-watch", clean_session=False)
                  for room in ROOMS}
         listeners += rooms.values()
-        wait_for(lambda: len(centre.of("status")) >= 2, 30,
+        wait_until(lambda: len(centre.of("status")) >= 2, 30,
                  "both rooms' controllers online at the centre")
 
         # each table plays both boards; its events go to its room's broker only
@@ -254,18 +219,18 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
         # no table waited on the link: each room's controller finished its tables' boards
         # while the link was still cut
         for room, tables in ROOMS.items():
-            wait_for(lambda room=room, tables=tables: all(
+            wait_until(lambda room=room, tables=tables: all(
                 results(rooms[room]).get(t, {}).get("board") == 2 for t in tables), 60,
                 f"room {room}'s results with the link cut")
         centre_before = len(centre.of("result"))
         for link in links.values():
             link.restore()
         # the centre catches up: every result and feed item the rooms saw
-        wait_for(lambda: all(results(centre).get(t, {}).get("board") == 2
+        wait_until(lambda: all(results(centre).get(t, {}).get("board") == 2
                              for t in all_tables), 60, "the centre's results")
         for room, tables in ROOMS.items():
             for table in tables:
-                wait_for(lambda room=room, table=table: feed_items(centre, table)
+                wait_until(lambda room=room, table=table: feed_items(centre, table)
                          >= feed_items(rooms[room], table), 60,
                          f"table {table}'s feed at the centre")
         assert centre_before < len(centre.of("result"))
@@ -273,7 +238,7 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
         # was cut is not left showing an earlier trick at the centre)
         for room, tables in ROOMS.items():
             for table in tables:
-                wait_for(lambda room=room, table=table: last_state(centre, table)
+                wait_until(lambda room=room, table=table: last_state(centre, table)
                          == last_state(rooms[room], table), 30, f"table {table}'s state")
         for room, tables in ROOMS.items():
             room_results = results(rooms[room])
@@ -284,7 +249,8 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
                               if t == f"bridge/{table}/feed"}
                 assert boards_fed >= {1, 2}
         # the hot path stayed in the rooms: no table's events at the centre
-        events_seen = Listener(central, "centre-events", ("bridge/+/event",))
+        events_seen = Recorder(central.url, "bridge/+/event", client_id="centre-events",
+                               clean_session=False)
         listeners.append(events_seen)
         time.sleep(0.5)
         assert events_seen.of("event") == []
@@ -297,11 +263,12 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
         director.connect("127.0.0.1", central.port)
         director.loop_start()
         publishers.append(director)
-        states = Listener(central, "centre-states", ("bridge/+/state",))
+        states = Recorder(central.url, "bridge/+/state", client_id="centre-states",
+                          clean_session=False)
         listeners.append(states)
         time.sleep(0.3)
         director.publish("bridge/A2/ruling", json.dumps(ruling), qos=1).wait_for_publish(10)
-        wait_for(lambda: any(t == "bridge/A2/state" and (p.get("last") or {}).get("src")
+        wait_until(lambda: any(t == "bridge/A2/state" and (p.get("last") or {}).get("src")
                              == "director-centre" for t, p in states.of("state")), 30,
                  "the room's state after a ruling given at the centre")
     finally:
