@@ -44,8 +44,7 @@ from firmware_bridge.mcu.btreader.clock import Clock  # noqa: E402
 from firmware_bridge.mcu.btreader.inventory import Frontend  # noqa: E402
 from firmware_bridge.mcu.btreader.mfrc522 import MFRC522  # noqa: E402
 from firmware_bridge.mcu.btreader.pn532 import PN532, I2cTransport  # noqa: E402
-from firmware_bridge.mcu.btreader.ports import I2cPort, SpiPort  # noqa: E402
-from firmware_bridge.sim.chips import AirTime, EmuMFRC522, EmuPN532, Field  # noqa: E402
+from firmware_bridge.sim.chips import AirTime, ChipI2c, ChipSpi, EmuMFRC522, EmuPN532, Field  # noqa: E402
 from firmware_bridge.sim.mcu import EmulatedBoard, Wiring  # noqa: E402
 
 
@@ -66,25 +65,6 @@ class SleepCount:
         HOST_TICKS.sleep_ms(ms)
 
 
-class Spi(SpiPort):
-    def __init__(self, chip: EmuMFRC522) -> None:
-        self.chip = chip
-
-    def transfer(self, data: bytes) -> bytes:
-        return self.chip.spi_transfer(data)
-
-
-class I2c(I2cPort):
-    def __init__(self, chip: EmuPN532) -> None:
-        self.chip = chip
-
-    def write(self, data: bytes) -> None:
-        self.chip.i2c_write(data)
-
-    def read(self, count: int) -> bytes:
-        return self.chip.i2c_read(count)
-
-
 def inventory_rate(kind: str, tags: int, rounds: int) -> dict[str, float]:
     field = Field()
     air = AirTime()
@@ -92,11 +72,11 @@ def inventory_rate(kind: str, tags: int, rounds: int) -> dict[str, float]:
     clock = Clock(ticks)
     driver: Frontend
     if kind == "mfrc522":
-        driver = MFRC522(Spi(EmuMFRC522(field, "a", air)), clock)
+        driver = MFRC522(ChipSpi(EmuMFRC522(field, "a", air)), clock)
     else:
         # no busy NAKs: how long a real PN532 stays busy is in none of its documents; the
         # figure is the floor, as for the chip's processing time
-        driver = PN532(I2cTransport(I2c(EmuPN532(field, "a", air, busy_s=0.0))), clock)
+        driver = PN532(I2cTransport(ChipI2c(EmuPN532(field, "a", air, busy_s=0.0))), clock)
     for i in range(tags):
         field.place("a", f"04{i:02X}A1B2C3D4E5")
     assert driver.check()

@@ -12,8 +12,7 @@ import pytest
 from firmware_bridge.mcu.btreader import mfrc522
 from firmware_bridge.mcu.btreader.clock import Clock
 from firmware_bridge.mcu.btreader.mfrc522 import MFRC522
-from firmware_bridge.mcu.btreader.ports import SpiPort
-from firmware_bridge.sim.chips import COLLPOS_READINGS, EmuMFRC522, Field
+from firmware_bridge.sim.chips import COLLPOS_READINGS, ChipSpi, EmuMFRC522, Field
 
 
 class ManualTicks:
@@ -37,16 +36,16 @@ class ManualTicks:
         self.now += ms
 
 
-class Wire(SpiPort):
+class Wire(ChipSpi):
     """The SPI lines to one emulated chip, noting when the field goes on and off."""
 
     def __init__(self, chip: EmuMFRC522, ticks: ManualTicks) -> None:
-        self.chip = chip
+        super().__init__(chip)
         self.ticks = ticks
         self.field_changes: list[tuple[float, bool]] = []
 
     def transfer(self, data: bytes) -> bytes:
-        back = self.chip.spi_transfer(data)
+        back = super().transfer(data)
         if not data[0] & 0x80 and (data[0] >> 1) & 0x3F == mfrc522.TX_CONTROL:
             on = data[1] & 0x03 == 0x03
             if not self.field_changes or self.field_changes[-1][1] != on:

@@ -9,34 +9,14 @@ import pytest
 from firmware_bridge.mcu import HOST_TICKS
 from firmware_bridge.mcu.btreader.clock import Clock
 from firmware_bridge.mcu.btreader.pn532 import PN532, I2cTransport, SpiTransport, Transport
-from firmware_bridge.mcu.btreader.ports import I2cPort, SpiPort
-from firmware_bridge.sim.chips import EmuPN532, Field
-
-
-class I2cWire(I2cPort):
-    def __init__(self, chip: EmuPN532) -> None:
-        self.chip = chip
-
-    def write(self, data: bytes) -> None:
-        self.chip.i2c_write(data)
-
-    def read(self, count: int) -> bytes:
-        return self.chip.i2c_read(count)
-
-
-class SpiWire(SpiPort):
-    def __init__(self, chip: EmuPN532) -> None:
-        self.chip = chip
-
-    def transfer(self, data: bytes) -> bytes:
-        return self.chip.spi_transfer(data)
+from firmware_bridge.sim.chips import ChipI2c, ChipSpi, EmuPN532, Field
 
 
 def pn532(bus: str, *, busy_s: float = 0.002) -> tuple[PN532, EmuPN532, Field]:
     field = Field()
     chip = EmuPN532(field, "A", busy_s=busy_s)
-    transport: Transport = I2cTransport(I2cWire(chip)) if bus == "i2c" \
-        else SpiTransport(SpiWire(chip))
+    transport: Transport = I2cTransport(ChipI2c(chip)) if bus == "i2c" \
+        else SpiTransport(ChipSpi(chip))
     return PN532(transport, Clock(HOST_TICKS)), chip, field
 
 

@@ -34,8 +34,10 @@ import time
 from collections.abc import Callable
 
 from firmware_bridge.mcu.btreader.iso14443 import CASCADE_TAG, HLTA, REQA, SEL, WUPA, bcc, crc_a
+from firmware_bridge.mcu.btreader.ports import I2cPort, SpiPort
 
-__all__ = ["Tag", "Field", "AirTime", "EmuMFRC522", "EmuPN532", "COLLPOS_READINGS"]
+__all__ = ["Tag", "Field", "AirTime", "EmuMFRC522", "EmuPN532", "COLLPOS_READINGS", "ChipSpi",
+           "ChipI2c"]
 
 #: the two readings of the MFRC522's CollPos (see EmuMFRC522)
 COLLPOS_READINGS = ("nxp", "arduino")
@@ -578,3 +580,26 @@ class EmuPN532(_Chip):
         for n, tag in enumerate(found, 1):
             out += bytes((n,)) + tag.atqa[::-1] + b"\x00" + bytes((len(tag.uid),)) + tag.uid
         return bytes(out)
+
+
+class ChipSpi(SpiPort):
+    """The firmware's SPI port wired straight to one emulated chip (no board between)."""
+
+    def __init__(self, chip: EmuMFRC522 | EmuPN532) -> None:
+        self.chip = chip
+
+    def transfer(self, data: bytes) -> bytes:
+        return self.chip.spi_transfer(data)
+
+
+class ChipI2c(I2cPort):
+    """The firmware's I2C port wired straight to one emulated PN532."""
+
+    def __init__(self, chip: EmuPN532) -> None:
+        self.chip = chip
+
+    def write(self, data: bytes) -> None:
+        self.chip.i2c_write(data)
+
+    def read(self, count: int) -> bytes:
+        return self.chip.i2c_read(count)
