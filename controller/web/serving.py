@@ -4,6 +4,7 @@ status 2 (controller/commandline.py), never uvicorn's traceback after the URL wa
 
 from __future__ import annotations
 
+import errno
 import socket
 
 __all__ = ["ListenError", "check_bindable", "parse_listen"]
@@ -40,6 +41,7 @@ def check_bindable(host: str, port: int) -> None:
         try:
             probe.bind(address)
         except OSError as e:
-            why = "in use by another program" if e.errno == 98 else (e.strerror or str(e))
+            why = "in use by another program" if e.errno == errno.EADDRINUSE else \
+                (e.strerror or str(e))
             raise ListenError(f"--listen {host}:{port}: {why}; stop that program or give "
                               f"another --listen") from None
