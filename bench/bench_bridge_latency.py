@@ -31,7 +31,7 @@ import aiomqtt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from controller.mosquitto import Mosquitto  # noqa: E402
+from controller.broker.mosquitto import Mosquitto  # noqa: E402
 from firmware_bridge.bridge import Bridge  # noqa: E402
 from firmware_bridge.config import config_from_dict  # noqa: E402
 from firmware_bridge.display import NullDisplay  # noqa: E402

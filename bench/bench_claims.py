@@ -1,4 +1,4 @@
-"""Claim check: how long ``controller.claims.check_claim`` takes at trick 6 or later.
+"""Claim check: how long ``controller.evidence.claims.check_claim`` takes at trick 6 or later.
 
 Positions: random deals (seeded), random strain and opening leader, played at random but
 legally (endplay's ``legal_moves``) to the start of trick T; the claim position is the four
@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from controller.claims import check_claim  # noqa: E402
+from controller.evidence.claims import check_claim  # noqa: E402
 from controller.laws.cards import FULL_DECK, Deal, Seat  # noqa: E402
 
 STRAINS = ("S", "H", "D", "C", "NT")

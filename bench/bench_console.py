@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 import paho.mqtt.client as mqtt  # noqa: E402
 
-from controller.mosquitto import Mosquitto, free_port  # noqa: E402
+from controller.broker.mosquitto import Mosquitto, free_port  # noqa: E402
 from controller.web.auth import write_password_file  # noqa: E402
 
 PASSWORD = "bench password"

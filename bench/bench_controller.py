@@ -39,7 +39,7 @@ import aiomqtt
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from controller.daemon import NODELAY  # noqa: E402
+from controller.broker.mosquitto import Mosquitto  # noqa: E402
 from controller.demo import plan_board  # noqa: E402
 from controller.laws.cards import (  # noqa: E402
     Call,
@@ -50,7 +50,7 @@ from controller.laws.cards import (  # noqa: E402
     board_vulnerability,
 )
 from controller.laws.record import AuctionEntry, BoardRecord  # noqa: E402
-from controller.mosquitto import Mosquitto  # noqa: E402
+from controller.service.daemon import NODELAY  # noqa: E402
 
 DEAL = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
 SECTION = "## Controller latency and scale"

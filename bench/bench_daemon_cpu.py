@@ -58,9 +58,9 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_controller import DEAL, board_record, pct, proc_cpu  # noqa: E402
 
+from controller.broker.mosquitto import Mosquitto  # noqa: E402
 from controller.demo import plan_board  # noqa: E402
 from controller.laws.cards import board_dealer, board_vulnerability  # noqa: E402
-from controller.mosquitto import Mosquitto  # noqa: E402
 
 WINDOW = 20_000
 SECTION = "## Daemon CPU per event and round-start bursts"
@@ -241,7 +241,7 @@ def cpu_of(pids: list[int]) -> float:
 
 def level_prefix(n: int) -> str:
     """Table ids of pace level ``n``: ``PA0``, ``PA1``...; letters then digits, so that a
-    controller's ``--tables PA0-PA1023`` names them (controller/partition.py)."""
+    controller's ``--tables PA0-PA1023`` names them (controller/service/partition.py)."""
     return "P" + chr(ord("A") + n)
 
 
@@ -270,7 +270,7 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
         while load.timing.outstanding() and time.perf_counter() < limit:
             time.sleep(0.05)
         # the daemon, idle after that flood, collects its garbage in full
-        # (controller/gcpolicy.py): not part of the level
+        # (controller/service/gcpolicy.py): not part of the level
         time.sleep(3)
     schedule: list[tuple[float, int, bool]] = []
     for i in range(tables):

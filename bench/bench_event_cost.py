@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from controller.boards.generate import random_board  # noqa: E402
 from controller.engine import Engine  # noqa: E402
 from controller.formats.events import record_events  # noqa: E402
-from controller.generate import random_board  # noqa: E402
 from controller.laws.record import DealInfo  # noqa: E402
 
 

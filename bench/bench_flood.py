@@ -1,11 +1,11 @@
 """Another table's latency while one table floods the controller (issue 27).
 
-A private mosquitto, the rules daemon (``controller.daemon``, journal synced ``normal``),
+A private mosquitto, the rules daemon (``controller.service.daemon``, journal synced ``normal``),
 and two tables' bridges as paho clients: table 2 plays at a steady ``--rate`` events a
 second (QoS 1) and measures each event's latency to its end-to-end acknowledgement
 (``bridge/2/ack/table-2-pi``: journaled and applied); table 1 floods (QoS 0, ``--flood``
 events a second, the issue's 10.8k) for ``--seconds``. Run twice: with the controller's
-per-table intake bound (``controller.intake``, the default) and without it.
+per-table intake bound (``controller.service.intake``, the default) and without it.
 
     .venv/bin/python bench/bench_flood.py [--seconds 10] [--flood 10800] [--rate 40]
                                           [--flood-qos 0|1]
@@ -34,12 +34,12 @@ import paho.mqtt.client as mqtt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from controller.brokersettings import resolve  # noqa: E402
-from controller.daemon import ControllerDaemon, build_engine  # noqa: E402
-from controller.identity import Identities  # noqa: E402
-from controller.intake import Intake  # noqa: E402
-from controller.journal import Journal  # noqa: E402
-from controller.mosquitto import Mosquitto  # noqa: E402
+from controller.broker.identity import Identities  # noqa: E402
+from controller.broker.mosquitto import Mosquitto  # noqa: E402
+from controller.broker.settings import resolve  # noqa: E402
+from controller.service.daemon import ControllerDaemon, build_engine  # noqa: E402
+from controller.service.intake import Intake  # noqa: E402
+from controller.service.journal import Journal  # noqa: E402
 
 
 def percentile(values: list[float], p: float) -> float:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_bridge_latency import Arrivals, percentile, summary  # noqa: E402
 
-from controller.mosquitto import Mosquitto  # noqa: E402
+from controller.broker.mosquitto import Mosquitto  # noqa: E402
 from firmware_bridge.bridge import Bridge  # noqa: E402
 from firmware_bridge.config import config_from_dict  # noqa: E402
 from firmware_bridge.display import NullDisplay  # noqa: E402

@@ -1,7 +1,7 @@
 """Rebuild benchmark: a restart's journal fed back to a fresh Engine, the way it was (every
 message through ``Engine.handle``, its outputs built and thrown away), the way the daemon
 does it without snapshots (``Engine.rebuild``: outputs not built, every entry) and with
-them (``controller.snapshot``: each table restored at its last board start, only what
+them (``controller.service.snapshot``: each table restored at its last board start, only what
 follows replayed), side by side in one run.
 
     .venv/bin/python bench/bench_rebuild.py [--tables 64] [--boards 8] [--seed 1] [--write]
@@ -15,7 +15,7 @@ snapshot saves nothing.
 whose daemon rebuild is timed on the same journal in the same run, in a subprocess (its
 own ``controller`` package).
 
-The journal is a real one (``controller.journal.Journal``, SQLite WAL) holding a session
+The journal is a real one (``controller.service.journal.Journal``, SQLite WAL) holding a session
 of ``--tables`` tables each playing ``--boards`` random boards with hand scans, the tables'
 events interleaved as they arrive at a daemon, written as the daemon writes it (an Engine
 applies each batch and its board starts' snapshots are journaled: ``snapshot.record``),
@@ -47,12 +47,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_replay import core_kind, machine, write_section  # noqa: E402
+from controller.boards.generate import random_board  # noqa: E402
 from controller.engine import Engine  # noqa: E402
 from controller.formats.events import record_events  # noqa: E402
-from controller.generate import random_board  # noqa: E402
-from controller.journal import Journal  # noqa: E402
 from controller.laws.record import DealInfo  # noqa: E402
-from controller.snapshot import record as journal_as_daemon  # noqa: E402
+from controller.service.journal import Journal  # noqa: E402
+from controller.service.snapshot import record as journal_as_daemon  # noqa: E402
 
 HEADING = "## Journal rebuild on restart from per-table snapshots"
 
@@ -112,11 +112,11 @@ def best(run: Callable[[], int]) -> tuple[float, int]:
 _OTHER_TREE = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from controller.brokersettings import BrokerSettings
-from controller.daemon import ControllerDaemon
-from controller.deals import load_deals
+from controller.broker.settings import BrokerSettings
+from controller.service.daemon import ControllerDaemon
+from controller.boards.deals import load_deals
 from controller.engine import Engine
-from controller.journal import Journal
+from controller.service.journal import Journal
 deals, _ = load_deals(sys.argv[3])
 best = None
 for _ in range(3):

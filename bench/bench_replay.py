@@ -37,15 +37,15 @@ import msgspec
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from controller.boards.generate import random_board  # noqa: E402
 from controller.engine import Engine  # noqa: E402
 from controller.formats.events import interleave, record_events, write_jsonl  # noqa: E402
 from controller.formats.pbn import pbn_text  # noqa: E402
-from controller.generate import random_board  # noqa: E402
 from controller.laws.cards import Call, Card, Seat  # noqa: E402
 from controller.laws.events import Action, TagEvent, Zone  # noqa: E402
 from controller.laws.record import BoardRecord, DealInfo  # noqa: E402
 from controller.laws.table import Table  # noqa: E402
-from controller.replay import replay_lines  # noqa: E402
+from controller.replay.stream import replay_lines  # noqa: E402
 
 _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()

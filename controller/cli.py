@@ -12,22 +12,22 @@ from controller.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 #: subcommand -> "module:function"; each function takes argv (list[str]) and returns an exit code.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "replay": ("controller.replay:main", "replay sensor events through the Laws core"),
-    "controller": ("controller.daemon:main", "run the rules daemon on an MQTT broker"),
+    "replay": ("controller.replay.cli:main", "replay sensor events through the Laws core"),
+    "controller": ("controller.service.daemon:main", "run the rules daemon on an MQTT broker"),
     "bridge": ("firmware_bridge.bridge:main", "run the firmware bridge of one table"),
-    "run": ("controller.run:main", "bridge and controller together for one table"),
+    "run": ("controller.service.run:main", "bridge and controller together for one table"),
     "demo": ("controller.demo:main", "a whole board on a simulated table, live in the terminal"),
     "tags": ("firmware_bridge.tags:main", "tag registry: enroll a deck, list, check"),
     "verify": ("controller.verify.cli:main", "check dealt boards against their deal file"),
     "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
     "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV, USEBIO"),
-    "results": ("controller.session.live:main", "the ranking as the session goes; all records"),
+    "results": ("controller.service.results:main", "the ranking as the session goes; all records"),
     "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
     "vugraph": ("controller.web.vugraph:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
-    "broker-config": ("controller.brokerconfig:main", "a locked-down mosquitto for a venue"),
+    "broker-config": ("controller.broker.config:main", "a locked-down mosquitto for a venue"),
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
-    "firmware": ("firmware_bridge.mcu.flash:main", "reader firmware onto a MicroPython board"),
+    "firmware": ("firmware_bridge.flash:main", "reader firmware onto a MicroPython board"),
     "selftest": ("firmware_bridge.selftest:main", "commissioning test of a built table"),
 }
 

@@ -26,8 +26,8 @@ import sys
 import time
 from collections.abc import Callable
 
-__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "LOG_FORMAT",
-           "LOG_LEVELS", "OutageLog", "add_log_level", "plain_help", "setup_logging"]
+__all__ = ["ControllerError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE",
+           "LOG_FORMAT", "LOG_LEVELS", "OutageLog", "add_log_level", "plain_help", "setup_logging"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -79,6 +79,11 @@ def setup_logging(args: argparse.Namespace) -> str:
     logging.basicConfig(format=LOG_FORMAT, stream=sys.stderr)
     logging.getLogger().setLevel(getattr(logging, level))
     return level
+
+
+class ControllerError(Exception):
+    """A setting a command cannot run with (a bad broker URL, unreadable credentials or
+    deals file...): the command says why in one line and exits with ``EXIT_USAGE``."""
 
 
 class OutageLog:

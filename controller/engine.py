@@ -1,7 +1,7 @@
 """The controller's engine: wire-contract messages in, wire-contract messages out.
 
 ``Engine.handle(topic, payload)`` is the one path every consumer uses: the live daemon
-(``controller/daemon.py``), ``bridge-table replay`` and the benchmarks. It decodes the
+(``controller/service/daemon.py``), ``bridge-table replay`` and the benchmarks. It decodes the
 payload once with ``controller.wire`` (whose Structs say what a valid payload is), drops
 duplicates (same ``src``, ``boot`` and ``seq``, as QoS 1 redelivers and bridges resend),
 applies the event or ruling to the table's ``Table`` and returns what must
@@ -19,22 +19,32 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from . import WIRE_VERSION, wire
-from .display_text import LANGUAGES, DisplayKey, DisplayRenderer, display_key
-from .evidence import claim_position, evidence_payload, note_tempo, press_payload
-from .laws.cards import FULL_DECK, Call, Card, ParseError, Rules, Seat, Suit, Vulnerability
-from .laws.dealcheck import FouledBoardDetector
-from .laws.events import MARKERS, Button, ButtonEvent, TagEvent
-from .laws.irregularities import Code, Irregularity, Status
-from .laws.messages import alert_texts
-from .laws.record import BoardRecord, DealInfo
-from .laws.rulings import Ruling, RulingKind
-from .laws.table import Board, FeedItem, Phase, Table, Update
-from .policy import IndicatorPolicy
-from .tempo import TempoLog
+from controller import WIRE_VERSION, wire
+from controller.evidence.payload import claim_position, evidence_payload, note_tempo, press_payload
+from controller.evidence.tempo import TempoLog
+from controller.indicators.display_text import LANGUAGES, DisplayKey, DisplayRenderer, display_key
+from controller.indicators.policy import IndicatorPolicy
+from controller.laws.cards import (
+    FULL_DECK,
+    Call,
+    Card,
+    ParseError,
+    Rules,
+    Seat,
+    Suit,
+    Vulnerability,
+)
+from controller.laws.dealcheck import FouledBoardDetector
+from controller.laws.events import MARKERS, Button, ButtonEvent, TagEvent
+from controller.laws.irregularities import Code, Irregularity, Status
+from controller.laws.messages import alert_texts
+from controller.laws.record import BoardRecord, DealInfo
+from controller.laws.rulings import Ruling, RulingKind
+from controller.laws.table import Board, FeedItem, Phase, Table, Update
 
-__all__ = ["Outgoing", "Engine", "encode", "MAX_PAYLOAD", "MAX_SEQ", "MAX_TABLES",
-           "MAX_SOURCES", "TABLE_ID", "RESERVED_TABLE_IDS", "table_id_problem"]
+__all__ = ["Outgoing", "Engine", "Carried", "CarriedBoot", "CarriedSource", "encode",
+           "MAX_PAYLOAD", "MAX_SEQ", "MAX_TABLES", "MAX_SOURCES", "TABLE_ID",
+           "RESERVED_TABLE_IDS", "table_id_problem"]
 
 #: Larger payloads are refused unread (a sensor event is ~200 bytes).
 MAX_PAYLOAD = wire.MAX_PAYLOAD
@@ -160,6 +170,52 @@ class _Source:
     retired: deque[str] = field(default_factory=lambda: deque(maxlen=_RETIRED_BOOTS))
 
 
+@dataclass(frozen=True, slots=True)
+class CarriedBoot:
+    """One boot of a source as carried across boards: which of its seqs were applied
+    (``strict``, ``high``, ``low`` and the window of ``recent`` seqs: ``_SeqTracker``)."""
+
+    boot: str | None
+    strict: bool
+    high: int
+    low: int
+    recent: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CarriedSource:
+    """One ``src`` at one table as carried across boards: its boots (newest last) and the
+    boots it retired."""
+
+    src: str
+    boots: tuple[CarriedBoot, ...]
+    retired: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """The values of one table that a board start carries across boards, as just after
+    the input that started the board (what a snapshot stores: controller/service/
+    snapshot.py). Everything else of the table is built again by applying that input to
+    a table with no board: the Laws core is deterministic."""
+
+    table: str
+    #: the board the input started, and that input's ``last`` (``{"src", "seq"}``)
+    board: int
+    last: dict[str, Any] | None
+    played: tuple[int, ...]
+    #: the first irregularity id of the new board
+    next_id: int
+    #: the table's feed number before the board-starting input
+    feed_seq: int
+    result: dict[str, Any] | None
+    sources: tuple[CarriedSource, ...]
+    #: the table's Law 87 observations: (journal n, board, seat, hand)
+    observed: tuple[tuple[int, int, Seat, frozenset[Card]], ...]
+    #: the table's share of ``Engine.stats``, its board-starting input included
+    counts: dict[str, int]
+
+
 @dataclass
 class _TableState:
     table: Table
@@ -197,7 +253,8 @@ class _TableState:
     #: the board's "director" and "claim" presses (1.14: ``evidence.presses``)
     presses: list[dict[str, Any]] = field(default_factory=list)
     #: this table's Law 87 observations (journal n, board, seat, hand), in order: what a
-    #: snapshot restores into the engine-wide ``FouledBoardDetector`` (controller/snapshot.py)
+    #: snapshot restores into the engine-wide ``FouledBoardDetector``
+    #: (controller/service/snapshot.py)
     observed: list[tuple[int, int, Seat, frozenset[Card]]] = field(default_factory=list)
     #: this table's share of ``Engine.stats`` (what a snapshot restores into them)
     counts: dict[str, int] = field(default_factory=dict)
@@ -299,11 +356,12 @@ class Engine:
         #: ``flush`` (a dict: an ordered set); None: built and returned per input
         self._deferred: dict[str, None] | None = None
         #: the journal number of the input being handled (the daemon sets it): the board
-        #: starts and Law 87 observations that ``controller.snapshot`` records carry it
+        #: starts and Law 87 observations that ``controller.service.snapshot`` records carry it
         self.position = 0
-        #: None: no snapshots taken; else table -> (journal n, snapshot) of each board start
-        #: since the daemon last took them (``controller.snapshot``)
-        self.snapshots: dict[str, tuple[int, bytes]] | None = None
+        #: None: board starts not kept; else table -> (journal n, the values carried) of
+        #: each board start since the daemon last took them (``controller.service.snapshot``
+        #: stores them)
+        self.board_starts: dict[str, tuple[int, Carried]] | None = None
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -321,8 +379,8 @@ class Engine:
 
     def observed(self, table: str) -> list[tuple[int, int, Seat, frozenset[Card]]]:
         """The hands ``table`` showed the Law 87 fouled-board check, in order: (``position``
-        when shown, board, seat, hand). A snapshot carries them (controller/snapshot.py);
-        ``replay --jobs`` checks them across its processes (controller/replay_jobs.py)."""
+        when shown, board, seat, hand). A snapshot carries them (controller/service/snapshot.py);
+        ``replay --jobs`` checks them across its processes (controller/replay/jobs.py)."""
         ts = self._tables.get(table)
         return list(ts.observed) if ts is not None else []
 
@@ -446,8 +504,8 @@ class Engine:
             ts.last = {"src": src, "seq": seq}
             out = self._publish(table, ts, update, now=kind == "ruling") + \
                 self._evidence(table, ts, update, inp)
-            if update.board_started and self.snapshots is not None:
-                self._snapshot_due(table, ts, update)
+            if update.board_started and self.board_starts is not None:
+                self.board_starts[table] = (self.position, self._carried(table, ts, update))
             return out
         except Exception as exc:  # a defect, never a player's irregularity: keep serving
             self._tally(table, "internal_errors")
@@ -461,7 +519,7 @@ class Engine:
 
     def _tally(self, table: str, key: str) -> None:
         """Count in ``stats``, and in the table's own counts when it is followed (what its
-        snapshot carries: ``controller.snapshot``)."""
+        snapshot carries: ``controller.service.snapshot``)."""
         self.stats[key] += 1
         ts = self._tables.get(table)
         if ts is not None:
@@ -664,21 +722,73 @@ class Engine:
             self._compare_tables(name, ts, record)
         return []
 
-    def _snapshot_due(self, name: str, ts: _TableState, update: Update) -> None:
-        """A board started: the table's snapshot (``controller.snapshot``), for the daemon
-        to journal; taken after the outputs, so that a failed input leaves none."""
-        from .snapshot import capture  # the module reads the engine's tables
+    def _carried(self, name: str, ts: _TableState, update: Update) -> Carried:
+        """The values ``name`` carries across boards, just after its board-starting
+        input (copies: the table goes on changing); taken after the outputs, so that a
+        failed input leaves none."""
+        board = ts.table.board
+        assert board is not None  # a board just started
+        sources = tuple(
+            CarriedSource(src, tuple(CarriedBoot(boot, s.strict, s.high, s.low,
+                                                 tuple(sorted(s.recent)))
+                                     for boot, s in source.boots.items()),
+                          tuple(source.retired))
+            for src, source in ts.seqs.items())
+        return Carried(
+            table=name, board=board.number, last=None if ts.last is None else dict(ts.last),
+            played=tuple(ts.table.played), next_id=board.log.first_id,
+            # the board-starting input's feed items are counted again when it is re-applied
+            feed_seq=ts.feed_seq - len(update.feed),
+            result=None if ts.result is None else dict(ts.result), sources=sources,
+            observed=tuple(ts.observed), counts=dict(ts.counts))
 
-        assert self.snapshots is not None
+    def restore(self, carried: Carried, kind: str, payload: bytes | str) -> str | None:
+        """Follow ``carried.table`` again from the values it carried across boards, by
+        applying its board-starting input (``kind``, ``payload``) without outputs. None when
+        done, else why not (the engine is then as before: the table is not followed)."""
+        name = carried.table
+        if name in self._tables:
+            return f"table {name} is already followed"
+        if len(self._tables) >= self.max_tables:  # --max-tables lowered since
+            return f"the controller already follows {self.max_tables} tables (--max-tables)"
+        decoded = _parse_input(kind, payload)
+        if isinstance(decoded, wire.Malformed):
+            return f"its input does not decode ({decoded.reason})"
+        src, _, seq, inp = decoded
+        if carried.last != {"src": src, "seq": seq}:
+            return f"its input is not the one the values of table {name} were taken at"
+        seqs: dict[str, _Source] = {}
+        for s in carried.sources:
+            boots: OrderedDict[str | None, _SeqTracker] = OrderedDict(
+                (b.boot, _SeqTracker(b.strict, b.high, b.low, set(b.recent)))
+                for b in s.boots)
+            seqs[s.src] = _Source(boots, deque(s.retired, maxlen=_RETIRED_BOOTS))
+        ts = self._table(name)
         try:
-            data = capture(self, name, ts, update)
-        except Exception:  # a defect in the snapshot only: the older one stays (more replay)
-            return
-        self.snapshots[name] = (self.position, data)
+            ts.table.resume(list(carried.played), carried.next_id)
+            ts.seqs, ts.feed_seq, ts.result = seqs, carried.feed_seq, carried.result
+            ts.observed = list(carried.observed)
+            update = ts.table.apply(inp)
+            board = ts.table.board
+            if not update.board_started or board is None or board.number != carried.board:
+                raise ValueError(f"its input does not start board {carried.board}")
+            self._follow(name, ts, update)
+            self._evidence(name, ts, update, inp)
+            ts.last = carried.last
+            unknown = set(carried.counts) - set(self.stats)
+            if unknown:
+                raise ValueError(f"unknown counters {sorted(unknown)}")
+            ts.counts = dict(carried.counts)
+            for key, count in carried.counts.items():
+                self.stats[key] += count
+        except Exception as e:  # values that do not fit: that table is rebuilt in full
+            del self._tables[name]
+            return f"table {name} does not restore: {type(e).__name__}: {e}"
+        return None
 
     def _evidence(self, name: str, ts: _TableState, update: Update,
                   inp: TagEvent | ButtonEvent | Ruling) -> list[Outgoing]:
-        """The director's evidence (controller/evidence.py): published when the board
+        """The director's evidence (controller/evidence/payload.py): published when the board
         starts or ends, when the auction ends, on a claim, and when a call or card crosses
         an absolute tempo threshold; never on the table's topics."""
         if "evidence" not in self.kinds:  # replay --topics without it: not even kept

@@ -4,7 +4,7 @@
 
 ``build`` compiles ``controller/laws/*.py`` (all but ``messages.py``, whose exception class
 mypyc cannot compile, and the package's ``__init__``) and the display rows
-(``controller/display_text.py``, ``OUTPUTS``) into C extension modules next to the
+(``controller/indicators/display_text.py``, ``OUTPUTS``) into C extension modules next to the
 sources, in place; Python imports them before the ``.py`` files. The sources stay the
 reference: the compiled core gives byte-identical replay output (tests/test_replay_golden.py
 runs against whichever is installed), and the purity tests read the sources. A stamp

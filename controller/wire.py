@@ -31,10 +31,10 @@ from typing import Annotated, Any, Final, Literal, NamedTuple, TypeAlias, TypeVa
 import msgspec
 from msgspec import Meta, Struct
 
-from . import WIRE_VERSION
-from .laws.events import Action, Button, Zone
-from .laws.irregularities import Code
-from .laws.rulings import RulingKind
+from controller import WIRE_VERSION
+from controller.laws.events import Action, Button, Zone
+from controller.laws.irregularities import Code
+from controller.laws.rulings import RulingKind
 
 __all__ = [
     "VERSION", "ROOT", "MAX_PAYLOAD", "MAX_SEQ", "MAX_SRC", "Malformed", "Topic",
@@ -298,7 +298,7 @@ class Tempo(Struct):
 
 
 class ClaimPosition(Struct, kw_only=True):
-    """The position a claim was made in (controller/evidence.py)."""
+    """The position a claim was made in (controller/evidence/payload.py)."""
 
     tricks: Tricks13
     remaining: Tricks13

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from controller import wire
-from controller.brokersettings import BrokerSettings, BrokerSettingsError, resolve
+from controller.broker.settings import BrokerSettings, BrokerSettingsError, resolve
 from controller.laws import SEAT_NAMES, Button, Zone
 from controller.tomlfile import TomlFileError, load_toml
 from firmware_bridge.backends import DISPLAYS
@@ -326,7 +326,7 @@ def _table(root: _Section) -> TableConfig:
 
 def _broker(root: _Section, base: Path, src: str) -> BrokerConfig:
     """``[broker]``: the keys of the table file, then the environment, then a credentials
-    file (``credentials = "..."``): see ``controller.brokersettings``."""
+    file (``credentials = "..."``): see ``controller.broker.settings``."""
     sec = root.section("broker")
     url = sec.string("url", "")
     files: dict[str, Path | None] = {}

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.display_text import columns
+from controller.indicators.display_text import columns
 from controller.laws import Suit
 from firmware_bridge.config import DisplayConfig
 from firmware_bridge.errors import DisplayError
@@ -66,7 +66,7 @@ def to_ascii(text: str) -> str:
 
 def text_width(text: str) -> int:
     """Columns the text takes on a terminal: CJK (wide, fullwidth) characters take two (the
-    measure the controller fits its rows to, controller/display_text.py)."""
+    measure the controller fits its rows to, controller/indicators/display_text.py)."""
     return columns(text)
 
 
@@ -116,7 +116,7 @@ def fit_lines(lines: Sequence[str], width: float, rows: int,
               measure: Callable[[str], float] = text_width) -> list[str]:
     """Fit the lines to ``rows`` rows of ``width``: wrapped when the wrapped rows all fit,
     else one row a line, cut (a wrapped line must not push the next off the display: the
-    controller's last rows are the alert, controller/display_text.py fits every row to 20
+    controller's last rows are the alert, controller/indicators/display_text.py fits every row to 20
     columns, so cutting only happens on a display narrower than that)."""
     wrapped = [row for line in lines for row in wrap_line(line, width, measure)]
     if len(wrapped) <= rows:

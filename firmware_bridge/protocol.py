@@ -27,6 +27,7 @@ __all__ = [
     "ErrorKind", "CommandOp", "Command", "parse_line", "encode_frame", "parse_command",
     "encode_command", "LineDecoder", "TagChange", "Anomaly", "SendCommand", "SessionOutput",
     "HostSession", "normalise_uid", "next_seq", "Mark", "MarkRow", "Synced", "SYNC_TOKEN",
+    "READER_ID",
 ]
 
 #: Longest accepted line, terminator included. A 13-card inventory with 7-byte UIDs is ~220 bytes.
@@ -41,7 +42,8 @@ MAX_ANTENNA: Final = 15
 FRAME_START: Final = b"$"
 COMMAND_START: Final = b"#"
 
-_READER_ID = re.compile(r"[A-Za-z0-9_.-]{1,16}\Z")
+#: a reader id the host accepts (the firmware flasher checks ids by it too)
+READER_ID = re.compile(r"[A-Za-z0-9_.-]{1,16}\Z")
 _UID = re.compile(r"(?:[0-9A-Fa-f]{2}){4,10}\Z")
 _DECIMAL = re.compile(r"[0-9]{1,10}\Z")
 _TIME_MS = re.compile(r"[0-9]{1,15}\Z")
@@ -166,7 +168,7 @@ def encode_frame(
 
 def encode(frame: Frame) -> bytes:
     """:func:`encode_frame` for a ready :class:`Frame`."""
-    if not _READER_ID.match(frame.reader):
+    if not READER_ID.match(frame.reader):
         raise ValueError(f"bad reader id {frame.reader!r}")
     if not 0 <= frame.seq < SEQ_MODULO:
         raise ValueError(f"seq out of range: {frame.seq}")
@@ -271,7 +273,7 @@ def parse_line(line: bytes) -> Frame | ProtocolError:
     if len(tokens) < 4 or "" in tokens:
         return ProtocolError("malformed", "need READER ANTENNA SEQ OP, single spaces", line)
     reader, antenna_text, seq_text, *rest = tokens
-    if not _READER_ID.match(reader):
+    if not READER_ID.match(reader):
         return ProtocolError("malformed", f"bad reader id {reader!r}", line)
     hw_time_ms: int | None = None
     if rest[0].startswith("@"):

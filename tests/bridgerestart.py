@@ -1,7 +1,7 @@
 """A table whose bridge is killed and started again mid-board, through the real serial chain:
 ``bridge-table sim play`` (the simulated readers on pseudo-terminals), the real ``bridge-table
 bridge`` process with its spool, a private mosquitto and the real controller process
-(``python -m controller.daemon`` with its journal).
+(``python -m controller.service.daemon`` with its journal).
 
 The bridge is stopped (SIGTERM or SIGKILL) at chosen or seeded random points of the auction and
 the play, and started again ``down`` seconds later with the same config and spool. When the
@@ -58,13 +58,13 @@ TS_START = 1_764_400_000.0
 TS_STEP = 0.25
 
 
-#: the boards' seed: three random boards (controller.generate), each played to its end
+#: the boards' seed: three random boards (controller.boards.generate), each played to its end
 BOARDS_SEED = 24
 
 
 def board_records(boards: int = 3) -> list[BoardRecord]:
     """``boards`` seeded random boards numbered 1, 2, 3, ... (deal, auction and play)."""
-    from controller.generate import random_board
+    from controller.boards.generate import random_board
 
     rng = random.Random(BOARDS_SEED)
     return [random_board(rng, number).record for number in range(1, boards + 1)]
@@ -221,7 +221,7 @@ class RestartSession:
                  rate: float = 8.0, down: float = 2.0, hardware_time: bool = True,
                  deals: bool = False, identities: bool = False,
                  ack_timeout: float | None = None, controller_args: Sequence[str] = ()) -> None:
-        from controller.mosquitto import Mosquitto
+        from controller.broker.mosquitto import Mosquitto
 
         self.workdir = workdir
         self.kills = list(kills)
@@ -307,7 +307,7 @@ class RestartSession:
         self.broker.start()
         try:
             self.controller = self._spawn(
-                ["-m", "controller.daemon", "--broker", self.broker.url, "--journal",
+                ["-m", "controller.service.daemon", "--broker", self.broker.url, "--journal",
                  str(self.journal), "--status-interval", "1", "--log-level", "INFO",
                  *(["--deals", str(self.deals)] if self.deals else []),
                  *self.controller_args],
@@ -382,8 +382,8 @@ class RestartSession:
 
     def check(self) -> Figures:
         """Re-feed the journal to a fresh Engine; compare with a clean replay of the file."""
-        from controller.daemon import load_deals
         from controller.engine import Engine, Outgoing
+        from controller.service.daemon import load_deals
 
         figures = Figures(events=len(self.events), kills=list(self.done_kills))
 

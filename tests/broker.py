@@ -1,6 +1,6 @@
 """A private mosquitto on a free loopback port, for tests and benchmarks.
 
-The launcher lives in the package (``controller.mosquitto``) because the demo uses it too;
+The launcher lives in the package (``controller.broker.mosquitto``) because the demo uses it too;
 this module keeps the tests' import path (``from broker import Mosquitto``).
 
 Usage::
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.mosquitto import Mosquitto, MosquittoError, free_port, mosquitto_binary
+from controller.broker.mosquitto import Mosquitto, MosquittoError, free_port, mosquitto_binary
 
 __all__ = ["Mosquitto", "MosquittoError", "free_port", "mosquitto_binary", "venue_broker"]
 
@@ -31,7 +31,7 @@ def venue_broker(workdir: Path, tables: Sequence[str], **plan: Any) -> tuple[Mos
     URL names the listener as ``localhost``. ``plan`` goes to ``BrokerPlan`` (e.g.
     ``client_certs=True``: then ``plan["cert_port"]`` is given or a free port).
     """
-    from controller.brokerconfig import BrokerPlan, write_broker_config
+    from controller.broker.config import BrokerPlan, write_broker_config
 
     out = Path(workdir) / "venue"
     port = free_port()

@@ -1,5 +1,5 @@
 """A multi-table session under faults, with real processes: a mosquitto (persistence on), the
-controller daemon (``python -m controller.daemon``, with its journal) and one bridge process
+controller daemon (``python -m controller.service.daemon``, with its journal) and one bridge process
 per table, while the controller, the broker (SIGTERM and SIGKILL) and the bridges are killed
 and started again at random points.
 
@@ -138,7 +138,7 @@ class Figures:
 class Session:
     def __init__(self, workdir: Path, *, tables: int = 3, rounds: int = 2, seed: int = 1,
                  rate: float = 25.0, acknowledge: str = "controller") -> None:
-        from controller.mosquitto import Mosquitto
+        from controller.broker.mosquitto import Mosquitto
 
         self.workdir = workdir
         self.tables = [str(t) for t in range(1, tables + 1)]
@@ -162,7 +162,7 @@ class Session:
         log = open(self.workdir / "controller.log", "ab")  # noqa: SIM115 - the child's
         try:
             self.controller = subprocess.Popen(
-                [sys.executable, "-m", "controller.daemon", "--broker", self.broker.url,
+                [sys.executable, "-m", "controller.service.daemon", "--broker", self.broker.url,
                  "--journal", str(self.journal), "--status-interval", "1",
                  "--log-level", "INFO"],
                 stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=self._env(), cwd=ROOT)

@@ -1,6 +1,6 @@
 """Golden replay sessions: inputs kept in ``tests/data/``, with the digest of every message
 ``bridge-table replay`` wrote for them before its output side was made cheap (controller/
-engine.py output building, controller/display_text.py). ``tests/test_replay_golden.py``
+engine.py output building, controller/indicators/display_text.py). ``tests/test_replay_golden.py``
 checks today's output against them byte for byte.
 
     .venv/bin/python -m tests.replay_golden --write   # regenerate inputs and digests
@@ -37,9 +37,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.boards.generate import random_board
 from controller.formats.events import interleave, record_events
 from controller.formats.pbn import pbn_text
-from controller.generate import random_board
 from controller.laws.record import BoardRecord
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -116,7 +116,7 @@ def mixed_session(boards: int = 9, tables: int = 3, seed: int = 13
 
 def replay_output(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:
     """What ``bridge-table replay`` writes for the session (run in this process)."""
-    from controller import replay
+    from controller.replay import cli as replay
 
     buf = io.BytesIO()
     if "--topics" not in extra:

@@ -45,7 +45,7 @@ from test_brokerconfig import (  # noqa: F401 - the fixture closes the probes
     probe,
 )
 
-from controller.brokerconfig import (
+from controller.broker.config import (
     BrokerConfigError,
     BrokerPlan,
     accounts,
@@ -53,9 +53,9 @@ from controller.brokerconfig import (
     main,
     parse_tables,
 )
-from controller.brokersettings import read_credentials
-from controller.identity import load_identities
-from controller.intake import Intake
+from controller.broker.identity import load_identities
+from controller.broker.settings import read_credentials
+from controller.service.intake import Intake
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -78,7 +78,7 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
 
 
 def _daemon(venue: Venue, **kw: Any) -> Any:
-    from controller.daemon import ControllerDaemon, build_engine
+    from controller.service.daemon import ControllerDaemon, build_engine
     return ControllerDaemon(broker=venue.settings("controller"), engine=build_engine(),
                             identities=load_identities(venue.out / "identities.toml"), **kw)
 
@@ -232,7 +232,7 @@ async def test_a_flooding_table_is_bounded_and_another_still_plays(
     ``error``, then its events are paused (unsubscribed: the broker drops the flood);
     table 2's board gets its result with none of its events dropped; once the pause is
     over, table 3's own bridge plays a board."""
-    monkeypatch.setattr("controller.daemon.PAUSE", 1.0)
+    monkeypatch.setattr("controller.service.daemon.PAUSE", 1.0)
     # a whole board (about 215 events) is sent at once here: it fits in the burst
     daemon = _daemon(venue, intake=Intake(burst=300, rate=20.0))
     stop = asyncio.Event()
@@ -406,7 +406,7 @@ def test_no_secret_is_ever_readable_by_others(tmp_path: Path) -> None:
 
     for extra in ([], ["--rotate", "all"]):
         proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from controller.brokerconfig import main; "
+            [sys.executable, "-c", "import sys; from controller.broker.config import main; "
              "sys.exit(main(sys.argv[1:]))", "1-4", "--out", str(out), "--host", "localhost",
              "--client-certs", *extra], env=dict(os.environ, PYTHONPATH=os.getcwd()),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -429,7 +429,7 @@ def test_no_secret_is_ever_readable_by_others(tmp_path: Path) -> None:
 
 
 def test_the_journal_is_created_0600(tmp_path: Path) -> None:
-    from controller.journal import Journal
+    from controller.service.journal import Journal
     old = os.umask(0o022)
     try:
         journal = Journal(tmp_path / "journal.sqlite")
@@ -490,7 +490,7 @@ def test_every_acl_topic_is_a_wire_topic_and_the_relay_reads_alerts() -> None:
 
 
 def test_partition_users_match_the_controllers_names() -> None:
-    from controller.partition import scope_name
+    from controller.service.partition import scope_name
     assert f"controller-{scope_name(None, (1, 2))}" == "controller-part1of2"
 
 
@@ -508,8 +508,8 @@ def test_a_bridges_table_id_is_anchored_at_its_end(tmp_path: Path) -> None:
 async def test_partitioned_controllers_each_log_in_as_their_own_user(tmp_path: Path) -> None:
     """``--partitions 2``: two controllers on one broker, each with its own user, stay
     connected side by side (one connection per user) and each answers its share."""
-    from controller.daemon import ControllerDaemon, build_engine
-    from controller.partition import hash_share, scope_name
+    from controller.service.daemon import ControllerDaemon, build_engine
+    from controller.service.partition import hash_share, scope_name
 
     tables = ["1", "2", "3", "4", "5", "6"]
     broker, out = venue_broker(tmp_path, tables, partitions=2)

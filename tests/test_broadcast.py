@@ -13,7 +13,7 @@ from boardevents import BoardScript, EventWriter, clean_board
 from controller.broadcast.gate import Gate, GatePolicy
 from controller.broadcast.relay import HeldStore, Relay, main
 from controller.engine import Engine
-from controller.schedule import parse_movement
+from controller.session.schedule import parse_movement
 
 DEAL = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.broadcast.gate import Gate, GatePolicy
-from controller.schedule import Movement, Round, TableRound
+from controller.session.schedule import Movement, Round, TableRound
 
 
 def mitchell(n: int, rounds: int, per: int) -> Movement:

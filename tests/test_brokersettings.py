@@ -1,4 +1,4 @@
-"""controller.brokersettings: one broker-settings parser for every command."""
+"""controller.broker.settings: one broker-settings parser for every command."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from controller.brokersettings import (
+from controller.broker.settings import (
     BrokerSettings,
     BrokerSettingsError,
-    ControllerError,
     add_broker_arguments,
     read_credentials,
     resolve,
     settings_from_args,
 )
+from controller.commandline import ControllerError
 
 
 def _credentials(tmp_path: Path, text: str) -> Path:
@@ -27,7 +27,7 @@ def _credentials(tmp_path: Path, text: str) -> Path:
 
 
 def test_the_old_names_still_import() -> None:
-    from controller import daemon
+    from controller.service import daemon
 
     assert daemon.BrokerSettings is BrokerSettings
     assert daemon.ControllerError is ControllerError

@@ -1,4 +1,4 @@
-"""controller/claims.py: claims and concessions checked double dummy against endplay, and
+"""controller/evidence/claims.py: claims and concessions checked double dummy against endplay, and
 the check's behaviour without endplay (Laws 68-71; docs/claims.md)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from test_evidence import TABLE, claimed_board, evidence
 
-from controller.claims import check_claim
+from controller.evidence.claims import check_claim
 from controller.laws.cards import Card, Deal, Seat
 
 dds = pytest.importorskip("endplay.dds")
@@ -113,7 +113,7 @@ BLOCKED = """
 import json, sys
 sys.modules["endplay"] = None          # as if the dd extra were not installed
 sys.path.insert(0, {tests!r})
-from controller.claims import check_claim, dds_available
+from controller.evidence.claims import check_claim, dds_available
 from test_evidence import claimed_board, evidence
 _, outs, _ = claimed_board(24, 5)
 check = check_claim(evidence(outs)["claim"])

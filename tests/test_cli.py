@@ -134,7 +134,7 @@ def test_a_broker_outage_is_said_once_then_at_growing_intervals(
 
 
 def test_the_controller_does_not_warn_every_second_while_the_broker_is_down() -> None:
-    from controller.mosquitto import free_port
+    from controller.broker.mosquitto import free_port
     proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "controller", "--broker",
                              f"mqtt://127.0.0.1:{free_port()}", "--no-journal"],
                             cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

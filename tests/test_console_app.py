@@ -17,7 +17,7 @@ from broker import Mosquitto
 from mqttwatch import daemon_process, stop_process
 from starlette.testclient import TestClient
 
-from controller.daemon import BrokerSettings
+from controller.broker.settings import BrokerSettings
 from controller.web.auth import hash_password
 from controller.web.console.app import ConsoleConfig, build_app
 

@@ -316,7 +316,7 @@ def test_director_sees_the_tempo_and_the_claim_check(env: Env, chromium_browser:
     pytest.importorskip("endplay.dds")
     from test_evidence import claimed_board, stamped
 
-    from controller.claims import check_claim
+    from controller.evidence.claims import check_claim
 
     _, outs, script = claimed_board(24, 7)
     expected = check_claim([o.payload for o in outs if o.topic.endswith("/evidence")][-1]

@@ -1,7 +1,7 @@
 """The daemon's batch on a real broker (wire contract 1.4): one ``state`` and at most one
 ``indicator`` per table per batch, every other output of the batch in order.
 
-The daemon runs in this process on its own :class:`controller.mqtt.Connection`; the test
+The daemon runs in this process on its own :class:`controller.service.mqtt.Connection`; the test
 holds the worker's place so that the batch is exactly what it means it to be: it waits
 until the broker has delivered every event (they stay unacknowledged, inside the broker's
 in-flight window of 100), then hands them to ``ControllerDaemon._process`` at once, as the
@@ -20,11 +20,11 @@ from boardevents import EventWriter, clean_board, t08_revoke
 from broker import Mosquitto
 from mqttwatch import Publisher, Seen, Watch
 
-from controller.brokersettings import BrokerSettings
-from controller.daemon import ControllerDaemon
+from controller.broker.settings import BrokerSettings
 from controller.engine import Engine
-from controller.journal import Journal
-from controller.mqtt import Connection, Received
+from controller.service.daemon import ControllerDaemon
+from controller.service.journal import Journal
+from controller.service.mqtt import Connection, Received
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -18,7 +18,7 @@ from broker import Mosquitto
 from mqttwatch import Publisher, Seen, Watch, daemon_process, stop_process
 
 from controller.engine import Engine
-from controller.journal import Journal
+from controller.service.journal import Journal
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -109,7 +109,7 @@ async def test_two_partitioned_controllers_give_the_results_of_one(
     """Tables 1-6 on one broker: one controller under root ``solo`` serves them all, two
     controllers under ``bridge`` serve three each (``--partition K/2`` of ``--tables 1-6``),
     each with its own journal, client id, status and subscriptions."""
-    from controller.partition import hash_share, parse_tables
+    from controller.service.partition import hash_share, parse_tables
 
     tables = parse_tables("1-6")
     shares = [hash_share(tables, k, 2) for k in (1, 2)]
@@ -158,7 +158,7 @@ async def test_two_partitioned_controllers_give_the_results_of_one(
 
 
 def test_partition_arguments() -> None:
-    from controller.partition import (
+    from controller.service.partition import (
         PartitionError,
         hash_share,
         parse_partition,
@@ -184,7 +184,7 @@ def test_partition_arguments() -> None:
 
 
 def test_partition_needs_known_tables_and_says_so(tmp_path: Path) -> None:
-    from controller.daemon import main
+    from controller.service.daemon import main
     assert main(["--broker", "mqtt://127.0.0.1:9", "--partition", "1/2", "--journal",
                  str(tmp_path / "j.sqlite")]) == 2
     assert main(["--broker", "mqtt://127.0.0.1:9", "--tables", "9-1", "--journal",
@@ -195,6 +195,6 @@ def test_partition_needs_known_tables_and_says_so(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("spec", ["1-", "-3", "1-4,7-"])
 def test_half_a_range_of_tables_is_refused(spec: str) -> None:
-    from controller.partition import PartitionError, parse_tables
+    from controller.service.partition import PartitionError, parse_tables
     with pytest.raises(PartitionError, match="half a range"):
         parse_tables(spec)

@@ -1,4 +1,4 @@
-"""``controller.deals``: one check that a session's deals file has a board, shared by the
+"""``controller.boards.deals``: one check that a session's deals file has a board, shared by the
 controller and replay (replay went on silently with an empty file; the controller refused)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.deals import DealsError, load_deals
+from controller.boards.deals import DealsError, load_deals
 
 REPO = Path(__file__).resolve().parent.parent
 EVENTS = REPO / "tests" / "data" / "replay_t08_revoke.jsonl"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.deals import load_deals, pbn_deal_tags, read_deals
+from controller.boards.deals import load_deals, pbn_deal_tags, read_deals
+from controller.boards.generate import random_board
 from controller.formats.pbn import pbn_text
-from controller.generate import random_board
 from tests.shared_data import real_dir
 
 DATA = Path(__file__).resolve().parent / "data"

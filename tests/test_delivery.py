@@ -19,9 +19,10 @@ import pytest
 from boardevents import EventWriter, t08_revoke
 from broker import Mosquitto
 
-from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
+from controller.broker.settings import BrokerSettings
 from controller.engine import Engine
-from controller.journal import Journal
+from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.journal import Journal
 from firmware_bridge.config import config_from_dict
 from firmware_bridge.publisher import Publisher, Spool
 
@@ -275,7 +276,7 @@ async def test_a_publish_waiting_for_its_puback_ends_when_the_connection_is_lost
 
     import aiomqtt
 
-    from controller.daemon import until_disconnected
+    from controller.service.daemon import until_disconnected
 
     with Mosquitto(tmp_path / "broker") as broker:
         async with aiomqtt.Client("127.0.0.1", broker.port) as client:

@@ -1,6 +1,6 @@
 """Every display row, in every language, fits every display, measured the display's own way.
 
-The controller's rows (controller/display_text.py) are rendered for every alert code x
+The controller's rows (controller/indicators/display_text.py) are rendered for every alert code x
 status x language, on boards in the auction and in play, and shown on each display the
 bridge drives: the terminal (East Asian width: a CJK character takes two columns), the
 HD44780 20x4 (characters after its charmap, A00 and A02, through RPLCD's codec and an
@@ -20,7 +20,7 @@ from luma.core.device import dummy
 from scenarios import Harness
 from test_display import RecordingLCD
 
-from controller.display_text import (
+from controller.indicators.display_text import (
     WIDTH,
     alert_rows,
     columns,

@@ -4,7 +4,7 @@ for board numbers of every length and every trick count."""
 
 from __future__ import annotations
 
-from controller.display_text import LANGUAGES, _ui, _ui_numbers
+from controller.indicators.display_text import LANGUAGES, _ui, _ui_numbers
 from controller.laws.cards import Contract, Seat, Vulnerability
 
 
@@ -38,10 +38,10 @@ def test_a_tables_renderer_gives_the_rows_rendered_from_scratch() -> None:
     given renders as ``render_display`` renders it alone, in each set of languages."""
     import random
 
-    from controller.display_text import DisplayRenderer, display_key, render_display
+    from controller.boards.generate import random_board
     from controller.engine import Engine
     from controller.formats.events import record_events
-    from controller.generate import random_board
+    from controller.indicators.display_text import DisplayRenderer, display_key, render_display
     from tests.replay_golden import _junk
 
     rng = random.Random(21)

@@ -431,7 +431,7 @@ class Workspace:
     def make_journal(self) -> None:
         """``var/controller-journal.sqlite``: the journal of a controller that received the
         example session's events (what it appends as they arrive), stopped since."""
-        from controller.journal import Journal
+        from controller.service.journal import Journal
 
         events = self.results.with_name("events.jsonl").read_text(encoding="utf-8")
         messages = [(m["topic"], json.dumps(m["payload"]).encode())
@@ -655,13 +655,13 @@ def _oled_font() -> int:
 
 
 def _display_rows() -> int:
-    from controller.display_text import ROWS
+    from controller.indicators.display_text import ROWS
 
     return ROWS
 
 
 def _display_width() -> int:
-    from controller.display_text import WIDTH
+    from controller.indicators.display_text import WIDTH
 
     return WIDTH
 

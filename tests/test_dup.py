@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.daemon import build_engine
-from controller.deals import read_deals
+from controller.boards.deals import read_deals
 from controller.formats.dup import (
     DUP_RECORD,
     DupControl,
@@ -33,6 +32,7 @@ from controller.formats.dup import (
     write_dup,
 )
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat, board_dealer
+from controller.service.daemon import build_engine
 
 DATA = Path(__file__).parent / "data"
 

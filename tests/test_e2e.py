@@ -24,13 +24,14 @@ from broker import Mosquitto
 from gpiozero.pins.mock import MockFactory
 from mqttwatch import Seen, Watch
 
-from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
+from controller.boards.generate import random_board
+from controller.broker.settings import BrokerSettings
 from controller.demo import REPO_ROOT, bridge_config_dict, load_board, plan_board
 from controller.formats.events import record_events
-from controller.generate import random_board
-from controller.journal import Journal
 from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.scoring import score_ns
+from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.journal import Journal
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict
 from firmware_bridge.display import TerminalDisplay

@@ -228,8 +228,8 @@ def test_the_feeds_result_names_north_as_declarer() -> None:
     (a truth test of the seat); it names the seat for every declarer."""
     import random
 
+    from controller.boards.generate import random_board
     from controller.formats.events import record_events
-    from controller.generate import random_board
     from controller.laws.record import DealInfo
 
     rng = random.Random(1)

@@ -14,9 +14,9 @@ from boardevents import EventWriter, clean_board, t08_revoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.boards.generate import random_board
 from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
-from controller.generate import random_board
 from controller.laws.record import DealInfo
 from tests.replay_golden import _junk
 

@@ -103,7 +103,7 @@ def test_limits_must_be_positive() -> None:
 
 
 def test_the_controller_command_line_sets_the_limits() -> None:
-    from controller.daemon import build_engine, parser
+    from controller.service.daemon import build_engine, parser
 
     args = parser().parse_args(["--max-tables", "2", "--max-sources", "5"])
     engine = build_engine(max_tables=args.max_tables, max_sources=args.max_sources)
@@ -119,7 +119,8 @@ def test_the_controller_command_line_sets_the_limits() -> None:
                                           ("x" * 60_000, "controller")])
 def test_the_daemon_reports_an_oversize_payload_under_a_valid_table_id(table: str,
                                                                        where: str) -> None:
-    from controller.daemon import BrokerSettings, ControllerDaemon
+    from controller.broker.settings import BrokerSettings
+    from controller.service.daemon import ControllerDaemon
 
     daemon = ControllerDaemon(broker=BrokerSettings.from_url("mqtt://127.0.0.1:9"),
                               engine=Engine(), journal=None)

@@ -11,10 +11,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.display_text import LANGUAGES
+from controller.boards.generate import random_board
 from controller.engine import Engine
 from controller.formats.events import record_events
-from controller.generate import random_board
+from controller.indicators.display_text import LANGUAGES
 from controller.laws.record import DealInfo
 from tests.replay_golden import _junk
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import msgspec
 import pytest
 
-from controller.deals import load_deals
+from controller.boards.deals import load_deals
 from controller.engine import Engine, Outgoing
 from tests.replay_golden import MIXED_DEALS, MIXED_EVENTS, T08_DEALS, T08_EVENTS
 

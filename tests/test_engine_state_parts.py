@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller import wire
+from controller.boards.generate import random_board
 from controller.engine import Engine
 from controller.formats.events import record_events
-from controller.generate import random_board
 from controller.laws.record import DealInfo
 from tests.replay_golden import _junk
 

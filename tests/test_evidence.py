@@ -1,5 +1,5 @@
 """The engine's director-only evidence: tempo flags and the claim position of replayed boards
-with timestamps built to cross and not cross the thresholds (controller/evidence.py)."""
+with timestamps built to cross and not cross the thresholds (controller/evidence/payload.py)."""
 
 from __future__ import annotations
 

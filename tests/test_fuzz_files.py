@@ -13,14 +13,14 @@ from fuzzing import fuzz_settings, mutated, reads_or_refuses
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.deals import DealsError, read_deals
+from controller.boards.deals import DealsError, read_deals
 from controller.engine import Engine
 from controller.formats.dup import DupFormatError, read_bri, read_dge, read_dup
 from controller.formats.lin import read_lin
 from controller.formats.pbn import deals_by_board, game_to_record, read_pbn
-from controller.policy import IndicatorPolicy, PolicyError
-from controller.replay import replay_lines
-from controller.schedule import ScheduleError, load_schedule
+from controller.indicators.policy import IndicatorPolicy, PolicyError
+from controller.replay.stream import replay_lines
+from controller.session.schedule import ScheduleError, load_schedule
 from firmware_bridge.config import load_config
 from firmware_bridge.errors import ConfigError
 from firmware_bridge.sim.table import read_events

@@ -14,8 +14,8 @@ from fuzzing import fuzz_settings, reads_or_refuses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.policy import IndicatorPolicy, PolicyError
-from controller.schedule import ScheduleError, load_schedule
+from controller.indicators.policy import IndicatorPolicy, PolicyError
+from controller.session.schedule import ScheduleError, load_schedule
 from firmware_bridge.config import load_config
 from firmware_bridge.errors import ConfigError
 from firmware_bridge.sim.table import SimError, SimTable

@@ -1,4 +1,4 @@
-"""controller/gcpolicy.py: the daemon freezes what survives and collects everything only
+"""controller/service/gcpolicy.py: the daemon freezes what survives and collects everything only
 when idle; that is sound because the Engine's state makes no reference cycles, which a
 session with every kind of input (junk, undo, rulings, claims, replaced boards, three
 tables) checks with the collector off."""
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from controller.engine import Engine
-from controller.gcpolicy import GcPolicy
+from controller.service.gcpolicy import GcPolicy
 from tests.replay_golden import mixed_session
 
 

@@ -1,11 +1,11 @@
-"""The per-table intake bound (``controller.intake``): a token bucket per table, on a
+"""The per-table intake bound (``controller.service.intake``): a token bucket per table, on a
 clock the test turns."""
 
 from __future__ import annotations
 
 import pytest
 
-from controller.intake import REPORT_EVERY, Intake
+from controller.service.intake import REPORT_EVERY, Intake
 
 
 class Clock:
@@ -44,7 +44,7 @@ def test_dropped_events_are_reported_at_most_once_a_second() -> None:
 
 
 def test_tables_remembered_are_bounded() -> None:
-    from controller import intake as module
+    from controller.service import intake as module
     clock = Clock()
     intake = Intake(burst=1, rate=1.0, clock=clock)
     for n in range(module._MAX_TABLES + 50):  # noqa: SLF001 - the bound under test

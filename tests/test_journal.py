@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal, JournalError
+from controller.service.journal import Journal, JournalError
 
 
 def test_incoming_is_kept_in_arrival_order_with_exact_bytes(tmp_path: Path) -> None:
@@ -73,7 +73,7 @@ def test_committed_messages_survive_sigkill(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite"
     code = (
         "import sys, os, signal\n"
-        "from controller.journal import Journal\n"
+        "from controller.service.journal import Journal\n"
         "j = Journal(sys.argv[1])\n"
         "for i in range(50):\n"
         "    j.append_incoming([('bridge/1/event', b'{\"seq\":%d}' % i)])\n"
@@ -101,7 +101,7 @@ def test_journal_cli_stats(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite"
     with Journal(path) as j:
         j.append_incoming([("bridge/1/event", b"x")])
-    proc = subprocess.run([sys.executable, "-m", "controller.journal", "stats", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "controller.service.journal", "stats", str(path)],
                           capture_output=True, text=True, cwd=Path(__file__).parent.parent,
                           env={**os.environ}, timeout=60)
     assert proc.returncode == 0, proc.stderr

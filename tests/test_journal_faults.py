@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal, JournalError
+from controller.service.journal import Journal, JournalError
 
 REPO = Path(__file__).resolve().parent.parent
 DEEP = b'{"v":1,"src":"a","seq":2,"ts":1,"type":"tag","x":' + b"[" * 1000 + b"]" * 1000 + b"}"
@@ -41,7 +41,7 @@ def test_export_goes_past_a_row_nested_too_deeply_and_names_it(tmp_path: Path) -
     with Journal(path, sync="normal") as j:
         j.append_incoming([("bridge/1/event", good(1)), ("bridge/1/event", DEEP),
                            ("bridge/1/event", b"{bad"), ("bridge/1/event", good(3))])
-    proc = run("-m", "controller.journal", "export", str(path))
+    proc = run("-m", "controller.service.journal", "export", str(path))
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stdout.splitlines()

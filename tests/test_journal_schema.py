@@ -9,11 +9,12 @@ from pathlib import Path
 
 from boardevents import EventWriter, t08_revoke
 
-from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
+from controller.broker.settings import BrokerSettings
 from controller.engine import Engine
-from controller.journal import SCHEMA_VERSION, Journal
+from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.journal import SCHEMA_VERSION, Journal
 
-#: the schema the previous version created (controller/journal.py, schema 1), verbatim
+#: the schema the previous version created (controller/service/journal.py, schema 1), verbatim
 SCHEMA_1 = """
 CREATE TABLE incoming (
     n        INTEGER PRIMARY KEY AUTOINCREMENT,

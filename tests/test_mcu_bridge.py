@@ -14,7 +14,7 @@ from mqttwatch import Watch
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict
 from firmware_bridge.display import NullDisplay
-from firmware_bridge.mcu.flash import settings_for
+from firmware_bridge.flash import settings_for
 from firmware_bridge.sim.chips import EmuMFRC522, Field
 from firmware_bridge.sim.mcu import EmulatedBoard, Wiring
 from firmware_bridge.tags import TagRegistry

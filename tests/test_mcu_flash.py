@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as cli
+from firmware_bridge.flash import FlashError, settings_for
 from firmware_bridge.mcu import MAIN_FILE, firmware_files
-from firmware_bridge.mcu.flash import FlashError, settings_for
 from firmware_bridge.sim.chips import EmuMFRC522, EmuPN532, Field
 from firmware_bridge.sim.mcu import EmulatedBoard, Wiring
 from firmware_bridge.tags import CARD_ORDER, TagRegistry

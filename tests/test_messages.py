@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from shared_data import _absent, shared_root
 
-from controller.display_text import columns
+from controller.indicators.display_text import columns
 from controller.laws.cards import Call, Card, Contract, Seat, Suit, Vulnerability
 from controller.laws.irregularities import DEFAULT_LAW, Code, Irregularity, Status
 from controller.laws.messages import (

@@ -1,4 +1,4 @@
-"""The private mosquitto launcher (controller.mosquitto, re-exported by tests/broker.py)."""
+"""The private mosquitto launcher (controller.broker.mosquitto, re-exported by tests/broker.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""controller.mqtt: the versions it supports, and its session on a real broker."""
+"""controller.service.mqtt: the versions it supports, and its session on a real broker."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import queue
 import pytest
 from broker import Mosquitto
 
-from controller.brokersettings import BrokerSettings
-from controller.mqtt import (
+from controller.broker.settings import BrokerSettings
+from controller.service.mqtt import (
     LOST,
     SUPPORTED,
     Connection,
@@ -23,7 +23,7 @@ from controller.mqtt import (
 
 def test_the_installed_paho_and_aiomqtt_are_the_supported_ones() -> None:
     """Fails loudly after an upgrade of paho-mqtt or aiomqtt past the range the adapter was
-    written for (manual acks, callback signatures): check controller/mqtt.py against the new
+    written for (manual acks, callback signatures): check controller/service/mqtt.py against the new
     version, then widen SUPPORTED."""
     found = check_versions()
     assert set(found) == set(SUPPORTED)

@@ -139,7 +139,8 @@ def test_every_module_imports_without_the_hardware_libraries(
     done = run(laptop_env, "-c", code, timeout=300)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.splitlines()[-1])
-    assert "controller.daemon" in result["names"] and "firmware_bridge.gpio" in result["names"]
+    assert "controller.service.daemon" in result["names"]
+    assert "firmware_bridge.gpio" in result["names"]
     assert result["failed"] == {}
     assert result["hardware"] == []
 
@@ -251,7 +252,7 @@ def test_the_demo_plays_to_its_result_without_the_extras(laptop_env: dict[str, s
 
 
 def test_the_bridge_needs_no_web_stack(laptop_env: dict[str, str]) -> None:
-    """firmware_bridge imports controller.brokersettings and controller.tomlfile (standard
+    """firmware_bridge imports controller.broker.settings and controller.tomlfile (standard
     library only): with the web stack missing too, every bridge module still imports."""
     env = {**laptop_env,
            "BT_BLOCKED_MODULES": laptop_env["BT_BLOCKED_MODULES"] + ",starlette,uvicorn"}

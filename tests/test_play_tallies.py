@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.boards.generate import random_board
 from controller.engine import Engine
 from controller.formats.events import record_events
-from controller.generate import random_board
 from controller.laws.cards import Card, Rules, Seat
 from controller.laws.play import _LAST_TRICK, Play
 from controller.laws.record import DealInfo

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from controller.indicators.policy import DEFAULT_POLICY, IndicatorPolicy, PolicyError, Visibility
 from controller.laws.irregularities import DIRECTOR_ONLY, Code
-from controller.policy import DEFAULT_POLICY, IndicatorPolicy, PolicyError, Visibility
 
 
 def test_contract_default_shows_auction_codes_at_once_and_revoke_after_play() -> None:

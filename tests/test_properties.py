@@ -1,7 +1,7 @@
 """Property tests of the whole controller path: random boards as sensor events.
 
 Random deals with random legal auctions and play raise no alert and give the contract,
-declarer, tricks and score the plain rules of ``controller.generate`` and endplay give; a
+declarer, tricks and score the plain rules of ``controller.boards.generate`` and endplay give; a
 revoke injected into such a board is always flagged, established and adjusted per Law 64
 (computed here independently); injected auction and lead irregularities are flagged with
 their codes.
@@ -18,15 +18,15 @@ from endplay.types import Vul as EPVul
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.engine import Engine, Outgoing
-from controller.formats.events import record_events
-from controller.generate import (
+from controller.boards.generate import (
     contract_of,
     random_auction,
     random_board,
     random_deal,
     random_play_with_revoke,
 )
+from controller.engine import Engine, Outgoing
+from controller.formats.events import record_events
 from controller.laws.cards import (
     FULL_DECK,
     PASS,

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from shared_data import real_dir, real_file, real_files
 
+from controller.boards.generate import trick_winner
 from controller.engine import Engine
 from controller.formats.events import record_events
 from controller.formats.lin import read_lin
 from controller.formats.pbn import read_pbn
-from controller.generate import trick_winner
 from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.scoring import score_ns

@@ -30,7 +30,7 @@ def test_replay_in_one_language_shows_only_that_one() -> None:
 def test_replay_refuses_an_unknown_language() -> None:
     import io
 
-    from controller import replay
+    from controller.replay import cli as replay
     from tests.replay_golden import T08_EVENTS
 
     assert replay.main([str(T08_EVENTS), "--languages", "fr"], out=io.BytesIO()) == 2

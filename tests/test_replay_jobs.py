@@ -1,4 +1,4 @@
-"""``bridge-table replay --jobs N`` (controller/replay_jobs.py): a multi-table file split by
+"""``bridge-table replay --jobs N`` (controller/replay/jobs.py): a multi-table file split by
 table across processes writes the same bytes, and the same errors, as one process; a
 board fouled across tables (Law 87) or a single table falls back to one process."""
 
@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller import replay_jobs
+from controller.boards.generate import random_board
 from controller.engine import Engine
 from controller.formats.events import interleave, record_events
 from controller.formats.pbn import pbn_text
-from controller.generate import random_board
 from controller.laws.record import BoardRecord, DealInfo
+from controller.replay import jobs as replay_jobs
 from tests.replay_golden import MIXED_DEALS, MIXED_EVENTS, _junk
 
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.daemon import ControllerError, build_engine
-from controller.schedule import ScheduleError, load_schedule, parse_movement, parse_schedule
+from controller.commandline import ControllerError
+from controller.service.daemon import build_engine
+from controller.session.schedule import ScheduleError, load_schedule, parse_movement, parse_schedule
 
 
 def test_lists_and_ranges() -> None:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from controller.boards.generate import random_board, random_play_with_revoke
 from controller.demo import load_board, plan_board
 from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
-from controller.generate import random_board, random_play_with_revoke
 from controller.laws.cards import Card, Seat
 from controller.laws.record import BoardRecord, DealInfo
 

@@ -19,10 +19,10 @@ from boardevents import BoardScript, EventWriter, clean_board, t08_revoke
 from endplay.parsers import lin as ep_lin
 from endplay.parsers import pbn as ep_pbn
 
-from controller.daemon import build_engine
 from controller.formats.lin import read_lin
 from controller.formats.pbn import read_pbn
 from controller.laws.cards import Seat, Suit, board_dealer
+from controller.service.daemon import build_engine
 
 DEAL = t08_revoke().deal
 TABLES = ("1", "2", "3")

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from boardevents import EventWriter, clean_board
 
-from controller.daemon import ControllerError, build_engine
+from controller.commandline import ControllerError
+from controller.service.daemon import build_engine
 from controller.session import SessionError, load_session
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,7 +105,7 @@ def test_binary_and_missing_files_are_session_errors(tmp_path: Path) -> None:
 def test_the_controller_schedules_and_names_the_pairs_from_the_session(tmp_path: Path) -> None:
     import dataclasses
 
-    from controller.deals import read_deals
+    from controller.boards.deals import read_deals
     from controller.laws.cards import Seat
 
     engine = build_engine(session=EXAMPLE)
@@ -143,7 +144,7 @@ def test_the_controller_command_reports_a_broken_session_file(tmp_path: Path) ->
 
 
 def test_the_example_sessions_boards_are_in_its_deals_file() -> None:
-    from controller.deals import read_deals
+    from controller.boards.deals import read_deals
 
     session = load_session(EXAMPLE)
     assert session.deals is not None

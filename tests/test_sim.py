@@ -15,8 +15,8 @@ import pytest
 
 from firmware_bridge.readers import ReaderError, ReaderHealth, TagRead, open_reader
 from firmware_bridge.readers.base import Reader
-from firmware_bridge.readers.sim import SimReader, parse_sim_url
 from firmware_bridge.sim.firmware import VirtualFirmware
+from firmware_bridge.sim.reader import SimReader, parse_sim_url
 from firmware_bridge.sim.table import (
     DEFAULT_LAYOUT,
     Fault,

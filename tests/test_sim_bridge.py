@@ -137,8 +137,8 @@ def test_a_whole_board_piped_into_sim_run_plays_clean(tmp_path: Path,
     ten events a second, as hands do, and the board ends as recorded, with no alert."""
     import random
 
+    from controller.boards.generate import random_board
     from controller.formats.events import record_events
-    from controller.generate import random_board
 
     record = random_board(random.Random(5), 1).record
     events = [{k: v for k, v in e.items() if k not in ("v", "src", "seq", "ts")}

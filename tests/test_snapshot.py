@@ -1,4 +1,4 @@
-"""Per-table snapshots (controller/snapshot.py): a daemon restarted on a journal with
+"""Per-table snapshots (controller/service/snapshot.py): a daemon restarted on a journal with
 snapshots restores each table and replays only what follows its last board start, and ends
 exactly where an engine that handled everything is: the same state, retained messages and
 acks, the same outputs for what was not published, and byte for byte the same outputs of
@@ -21,13 +21,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from controller.daemon import BrokerSettings, ControllerDaemon
+from controller.boards.generate import random_board
+from controller.broker.settings import BrokerSettings
 from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
-from controller.generate import random_board
-from controller.journal import Journal
 from controller.laws.record import DealInfo
-from controller.snapshot import FORMAT, record
+from controller.service.daemon import ControllerDaemon
+from controller.service.journal import Journal
+from controller.service.snapshot import FORMAT, record
 
 Message = tuple[str, bytes]
 

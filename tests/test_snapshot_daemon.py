@@ -1,5 +1,5 @@
 """The daemon on a real broker, killed in the middle of the second board and started again:
-it restores both tables from the snapshots its journal holds (controller/snapshot.py),
+it restores both tables from the snapshots its journal holds (controller/service/snapshot.py),
 replays only the second board, and ends with the states, results and counters of a clean
 replay of every event."""
 

@@ -1,4 +1,5 @@
-"""controller/tempo.py: times of calls and cards, and the documented flag rule (docs/tempo.md)."""
+"""controller/evidence/tempo.py: times of calls and cards, and the documented flag rule
+(docs/tempo.md)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from controller.evidence.tempo import DEFAULT_TEMPO, TempoLog, TempoPolicy, is_skip_bid
+from controller.indicators.policy import IndicatorPolicy, PolicyError
 from controller.laws.cards import Call, Card, Seat
-from controller.policy import IndicatorPolicy, PolicyError
-from controller.tempo import DEFAULT_TEMPO, TempoLog, TempoPolicy, is_skip_bid
 
 
 def auction(log: TempoLog, dealer: Seat, calls: Sequence[tuple[str, float]],

@@ -30,9 +30,9 @@ import pytest
 from broker import Mosquitto
 from mqttwatch import Recorder, wait_until
 
+from controller.boards.generate import random_board
 from controller.formats.events import record_events
 from controller.formats.pbn import pbn_text
-from controller.generate import random_board
 
 REPO = Path(__file__).resolve().parent.parent
 ROOMS = {"a": ("A1", "A2"), "b": ("B1", "B2")}

@@ -59,7 +59,7 @@ async def test_the_listener_subscribes_to_public_only(monkeypatch: pytest.Monkey
             return gen()
 
     monkeypatch.setattr(aiomqtt, "Client", Fake)
-    from controller.daemon import BrokerSettings
+    from controller.broker.settings import BrokerSettings
 
     await asyncio.wait_for(vugraph.listen(Store(), BrokerSettings.from_url("mqtt://x:1"),
                                           stop), 5)

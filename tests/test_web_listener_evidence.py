@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from test_evidence import TABLE, claimed_board, t08_board
 
-from controller.claims import check_claim
 from controller.engine import Outgoing, encode
+from controller.evidence.claims import check_claim
 from controller.web.listener import TableStore
 
 pytest.importorskip("endplay.dds")

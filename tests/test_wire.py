@@ -18,11 +18,11 @@ from shared_data import real_file, real_files
 from test_properties import _random_input
 
 from controller import wire
+from controller.boards.generate import random_board, random_deal
 from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
 from controller.formats.lin import read_lin
 from controller.formats.pbn import deals_by_board, read_pbn
-from controller.generate import random_board, random_deal
 from controller.laws.cards import Rules, board_dealer, board_vulnerability
 from controller.laws.events import Action, Button, Zone
 from controller.laws.record import BoardRecord, DealInfo
@@ -259,7 +259,7 @@ def _play(engine: Engine, records: list[BoardRecord], *, scans: bool) -> int:
 
 
 def test_engine_outputs_of_the_replay_file_fit_their_structs() -> None:
-    from controller.replay import replay_lines
+    from controller.replay.stream import replay_lines
     engine = Engine(deals=deals_by_board(DATA / "replay_t08_revoke.pbn"))
     lines = (DATA / "replay_t08_revoke.jsonl").read_bytes().splitlines()
     outs = list(replay_lines(engine, lines))
@@ -360,8 +360,8 @@ def test_the_contract_points_to_the_schema() -> None:
 
 # -- the daemon's own payloads ------------------------------------------------------------------
 def _daemon(engine: Any, **info: Any) -> Any:
-    from controller.brokersettings import BrokerSettings
-    from controller.daemon import ControllerDaemon
+    from controller.broker.settings import BrokerSettings
+    from controller.service.daemon import ControllerDaemon
     return ControllerDaemon(broker=BrokerSettings(), engine=engine, info=info)
 
 

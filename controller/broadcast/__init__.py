@@ -4,8 +4,8 @@
 ``from controller.broadcast import ...`` keeps the names of the old one-file module.
 """
 
-from .gate import Gate, GatePolicy, Item, MovementLike, Report, SessionLike
-from .relay import HeldStore, main, run_relay
+from controller.broadcast.gate import Gate, GatePolicy, Item, MovementLike, Report, SessionLike
+from controller.broadcast.relay import HeldStore, main, run_relay
 
 __all__ = ["Gate", "GatePolicy", "Item", "MovementLike", "Report", "SessionLike",
            "HeldStore", "main", "run_relay"]

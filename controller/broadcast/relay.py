@@ -32,14 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import wire
-from ..brokersettings import add_broker_arguments, settings_from_args
-from ..commandline import OutageLog, add_log_level, plain_help, setup_logging
-from .gate import RELEASES, Gate, GatePolicy, Item, Report
-from .view import apply_item, new_view, write_table_files
+from controller import wire
+from controller.broadcast.gate import RELEASES, Gate, GatePolicy, Item, Report
+from controller.broadcast.view import apply_item, new_view, write_table_files
+from controller.broker.settings import add_broker_arguments, settings_from_args
+from controller.commandline import OutageLog, add_log_level, plain_help, setup_logging
 
 if TYPE_CHECKING:
-    from ..daemon import BrokerSettings
+    from controller.broker.settings import BrokerSettings
 
 __all__ = ["HeldStore", "Publish", "Relay", "run_relay", "main"]
 
@@ -628,10 +628,10 @@ def _load_session(args: argparse.Namespace) -> Any:
     """The session: ``--session`` (the session file, controller.session) or ``--schedule``
     (the schedule TOML, one round or every round)."""
     if args.session:
-        from ..session import load_session
+        from controller.session import load_session
         return load_session(args.session)
     if args.schedule:
-        from ..schedule import load_movement
+        from controller.session.schedule import load_movement
         return load_movement(args.schedule)
     return None
 
@@ -775,8 +775,8 @@ def _ranges(numbers: Sequence[int]) -> str:
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("release", "hold", "clear", "status", "comment"):
         return _operator_main(argv[0], argv[1:])
-    from ..daemon import ControllerError
-    from ..schedule import ScheduleError
+    from controller.commandline import ControllerError
+    from controller.session.schedule import ScheduleError
 
     ap = argparse.ArgumentParser(
         prog="bridge-table broadcast", description=plain_help(__doc__, first_line=True),
@@ -818,7 +818,7 @@ def main(argv: list[str]) -> int:
         policy = GatePolicy(sid, movement, release=args.release, delay=args.delay)
         deals: dict[int, str] = {}
         if args.deals:
-            from ..deals import DealsError, load_deals
+            from controller.boards.deals import DealsError, load_deals
             try:
                 infos, _ = load_deals(args.deals)
             except DealsError as exc:

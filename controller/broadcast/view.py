@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import wire
+from controller import wire
 
 __all__ = ["new_view", "apply_item", "view_record", "pair_seats", "write_table_files"]
 
@@ -87,9 +87,9 @@ def apply_item(view: dict[str, Any], kind: str, payload: Mapping[str, Any],
 
 def view_record(view: Mapping[str, Any]) -> Any:
     """The board as a ``BoardRecord`` (for the LIN and PBN writers); None if incomplete."""
-    from ..laws.cards import Call, Card, Contract, Deal, Seat, Vulnerability
-    from ..laws.play import build_tricks
-    from ..laws.record import AuctionEntry, BoardRecord
+    from controller.laws.cards import Call, Card, Contract, Deal, Seat, Vulnerability
+    from controller.laws.play import build_tricks
+    from controller.laws.record import AuctionEntry, BoardRecord
 
     res = view.get("result")
     if not res or view.get("dealer") is None:
@@ -151,8 +151,8 @@ def _atomic_write(path: Path, text: str) -> None:
 
 def write_table_files(out: Path, table: str, views: Iterable[Mapping[str, Any]]) -> None:
     """``table-{t}.lin`` and ``table-{t}.pbn``: the table's released, complete boards."""
-    from ..formats.lin import record_to_lin
-    from ..formats.pbn import pbn_text
+    from controller.formats.lin import record_to_lin
+    from controller.formats.pbn import pbn_text
 
     records = [r for r in (view_record(v) for v in sorted(views, key=lambda v: v["board"]))
                if r is not None]

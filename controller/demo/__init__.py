@@ -13,9 +13,9 @@ firmware bridge on the simulated table, Ctrl-C).
 
 from __future__ import annotations
 
-from .plan import DemoError, DemoPlan, load_board, plan_board
-from .runner import REPO_ROOT, TABLE, bridge_config_dict, main, parser, run_demo
-from .view import LANGS, TableView, result_line
+from controller.demo.plan import DemoError, DemoPlan, load_board, plan_board
+from controller.demo.runner import REPO_ROOT, TABLE, bridge_config_dict, main, parser, run_demo
+from controller.demo.view import LANGS, TableView, result_line
 
 __all__ = ["LANGS", "REPO_ROOT", "TABLE", "DemoError", "DemoPlan", "TableView",
            "bridge_config_dict", "load_board", "main", "parser", "plan_board", "result_line",

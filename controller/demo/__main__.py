@@ -1,5 +1,5 @@
 """``python -m controller.demo``: the same as ``bridge-table demo``."""
 
-from .runner import main
+from controller.demo.runner import main
 
 raise SystemExit(main())

@@ -2,7 +2,7 @@
 table, the events played at the chosen speed, and an end that always comes (Ctrl-C too).
 
 Everything is real but the cards: a private mosquitto on a free loopback port, the rules
-daemon (``controller.daemon``), the firmware bridge (``hw_configs/sim.toml`` pointed at that
+daemon (``controller.service.daemon``), the firmware bridge (``hw_configs/sim.toml`` pointed at that
 broker) reading virtual reader firmwares on pseudo-terminals through the real serial path,
 and the simulated table placing and lifting the tags.
 """
@@ -28,16 +28,16 @@ import aiomqtt
 import msgspec
 
 from controller import wire
-from controller.daemon import BrokerSettings, ControllerDaemon, cancel_until_done
+from controller.broker.mosquitto import Mosquitto, MosquittoError
+from controller.broker.settings import BrokerSettings
+from controller.commandline import add_log_level, setup_logging
+from controller.demo.plan import DemoError, load_board, plan_board
+from controller.demo.view import LANGS, TableView, event_text, print_end
 from controller.engine import Engine
-from controller.journal import Journal
 from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord, DealInfo
-from controller.mosquitto import Mosquitto, MosquittoError
-
-from ..commandline import add_log_level, setup_logging
-from .plan import DemoError, load_board, plan_board
-from .view import LANGS, TableView, event_text, print_end
+from controller.service.daemon import ControllerDaemon, cancel_until_done
+from controller.service.journal import Journal
 
 __all__ = ["REPO_ROOT", "TABLE", "bridge_config_dict", "main", "parser", "run_demo"]
 

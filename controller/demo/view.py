@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from controller.display_text import columns
+from controller.demo.plan import DemoPlan
 from controller.formats.pbn import record_to_pbn
+from controller.indicators.display_text import columns
 from controller.laws.cards import Call, Card, Contract, Seat, Suit, Vulnerability
 from controller.laws.irregularities import Status
 from controller.laws.messages import (
@@ -32,8 +33,6 @@ from controller.laws.messages import (
     vulnerability_name,
 )
 from controller.laws.record import BoardRecord
-
-from .plan import DemoPlan
 
 if TYPE_CHECKING:  # the bridge's parts are loaded only when the demo runs them
     from firmware_bridge.config import GpioConfig

@@ -1,0 +1,2 @@
+"""File formats, read and written: PBN, LIN, DUP/BRI/DGE deal files, event files.
+"""

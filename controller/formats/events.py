@@ -24,10 +24,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
 
 from controller import wire
+from controller.formats.errors import BadRecord
 from controller.laws.cards import FULL_DECK, Call, CallKind, Card, Seat
 from controller.laws.record import BoardRecord
-
-from .errors import BadRecord
 
 __all__ = [
     "record_events", "Sensing", "write_jsonl", "default_card_uid", "default_call_uid",

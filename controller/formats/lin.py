@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
+from controller.formats.errors import BadRecord, FormatError
+from controller.formats.source import Source, read_source
 from controller.laws.auction import auction_outcome
 from controller.laws.cards import (
     PASSED_OUT,
@@ -47,9 +49,6 @@ from controller.laws.cards import (
 from controller.laws.play import trick_winner
 from controller.laws.record import AuctionEntry, BoardRecord, PlayedTrick
 from controller.laws.scoring import record_score_ns
-
-from .errors import BadRecord, FormatError
-from .source import Source, read_source
 
 __all__ = ["LinFile", "read_lin", "record_to_lin", "write_lin", "LIN_SEATS", "vugraph_result",
            "ALERTED_TAG"]

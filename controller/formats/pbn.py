@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, unquote
 
+from controller.formats.errors import BadRecord, FormatError
+from controller.formats.source import Source, read_source
 from controller.laws.auction import auction_outcome
 from controller.laws.cards import (
     Call,
@@ -54,9 +56,6 @@ from controller.laws.irregularities import Code, Irregularity, IrregularityLog, 
 from controller.laws.play import trick_winner
 from controller.laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
 from controller.laws.scoring import record_score_ns
-
-from .errors import BadRecord, FormatError
-from .source import Source, read_source
 
 __all__ = [
     "PbnGame", "PbnFile", "Token", "DealInfo", "read_pbn", "deals_by_board", "game_to_record",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from .errors import FormatError
+from controller.formats.errors import FormatError
 
 __all__ = ["Source", "binary_reason", "read_source"]
 

@@ -316,7 +316,7 @@ _BASE_BY_STATUS: Final[dict[tuple[Code, Status], tuple[str, str, str]]] = {
 
 # Names for the display, each at most 20 columns (a CJK character takes two; 18 leaves room
 # for the seat): the display gives an alert a row of its own for the name and the seat, the
-# citation and the status another (controller/display_text.py). Each names the offence as
+# citation and the status another (controller/indicators/display_text.py). Each names the offence as
 # a player reads it at the table: "sai luật" (against the Laws, 44 in the Vietnamese Laws)
 # rather than the rule book's "trái lệ"; the call made when the player had to pass, not the
 # duty to pass; the penalty card not played, not "not yet played"; a revoke as the wrong
@@ -848,7 +848,7 @@ def _short_name(code: Code, i: int) -> str:
 
 def alert_parts(irr: Irregularity, lang: str) -> AlertParts:
     """The display's pieces of an alert: the Law, the short name, the seat letter and the
-    status, for controller/display_text.py to lay out on the rows it has."""
+    status, for controller/indicators/display_text.py to lay out on the rows it has."""
     i = _index(lang)
     cites = (law_citation(irr.law, lang), law_citation(irr.law, lang, short=True), irr.law)
     return AlertParts(
@@ -911,7 +911,7 @@ _UI: Final[dict[str, tuple[str, str, str]]] = {
 }
 
 # Display forms, one row each: seats as N E S W, cards and calls as PBN writes them. Each
-# language lists its forms longest first; controller/display_text.py takes the first that
+# language lists its forms longest first; controller/indicators/display_text.py takes the first that
 # fits the row (20 columns, a CJK character taking two). A key not here shows its _UI text.
 _UI_SHORT: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {
     "turn": (("{seat} to play",), ("Lượt {seat} đánh bài", "Lượt {seat} đánh"),

@@ -880,6 +880,14 @@ class Table:
                                      if i.deal is not None and i.deal.is_complete})
         return self._index
 
+    def resume(self, played: list[int], next_id: int) -> None:
+        """Go on from values carried across boards (a snapshot's): the boards played and
+        the first irregularity id of the next board. Only before any board is on the table."""
+        if self.board is not None:
+            raise ValueError("a board is on the table")
+        self.played = played
+        self._next_id = next_id
+
     def _new_board(self, number: int, *, first_id: int, number_known: bool = True) -> Board:
         return Board(number, rules=self.rules, log=IrregularityLog(first_id=first_id),
                      info=self.deals.get(number), played_before=number in self.played,

@@ -6,14 +6,22 @@
 
 from __future__ import annotations
 
-from .adjustments import (
+from controller.session.adjustments import (
     parse_adjustment,
     remove_adjustment,
     set_adjustment,
     with_adjustments,
 )
-from .movement import Movement, MovementError, Round, TableRound, howell, mitchell, teams
-from .results import (
+from controller.session.movement import (
+    Movement,
+    MovementError,
+    Round,
+    TableRound,
+    howell,
+    mitchell,
+    teams,
+)
+from controller.session.results import (
     BoardResult,
     PairScore,
     ResultsError,
@@ -22,8 +30,8 @@ from .results import (
     load_results,
     read_results,
 )
-from .score import main
-from .sessionfile import (
+from controller.session.score import main
+from controller.session.sessionfile import (
     Adjustment,
     Competitor,
     Session,

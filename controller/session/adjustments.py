@@ -33,12 +33,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .sessionfile import (
+from controller.session.sessionfile import (
     Adjustment,
+    FieldReader,
     Session,
     SessionError,
     WeightedPart,
-    _Reader,
     adjustment_of,
     load_session,
     parse_session,
@@ -56,7 +56,7 @@ def parse_adjustment(session: Session, row: Mapping[str, Any],
                      source: str = "adjustment") -> Adjustment:
     """The adjustment an ``[[adjustment]]`` entry's keys give, checked against
     ``session``; SessionError (naming ``source`` and the key) if it cannot be used."""
-    return adjustment_of(_Reader(source), "", row, session.artificial, session.movement)
+    return adjustment_of(FieldReader(source), "", row, session.artificial, session.movement)
 
 
 def with_adjustments(session: Session, adjustments: Iterable[Adjustment]) -> Session:

@@ -14,7 +14,7 @@ export of the same messages). For each table and board it takes:
 - the hands from the session's deals file (the feed never carries a hand);
 - the director's ``evidence`` (docs/tempo.md, docs/claims.md): the time of every call and
   card with the tempo flags, and a claim's position, checked here double dummy
-  (controller/claims.py). PBN carries them in supplemental tags (PBN 2.1 section 4.9):
+  (controller/evidence/claims.py). PBN carries them in supplemental tags (PBN 2.1 section 4.9):
   ``TempoTable`` (every call and card: seat, call or trick and card, seconds, flag),
   ``TempoFlag`` (one per flag, a line a director reads) and ``ClaimCheck``; LIN in one
   ``nt|...|`` note at the end of the board's line.
@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..claims import check_claim
-from ..formats.pbn import record_to_pbn
-from ..laws.cards import (
+from controller.evidence.claims import check_claim
+from controller.formats.pbn import record_to_pbn
+from controller.laws.cards import (
     Call,
     Card,
     Contract,
@@ -47,13 +47,19 @@ from ..laws.cards import (
     board_dealer,
     board_vulnerability,
 )
-from ..laws.irregularities import Code, Irregularity, Status
-from ..laws.play import trick_winner
-from ..laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
-from .movement import table_key
-from .results import BoardResult, ResultsError, SessionScores, json_lines, load_jsonl
-from .score import report_strays
-from .scoring import (
+from controller.laws.irregularities import Code, Irregularity, Status
+from controller.laws.play import trick_winner
+from controller.laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
+from controller.session.movement import table_key
+from controller.session.results import (
+    BoardResult,
+    ResultsError,
+    SessionScores,
+    json_lines,
+    load_jsonl,
+)
+from controller.session.score import report_strays
+from controller.session.scoring import (
     BoardScore,
     MatchScore,
     Standing,
@@ -64,10 +70,10 @@ from .scoring import (
     team_board_scores,
     team_totals,
 )
-from .sessionfile import Session, SessionError, load_session
+from controller.session.sessionfile import Session, SessionError, load_session
 
 __all__ = ["Published", "read_published", "load_published", "build_records", "write_pbn_session",
-           "write_csv_session", "main"]
+           "write_csv_session", "parse_formats", "main"]
 
 FORMATS = ("pbn", "lin", "csv", "usebio")
 
@@ -477,7 +483,8 @@ def write_csv_session(session: Session, records: Sequence[BoardRecord],
 
 
 # -- the command -------------------------------------------------------------------------------
-def _formats(text: str) -> list[str]:
+def parse_formats(text: str) -> list[str]:
+    """``--format pbn,csv``: the formats asked for, each known (else ValueError)."""
     wanted = [f.strip().lower() for f in text.split(",") if f.strip()]
     bad = [f for f in wanted if f not in FORMATS]
     if bad or not wanted:
@@ -488,8 +495,8 @@ def _formats(text: str) -> list[str]:
 
 def export(session: Session, published: Mapping[tuple[str, int], Published], out: Path,
            formats: Sequence[str], errors: IO[str]) -> list[Path]:
-    from ..deals import DealsError, read_deals
-    from ..formats.lin import write_lin
+    from controller.boards.deals import DealsError, read_deals
+    from controller.formats.lin import write_lin
 
     deals: dict[int, DealInfo] = {}
     if session.deals is not None:
@@ -541,7 +548,7 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
             write_csv_session(session, records, board_scores, ranked, totals, a, b)
         written += [path, rank_path]
     if "usebio" in formats:
-        from .usebio import usebio_tree, write_usebio
+        from controller.session.usebio import usebio_tree, write_usebio
         path = out / f"{stem}.xml"
         with open(path, "wb") as fx:
             write_usebio(usebio_tree(session, board_scores, ranked, totals, matches), fx)
@@ -561,7 +568,7 @@ def main(argv: Sequence[str]) -> int:
                     help=f"{','.join(FORMATS)} (default: all)")
     args = ap.parse_args(list(argv))
     try:
-        formats = _formats(args.format)
+        formats = parse_formats(args.format)
         session = load_session(args.session)
         published = load_published(args.results, sys.stderr)
         if not any(item.result is not None for item in published.values()):

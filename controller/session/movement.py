@@ -36,7 +36,7 @@ class MovementError(ValueError):
 @dataclass(frozen=True, slots=True)
 class TableRound:
     """A table in a round: the pairs (or teams) NS and EW, None where the movement names
-    only the boards (a schedule file's boards-only form, ``controller.schedule``)."""
+    only the boards (a schedule file's boards-only form, ``controller.session.schedule``)."""
 
     ns: int | None
     ew: int | None
@@ -133,7 +133,7 @@ class Movement:
         return hit[1].ns, hit[1].ew
 
     def schedule(self) -> dict[str, frozenset[int]]:
-        """Table -> every board it plays: the shape ``controller.schedule`` loads."""
+        """Table -> every board it plays: the shape ``controller.session.schedule`` loads."""
         return {t: self.boards_of_table(t) for t in self.tables}
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from ..laws.scoring import imps, matchpoints, matchpoints_ew
-from .movement import table_key
+from controller.laws.scoring import imps, matchpoints, matchpoints_ew
+from controller.session.movement import table_key
 
 __all__ = ["BoardResult", "PairScore", "TeamScore", "SessionScores", "ResultsError",
            "read_results", "load_results", "load_jsonl", "json_lines"]

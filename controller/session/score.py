@@ -16,10 +16,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..commandline import add_log_level, setup_logging
-from .results import ResultsError, SessionScores, load_results
-from .scoring import BoardScore, score_pairs, score_teams, standings, stray_results, team_totals
-from .sessionfile import Session, SessionError, load_session
+from controller.commandline import add_log_level, setup_logging
+from controller.session.results import ResultsError, SessionScores, load_results
+from controller.session.scoring import (
+    BoardScore,
+    score_pairs,
+    score_teams,
+    standings,
+    stray_results,
+    team_totals,
+)
+from controller.session.sessionfile import Session, SessionError, load_session
 
 __all__ = ["main", "pairs_report", "teams_report", "report", "print_report",
            "report_strays"]

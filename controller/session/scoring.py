@@ -29,10 +29,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..laws.scoring import imps, matchpoints, matchpoints_ew, neuberg
-from .movement import table_key
-from .results import BoardResult, SessionScores
-from .sessionfile import DEFAULT_ARTIFICIAL, Adjustment, Session
+from controller.laws.scoring import imps, matchpoints, matchpoints_ew, neuberg
+from controller.session.movement import table_key
+from controller.session.results import BoardResult, SessionScores
+from controller.session.sessionfile import DEFAULT_ARTIFICIAL, Adjustment, Session
 
 __all__ = ["BoardScore", "Standing", "BoardImps", "MatchScore", "TeamTotal", "score_pairs",
            "standings", "score_teams", "team_board_scores", "team_totals", "wbf_vp",

@@ -16,9 +16,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .movement import Movement, MovementError, Round, TableRound, howell, mitchell, teams
+from controller.session.movement import (
+    Movement,
+    MovementError,
+    Round,
+    TableRound,
+    howell,
+    mitchell,
+    teams,
+)
 
-__all__ = ["Competitor", "Session", "SessionError", "Adjustment", "WeightedPart",
+__all__ = ["Competitor", "Session", "SessionError", "Adjustment", "WeightedPart", "FieldReader",
            "load_session", "parse_session", "possible_scores"]
 
 #: Law 12C1(d): average-plus, average, average-minus as a percentage of the top
@@ -133,7 +141,7 @@ KNOWN_KEYS: Mapping[str, frozenset[str]] = MappingProxyType({
 })
 
 
-class _Reader:
+class FieldReader:
     """Typed look-ups into the parsed TOML, each error naming the file and the key."""
 
     def __init__(self, source: str) -> None:
@@ -185,14 +193,14 @@ class _Reader:
             yield i, f"{key}[{i}].", row
 
     def boards(self, value: Any, key: str) -> tuple[int, ...]:
-        from controller.schedule import ScheduleError, boards_of
+        from controller.session.schedule import ScheduleError, boards_of
         try:
             return tuple(sorted(boards_of(value, f"{self.source}: {key}")))
         except ScheduleError as exc:
             raise SessionError(str(exc)) from None
 
 
-def _movement(r: _Reader, data: Mapping[str, Any]) -> Movement:
+def _movement(r: FieldReader, data: Mapping[str, Any]) -> Movement:
     mv = r.table(data, "movement")
     r.known(mv, "movement", "movement.")
     kind = r.str_(mv, "type", "movement.", "")
@@ -227,7 +235,7 @@ def _movement(r: _Reader, data: Mapping[str, Any]) -> Movement:
                                   f"teams-explicit, not {kind!r}")
 
 
-def _explicit(r: _Reader, mv: Mapping[str, Any], kind: str) -> Movement:
+def _explicit(r: FieldReader, mv: Mapping[str, Any], kind: str) -> Movement:
     rounds = []
     for i, where, row in r.rows(mv, "movement.round", required=True):
         number = r.int_(row, "number", where, i)
@@ -245,7 +253,7 @@ def _explicit(r: _Reader, mv: Mapping[str, Any], kind: str) -> Movement:
     return Movement(tuple(rounds), kind)
 
 
-def _competitors(r: _Reader, data: Mapping[str, Any], key: str) -> dict[int, Competitor]:
+def _competitors(r: FieldReader, data: Mapping[str, Any], key: str) -> dict[int, Competitor]:
     out: dict[int, Competitor] = {}
     for number, value in r.table(data, key).items():
         where = f"{key}.{number}"
@@ -268,7 +276,7 @@ def _competitors(r: _Reader, data: Mapping[str, Any], key: str) -> dict[int, Com
 _WEIGHT_SLACK = 1e-6
 
 
-def _weighted(r: _Reader, key: str, value: Any, board: int) -> tuple[WeightedPart, ...]:
+def _weighted(r: FieldReader, key: str, value: Any, board: int) -> tuple[WeightedPart, ...]:
     """Law 12C1(c): two or more results, each with its weight (a percentage > 0), the
     weights summing to 100%; each result ``contract``/``declarer``/``tricks`` (scored with
     the board's vulnerability) or a ``score_ns`` some contract can score on this board."""
@@ -349,7 +357,7 @@ def possible_scores(vul: str) -> frozenset[int]:
     return frozenset(out)
 
 
-def _score_kind(r: _Reader, text: str, key: str, artificial: Mapping[str, float]) -> str:
+def _score_kind(r: FieldReader, text: str, key: str, artificial: Mapping[str, float]) -> str:
     if text in artificial:
         return text
     if re.fullmatch(r"\d+(\.\d+)?%", text):
@@ -359,7 +367,7 @@ def _score_kind(r: _Reader, text: str, key: str, artificial: Mapping[str, float]
     raise r.fail(key, f"must be one of {', '.join(artificial)} or a percentage like '55%'")
 
 
-def _adjustments(r: _Reader, data: Mapping[str, Any], artificial: Mapping[str, float],
+def _adjustments(r: FieldReader, data: Mapping[str, Any], artificial: Mapping[str, float],
                  movement: Movement) -> tuple[Adjustment, ...]:
     # a later entry for the same table and board replaces an earlier one (a program that
     # appends the director's new ruling, as the console does, supersedes the old)
@@ -371,7 +379,7 @@ def _adjustments(r: _Reader, data: Mapping[str, Any], artificial: Mapping[str, f
     return tuple(out.values())
 
 
-def adjustment_of(r: _Reader, where: str, row: Mapping[str, Any],
+def adjustment_of(r: FieldReader, where: str, row: Mapping[str, Any],
                   artificial: Mapping[str, float], movement: Movement) -> Adjustment:
     """One ``[[adjustment]]`` entry, checked: its keys, a table and board the movement
     gives, one kind of score, artificial scores named or 0-100%."""
@@ -412,7 +420,7 @@ def adjustment_of(r: _Reader, where: str, row: Mapping[str, Any],
 
 def parse_session(data: Mapping[str, Any], source: str = "session",
                   base: Path | None = None) -> Session:
-    r = _Reader(source)
+    r = FieldReader(source)
     r.known(data, "", "")
     sess = r.table(data, "session")
     r.known(sess, "session", "session.")

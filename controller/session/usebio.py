@@ -41,8 +41,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-from .scoring import BoardScore, MatchScore, Standing, TeamTotal
-from .sessionfile import Session
+from controller.session.scoring import BoardScore, MatchScore, Standing, TeamTotal
+from controller.session.sessionfile import Session
 
 __all__ = ["PUBLIC_ID", "SYSTEM_ID", "write_usebio", "usebio_tree"]
 
@@ -87,7 +87,7 @@ def _traveller(board: ET.Element, s: BoardScore, session: Session) -> None:
     adj, r = s.adjustment, s.result
     # TRICKS is always written (0 without a contract played), as the reference does
     if adj is not None and adj.ns is not None:
-        from .scoring import artificial_percent
+        from controller.session.scoring import artificial_percent
         pn = artificial_percent(adj.ns, session.artificial)
         pe = artificial_percent(adj.ew or adj.ns, session.artificial)
         _el(line, "TRICKS", 0)

@@ -1,0 +1,2 @@
+"""The dealing-machine verification station: dealt boards checked against their deal file.
+"""

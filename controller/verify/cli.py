@@ -34,15 +34,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller import wire
-from controller.brokersettings import DEFAULT_URL, BrokerSettings, BrokerSettingsError, resolve
+from controller.boards.deals import DealsError, read_deals
+from controller.broker.settings import DEFAULT_URL, BrokerSettings, BrokerSettingsError, resolve
 from controller.commandline import add_log_level, setup_logging
-from controller.deals import DealsError, read_deals
 from controller.laws.cards import FULL_DECK, Deal, Seat
 from controller.laws.dealcheck import DuplicateBoardDetector
 from controller.tomlfile import read_toml
-from firmware_bridge.taginfo import NULL_REGISTRY
-
-from .report import (
+from controller.verify.report import (
     VerifyReport,
     progress_bar,
     report_json,
@@ -51,7 +49,7 @@ from .report import (
     verdict_line,
     write_report,
 )
-from .station import (
+from controller.verify.station import (
     BoardResult,
     EventFollower,
     Layout,
@@ -61,6 +59,7 @@ from .station import (
     TagLookup,
     VerifyError,
 )
+from firmware_bridge.taginfo import NULL_REGISTRY
 
 __all__ = ["main", "load_deals", "DealSet", "demo_deals", "run_station", "MqttReporter"]
 
@@ -145,7 +144,7 @@ class StationConfig:
 
 def broker_settings(url: str | BrokerSettings) -> BrokerSettings:
     """A broker URL with the login from the environment or a credentials file
-    (``controller.brokersettings``), as every command of the project reads it."""
+    (``controller.broker.settings``), as every command of the project reads it."""
     if isinstance(url, BrokerSettings):
         return url
     try:

@@ -29,8 +29,7 @@ from typing import Any
 from controller import wire
 from controller.laws.cards import Seat
 from controller.laws.dealcheck import Finding
-
-from .station import BoardResult
+from controller.verify.station import BoardResult
 
 __all__ = ["VerifyReport", "finding_json", "pocket_counts", "verdict_line", "result_json",
            "report_json", "report_csv", "summary_text", "progress_bar", "write_report",

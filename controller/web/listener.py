@@ -6,7 +6,7 @@ history, the last ``error`` messages, the broadcast feed's cards of the board an
 "director called" and claim button presses of the board, as the controller publishes
 them on ``evidence`` (1.14; the console keeps them longer: controller/web/console/calls.py),
 and the director's ``evidence`` (the tempo of each call and card, the claim position)
-with the claim's double-dummy check, computed in a worker thread (controller/claims.py;
+with the claim's double-dummy check, computed in a worker thread (controller/evidence/claims.py;
 docs/claims.md). ``run_listener`` feeds it from MQTT
 and hands out the connected client so an app can publish (the console's rulings).
 Listeners of the store (``Hub``) get one compact update per change, for Server-Sent Events.
@@ -26,9 +26,9 @@ from typing import Any
 import aiomqtt
 
 from controller import wire
-from controller.brokersettings import BrokerSettings
-from controller.claims import check_claim
+from controller.broker.settings import BrokerSettings
 from controller.commandline import OutageLog
+from controller.evidence.claims import check_claim
 
 log = logging.getLogger("bridge_table.web")
 

@@ -10,7 +10,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
-from .listener import Hub
+from controller.web.listener import Hub
 
 KEEPALIVE = 15.0
 

@@ -37,7 +37,7 @@ __all__ = [
 READERS = Registry("reader", "bridge_table.readers", {
     "serial": "firmware_bridge.readers.serial:SerialReader",
     "nfc": "firmware_bridge.readers.nfc:NfcReader",
-    "sim": "firmware_bridge.readers.sim:SimReader",
+    "sim": "firmware_bridge.sim.reader:SimReader",
     "memory": "firmware_bridge.readers.memory:MemoryReader",
     # chips wired straight to the Pi (firmware_bridge/readers/chipreader.py)
     "mfrc522": "firmware_bridge.readers.mfrc522:Mfrc522Reader",

@@ -100,9 +100,10 @@ class MemoryChannel:
                 self.backlog.append(item)
                 return
         for reader in readers:
-            reader._deliver(item)
+            reader.deliver(item)
 
-    def _attach(self, reader: MemoryReader) -> None:
+    def attach(self, reader: MemoryReader) -> None:
+        """A reader opened on this channel: it gets what waited, then every read."""
         with self._lock:
             if self.refuse is not None:
                 raise OSError(f"memory channel {self.name!r}: {self.refuse}")
@@ -112,11 +113,12 @@ class MemoryChannel:
             ready = [(loop, fut) for loop, fut, n in self._waiters if self.opened >= n]
             self._waiters = [w for w in self._waiters if self.opened < w[2]]
         for item in backlog:
-            reader._deliver(item)
+            reader.deliver(item)
         for loop, fut in ready:
             loop.call_soon_threadsafe(_resolve, fut)
 
-    def _detach(self, reader: MemoryReader) -> None:
+    def detach(self, reader: MemoryReader) -> None:
+        """A reader of this channel closed."""
         with self._lock:
             if reader in self.readers:
                 self.readers.remove(reader)
@@ -188,12 +190,13 @@ class MemoryReader(Reader):
 
     async def _start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self.channel._attach(self)
+        self.channel.attach(self)
 
     async def _stop(self) -> None:
-        self.channel._detach(self)
+        self.channel.detach(self)
 
-    def _deliver(self, item: _Tag | _Health) -> None:
+    def deliver(self, item: _Tag | _Health) -> None:
+        """One read or health item from the channel, onto this reader's event loop."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return

@@ -43,7 +43,7 @@ from firmware_bridge.readers.base import (
     options_from_query,
 )
 
-__all__ = ["SerialReader", "parse_serial_url"]
+__all__ = ["SerialReader", "parse_serial_url", "serial_options"]
 
 
 def parse_serial_url(url: str) -> tuple[str, dict[str, str]]:
@@ -64,7 +64,8 @@ def parse_serial_url(url: str) -> tuple[str, dict[str, str]]:
 _FLOAT_OPTIONS = ("debounce", "reconnect_interval", "heartbeat_timeout")
 
 
-def _options_from_query(query: dict[str, str]) -> dict[str, Any]:
+def serial_options(query: dict[str, str]) -> dict[str, Any]:
+    """A serial reader's options from its URL's query (the simulated reader's too)."""
     return options_from_query("serial", query, numbers=_FLOAT_OPTIONS, integers=("baudrate",),
                               strings=("kind", "reader_id"))
 
@@ -106,7 +107,7 @@ class SerialReader(Reader):
     def from_url(cls, name: str, url: str, *, kind: str | None = None,
                  **options: Any) -> SerialReader:
         port, query = parse_serial_url(url)
-        merged = _options_from_query(query) | options
+        merged = serial_options(query) | options
         if kind is not None:
             merged["kind"] = kind
         return cls(name, port, **merged)

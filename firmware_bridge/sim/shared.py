@@ -8,7 +8,7 @@ process: a well-known directory per table.
 ``<temp dir>/bridge-table-sim-<uid>``. The state file is written once every reader runs and
 removed when the simulator stops; a bridge whose config names ``sim://TABLE/READER`` and
 that has no simulated table of its own opens the reader's symlink (the ``sim`` reader
-backend, ``firmware_bridge/readers/sim.py``) when the file names a live process.
+backend, ``firmware_bridge/sim/reader.py``) when the file names a live process.
 """
 
 from __future__ import annotations

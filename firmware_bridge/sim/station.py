@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
 
-from controller.brokersettings import DEFAULT_URL
+from controller.broker.settings import DEFAULT_URL
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
 from firmware_bridge.readers import open_reader
 from firmware_bridge.sim.firmware import VirtualFirmware

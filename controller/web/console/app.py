@@ -32,15 +32,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from controller import wire
-from controller.brokersettings import BrokerSettings
+from controller.broker.settings import BrokerSettings
 from controller.laws.cards import Seat
 from controller.laws.irregularities import Code
 from controller.laws.rulings import RulingKind
 from controller.session import Session as SessionFile
-
-from .. import sse
-from ..app import create_app
-from ..auth import (
+from controller.web import sse
+from controller.web.app import create_app
+from controller.web.auth import (
     COOKIE,
     SESSION_SECONDS,
     LoginThrottle,
@@ -49,12 +48,12 @@ from ..auth import (
     hash_password,
     verify_password,
 )
-from ..i18n import LABELS, LANGS, label
-from ..listener import Connection, TableStore, run_listener
-from . import adjust, options
-from .calls import CallBook
-from .room import RoomBook
-from .store import RulingLog, readable_time
+from controller.web.console import adjust, options
+from controller.web.console.calls import CallBook
+from controller.web.console.room import RoomBook
+from controller.web.console.store import RulingLog, readable_time
+from controller.web.i18n import LABELS, LANGS, label
+from controller.web.listener import Connection, TableStore, run_listener
 
 log = logging.getLogger("bridge_table.console")
 STATIC = Path(__file__).parent / "static"
@@ -496,7 +495,7 @@ def _console_page(session: Session, lang: str) -> HTMLResponse:
 
 def deals_for_console(path: Path) -> tuple[dict[int, dict[str, list[str]]], list[str]]:
     """The hands of a deals file (PBN, DUP, BRI, DGE) by board and seat, and its problems."""
-    from controller.deals import read_deals
+    from controller.boards.deals import read_deals
     read = read_deals(path)
     out: dict[int, dict[str, list[str]]] = {}
     for board, info in read.deals.items():

@@ -14,20 +14,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from controller.brokersettings import add_broker_arguments, settings_from_args
-from controller.commandline import add_log_level, setup_logging
-from controller.daemon import ControllerError
-from controller.deals import DealsError
-
-from ..auth import (
+from controller.boards.deals import DealsError
+from controller.broker.settings import add_broker_arguments, settings_from_args
+from controller.commandline import ControllerError, add_log_level, setup_logging
+from controller.web.auth import (
     PasswordFileError,
     check_account_name,
     read_accounts,
     write_account,
     write_password_file,
 )
-from ..listener import Hub
-from ..serving import check_bindable, parse_listen
+from controller.web.listener import Hub
+from controller.web.serving import check_bindable, parse_listen
 
 log = logging.getLogger("bridge_table.console")
 
@@ -162,13 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         deals_file = Path(args.deals) if args.deals else None
         if args.session:
             from controller.session import load_session
-
-            from .app import rounds_of_session
+            from controller.web.console.app import rounds_of_session
             session = load_session(args.session)   # SessionError is a ValueError
             rounds = rounds_of_session(session.movement)
             deals_file = deals_file or session.deals
         if deals_file is not None:
-            from .app import deals_for_console
+            from controller.web.console.app import deals_for_console
             deals, problems = deals_for_console(deals_file)
             for problem in problems:
                 log.warning("%s: %s", deals_file, problem)
@@ -177,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     import uvicorn
 
-    from .app import ConsoleConfig, build_app
+    from controller.web.console.app import ConsoleConfig, build_app
     app = build_app(ConsoleConfig(broker=broker, password_hash=password_hash,
                                   db=Path(args.db), src=args.src, root=args.root,
                                   client_id=args.client_id,

@@ -1,5 +1,5 @@
 """``bridge-table vugraph``: the public's web view of a session, from ``public/#`` only."""
 
-from .app import build_app, main
+from controller.web.vugraph.app import build_app, main
 
 __all__ = ["build_app", "main"]

@@ -121,7 +121,7 @@ def board_summary(store: Store, board: int, session: str | None = None,
                   dd: bool = True) -> dict[str, Any]:
     """The board's released results across the tables of one session: frequency,
     matchpoints, IMPs."""
-    from ...laws.scoring import imps, matchpoints
+    from controller.laws.scoring import imps, matchpoints
 
     sid = store.current(session)
     rows = []
@@ -205,7 +205,7 @@ def double_dummy(deal: str, board: int) -> dict[str, Any]:
         from endplay.types import Deal, Player, Vul
     except ImportError:
         return {"available": False}
-    from ...laws.cards import Seat, Vulnerability, board_dealer, board_vulnerability
+    from controller.laws.cards import Seat, Vulnerability, board_dealer, board_vulnerability
     with _DDS_LOCK:
         solved = calc_dd_table(Deal(deal))
     table = solved.to_list()   # rows S H D C NT, columns N E S W
@@ -362,7 +362,7 @@ async def listen(store: Store, broker: Any, stop: asyncio.Event) -> None:
 
     import aiomqtt
 
-    from ...commandline import OutageLog
+    from controller.commandline import OutageLog
 
     cid = f"bridge-table-vugraph-{uuid.uuid4().hex[:12]}"
     outage = OutageLog(log, f"broker {broker.url}")
@@ -391,10 +391,9 @@ async def listen(store: Store, broker: Any, stop: asyncio.Event) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from ...brokersettings import add_broker_arguments, settings_from_args
-    from ...commandline import add_log_level, setup_logging
-    from ...daemon import ControllerError
-    from ..serving import check_bindable, parse_listen
+    from controller.broker.settings import add_broker_arguments, settings_from_args
+    from controller.commandline import ControllerError, add_log_level, setup_logging
+    from controller.web.serving import check_bindable, parse_listen
 
     ap = argparse.ArgumentParser(prog="bridge-table vugraph",
                                  description="the audience's web view of a session "

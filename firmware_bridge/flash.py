@@ -64,9 +64,9 @@ def settings_for(reader: str, antennas: int, *, board: str = "pico", chip: str =
     """``reader.json`` for a reader of ``antennas`` antennas on ``board`` with ``chip`` front
     ends: one chip per antenna (chip selects) while there are chip-select pins for them,
     otherwise (or with ``mux``) one chip behind an antenna multiplexer."""
-    from firmware_bridge.protocol import _READER_ID  # the host's rule for reader ids
+    from firmware_bridge.protocol import READER_ID  # the host's rule for reader ids
 
-    if not _READER_ID.match(reader):
+    if not READER_ID.match(reader):
         raise FlashError(f"reader id {reader!r}: 1-16 of A-Z a-z 0-9 _ . -")
     if not 1 <= antennas <= MAX_ANTENNAS:
         raise FlashError(f"--antennas {antennas}: a reader has 1 to {MAX_ANTENNAS}")

@@ -20,7 +20,7 @@ each table by feeding ``incoming`` to a fresh Engine, then publishes what was co
 not marked published (everything after ``published_through``; at worst some twice).
 
 Since schema 3, ``topics`` keeps each topic's first ``n`` (written with it), and
-``snapshots`` each table's newest snapshot (``controller.snapshot``:
+``snapshots`` each table's newest snapshot (``controller.service.snapshot``:
 the values a table carries across boards, taken at the input ``n`` that started its board),
 so that a restart restores it and replays only that table's entries from ``n`` on. A
 snapshot is written in the same transaction as a later batch, and only once its input is
@@ -486,11 +486,11 @@ def _user_name() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m controller.journal export JOURNAL`` : the journal as replay input."""
+    """``python -m controller.service.journal export JOURNAL`` : the journal as replay input."""
     import argparse
     import sys
 
-    ap = argparse.ArgumentParser(prog="python -m controller.journal")
+    ap = argparse.ArgumentParser(prog="python -m controller.service.journal")
     sub = ap.add_subparsers(dest="cmd", required=True)
     ex = sub.add_parser("export", help="incoming messages as JSONL for `bridge-table replay`")
     ex.add_argument("journal")

@@ -5,7 +5,7 @@ and ``evidence`` of every board (wire contract). This command reads them from on
 
 - the broker (the default): it subscribes to ``ROOT/+/result``, ``feed``, ``alert`` and
   ``evidence`` with the same broker options as every command (``--broker``,
-  ``--credentials`` ...: controller/brokersettings.py), prints the ranking again after each
+  ``--credentials`` ...: controller/broker/settings.py), prints the ranking again after each
   new result, and ends on Ctrl-C, when every table has a result for every board the
   movement gives it (``--until-complete``), or once the retained results are in
   (``--once``: a broker keeps only each table's last result, so that is the ranking of
@@ -34,16 +34,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, cast
 
-from .export import FORMATS, Published, _formats, export, read_published, scores_of
-from .results import BoardResult, ResultsError, SessionScores, load_jsonl
-from .score import print_report, report
-from .scoring import stray_results
-from .sessionfile import Session, SessionError, load_session
+from controller.session.export import (
+    FORMATS,
+    Published,
+    export,
+    parse_formats,
+    read_published,
+    scores_of,
+)
+from controller.session.results import BoardResult, ResultsError, SessionScores, load_jsonl
+from controller.session.score import print_report, report
+from controller.session.scoring import stray_results
+from controller.session.sessionfile import Session, SessionError, load_session
 
 if TYPE_CHECKING:
     import aiomqtt
 
-    from ..engine import Engine
+    from controller.engine import Engine
 
 __all__ = ["Collected", "main", "journal_messages"]
 
@@ -97,9 +104,10 @@ def journal_messages(session_path: str | Path, journal: str | Path,
                      errors: IO[str] | None = None) -> list[str]:
     """What the controller published, computed again from its journal (the Engine is
     deterministic: the same inputs give the same messages), as JSON lines."""
-    from ..daemon import ControllerError, build_engine
-    from ..journal import Journal, JournalError
-    from ..replay import replay_lines, write_messages
+    from controller.commandline import ControllerError
+    from controller.replay.stream import replay_lines, write_messages
+    from controller.service.daemon import build_engine
+    from controller.service.journal import Journal, JournalError
 
     path = Path(journal)
     if not path.is_file():
@@ -164,8 +172,8 @@ async def _listen(args: argparse.Namespace, session: Session, collected: Collect
     during the session is reconnected to (what it retained comes again, kept once)."""
     import aiomqtt
 
-    from .. import wire
-    from ..brokersettings import settings_from_args
+    from controller import wire
+    from controller.broker.settings import settings_from_args
 
     broker = settings_from_args(args)
     connected = False
@@ -232,8 +240,8 @@ def _take(msg: aiomqtt.Message, args: argparse.Namespace, session: Session,
 
 
 def main(argv: Sequence[str]) -> int:
-    from ..brokersettings import BrokerSettingsError, add_broker_arguments
-    from ..commandline import add_log_level, setup_logging
+    from controller.broker.settings import BrokerSettingsError, add_broker_arguments
+    from controller.commandline import add_log_level, setup_logging
 
     ap = argparse.ArgumentParser(prog=PROG, description="The session's ranking as it goes, "
                                  "and every record at the end.",
@@ -258,7 +266,7 @@ def main(argv: Sequence[str]) -> int:
     args = ap.parse_args(list(argv))
     setup_logging(args)
     try:
-        formats = _formats(args.format)
+        formats = parse_formats(args.format)
         session = load_session(args.session)
         lines: list[str] | None = None
         if args.journal:

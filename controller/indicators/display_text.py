@@ -21,10 +21,10 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from .laws.cards import Call, Contract, Seat
-from .laws.irregularities import Irregularity
-from .laws.messages import alert_parts, call_text, ui_variants
-from .laws.table import Board, Phase
+from controller.laws.cards import Call, Contract, Seat
+from controller.laws.irregularities import Irregularity
+from controller.laws.messages import alert_parts, call_text, ui_variants
+from controller.laws.table import Board, Phase
 
 LANGUAGES = ("en", "vi", "zh")
 #: no value given, or no part rendered yet (never a key's part)

@@ -12,34 +12,17 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from collections.abc import Iterable
+from typing import IO
 
-import msgspec
-
-from . import wire
-from .commandline import plain_help
-from .deals import DealsError, load_deals
-from .display_text import LANGUAGES
-from .engine import Engine, Outgoing
-from .formats.source import binary_reason
-from .laws.cards import ParseError, Rules
-from .laws.record import DealInfo
-
-KINDS = ("state", "alert", "indicator", "result", "feed", "error", "evidence")
-
-class _Line(msgspec.Struct):
-    """One input line: ``{"topic": ..., "payload": {...}}``, or a bare payload (whose
-    ``ruling`` field, if any, says it is a director's ruling). The payload is kept raw for
-    the engine, which parses and checks it."""
-
-    topic: str | None = None
-    payload: msgspec.Raw = msgspec.Raw(b"")
-    ruling: Any = None
-
-
-_line_decoder = msgspec.json.Decoder(_Line)
-_encoder = msgspec.json.Encoder()
+from controller.boards.deals import DealsError, load_deals
+from controller.commandline import plain_help
+from controller.engine import Engine
+from controller.formats.source import binary_reason
+from controller.indicators.display_text import LANGUAGES
+from controller.laws.cards import ParseError, Rules
+from controller.laws.record import DealInfo
+from controller.replay.stream import KINDS, replay_lines, write_messages
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -68,50 +51,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def replay_lines(engine: Engine, lines: Iterable[bytes | str], *, table: str = "1",
-                 errors: IO[str] | None = None, source: str = "-") -> Iterator[Outgoing]:
-    """Feed JSONL lines to ``engine``; yield every message it would publish."""
-    root = engine.root
-    for lineno, raw in enumerate(lines, 1):
-        routed = route_line(raw, lineno, table=table, root=root, errors=errors, source=source)
-        if routed is None:
-            continue
-        outs = engine.handle(*routed)
-        for out in outs:
-            if out.topic.endswith("/error"):
-                _report(errors, source, lineno, str(out.payload.get("error")))
-        yield from outs
-
-
-def route_line(raw: bytes | str, lineno: int, *, table: str, root: str,
-               errors: IO[str] | None, source: str) -> tuple[str, bytes | str] | None:
-    """The ``(topic, payload)`` of one input line; None for a blank line, a comment, or a
-    line that is not a JSON object (reported on ``errors``)."""
-    line = raw.strip()
-    if not line or line[:1] in ("#", b"#"):
-        return None
-    try:
-        head = _line_decoder.decode(line)
-    except RecursionError:  # msgspec recurses per level of nesting
-        _report(errors, source, lineno, "JSON nested too deeply")
-        return None
-    except msgspec.ValidationError:
-        _report(errors, source, lineno, "not a JSON object")
-        return None
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        _report(errors, source, lineno, f"not JSON: {exc}")
-        return None
-    if head.topic is not None and len(head.payload):
-        return head.topic, bytes(head.payload)
-    kind = "ruling" if head.ruling is not None else "event"
-    return wire.topic(table, kind, root=root), line
-
-
-def _report(errors: IO[str] | None, source: str, lineno: int, message: str) -> None:
-    if errors is not None:
-        print(f"{source}:{lineno}: {message}", file=errors)
-
-
 def main(argv: list[str], out: IO[bytes] | None = None) -> int:
     """The command; ``out`` is where the messages go (standard output by default)."""
     args = parse_args(argv)
@@ -131,7 +70,7 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
     schedule = pairs_at = None
     deals_path, first_board = args.deals, args.first_board
     if args.session:
-        from .session import SessionError, load_session
+        from controller.session import SessionError, load_session
         try:
             session = load_session(args.session)
         except SessionError as exc:
@@ -152,7 +91,7 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
             print(f"{deals_path}: {problem}", file=sys.stderr)
     policy = None
     if args.policy:
-        from .policy import IndicatorPolicy, PolicyError
+        from controller.indicators.policy import IndicatorPolicy, PolicyError
         try:
             policy = IndicatorPolicy.load(args.policy)
         except (OSError, PolicyError) as exc:
@@ -191,9 +130,9 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
         with fp:
             lines: Iterable[bytes] = fp
             if args.jobs > 1:
-                from . import replay_jobs
+                from controller.replay import jobs  # its process pool only when asked for
                 data = fp.read()
-                if replay_jobs.run(make_engine, data, jobs=args.jobs, table=args.table,
+                if jobs.run(make_engine, data, jobs=args.jobs, table=args.table,
                                    errors=sys.stderr, source=args.events, out=out,
                                    kinds=kinds):
                     out.flush()
@@ -206,48 +145,3 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
         return 130
     out.flush()
     return 0
-
-
-def write_messages(messages: Iterable[Outgoing], out: IO[bytes],
-                   kinds: set[str] | None = None) -> int:
-    """Write ``{"topic": ..., "payload": ...}`` lines, buffered; returns how many.
-
-    The line is the bytes ``msgspec`` gives for that object, put together from the topic's
-    JSON (encoded once per topic) and the payload's (``Outgoing.data``: encoded once)."""
-    lines = MessageLines(kinds)
-    buffer: list[bytes] = []
-    count = 0
-    for msg in messages:
-        if lines.add(msg, buffer):
-            count += 1
-            if len(buffer) >= 3072:
-                out.write(b"".join(buffer))
-                buffer.clear()
-    if buffer:
-        out.write(b"".join(buffer))
-    return count
-
-
-class MessageLines:
-    """The output lines of messages, each topic's head encoded once (``--topics``:
-    ``kinds`` kept)."""
-
-    def __init__(self, kinds: set[str] | None = None) -> None:
-        self.kinds = kinds
-        self._heads: dict[str, bytes] = {}
-
-    def add(self, msg: Outgoing, buffer: list[bytes]) -> bool:
-        """Append the line of ``msg`` to ``buffer`` (as pieces); False for a kind
-        ``--topics`` leaves out."""
-        topic = msg.topic
-        head = self._heads.get(topic)
-        if head is None:
-            keep = self.kinds is None or topic.rsplit("/", 1)[-1] in self.kinds
-            head = self._heads[topic] = \
-                b'{"topic":' + _encoder.encode(topic) + b',"payload":' if keep else b""
-        if not head:
-            return False
-        buffer.append(head)
-        buffer.append(msg.data())
-        buffer.append(b"}\n")
-        return True

@@ -19,7 +19,7 @@ import urllib.parse
 from typing import Any
 
 from firmware_bridge.readers.base import ReaderError
-from firmware_bridge.readers.serial import SerialReader, _options_from_query
+from firmware_bridge.readers.serial import SerialReader, serial_options
 
 __all__ = ["SimReader", "parse_sim_url"]
 
@@ -55,7 +55,7 @@ class SimReader(SerialReader):
     def from_url(cls, name: str, url: str, *, kind: str | None = None,
                  **options: Any) -> SimReader:
         table_id, reader, query = parse_sim_url(url)
-        merged = _options_from_query(query) | options
+        merged = serial_options(query) | options
         if kind is not None:
             merged["kind"] = kind
         return cls(name, table_id, reader, **merged)

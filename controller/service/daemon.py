@@ -1,15 +1,15 @@
 """``bridge-table controller``: the rules daemon on an MQTT broker.
 
 It subscribes ``{root}/+/event`` and ``{root}/+/ruling`` (QoS 1; with ``--tables`` or
-``--partition``, those of its own tables only: ``controller.partition``, ``docs/scale.md``),
+``--partition``, those of its own tables only: ``controller.service.partition``, ``docs/scale.md``),
 feeds every message to the Engine (``controller.engine``) and publishes what the Engine
 answers, with the retain flags it gives.
 
-The hot path is two threads: paho-mqtt's network thread (``controller.mqtt``, the one MQTT
+The hot path is two threads: paho-mqtt's network thread (``controller.service.mqtt``, the one MQTT
 adapter) and one worker (:meth:`ControllerDaemon._serve`). The worker takes a batch of what
 has arrived, and for the batch:
 
-1. one journal transaction (``controller.journal``: group commit, synced with
+1. one journal transaction (``controller.service.journal``: group commit, synced with
    ``--journal-sync full``);
 2. the PUBACKs (**manual acknowledgements**, paho-mqtt 2's ``manual_ack_set``/``ack``): a
    message is acknowledged only once it is journaled, so a kill at any moment loses nothing
@@ -47,10 +47,10 @@ applied twice:
   never answer it).
 
 A restart restores each table from its newest snapshot in the journal (taken at each
-board start: ``controller.snapshot``) and re-feeds only what follows it; a table without
+board start: ``controller.service.snapshot``) and re-feeds only what follows it; a table without
 one, all its messages. Start each session with a new journal (``--journal
 var/session-2026-11-29.sqlite``, or move the old one away): the old file stays the
-session's complete record, and ``python -m controller.journal export`` turns it into
+session's complete record, and ``python -m controller.service.journal export`` turns it into
 ``bridge-table replay`` input.
 
 The daemon's status is retained on ``{root}/controller/status`` (``online`` with counters,
@@ -60,9 +60,9 @@ controller's on ``{root}/controller/{name}/status``.
 Payloads above ``max_payload`` bytes (64 KiB by default; an event is ~200 bytes) are not
 journaled nor applied: the daemon answers them on ``{root}/{t}/error`` and logs them.
 Before the journal too, each message is screened (``_screen``, docs/security.md): an event
-over its table's intake bound (``controller.intake``) is dropped, reported on
+over its table's intake bound (``controller.service.intake``) is dropped, reported on
 ``{root}/{t}/error`` at most once a second, and a flooding table's events paused; with
-``--identities`` (``controller.identity``) an input whose ``src`` may not speak on its topic
+``--identities`` (``controller.broker.identity``) an input whose ``src`` may not speak on its topic
 is answered on ``{root}/{t}/error``. Neither is journaled, applied, or given a seat among
 the table's sources.
 
@@ -93,27 +93,22 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import aiomqtt
 import msgspec
 
-# one broker-settings parser for every command; the old names stay importable from here
-from controller import snapshot, wire
-from controller.brokersettings import (  # noqa: F401 - re-exported
-    BrokerSettings,
-    ControllerError,
-    add_broker_arguments,
-    settings_from_args,
-)
-from controller.commandline import OutageLog, add_log_level, setup_logging
-from controller.gcpolicy import GcPolicy
-from controller.identity import Identities, IdentityError, identities_beside, load_identities
-from controller.intake import INTAKE_BURST, INTAKE_RATE, PAUSE, PAUSE_AFTER, Intake
-from controller.journal import IncomingEntry, Journal, JournalError
-from controller.mqtt import LOST, Connection, MqttError, Received, check_versions
-from controller.policy import IndicatorPolicy, PolicyError
+from controller import wire
+from controller.broker.identity import Identities, IdentityError, identities_beside, load_identities
+from controller.broker.settings import BrokerSettings, add_broker_arguments, settings_from_args
+from controller.commandline import ControllerError, OutageLog, add_log_level, setup_logging
+from controller.indicators.policy import IndicatorPolicy, PolicyError
+from controller.service import snapshot
+from controller.service.gcpolicy import GcPolicy
+from controller.service.intake import INTAKE_BURST, INTAKE_RATE, PAUSE, PAUSE_AFTER, Intake
+from controller.service.journal import IncomingEntry, Journal, JournalError
+from controller.service.mqtt import LOST, Connection, MqttError, Received, check_versions
 
 if TYPE_CHECKING:
     from controller.laws.record import DealInfo
 
-__all__ = ["BrokerSettings", "ControllerDaemon", "ControllerError", "EngineLike",
-           "OutgoingLike", "build_engine", "load_deals", "main"]
+__all__ = ["ControllerDaemon", "EngineLike", "OutgoingLike", "build_engine", "load_deals",
+           "main"]
 
 log = logging.getLogger("bridge_table.controller")
 
@@ -222,24 +217,24 @@ class ControllerDaemon:
     info: Mapping[str, Any] = field(default_factory=dict)  # extra fields for the status
     #: serve only these tables (``bridge-table run``: one Pi, one table); empty: every table
     only_tables: Sequence[str] = ()
-    #: a partitioned controller's name (``controller.partition.scope_name``): its client id
+    #: a partitioned controller's name (``controller.service.partition.scope_name``): its client id
     #: and its status topic ``{root}/controller/{name}/status``
     name: str = ""
-    #: who is who (``controller.identity``, broker-config's ``identities.toml``): an input
+    #: who is who (``controller.broker.identity``, broker-config's ``identities.toml``): an input
     #: whose ``src`` may not speak on its topic is answered with an ``error``, never
     #: journaled nor applied; None: any ``src``
     identities: Identities | None = None
-    #: each table's events taken in at most (``controller.intake``); None: no bound
+    #: each table's events taken in at most (``controller.service.intake``); None: no bound
     intake: Intake | None = field(default_factory=Intake)
     counters: _Counters = field(default_factory=_Counters)
-    #: no full garbage collection in the middle of a round (controller/gcpolicy.py); None:
+    #: no full garbage collection in the middle of a round (controller/service/gcpolicy.py); None:
     #: Python's own collector as it is
     gc_policy: GcPolicy | None = field(default_factory=GcPolicy)
     #: set while connected and subscribed (for ``run``, tests and the demo)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     _outbox: list[tuple[int, OutgoingLike]] = field(default_factory=list)
     _rebuilt: bool = False
-    #: the Engine takes a snapshot at each board start, journaled (controller.snapshot)
+    #: the Engine takes a snapshot at each board start, journaled (controller.service.snapshot)
     _snapshots: bool = False
     # the hot path's state, owned by the worker thread (see _serve)
     _inbox: queue.SimpleQueue[Received | str] = field(default_factory=queue.SimpleQueue)
@@ -247,7 +242,7 @@ class ControllerDaemon:
     _unconfirmed: dict[int, tuple[int, OutgoingLike, bytes]] = field(default_factory=dict)
     #: cause n -> its outputs not yet confirmed (insertion order = increasing n)
     _open: dict[int, int] = field(default_factory=dict)
-    #: table -> when its paused ``event`` subscription comes back (``controller.intake``)
+    #: table -> when its paused ``event`` subscription comes back (``controller.service.intake``)
     _paused: dict[str, float] = field(default_factory=dict)
     _pause_due: list[str] = field(default_factory=list)
     _last_n: int = 0      # the last incoming n applied
@@ -794,8 +789,8 @@ async def cancel_until_done(task: asyncio.Future[Any], interval: float = 0.1) ->
 def load_deals(path: str | Path, first_board: int | None = None) -> dict[int, DealInfo]:
     """The boards of a deals file (PBN, DUP, BRI, DGE) by number; broken boards are logged
     and left out (the sound ones still load)."""
-    from controller.deals import DealsError
-    from controller.deals import load_deals as read_deals
+    from controller.boards.deals import DealsError
+    from controller.boards.deals import load_deals as read_deals
 
     try:
         deals, problems = read_deals(path, first_board)
@@ -846,7 +841,7 @@ def build_engine(*, root: str = "bridge",
     boards = deals if isinstance(deals, Mapping) else (
         load_deals(deals, first_board) if deals else None)
     if schedule:
-        from controller.schedule import ScheduleError, load_movement, load_schedule
+        from controller.session.schedule import ScheduleError, load_movement, load_schedule
         try:
             try:
                 tables = load_schedule(schedule)
@@ -1001,8 +996,8 @@ def _session_info(engine: EngineLike) -> dict[str, str]:
 def partition_from_args(args: argparse.Namespace, engine: EngineLike
                         ) -> tuple[tuple[str, ...], str]:
     """The tables this controller serves (empty: all) and its name, from ``--tables`` and
-    ``--partition`` (``controller.partition``)."""
-    from controller.partition import (
+    ``--partition`` (``controller.service.partition``)."""
+    from controller.service.partition import (
         PartitionError,
         hash_share,
         parse_partition,

@@ -29,11 +29,11 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import IO
 
-from . import wire
-from .engine import Engine, table_id_problem
-from .laws.cards import FULL_DECK, Seat
-from .laws.dealcheck import FouledBoardDetector
-from .replay import MessageLines, route_line
+from controller import wire
+from controller.engine import Engine, table_id_problem
+from controller.laws.cards import FULL_DECK, Seat
+from controller.laws.dealcheck import FouledBoardDetector
+from controller.replay.stream import MessageLines, route_line
 
 __all__ = ["run"]
 

@@ -10,9 +10,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .formats.source import binary_reason
-from .laws.cards import Deal, ParseError, Seat, Vulnerability, board_dealer, board_vulnerability
-from .laws.record import DealInfo
+from controller.formats.source import binary_reason
+from controller.laws.cards import (
+    Deal,
+    ParseError,
+    Seat,
+    Vulnerability,
+    board_dealer,
+    board_vulnerability,
+)
+from controller.laws.record import DealInfo
 
 __all__ = ["DealsError", "DealsRead", "read_deals", "load_deals"]
 
@@ -44,7 +51,7 @@ def read_deals(path: str | Path, first_board: int | None = None, *,
     ext = p.suffix.lower()
     try:
         if ext in (".dup", ".bri", ".dge"):
-            from .formats.dup import DupFormatError, read_deal_file
+            from controller.formats.dup import DupFormatError, read_deal_file
             try:
                 dealfile = read_deal_file(p, first_board=first_board)
             except DupFormatError as exc:
@@ -64,7 +71,7 @@ def read_deals(path: str | Path, first_board: int | None = None, *,
             quick = pbn_deal_tags(text)
             if quick is not None:
                 return DealsRead(quick, [])
-        from .formats.pbn import deals_by_board, read_pbn
+        from controller.formats.pbn import deals_by_board, read_pbn
         pbn = read_pbn(text)
         return DealsRead(dict(deals_by_board(pbn)), [str(error) for error in pbn.errors])
     except OSError as exc:

@@ -1,7 +1,7 @@
 """The controller's one MQTT adapter: paho-mqtt on its own network thread, manual acks.
 
-``controller.daemon`` talks to the broker only through :class:`Connection`. One connection is
-one MQTT session of the daemon (``clean_session=False``, a fixed client id):
+``controller.service.daemon`` talks to the broker only through :class:`Connection`. One
+connection is one MQTT session of the daemon (``clean_session=False``, a fixed client id):
 
 - paho's network thread (``loop_start``) reads, writes and keeps the connection alive; the
   daemon's worker thread never waits on the network;
@@ -44,7 +44,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 from paho.mqtt.reasoncodes import ReasonCode
 
-from controller.brokersettings import BrokerSettings
+from controller.broker.settings import BrokerSettings
 
 __all__ = ["LOST", "Connection", "MqttError", "Received", "SUPPORTED", "UnsupportedVersion",
            "check_versions", "supported"]
@@ -99,7 +99,7 @@ def check_versions() -> dict[str, str]:
         if not supported(dist, version):
             want = f">={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
             raise UnsupportedVersion(
-                f"{dist} {version} is installed; controller/mqtt.py supports {dist}{want} "
+                f"{dist} {version} is installed; controller/service/mqtt.py supports {dist}{want} "
                 "(manual acknowledgements and callbacks): check the adapter against the new "
                 "version, then widen SUPPORTED")
         found[dist] = version
@@ -241,7 +241,7 @@ class Connection:
             raise MqttError(self._refused)
 
     def pause(self, topic: str) -> None:
-        """Unsubscribe ``topic``, not waiting for the UNSUBACK (``controller.intake``: a
+        """Unsubscribe ``topic``, not waiting for the UNSUBACK (``controller.service.intake``: a
         flooding table's events are then dropped by the broker, not read by the daemon)."""
         self._client.unsubscribe(topic)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .laws.cards import (
+from controller.laws.cards import (
     DOUBLE,
     PASS,
     REDOUBLE,
@@ -25,7 +25,7 @@ from .laws.cards import (
     board_dealer,
     board_vulnerability,
 )
-from .laws.record import AuctionEntry, BoardRecord, PlayedTrick
+from controller.laws.record import AuctionEntry, BoardRecord, PlayedTrick
 
 __all__ = ["RandomBoard", "random_deal", "random_auction", "random_play",
            "random_play_with_revoke", "random_board", "contract_of", "trick_winner"]

@@ -20,7 +20,7 @@ Regulating Authority"). Policy file (TOML), given to ``bridge-table controller -
     DEFECTIVE_TRICK = "after_play"
     UNKNOWN_TAG = "director"
 
-    [tempo]                      # the tempo evidence's thresholds (controller/tempo.py,
+    [tempo]                      # the tempo evidence's thresholds (controller/evidence/tempo.py,
     pass_seconds = 6.0           # docs/tempo.md); keys not given keep their default
 
 Pure: no I/O beyond ``IndicatorPolicy.load`` reading the file it is given.
@@ -35,8 +35,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from controller.evidence.tempo import DEFAULT_TEMPO, TempoPolicy, TempoPolicyError
 from controller.laws.irregularities import DIRECTOR_ONLY, Code
-from controller.tempo import DEFAULT_TEMPO, TempoPolicy, TempoPolicyError
 from controller.tomlfile import read_toml
 
 __all__ = ["Visibility", "IndicatorPolicy", "PolicyError", "DEFAULT_POLICY"]

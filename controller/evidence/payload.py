@@ -1,5 +1,5 @@
 """The director's evidence for one table's board: the tempo of every call and card
-(controller/tempo.py) and, after a claim or concession, the position it was made in.
+(controller/evidence/tempo.py) and, after a claim or concession, the position it was made in.
 
 The engine feeds it and publishes the ``evidence`` payload on ``{root}/{t}/evidence``
 (retained, director-only by the broker's ACL; docs/wire-contract.md, "Evidence (1.3)").
@@ -7,7 +7,7 @@ The claim's double-dummy check is not computed here: a DDS solve takes milliseco
 tenth of a second and the engine serves every table on one path, so the payload carries the
 *position* (remaining hands, leader, strain, tricks claimed) and the check runs where the
 director looks (the console, in a worker thread) and where the records are written
-(``bridge-table export``), both with controller/claims.py (docs/claims.md says why).
+(``bridge-table export``), both with controller/evidence/claims.py (docs/claims.md says why).
 
 Pure: standard library only, no I/O.
 """
@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from . import WIRE_VERSION
-from .laws.cards import Card, Seat, Suit
-from .laws.events import ButtonEvent
-from .laws.record import BoardRecord
-from .laws.table import Board, FeedItem
-from .tempo import TempoLog, TempoPolicy
+from controller import WIRE_VERSION
+from controller.evidence.tempo import TempoLog, TempoPolicy
+from controller.laws.cards import Card, Seat, Suit
+from controller.laws.events import ButtonEvent
+from controller.laws.record import BoardRecord
+from controller.laws.table import Board, FeedItem
 
 __all__ = ["note_tempo", "claim_position", "evidence_payload"]
 

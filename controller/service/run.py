@@ -1,7 +1,7 @@
 """``bridge-table run --config hw_configs/X.toml``: one table's bridge and controller together.
 
 The normal way to start a table's Pi: one asyncio process runs the firmware bridge
-(``firmware_bridge.bridge.Bridge``) and a rules daemon (``controller.daemon``) that serves
+(``firmware_bridge.bridge.Bridge``) and a rules daemon (``controller.service.daemon``) that serves
 only this table (it subscribes ``{root}/{t}/event`` and ``{root}/{t}/ruling``, so that Pis
 sharing a club broker never answer each other's tables). Both talk through the broker of
 the config's ``[broker]`` section, as they would in two processes: the bridge's spool and
@@ -26,15 +26,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.commandline import add_log_level, setup_logging
-from controller.daemon import (
+from controller.commandline import ControllerError, add_log_level, setup_logging
+from controller.service.daemon import (
     DEFAULT_MAX_PAYLOAD,
     ControllerDaemon,
-    ControllerError,
     build_engine,
     install_stop_signals,
 )
-from controller.journal import Journal, JournalError
+from controller.service.journal import Journal, JournalError
 
 __all__ = ["main", "run_table", "controller_for"]
 
@@ -71,7 +70,7 @@ def controller_for(config: Any, args: argparse.Namespace) -> ControllerDaemon:
     b = config.broker
     broker = b.settings()
     if getattr(args, "controller_credentials", None):
-        from controller.brokersettings import BrokerSettingsError, resolve
+        from controller.broker.settings import BrokerSettingsError, resolve
         try:  # the table file's URL still names the broker
             broker = resolve(b.url or None, credentials=args.controller_credentials, env={})
         except BrokerSettingsError as e:

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .laws.cards import Call, Card, Seat
+from controller.laws.cards import Call, Card, Seat
 
 __all__ = ["TempoPolicy", "TempoEntry", "TempoFlag", "TempoLog", "TempoPolicyError",
            "DEFAULT_TEMPO", "is_skip_bid", "tempo_flags"]

@@ -18,8 +18,9 @@ from boardevents import BoardScript, EventWriter, clean_board
 from broker import Mosquitto
 from mqttwatch import Publisher, Watch
 
-from controller.daemon import BrokerSettings, ControllerDaemon, build_engine
-from controller.journal import Journal
+from controller.broker.settings import BrokerSettings
+from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.journal import Journal
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -199,8 +200,8 @@ async def test_a_message_arriving_at_an_idle_check_is_kept() -> None:
     import argparse
     from types import SimpleNamespace
 
+    from controller.service.results import Collected, _serve
     from controller.session import load_session
-    from controller.session.live import Collected, _serve
 
     payloads = [json.dumps({"v": 1, "table": "1", "board": 1, "kind": "call", "n": n,
                             "seat": "N", "call": "Pass"}).encode() for n in range(1, 5)]

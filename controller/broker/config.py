@@ -48,14 +48,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller import wire
-from controller.brokersettings import BrokerSettingsError, read_credentials
-from controller.identity import (
+from controller.broker.identity import (
     DEFAULT_EVENT_SRC,
     IDENTITIES_FILE,
     SRC,
     Identities,
     identities_text,
 )
+from controller.broker.settings import BrokerSettingsError, read_credentials
 
 __all__ = ["Account", "BrokerConfigError", "BrokerPlan", "Limits", "accounts", "acl_text",
            "identities", "limits", "main", "make_ca", "make_cert", "mosquitto_conf",
@@ -132,7 +132,7 @@ class BrokerPlan:
     extra: Sequence[str] = field(default_factory=tuple)
     #: partitioned controllers (``--partition K/N``): a user ``controller-partKofN`` each
     partitions: int = 0
-    #: the ``src`` of a table's bridges, ``{t}`` the table (``controller.identity``)
+    #: the ``src`` of a table's bridges, ``{t}`` the table (``controller.broker.identity``)
     event_src: Sequence[str] = (DEFAULT_EVENT_SRC,)
     #: the ``src`` of the director's consoles (default ``console-`` this machine's name,
     #: the console's own default)
@@ -190,7 +190,7 @@ def tables_from_file(path: Path) -> list[str]:
             for rnd in session.movement.rounds:
                 names += [str(t) for t in rnd.tables if str(t) not in names]
             return [check_id(n) for n in names]
-    from controller.schedule import ScheduleError, load_schedule
+    from controller.session.schedule import ScheduleError, load_schedule
     try:
         schedule = load_schedule(path)
     except (ScheduleError, OSError, ValueError) as e:
@@ -199,7 +199,7 @@ def tables_from_file(path: Path) -> list[str]:
 
 
 def identities(plan: BrokerPlan) -> Identities:
-    """Who is who (``controller.identity``): each table's and station's bridge ``src`` and
+    """Who is who (``controller.broker.identity``): each table's and station's bridge ``src`` and
     the director's consoles' ``src``; the ACL's users and the controller's checks follow."""
     return Identities(
         events={t: frozenset(tpl.format(t=t) for tpl in plan.event_src)
@@ -251,7 +251,7 @@ def accounts(plan: BrokerPlan) -> list[Account]:
                        for k in range(1, plan.partitions + 1)]
     for user, what, name in controllers:
         # a partition's status topic is named by its --partition and --tables together
-        # (controller.partition.scope_name): any controller's, the controllers being trusted
+        # (controller.service.partition.scope_name): any controller's, the controllers being trusted
         # with every table anyway
         out.append(Account(
             user, what, tuple(of("+", "event", "ruling")),

@@ -1,7 +1,7 @@
 """Claims and concessions checked double dummy (Laws 68-71): evidence, never a ruling.
 
 ``check_claim(position)`` takes the claim position the engine publishes on the ``evidence``
-topic (controller/evidence.py: the four remaining hands, the player on lead, the strain,
+topic (controller/evidence/payload.py: the four remaining hands, the player on lead, the strain,
 declarer, the tricks declarer gets by the claim) and computes with endplay's DDS (the
 optional ``dd`` extra) how many of the remaining tricks declarer takes with best play by
 both sides, which in double dummy is also what he makes against the defenders' best
@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .laws.cards import Card, Deal, ParseError, Seat, Suit
+from controller.laws.cards import Card, Deal, ParseError, Seat, Suit
 
 __all__ = ["ClaimCheck", "check_claim", "dds_available"]
 
@@ -110,7 +110,7 @@ def _invalid(reason: str) -> ClaimCheck:
 
 
 def check_claim(position: Mapping[str, Any] | None, *, line: bool = True) -> ClaimCheck:
-    """The double-dummy check of a claim position (controller/evidence.py's ``claim``).
+    """The double-dummy check of a claim position (controller/evidence/payload.py's ``claim``).
 
     ``line``: also the double-dummy line of play (one solve per card left). Bad input is a
     ``ClaimCheck`` saying what is wrong, never an exception.
@@ -185,5 +185,5 @@ _SUITS = (Suit.S, Suit.H, Suit.D, Suit.C)
 
 
 def _rank(char: str) -> Any:
-    from .laws.cards import Rank
+    from controller.laws.cards import Rank
     return Rank.parse(char)

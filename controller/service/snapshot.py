@@ -8,8 +8,8 @@ boards before reaches its later outputs except a few values carried across board
 
 - the table's sources: per ``src`` its boots (newest last) with their seq trackers (strict,
   high, low, the window of seqs seen) and the boots retired, as after input ``n``;
-- ``Table.played`` and the first irregularity id of the new board (``Table._next_id``
-  before it), ``feed_seq`` before input ``n``, ``last``, the last ``result``;
+- ``Table.played`` and the first irregularity id of the new board, ``feed_seq`` before
+  input ``n``, ``last``, the last ``result``;
 - the table's Law 87 observations (journal n, board, seat, hand), which the engine-wide
   ``FouledBoardDetector`` compares with every other table's hands.
 
@@ -33,29 +33,18 @@ hands it saw first time. ``Engine.stats`` then counts only what was replayed.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict, deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
 
-from . import wire
-from .engine import (
-    _CARDS,
-    _RETIRED_BOOTS,
-    Engine,
-    Outgoing,
-    _parse_input,
-    _SeqTracker,
-    _Source,
-    _TableState,
-)
-from .journal import IncomingEntry, Journal
-from .laws.cards import Card, Seat
-from .laws.table import Update
+from controller import wire
+from controller.engine import Carried, CarriedBoot, CarriedSource, Engine, Outgoing
+from controller.laws.cards import FULL_DECK, Card, Seat
+from controller.service.journal import IncomingEntry, Journal
 
-__all__ = ["FORMAT", "Snapshot", "capture", "decode", "restore", "entries", "enable", "take",
-           "record"]
+__all__ = ["FORMAT", "Snapshot", "carried", "encode", "decode", "restore", "entries", "enable",
+           "take", "record"]
 
 log = logging.getLogger("bridge_table.controller")
 
@@ -104,43 +93,43 @@ class Snapshot(msgspec.Struct, forbid_unknown_fields=True):
 
 _decoder = msgspec.json.Decoder(Snapshot)
 _SEAT_BY_INT = {int(s): s for s in Seat}
+_CARD_BY_TEXT = {str(c): c for c in FULL_DECK}
 
 
 def enable(engine: object) -> bool:
-    """Have ``engine`` take a snapshot at every board start (an ``Engine`` only)."""
-    if isinstance(engine, Engine) and engine.snapshots is None:
-        engine.snapshots = {}
+    """Have ``engine`` keep what each board start carries (an ``Engine`` only)."""
+    if isinstance(engine, Engine) and engine.board_starts is None:
+        engine.board_starts = {}
     return isinstance(engine, Engine)
 
 
 def take(engine: object) -> list[tuple[str, int, int, bytes]]:
-    """The snapshots taken since the last call: ``(table, n, FORMAT, data)``."""
-    due = getattr(engine, "snapshots", None)
+    """The snapshots of the board starts since the last call: ``(table, n, FORMAT, data)``."""
+    due = getattr(engine, "board_starts", None)
     if not due:
         return []
-    out = [(table, n, FORMAT, data) for table, (n, data) in due.items()]
+    out = []
+    for table, (n, carried) in due.items():
+        try:
+            out.append((table, n, FORMAT, encode(carried)))
+        except Exception:  # a defect in the snapshot only: the older one stays (more replay)
+            log.exception("snapshot of table %s at journal entry %d not written", table, n)
     due.clear()
     return out
 
 
-def capture(engine: Engine, name: str, ts: _TableState, update: Update) -> bytes:
-    """``name``'s snapshot, just after its board-starting input (``Engine._snapshot_due``)."""
-    board = ts.table.board
-    assert board is not None  # a board just started
-    sources = [
-        _SourceSnap(src, [_Tracker(boot, t.strict, t.high, t.low, sorted(t.recent))
-                          for boot, t in source.boots.items()], list(source.retired))
-        for src, source in ts.seqs.items()]
-    snap = Snapshot(
-        format=FORMAT, table=name, board=board.number, played=list(ts.table.played),
-        next_id=board.log.first_id,
-        # the board-starting input's feed items are counted again when it is re-applied
-        feed_seq=ts.feed_seq - len(update.feed),
-        last=ts.last, result=ts.result, sources=sources,
-        observed=[_Observed(n, b, int(seat), sorted(str(c) for c in hand))
-                  for n, b, seat, hand in ts.observed],
-        counts=dict(ts.counts))
-    return msgspec.json.encode(snap)
+def encode(carried: Carried) -> bytes:
+    """The snapshot of a table's values carried across boards (``Engine.board_starts``)."""
+    return msgspec.json.encode(Snapshot(
+        format=FORMAT, table=carried.table, board=carried.board, played=list(carried.played),
+        next_id=carried.next_id, feed_seq=carried.feed_seq, last=carried.last,
+        result=carried.result,
+        sources=[_SourceSnap(s.src, [_Tracker(b.boot, b.strict, b.high, b.low, list(b.recent))
+                                     for b in s.boots], list(s.retired))
+                 for s in carried.sources],
+        observed=[_Observed(n, board, int(seat), sorted(str(c) for c in hand))
+                  for n, board, seat, hand in carried.observed],
+        counts=dict(carried.counts)))
 
 
 def decode(data: bytes, fmt: int) -> Snapshot | str:
@@ -157,7 +146,21 @@ def decode(data: bytes, fmt: int) -> Snapshot | str:
 
 
 def _hand(cards: list[str]) -> frozenset[Card]:
-    return frozenset(_CARDS[c] for c in cards)
+    return frozenset(_CARD_BY_TEXT[c] for c in cards)
+
+
+def carried(snap: Snapshot) -> Carried:
+    """The engine's values of a decoded snapshot; KeyError names an unknown seat or card."""
+    return Carried(
+        table=snap.table, board=snap.board, last=snap.last, played=tuple(snap.played),
+        next_id=snap.next_id, feed_seq=snap.feed_seq, result=snap.result,
+        sources=tuple(CarriedSource(s.src, tuple(CarriedBoot(b.boot, b.strict, b.high, b.low,
+                                                             tuple(b.recent))
+                                                 for b in s.boots), tuple(s.retired))
+                      for s in snap.sources),
+        observed=tuple((o.n, o.board, _SEAT_BY_INT[o.seat], _hand(o.hand))
+                       for o in snap.observed),
+        counts=dict(snap.counts))
 
 
 def restore(engine: Engine, snap: Snapshot, entry: IncomingEntry) -> str | None:
@@ -168,47 +171,13 @@ def restore(engine: Engine, snap: Snapshot, entry: IncomingEntry) -> str | None:
     parsed = wire.parse_topic(entry.topic, root=engine.root)
     if parsed is None or parsed.table != name or parsed.kind not in ("event", "ruling"):
         return f"journal entry {entry.n} is not an input of table {name}"
-    if name in engine._tables:
-        return f"table {name} is already followed"
-    if len(engine._tables) >= engine.max_tables:  # --max-tables lowered since
-        return f"the controller already follows {engine.max_tables} tables (--max-tables)"
-    decoded = _parse_input(parsed.kind, entry.payload)
-    if isinstance(decoded, wire.Malformed):
-        return f"journal entry {entry.n} does not decode ({decoded.reason})"
-    src, _, seq, inp = decoded
-    if snap.last != {"src": src, "seq": seq}:
-        return f"journal entry {entry.n} is not the input the snapshot of table {name} " \
-               "was taken at"
     try:
-        seqs: dict[str, _Source] = {}
-        for s in snap.sources:
-            boots: OrderedDict[str | None, _SeqTracker] = OrderedDict(
-                (t.boot, _SeqTracker(t.strict, t.high, t.low, set(t.recent))) for t in s.boots)
-            seqs[s.src] = _Source(boots, deque(s.retired, maxlen=_RETIRED_BOOTS))
-        observed = [(o.n, o.board, _SEAT_BY_INT[o.seat], _hand(o.hand)) for o in snap.observed]
+        values = carried(snap)
     except KeyError as e:
         return f"snapshot of table {name} names an unknown seat or card {e}"
-    ts = engine._table(name)
-    try:
-        ts.table.played = list(snap.played)
-        ts.table._next_id = snap.next_id
-        ts.seqs, ts.feed_seq, ts.result, ts.observed = seqs, snap.feed_seq, snap.result, observed
-        update = ts.table.apply(inp)
-        board = ts.table.board
-        if not update.board_started or board is None or board.number != snap.board:
-            raise ValueError(f"journal entry {entry.n} does not start board {snap.board}")
-        engine._follow(name, ts, update)
-        engine._evidence(name, ts, update, inp)
-        ts.last = snap.last
-        unknown = set(snap.counts) - set(engine.stats)
-        if unknown:
-            raise ValueError(f"unknown counters {sorted(unknown)}")
-        ts.counts = dict(snap.counts)
-        for key, count in snap.counts.items():
-            engine.stats[key] += count
-    except Exception as e:  # a snapshot that does not fit: that table is rebuilt in full
-        del engine._tables[name]
-        return f"snapshot of table {name} does not restore: {type(e).__name__}: {e}"
+    problem = engine.restore(values, parsed.kind, entry.payload)
+    if problem is not None:
+        return f"snapshot of table {name} at journal entry {entry.n}: {problem}"
     return None
 
 

@@ -20,7 +20,7 @@ import re
 import zlib
 from collections.abc import Iterable, Sequence
 
-from controller.brokersettings import ControllerError
+from controller.commandline import ControllerError
 
 __all__ = ["PartitionError", "hash_share", "parse_partition", "parse_tables", "scope_name"]
 

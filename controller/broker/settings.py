@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from controller.commandline import ControllerError
 from controller.tomlfile import TomlFileError, loads_toml
 
-__all__ = ["BrokerSettings", "BrokerSettingsError", "ControllerError", "DEFAULT_URL", "ENV",
+__all__ = ["BrokerSettings", "BrokerSettingsError", "DEFAULT_URL", "ENV",
            "add_broker_arguments", "read_credentials", "resolve", "settings_from_args"]
 
 log = logging.getLogger("bridge_table.broker")
@@ -61,12 +62,6 @@ ENV: Mapping[str, str] = {
 DEFAULT_URL = "mqtt://127.0.0.1:1883"
 _FILE_KEYS = ("url", "username", "password", "password_file", "ca_file", "cert_file",
               "key_file")
-
-
-class ControllerError(Exception):
-    """A setting a command cannot run with (bad broker URL, unreadable credentials or deals
-    file...). ``controller.daemon`` re-exports it; it is defined here, below the daemon, so
-    that :class:`BrokerSettingsError` is one without importing the daemon."""
 
 
 class BrokerSettingsError(ControllerError, ValueError):

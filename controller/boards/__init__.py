@@ -1,0 +1,2 @@
+"""Boards before play: deals files loaded by board, and random legal boards generated.
+"""

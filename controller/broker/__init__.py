@@ -1,0 +1,2 @@
+"""The broker: the private test mosquitto, the venue configuration, identities, broker settings.
+"""

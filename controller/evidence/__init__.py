@@ -1,0 +1,2 @@
+"""The director's evidence: the tempo of calls and cards, claims checked, the evidence topic.
+"""

@@ -1,0 +1,125 @@
+"""Replay of an events file through the engine: each line routed to its topic, the
+engine's messages written as lines (``bridge-table replay``: controller/replay/cli.py).
+
+Reads sensor events (one JSON object a line: the payload itself, or
+``{"topic": ..., "payload": ...}``) and writes one ``{"topic": ..., "payload": ...}`` line
+for every message the controller would publish, in order, through the same ``Engine`` the
+live daemon uses. A malformed line is reported on standard error with its line number and
+skipped; the run goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+import msgspec
+
+from controller import wire
+from controller.engine import Engine, Outgoing
+
+#: the kinds of message the engine publishes (``--topics`` chooses among them)
+KINDS = ("state", "alert", "indicator", "result", "feed", "error", "evidence")
+
+
+class _Line(msgspec.Struct):
+    """One input line: ``{"topic": ..., "payload": {...}}``, or a bare payload (whose
+    ``ruling`` field, if any, says it is a director's ruling). The payload is kept raw for
+    the engine, which parses and checks it."""
+
+    topic: str | None = None
+    payload: msgspec.Raw = msgspec.Raw(b"")
+    ruling: Any = None
+
+
+_line_decoder = msgspec.json.Decoder(_Line)
+_encoder = msgspec.json.Encoder()
+
+
+def replay_lines(engine: Engine, lines: Iterable[bytes | str], *, table: str = "1",
+                 errors: IO[str] | None = None, source: str = "-") -> Iterator[Outgoing]:
+    """Feed JSONL lines to ``engine``; yield every message it would publish."""
+    root = engine.root
+    for lineno, raw in enumerate(lines, 1):
+        routed = route_line(raw, lineno, table=table, root=root, errors=errors, source=source)
+        if routed is None:
+            continue
+        outs = engine.handle(*routed)
+        for out in outs:
+            if out.topic.endswith("/error"):
+                _report(errors, source, lineno, str(out.payload.get("error")))
+        yield from outs
+
+
+def route_line(raw: bytes | str, lineno: int, *, table: str, root: str,
+               errors: IO[str] | None, source: str) -> tuple[str, bytes | str] | None:
+    """The ``(topic, payload)`` of one input line; None for a blank line, a comment, or a
+    line that is not a JSON object (reported on ``errors``)."""
+    line = raw.strip()
+    if not line or line[:1] in ("#", b"#"):
+        return None
+    try:
+        head = _line_decoder.decode(line)
+    except RecursionError:  # msgspec recurses per level of nesting
+        _report(errors, source, lineno, "JSON nested too deeply")
+        return None
+    except msgspec.ValidationError:
+        _report(errors, source, lineno, "not a JSON object")
+        return None
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        _report(errors, source, lineno, f"not JSON: {exc}")
+        return None
+    if head.topic is not None and len(head.payload):
+        return head.topic, bytes(head.payload)
+    kind = "ruling" if head.ruling is not None else "event"
+    return wire.topic(table, kind, root=root), line
+
+
+def _report(errors: IO[str] | None, source: str, lineno: int, message: str) -> None:
+    if errors is not None:
+        print(f"{source}:{lineno}: {message}", file=errors)
+
+
+def write_messages(messages: Iterable[Outgoing], out: IO[bytes],
+                   kinds: set[str] | None = None) -> int:
+    """Write ``{"topic": ..., "payload": ...}`` lines, buffered; returns how many.
+
+    The line is the bytes ``msgspec`` gives for that object, put together from the topic's
+    JSON (encoded once per topic) and the payload's (``Outgoing.data``: encoded once)."""
+    lines = MessageLines(kinds)
+    buffer: list[bytes] = []
+    count = 0
+    for msg in messages:
+        if lines.add(msg, buffer):
+            count += 1
+            if len(buffer) >= 3072:
+                out.write(b"".join(buffer))
+                buffer.clear()
+    if buffer:
+        out.write(b"".join(buffer))
+    return count
+
+
+class MessageLines:
+    """The output lines of messages, each topic's head encoded once (``--topics``:
+    ``kinds`` kept)."""
+
+    def __init__(self, kinds: set[str] | None = None) -> None:
+        self.kinds = kinds
+        self._heads: dict[str, bytes] = {}
+
+    def add(self, msg: Outgoing, buffer: list[bytes]) -> bool:
+        """Append the line of ``msg`` to ``buffer`` (as pieces); False for a kind
+        ``--topics`` leaves out."""
+        topic = msg.topic
+        head = self._heads.get(topic)
+        if head is None:
+            keep = self.kinds is None or topic.rsplit("/", 1)[-1] in self.kinds
+            head = self._heads[topic] = \
+                b'{"topic":' + _encoder.encode(topic) + b',"payload":' if keep else b""
+        if not head:
+            return False
+        buffer.append(head)
+        buffer.append(msg.data())
+        buffer.append(b"}\n")
+        return True

@@ -1,0 +1,2 @@
+"""The live service around the engine: daemon, journal, snapshots, GC, partitions, intake, MQTT.
+"""
