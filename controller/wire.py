@@ -44,9 +44,10 @@ __all__ = [
     "FeedPlay", "FeedResult", "Feed", "Error", "Ack", "BridgeStatus", "ControllerStatus",
     "ReaderHealth", "Health", "PublicSession", "BoardView", "Finding", "VerifiedBoard",
     "VerifyBoard", "VerifyReport", "Verify", "TempoFlag", "Tempo", "ClaimPosition", "Press",
-    "Evidence",
+    "Evidence", "SeatLightsShown", "IndicatorShown",
     "OUTPUTS", "topic", "ack_topic", "status_topic", "parse_topic", "encode", "decode",
-    "decode_input", "to_builtins", "error_payload", "schema", "main",
+    "decode_input", "decode_indicator", "json_object", "to_builtins", "error_payload",
+    "schema", "main",
 ]
 
 #: The ``v`` of every payload (docs/wire-contract.md, "Versioning").
@@ -240,6 +241,28 @@ class Indicator(Struct, kw_only=True, omit_defaults=True):
     display: Annotated[dict[str, Annotated[list[Annotated[str, Meta(max_length=20)]],
                                            Meta(min_length=4, max_length=4)]],
                        Meta(description="language -> four rows of at most 20 columns")]
+
+
+class SeatLightsShown(Struct, kw_only=True):
+    """A seat's lights as a bridge reads them from ``indicator``: a light not named is off."""
+
+    turn: bool = False
+    alert: bool = False
+
+
+class IndicatorShown(Struct, kw_only=True):
+    """``indicator`` as a table's bridge reads it to light the seats and fill the display
+    (``decode_indicator``). The controller always sends the whole ``Indicator``; a reader
+    takes a partial one too (what an older or hand-written publisher sends): every field
+    but ``v`` may be missing, a missing seat is dark, a missing language shows nothing.
+    Unknown fields are ignored (a newer controller may add some)."""
+
+    v: V
+    table: str | None = None
+    board: int | None = None
+    seats: dict[SeatName, SeatLightsShown] = {}
+    alerts: list[int] = []
+    display: dict[str, list[str]] = {}
 
 
 class ResultIrregularity(Struct):
@@ -589,6 +612,7 @@ def parse_topic(name: str, *, root: str = ROOT) -> Topic | None:
 _encoder = msgspec.json.Encoder()
 _event_decoder = msgspec.json.Decoder(Event)
 _ruling_decoder = msgspec.json.Decoder(Ruling)
+_indicator_decoder = msgspec.json.Decoder(IndicatorShown)
 _FRIENDLY = {
     "$.v": f"unsupported contract version (this controller speaks v={VERSION})",
     "$.type": "type must be 'tag' or 'button'",
@@ -690,6 +714,39 @@ def decode_input(kind: Literal["event", "ruling"],
     cls = type(msg)
     problem = _check_tag(msg) if cls is TagEvent else _CHECKS[cls](msg)  # type: ignore[arg-type]
     return msg if problem is None else problem
+
+
+def decode_indicator(payload: bytes | str) -> IndicatorShown | Malformed:
+    """An ``indicator`` payload as a bridge reads it (``IndicatorShown``), or ``Malformed``
+    saying what is wrong. An empty payload (a retained message cleared) is all dark with
+    nothing shown. Never raises on bad input."""
+    if not payload.strip():
+        return IndicatorShown(v=VERSION)
+    if len(payload) > MAX_PAYLOAD:
+        return Malformed(f"payload of {len(payload)} bytes is over {MAX_PAYLOAD}")
+    try:
+        return _indicator_decoder.decode(payload)
+    except msgspec.ValidationError as exc:
+        if _is_object(payload):
+            return Malformed(_explain(exc))
+        return Malformed("payload is not a JSON object")
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        return Malformed(f"not JSON: {exc}")
+    except RecursionError:
+        return Malformed("JSON nested too deeply")
+
+
+def json_object(payload: bytes | str) -> dict[str, Any] | None:
+    """A payload that a listener keeps as it is (the web apps' views of ``state``,
+    ``result``, ``public/...``): its JSON object, or None when it is over ``MAX_PAYLOAD``,
+    not JSON, or not an object."""
+    if len(payload) > MAX_PAYLOAD:
+        return None
+    try:
+        data = json.loads(payload)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _is_object(payload: bytes | str) -> bool:

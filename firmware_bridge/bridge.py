@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import signal
 import sys
@@ -43,7 +42,7 @@ from typing import Any, TextIO, cast
 from controller import wire
 from controller.commandline import add_log_level, setup_logging
 from controller.laws.events import Action, Button, Zone
-from firmware_bridge.config import SEATS, BridgeConfig, ReaderConfig, load_config
+from firmware_bridge.config import BridgeConfig, ReaderConfig, load_config
 from firmware_bridge.display import Display, NullDisplay, make_display
 from firmware_bridge.errors import (
     BridgeError,
@@ -86,44 +85,19 @@ class Indicator:
 
 
 def parse_indicator(payload: bytes, table: str) -> Indicator:
-    """Validate an ``indicator`` payload; raises IndicatorError saying what is wrong.
-
-    An empty payload (a cleared retained message) means: all dark, nothing to show.
-    """
-    if not payload.strip():
-        return Indicator(seats={}, display={})
-    try:
-        data = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise IndicatorError(f"not JSON: {e}") from None
-    if not isinstance(data, dict):
-        raise IndicatorError(f"not a JSON object but {type(data).__name__}")
-    if data.get("v") != wire.VERSION:
-        raise IndicatorError(f"unsupported version v={data.get('v')!r}")
-    if "table" in data and str(data["table"]) != table:
-        raise IndicatorError(f"for table {data['table']!r}, this is table {table!r}")
-    seats_raw = data.get("seats", {})
-    if not isinstance(seats_raw, dict):
-        raise IndicatorError("seats is not an object")
-    seats: dict[str, SeatLights] = {}
-    for seat, lights in seats_raw.items():
-        if seat not in SEATS:
-            raise IndicatorError(f"seats: {seat!r} is not a seat")
-        if not isinstance(lights, dict):
-            raise IndicatorError(f"seats.{seat} is not an object")
-        for key in ("turn", "alert"):
-            if not isinstance(lights.get(key, False), bool):
-                raise IndicatorError(f"seats.{seat}.{key} is not true/false")
-        seats[seat] = SeatLights(turn=lights.get("turn", False), alert=lights.get("alert", False))
-    display_raw = data.get("display", {})
-    if not isinstance(display_raw, dict):
-        raise IndicatorError("display is not an object")
-    display: dict[str, tuple[str, ...]] = {}
-    for language, lines in display_raw.items():
-        if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
-            raise IndicatorError(f"display.{language} is not a list of strings")
-        display[str(language)] = tuple(lines)
-    return Indicator(seats=seats, display=display)
+    """An ``indicator`` payload, decoded by the wire module (``wire.decode_indicator``: a
+    partial one is read too, a missing seat dark, a missing language empty); raises
+    IndicatorError saying what is wrong. An empty payload (a cleared retained message)
+    means: all dark, nothing to show."""
+    shown = wire.decode_indicator(payload)
+    if isinstance(shown, wire.Malformed):
+        raise IndicatorError(shown.reason)
+    if shown.table is not None and shown.table != table:
+        raise IndicatorError(f"for table {shown.table!r}, this is table {table!r}")
+    return Indicator(
+        seats={seat: SeatLights(turn=lights.turn, alert=lights.alert)
+               for seat, lights in shown.seats.items()},
+        display={language: tuple(lines) for language, lines in shown.display.items()})
 
 
 @dataclass

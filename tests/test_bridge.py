@@ -16,6 +16,7 @@ import pytest
 from broker import Mosquitto
 from gpiozero.pins.mock import MockFactory
 
+from controller import wire
 from firmware_bridge.bridge import Bridge, parse_indicator
 from firmware_bridge.config import BridgeConfig, config_from_dict
 from firmware_bridge.display import NullDisplay
@@ -179,17 +180,34 @@ def test_parse_indicator() -> None:
     assert parse_indicator(b"", "5").seats == {}
 
 
+def test_a_partial_indicator_is_read_through_the_wire_module() -> None:
+    # what the controller sends is whole; a partial one (no table, seats or display, a seat
+    # naming one light) is read as dark where nothing is said
+    indicator = parse_indicator(b'{"v": 1, "seats": {"S": {"alert": true}}, "x": 0}', "5")
+    assert indicator.seats == {"S": SeatLights(turn=False, alert=True)}
+    assert indicator.display == {}
+    whole = wire.Indicator(v=1, table="5", board=3, seats={
+        s: wire.SeatLights(turn=s == "N", alert=False) for s in "NESW"}, alerts=[],
+        display={"en": ["a", "b", "c", "d"]})
+    read = parse_indicator(wire.encode(whole), "5")
+    assert read.seats["N"] == SeatLights(turn=True) and read.seats["E"] == SeatLights()
+    assert read.display == {"en": ("a", "b", "c", "d")}
+
+
 @pytest.mark.parametrize(("payload", "problem"), [
     (b"\xff\xfe garbage", "not JSON"),
     (b"{not json", "not JSON"),
     (b"[1, 2]", "not a JSON object"),
-    (b'{"v": 2}', "unsupported version"),
+    (b"{}", "missing required field `v`"),
+    (b'{"v": 2}', "unsupported contract version"),
     (b'{"v": 1, "table": "6"}', "for table '6'"),
-    (b'{"v": 1, "seats": {"X": {"turn": true}}}', "'X' is not a seat"),
-    (b'{"v": 1, "seats": {"N": {"turn": "yes"}}}', "seats.N.turn"),
-    (b'{"v": 1, "seats": ["N"]}', "seats is not an object"),
-    (b'{"v": 1, "display": {"en": "one line"}}', "display.en is not a list"),
-    (b'{"v": 1, "display": {"en": [1, 2]}}', "display.en is not a list"),
+    (b'{"v": 1, "table": 5}', r"got `int` - at `\$.table`"),
+    (b'{"v": 1, "seats": {"X": {"turn": true}}}', r"'X' - at `key` in `\$.seats`"),
+    (b'{"v": 1, "seats": {"N": {"turn": "yes"}}}', r"got `str` - at `\$.seats\[...\].turn`"),
+    (b'{"v": 1, "seats": ["N"]}', r"Expected `object`, got `array` - at `\$.seats`"),
+    (b'{"v": 1, "display": {"en": "one line"}}', r"got `str` - at `\$.display\[...\]`"),
+    (b'{"v": 1, "display": {"en": [1, 2]}}', r"got `int` - at `\$.display\[...\]\[0\]`"),
+    (b"{" * 2000, "not JSON|nested too deeply"),
 ])
 def test_malformed_indicators_are_named(payload: bytes, problem: str) -> None:
     with pytest.raises(IndicatorError, match=problem):

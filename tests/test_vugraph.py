@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
 
+from controller import wire
 from controller.web.vugraph import app as vugraph
 from controller.web.vugraph.app import Store, board_summary, double_dummy
 
@@ -63,7 +65,31 @@ async def test_the_listener_subscribes_to_public_only(monkeypatch: pytest.Monkey
 
     await asyncio.wait_for(vugraph.listen(Store(), BrokerSettings.from_url("mqtt://x:1"),
                                           stop), 5)
-    assert subscribed == ["public/#"]
+    assert subscribed == [[("public/#", 1)]]
+
+
+def test_the_store_reads_payloads_through_the_wire_module() -> None:
+    store = Store()
+    assert store.handle("public/1/board/3", json.dumps(view("1", 3, "4H", 420)).encode())
+    assert list(store.boards) == [("s", "1", 3)]
+    # not JSON, not an object, over the contract's size: dropped, nothing shown
+    assert not store.handle("public/2/board/3", b"{not json")
+    assert not store.handle("public/2/board/3", b"[1]")
+    big = {**view("2", 3, "4H", 420), "pad": "x" * wire.MAX_PAYLOAD}
+    assert not store.handle("public/2/board/3", json.dumps(big).encode())
+    assert list(store.boards) == [("s", "1", 3)]
+
+
+def test_the_link_going_up_and_down_is_told_to_the_page() -> None:
+    store = Store()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    store.listeners.add(queue)
+    store.set_connected(True)
+    assert store.state()["connected"] is True
+    store.set_connected(False)
+    assert store.state()["connected"] is False
+    assert [json.loads(queue.get_nowait())["topic"] for _ in range(2)] == \
+        ["connected", "disconnected"]
 
 
 def test_results_across_tables_matchpoints_and_frequency() -> None:

@@ -1,4 +1,5 @@
-"""The broker listener of the web apps: the latest retained state of every table.
+"""The broker listener of the web apps (``listen``, for the console and the vugraph alike)
+and the console's view of the tables: the latest retained state of every table.
 
 ``TableStore`` keeps, per table, what the controller and the bridge last said (``state``,
 ``indicator``, ``result``, ``bridge``, ``health``), every alert of the board with its
@@ -7,8 +8,9 @@ history, the last ``error`` messages, the broadcast feed's cards of the board an
 them on ``evidence`` (1.14; the console keeps them longer: controller/web/console/calls.py),
 and the director's ``evidence`` (the tempo of each call and card, the claim position)
 with the claim's double-dummy check, computed in a worker thread (controller/evidence/claims.py;
-docs/claims.md). ``run_listener`` feeds it from MQTT
-and hands out the connected client so an app can publish (the console's rulings).
+docs/claims.md). ``listen`` feeds it (and the vugraph's store) from MQTT, one reconnecting
+subscription, each payload read by the wire module, and hands out the connected client
+so an app can publish (the console's rulings).
 Listeners of the store (``Hub``) get one compact update per change, for Server-Sent Events.
 """
 
@@ -18,7 +20,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,6 +152,10 @@ class TableStore:
     def snapshot(self) -> list[dict[str, Any]]:
         return [v.as_json() for v in self.tables.values()]
 
+    def topics(self) -> list[str]:
+        """What the console subscribes to: the tables' topics it reads (``TOPICS``)."""
+        return [wire.topic("+", kind, root=self.root) for kind in TOPICS]
+
     def handle(self, topic: str, payload: bytes) -> None:
         parsed = wire.parse_topic(topic, root=self.root)
         if parsed is None or parsed.rest is not None or parsed.kind not in TOPICS \
@@ -157,9 +163,9 @@ class TableStore:
             return
         table, kind = parsed.table, parsed.kind
         if kind == "bridge":
-            data: Any = _decode(payload)
-            status = data.get("status") if isinstance(data, dict) else None
-            if not isinstance(status, str):
+            data = wire.json_object(payload)
+            status = data.get("status") if data is not None else None
+            if data is None or not isinstance(status, str):
                 self.malformed += 1
                 return
             self._view(table).bridge = status
@@ -167,8 +173,8 @@ class TableStore:
             return
         if not payload:   # a retained message cleared
             return
-        data = _decode(payload)
-        if not isinstance(data, dict):
+        data = wire.json_object(payload)
+        if data is None:
             self.malformed += 1
             return
         if kind == "event":
@@ -333,15 +339,6 @@ def _press_key(call: dict[str, Any]) -> tuple[Any, ...]:
     return call.get("button"), call.get("seat"), call.get("ts"), call.get("src"), call.get("seq")
 
 
-def _decode(payload: bytes) -> Any:
-    if len(payload) > MAX_PAYLOAD:
-        return None
-    try:
-        return json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
-        return None
-
-
 class Connection:
     """The current MQTT client (``None`` while disconnected), for publishing."""
 
@@ -356,20 +353,31 @@ class Connection:
         await client.publish(topic, payload, qos=qos)
 
 
-async def run_listener(settings: BrokerSettings, store: TableStore, conn: Connection,
-                       stop: asyncio.Event, client_id: str = "") -> None:
-    """Subscribe to the tables' topics and feed ``store`` until ``stop``; reconnects."""
-    root = store.root
+async def listen(settings: BrokerSettings, topics: Sequence[str],
+                 handle: Callable[[str, bytes], object], stop: asyncio.Event, *,
+                 client_id: str = "", conn: Connection | None = None,
+                 connected: Callable[[bool], None] | None = None) -> None:
+    """The web apps' one way of reading the broker: subscribe to ``topics`` (QoS 1) and hand
+    each message's topic and payload to ``handle`` until ``stop``. A lost or refused
+    connection is tried again every second, logged once and then at growing intervals.
+    ``conn`` holds the client while connected (the console publishes its rulings through
+    it); ``connected`` is told each time the link comes up or goes down (the vugraph says
+    so on its page)."""
     outage = OutageLog(log, f"broker {settings.url}")
     while not stop.is_set():
+        up = False
         try:
             async with aiomqtt.Client(
                     settings.host, settings.port, identifier=client_id or None,
                     username=settings.username, password=settings.password,
                     tls_context=settings.tls_context(), keepalive=settings.keepalive) as client:
-                await client.subscribe([(wire.topic("+", kind, root=root), 1) for kind in TOPICS])
-                conn.client = client
-                conn.connected.set()
+                await client.subscribe([(topic, 1) for topic in topics])
+                if conn is not None:
+                    conn.client = client
+                    conn.connected.set()
+                up = True
+                if connected is not None:
+                    connected(True)
                 outage.recovered()
                 log.info("connected to %s", settings.url)
                 messages = aiter(client.messages)
@@ -385,12 +393,15 @@ async def run_listener(settings: BrokerSettings, store: TableStore, conn: Connec
                     msg = getter.result()
                     payload = msg.payload if isinstance(msg.payload, bytes) else \
                         str(msg.payload or "").encode()
-                    store.handle(str(msg.topic), payload)
+                    handle(str(msg.topic), payload)
         except aiomqtt.MqttError as exc:
             outage.failed(exc, 1.0)
         finally:
-            conn.client = None
-            conn.connected.clear()
+            if conn is not None:
+                conn.client = None
+                conn.connected.clear()
+            if connected is not None and up:
+                connected(False)
         if not stop.is_set():
             try:
                 await asyncio.wait_for(stop.wait(), 1.0)

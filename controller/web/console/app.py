@@ -53,7 +53,7 @@ from controller.web.console.calls import CallBook
 from controller.web.console.room import RoomBook
 from controller.web.console.store import RulingLog, readable_time
 from controller.web.i18n import LABELS, LANGS, label
-from controller.web.listener import Connection, TableStore, run_listener
+from controller.web.listener import Connection, TableStore, listen
 
 log = logging.getLogger("bridge_table.console")
 STATIC = Path(__file__).parent / "static"
@@ -532,8 +532,8 @@ def build_app(config: ConsoleConfig) -> Starlette:
         console.room = RoomBook(config.db)
         console.pending = console.rulings.unanswered()
         stop = asyncio.Event()
-        task = asyncio.create_task(run_listener(config.broker, store, console.conn, stop,
-                                                config.client_id))
+        task = asyncio.create_task(listen(config.broker, store.topics(), store.handle, stop,
+                                          client_id=config.client_id, conn=console.conn))
         try:
             yield
         finally:

@@ -29,6 +29,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from controller import wire
+from controller.broker.settings import BrokerSettings
+
 __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "main"]
 
 log = logging.getLogger("bridge_table.vugraph")
@@ -69,6 +72,17 @@ class Store:
             return False
         self.notify({"topic": topic, "session": sid})
         return True
+
+    def handle(self, topic: str, payload: bytes) -> bool:
+        """One MQTT message: its payload read by the wire module (a JSON object within the
+        contract's size; anything else is dropped), then ``take``."""
+        data = wire.json_object(payload)
+        return data is not None and self.take(topic, data)
+
+    def set_connected(self, up: bool) -> None:
+        """The link to the broker came up or went down: the page says so."""
+        self.connected = up
+        self.notify({"topic": "connected" if up else "disconnected"})
 
     def notify(self, message: dict[str, Any]) -> None:
         text = json.dumps(message)
@@ -356,38 +370,16 @@ def build_app(store: Store, *, lifespan: Any = None) -> Any:
     ], lifespan=lifespan)
 
 
-async def listen(store: Store, broker: Any, stop: asyncio.Event) -> None:
-    """Subscribe to ``{public}/#`` (only) and keep ``store`` up to date."""
+async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> None:
+    """Keep ``store`` up to date from ``{public}/#`` (only), through the web apps' one
+    broker listener (controller/web/listener.py)."""
     import uuid
 
-    import aiomqtt
+    from controller.web.listener import listen as listen_to_broker
 
-    from controller.commandline import OutageLog
-
-    cid = f"bridge-table-vugraph-{uuid.uuid4().hex[:12]}"
-    outage = OutageLog(log, f"broker {broker.url}")
-    while not stop.is_set():
-        try:
-            async with aiomqtt.Client(
-                    broker.host, broker.port, identifier=cid, username=broker.username,
-                    password=broker.password, tls_context=broker.tls_context(),
-                    keepalive=broker.keepalive) as client:
-                await client.subscribe(f"{store.public}/#", qos=1)
-                outage.recovered()
-                store.connected = True
-                store.notify({"topic": "connected"})
-                async for message in client.messages:
-                    try:
-                        payload = json.loads(bytes(message.payload))
-                    except (ValueError, TypeError):
-                        continue
-                    store.take(str(message.topic), payload)
-        except aiomqtt.MqttError as exc:
-            store.connected = False
-            store.notify({"topic": "disconnected"})
-            outage.failed(exc, 1.0)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), 1.0)
+    await listen_to_broker(broker, [f"{store.public}/#"], store.handle, stop,
+                           client_id=f"bridge-table-vugraph-{uuid.uuid4().hex[:12]}",
+                           connected=store.set_connected)
 
 
 def main(argv: list[str]) -> int:
