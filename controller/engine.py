@@ -43,17 +43,11 @@ from controller.laws.rulings import Ruling, RulingKind
 from controller.laws.table import Board, FeedItem, Phase, Table, Update
 
 __all__ = ["Outgoing", "Engine", "Carried", "CarriedBoot", "CarriedSource", "encode",
-           "MAX_PAYLOAD", "MAX_SEQ", "MAX_TABLES", "MAX_SOURCES", "TABLE_ID",
-           "RESERVED_TABLE_IDS", "table_id_problem"]
+           "MAX_PAYLOAD", "MAX_SEQ", "MAX_TABLES", "MAX_SOURCES"]
 
 #: Larger payloads are refused unread (a sensor event is ~200 bytes).
 MAX_PAYLOAD = wire.MAX_PAYLOAD
 
-#: A table id (docs/wire-contract.md, "Table ids and limits"): 1-32 characters, letters,
-#: digits, ``_ . -``, starting with a letter or a digit (so never ``.``, ``..`` or empty).
-TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
-#: Names under the topic root that are not tables (the daemon's status lives under them).
-RESERVED_TABLE_IDS = frozenset({"controller"})
 #: Every table and every source costs memory kept for the session: bounded by default
 #: (``bridge-table controller --max-tables/--max-sources``).
 MAX_TABLES = 1000
@@ -456,7 +450,7 @@ class Engine:
             self.stats["ignored_topics"] += 1
             return []
         table, kind = parsed.table, parsed.kind
-        problem = None if table in self._tables else table_id_problem(table)  # known: valid
+        problem = None if table in self._tables else _table_refused(table)  # known: valid
         if problem is not None:
             self.stats["refused"] += 1
             # the error cannot go under an id that is not one: it goes to {root}/controller
@@ -1053,14 +1047,10 @@ class Engine:
         return payload
 
 
-def table_id_problem(table: str) -> str | None:
-    """Why ``table`` is not a table id (None when it is one)."""
-    if TABLE_ID.fullmatch(table) is None:
-        return (f"refused: table id {table[:64]!r}{'...' if len(table) > 64 else ''} is not "
-                "1-32 letters, digits, '_', '.', '-' starting with a letter or a digit")
-    if table in RESERVED_TABLE_IDS:
-        return f"refused: table id {table!r} is reserved"
-    return None
+def _table_refused(table: str) -> str | None:
+    """Why an input naming ``table`` is refused (``wire.table_id_problem``)."""
+    problem = wire.table_id_problem(table)
+    return None if problem is None else f"refused: {problem}"
 
 
 def _jsonable(value: Any) -> Any:

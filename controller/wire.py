@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, NamedTuple, TypeAlias, TypeVar
 
@@ -46,6 +47,7 @@ __all__ = [
     "VerifyBoard", "VerifyReport", "Verify", "TempoFlag", "Tempo", "ClaimPosition", "Press",
     "Evidence", "SeatLightsShown", "IndicatorShown",
     "OUTPUTS", "topic", "ack_topic", "status_topic", "parse_topic", "encode", "decode",
+    "TABLE_ID", "RESERVED_TABLE_IDS", "table_id_problem", "parse_tables",
     "decode_input", "decode_indicator", "json_object", "to_builtins", "error_payload",
     "schema", "main",
 ]
@@ -595,6 +597,58 @@ def status_topic(table: str | None = None, *, root: str = ROOT) -> str:
     """The controller's status: ``{root}/controller/status`` for the daemon of every table,
     ``{root}/controller/{t}/status`` for a one-table controller (``bridge-table run``)."""
     return f"{root}/controller/status" if table is None else f"{root}/controller/{table}/status"
+
+
+#: A table id (docs/wire-contract.md, "Table ids and limits"): 1-32 characters, letters,
+#: digits, ``_ . -``, starting with a letter or a digit (so never ``.``, ``..`` or empty):
+#: one topic level. The controller, broker-config and every ``--tables`` read it so.
+TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+#: Names under the topic root that are not tables (the daemon's status lives under them).
+RESERVED_TABLE_IDS = frozenset({"controller"})
+#: a range in a list of tables: optional letters (the section), first number, ``-``, the
+#: same letters or none, last number: ``1-500``, ``A1-A20``, ``A1-20``
+_TABLE_RANGE = re.compile(r"([A-Za-z_.]*)(\d+)-(?:\1)?(\d+)")
+#: the most tables one list may name
+MAX_TABLES_IN_SPEC = 100_000
+
+
+def table_id_problem(table: str) -> str | None:
+    """Why ``table`` is not a table id (None when it is one)."""
+    if TABLE_ID.fullmatch(table) is None:
+        return (f"table id {table[:64]!r}{'...' if len(table) > 64 else ''} is not "
+                "1-32 letters, digits, '_', '.', '-' starting with a letter or a digit")
+    if table in RESERVED_TABLE_IDS:
+        return f"table id {table!r} is reserved"
+    return None
+
+
+def parse_tables(spec: str) -> tuple[str, ...]:
+    """The table ids of a list such as ``1-500,A1-A20,B7``, in order, each once; ValueError
+    says what is wrong (an id that is not one, half a range, a range backwards)."""
+    tables: dict[str, None] = {}
+    for item in (piece.strip() for piece in spec.split(",")):
+        if not item:
+            continue
+        if item.startswith("-") or item.endswith("-"):  # "1-": a range half typed
+            raise ValueError(f"{item!r} is half a range: give both ends (1-12)")
+        m = _TABLE_RANGE.fullmatch(item)
+        if m is not None:
+            prefix, first, last = m.group(1), int(m.group(2)), int(m.group(3))
+            if last < first:
+                raise ValueError(f"{item!r} runs backwards")
+            if last - first + 1 + len(tables) > MAX_TABLES_IN_SPEC:
+                raise ValueError(f"more than {MAX_TABLES_IN_SPEC} tables")
+            names: Iterable[str] = (f"{prefix}{i}" for i in range(first, last + 1))
+        else:
+            names = (item,)
+        for name in names:
+            problem = table_id_problem(name)
+            if problem is not None:
+                raise ValueError(problem)
+            tables[name] = None
+    if not tables:
+        raise ValueError(f"no table in {spec!r}")
+    return tuple(tables)
 
 
 def parse_topic(name: str, *, root: str = ROOT) -> Topic | None:

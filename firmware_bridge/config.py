@@ -317,7 +317,10 @@ def _topic_safe(sec: _Section, key: str, value: str) -> str:
 
 def _table(root: _Section) -> TableConfig:
     sec = root.section("table", required=True)
-    table_id = _topic_safe(sec, "id", sec.string("id", required=True))
+    table_id = sec.string("id", required=True)
+    problem = wire.table_id_problem(table_id)  # the controller's rule: one topic level
+    if problem is not None:
+        raise sec.error("id", problem)
     src = _topic_safe(sec, "src", sec.string("src", f"table-{table_id}-pi"))
     language = sec.string("language", "en", choices=LANGUAGES)
     sec.finish()

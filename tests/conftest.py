@@ -44,9 +44,12 @@ def chromium_browser() -> Iterator[Any]:
     if executable is None:
         pytest.skip("Debian's chromium is not installed (make test installs it)")
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect, sync_playwright
     except ImportError:
         pytest.skip("playwright is not installed (pip install -e '.[test]')")
+    # what a page waits for crosses the broker and the controller: on a loaded two-core
+    # machine Playwright's 5 s were not always enough (a bound on waiting, not a timing)
+    expect.set_options(timeout=20_000)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=executable,

@@ -594,7 +594,7 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "broadcast", "controller", "director", "public", "table-1", "table-7", "verify-V1",
         "verify-V1-check"]
     assert main(["1,controller", "--out", str(tmp_path / "c")]) == 2
-    assert "cannot be a table" in capsys.readouterr().err
+    assert "table id 'controller' is reserved" in capsys.readouterr().err
     junk = tmp_path / "junk.bin"
     junk.write_bytes(os.urandom(64) + b"\xff")
     assert main([str(junk), "--out", str(tmp_path / "d")]) == 2

@@ -13,9 +13,10 @@ from fuzzing import fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.engine import TABLE_ID, Engine, Outgoing, table_id_problem
+from controller.engine import Engine, Outgoing
 from controller.laws.cards import FULL_DECK, Deal, board_dealer, board_vulnerability
 from controller.laws.record import DealInfo
+from controller.wire import TABLE_ID, table_id_problem
 
 SETTINGS = fuzz_settings(200)
 KINDS = {"state", "alert", "indicator", "result", "feed", "error", "evidence"}

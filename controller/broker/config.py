@@ -61,13 +61,8 @@ __all__ = ["Account", "BrokerConfigError", "BrokerPlan", "Limits", "accounts", "
            "identities", "limits", "main", "make_ca", "make_cert", "mosquitto_conf",
            "parse_tables", "revoke_cert", "write_broker_config", "write_crl"]
 
-#: Table and station ids go into topics and user names (the firmware bridge's rule); ``\Z``
-#: and not ``$``, which also matches before a trailing newline ("7\n" would end the ACL line)
-TABLE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,31}\Z")
 #: a topic root or one topic level: no wildcard, no empty level, no leading ``$``
 TOPIC_LEVELS = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*\Z")
-#: ids that name something else under the topic root
-RESERVED_IDS = frozenset({"controller", "+", "#"})
 #: outputs of the controller on ``{root}/{t}/...`` (docs/wire-contract.md)
 CONTROLLER_OUTPUTS = ("state", "alert", "indicator", "result", "feed", "error", "evidence")
 #: what a table's Pi publishes on ``{root}/{t}/...``
@@ -143,36 +138,19 @@ class BrokerPlan:
 
 
 def parse_tables(spec: str) -> list[str]:
-    """``"1-12,A1"`` -> ``["1", ..., "12", "A1"]``; ids checked, order kept, no repeats."""
-    out: list[str] = []
-    for raw in spec.split(","):
-        item = raw.strip()
-        if not item:
-            continue
-        if item.startswith("-") or item.endswith("-"):  # "1-": a range half typed
-            raise BrokerConfigError(f"{item!r} is half a range: give both ends (1-12)")
-        low, dash, high = item.partition("-")
-        if dash and low.isdigit() and high.isdigit():
-            a, b = int(low), int(high)
-            if b < a or b - a > 10_000:
-                raise BrokerConfigError(f"{item!r} is not a usable range of tables")
-            names = [str(n) for n in range(a, b + 1)]
-        else:
-            names = [item]
-        for name in names:
-            check_id(name)
-            if name not in out:
-                out.append(name)
-    if not out:
-        raise BrokerConfigError(f"no table in {spec!r}")
-    return out
+    """``"1-12,A1"`` -> ``["1", ..., "12", "A1"]``: ``wire.parse_tables``, the one reading of
+    a list of tables (ids checked, order kept, no repeats)."""
+    try:
+        return list(wire.parse_tables(spec))
+    except ValueError as e:
+        raise BrokerConfigError(str(e)) from None
 
 
 def check_id(name: str) -> str:
-    if not TABLE_ID.match(name) or name in RESERVED_IDS:
-        raise BrokerConfigError(
-            f"{name[:40]!r} cannot be a table or station id: 1 to 32 letters, digits, '_', "
-            f"'-' or '.', not starting with '.', and not {', '.join(sorted(RESERVED_IDS))}")
+    """``name`` if it can be a table or station id (``wire.table_id_problem``)."""
+    problem = wire.table_id_problem(name)
+    if problem is not None:
+        raise BrokerConfigError(f"{problem}: it cannot be a table or station id")
     return name
 
 

@@ -30,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import IO
 
 from controller import wire
-from controller.engine import Engine, table_id_problem
+from controller.engine import Engine
 from controller.laws.cards import FULL_DECK, Seat
 from controller.laws.dealcheck import FouledBoardDetector
 from controller.replay.stream import MessageLines, route_line
@@ -145,7 +145,7 @@ def run(make_engine: Callable[[], Engine], data: bytes, *, jobs: int, table: str
         parsed = wire.parse_topic(topic, root=probe.root)
         # lines of no table (ignored topics, refused ids) answer alone: any group will do
         key = parsed.table if parsed is not None else ""
-        if parsed is not None and table_id_problem(key) is None:
+        if parsed is not None and wire.table_id_problem(key) is None:
             tables.add(key)
         routed.append((lineno, *item))
         keys.append(key)

@@ -276,11 +276,10 @@ class ControllerDaemon:
     def _table_of(self, topic: str) -> str:
         """The topic's table id, for an error about it; ``controller`` when it is not a
         valid id (docs/wire-contract.md 1.2: never an error topic under ``..`` or 60 KB)."""
-        from controller.engine import table_id_problem
 
         rest = topic[len(self.root) + 1:] if topic.startswith(self.root + "/") else topic
         table = rest.rsplit("/", 1)[0]
-        return table if table_id_problem(table) is None else "controller"
+        return table if wire.table_id_problem(table) is None else "controller"
 
     # -- rebuild --------------------------------------------------------------------------
     def rebuild(self) -> int:

@@ -18,16 +18,12 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
+from controller import wire
 from controller.commandline import ControllerError
 
 __all__ = ["PartitionError", "hash_share", "parse_partition", "parse_tables", "scope_name"]
-
-#: a range: optional letters (the section), first number, ``-``, the same letters or none,
-#: last number: ``1-500``, ``A1-A20``, ``A1-20``
-_RANGE = re.compile(r"([A-Za-z_.]*)(\d+)-(?:\1)?(\d+)")
-MAX_TABLES_IN_SPEC = 100_000
 
 
 class PartitionError(ControllerError):
@@ -35,33 +31,12 @@ class PartitionError(ControllerError):
 
 
 def parse_tables(spec: str) -> tuple[str, ...]:
-    """The table ids of ``1-500,A1-A20,B7`` in order, each once."""
-    from controller.engine import table_id_problem
-
-    tables: dict[str, None] = {}
-    for item in (piece.strip() for piece in spec.split(",")):
-        if not item:
-            continue
-        if item.startswith("-") or item.endswith("-"):  # "1-": a range half typed
-            raise PartitionError(f"--tables: {item!r} is half a range: give both ends (1-12)")
-        m = _RANGE.fullmatch(item)
-        if m is not None:
-            prefix, first, last = m.group(1), int(m.group(2)), int(m.group(3))
-            if last < first:
-                raise PartitionError(f"--tables: {item!r} runs backwards")
-            if last - first + 1 + len(tables) > MAX_TABLES_IN_SPEC:
-                raise PartitionError(f"--tables: more than {MAX_TABLES_IN_SPEC} tables")
-            names: Iterable[str] = (f"{prefix}{i}" for i in range(first, last + 1))
-        else:
-            names = (item,)
-        for name in names:
-            problem = table_id_problem(name)
-            if problem is not None:
-                raise PartitionError(f"--tables: {problem}")
-            tables[name] = None
-    if not tables:
-        raise PartitionError(f"--tables: no table in {spec!r}")
-    return tuple(tables)
+    """``--tables 1-500,A1-A20,B7``: ``wire.parse_tables``, its problem named after the
+    option."""
+    try:
+        return wire.parse_tables(spec)
+    except ValueError as e:
+        raise PartitionError(f"--tables: {e}") from None
 
 
 def parse_partition(text: str) -> tuple[int, int]:
