@@ -411,7 +411,23 @@ def test_sim_cli_run_prints_paths_and_stops_on_sigint(tmp_path: Path) -> None:
 def test_sim_cli_bad_config(tmp_path: Path) -> None:
     from firmware_bridge.sim.cli import main
 
-    assert main(["run", "--config", str(tmp_path / "missing.toml")]) == 1
+    assert main(["run", "--config", str(tmp_path / "missing.toml")]) == 2
+
+
+@pytest.mark.parametrize("content", [None, b"\x00\x01binary", "dir"])
+def test_sim_cli_play_of_a_file_it_cannot_read_starts_no_reader(
+        tmp_path: Path, content: bytes | str | None, capsys: pytest.CaptureFixture[str]) -> None:
+    from firmware_bridge.sim.cli import main
+
+    events = tmp_path / "events.jsonl"
+    if isinstance(content, bytes):
+        events.write_bytes(content)
+    elif content == "dir":
+        events.mkdir()
+    assert main(["play", str(events), "--link-dir", str(tmp_path / "links")]) == 2
+    out = capsys.readouterr()
+    assert "reader " not in out.out  # no reader was started, no path printed
+    assert str(events) in out.err and len(out.err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("option", [["--tag-limit", "0"], ["--tag-limit", "two"],

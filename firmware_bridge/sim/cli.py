@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from controller.formats.source import binary_reason
 from firmware_bridge.sim.shared import remove_state, running_pid, table_dir, write_state
 from firmware_bridge.sim.table import (
     Physics,
@@ -154,9 +155,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace, table: SimTable, stop: asyncio.Event) -> int:
     if args.cmd == "play":
-        events, problems = read_events(args.events)
-        for problem in problems:
-            print(f"skipped: {problem}", file=sys.stderr)
+        events = args.loaded
         if args.wait > 0 and not await table.wait_hosts(args.wait):
             missing = [n for n, fw in table.firmwares.items() if not fw.host_seen.is_set()]
             print(f"no host opened {', '.join(missing)} within {args.wait:g} s",
@@ -243,7 +242,7 @@ async def _play_stdin(table: SimTable, stop: asyncio.Event, rate: float = 0.0) -
                                               f"stdin:{number}")
             if event is not None:
                 report = await table.play([event])
-                problem = "; ".join(report.skipped) or None
+                problem = "; ".join(f"stdin:{number}: {why}" for why in report.skipped) or None
                 if rate > 0:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(asyncio.shield(stopped), 1.0 / rate)
@@ -256,6 +255,26 @@ async def _play_stdin(table: SimTable, stop: asyncio.Event, rate: float = 0.0) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:  # a configuration it cannot use is said before any reader starts (exit 2)
+        SimTable.from_config(args.config)
+    except (SimError, OSError) as error:
+        print(f"bridge-table sim: {error}", file=sys.stderr)
+        return 2
+    if args.cmd == "play":  # the file first: a table is not started for a file it cannot play
+        try:
+            reason = binary_reason(Path(args.events).read_bytes()[:65536])
+            if reason is not None:
+                raise SimError(f"not an events file: {reason}")
+            args.loaded, problems = read_events(args.events)
+        except OSError as error:
+            print(f"bridge-table sim: {args.events}: cannot read: {error.strerror or error}",
+                  file=sys.stderr)
+            return 2
+        except SimError as error:
+            print(f"bridge-table sim: {args.events}: {error}", file=sys.stderr)
+            return 2
+        for problem in problems:
+            print(f"skipped: {problem}", file=sys.stderr)
     try:
         return asyncio.run(_main(args))
     except (SimError, OSError) as error:
