@@ -353,6 +353,12 @@ class Connection:
         await client.publish(topic, payload, qos=qos)
 
 
+def _consumed(future: asyncio.Future[Any]) -> None:
+    """Take a finished read's outcome, so that nothing is logged as never retrieved."""
+    if not future.cancelled():
+        future.exception()
+
+
 async def listen(settings: BrokerSettings, topics: Sequence[str],
                  handle: Callable[[str, bytes], object], stop: asyncio.Event, *,
                  client_id: str = "", conn: Connection | None = None,
@@ -381,19 +387,25 @@ async def listen(settings: BrokerSettings, topics: Sequence[str],
                 outage.recovered()
                 log.info("connected to %s", settings.url)
                 messages = aiter(client.messages)
-                while not stop.is_set():
-                    getter = asyncio.ensure_future(anext(messages))
-                    stopper = asyncio.ensure_future(stop.wait())
-                    done, _ = await asyncio.wait({getter, stopper},
-                                                 return_when=asyncio.FIRST_COMPLETED)
-                    if getter not in done:
-                        getter.cancel()
-                        break
+                getter: asyncio.Future[aiomqtt.Message] | None = None
+                stopper = asyncio.ensure_future(stop.wait())
+                try:
+                    while True:
+                        getter = asyncio.ensure_future(anext(messages))
+                        done, _ = await asyncio.wait({getter, stopper},
+                                                     return_when=asyncio.FIRST_COMPLETED)
+                        if getter not in done:
+                            break
+                        msg, getter = getter.result(), None
+                        payload = msg.payload if isinstance(msg.payload, bytes) else \
+                            str(msg.payload or "").encode()
+                        handle(str(msg.topic), payload)
+                finally:
                     stopper.cancel()
-                    msg = getter.result()
-                    payload = msg.payload if isinstance(msg.payload, bytes) else \
-                        str(msg.payload or "").encode()
-                    handle(str(msg.topic), payload)
+                    if getter is not None:  # stopped (or cancelled) while waiting for one
+                        getter.cancel()
+                        # the client's disconnection may still end it with an MqttError
+                        getter.add_done_callback(_consumed)
         except aiomqtt.MqttError as exc:
             outage.failed(exc, 1.0)
         finally:
