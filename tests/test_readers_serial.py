@@ -233,6 +233,25 @@ async def test_port_missing_at_start(tmp_path: Path) -> None:
     assert watcher.reads() == [("0", UID_A, "present")]
 
 
+async def test_a_second_host_on_the_same_reader_is_refused_and_says_so(
+        firmware: VirtualFirmware) -> None:
+    # two bridges on one reader would each get some of its lines: the port is held
+    # exclusively, the second is told, and it gets nothing until the first lets go
+    first, watcher = await connected(firmware)
+    assert firmware.link is not None
+    second = open_reader("again", f"serial://{firmware.link}", reconnect_interval=0.05)
+    async with second:
+        other = Watcher(second)
+        await other.until(has_health("disconnected"))
+        assert "lock" in other.health("disconnected")[0].detail.lower()
+        firmware.place(0, UID_A)
+        await watcher.until(has_reads(1))
+        await first.__aexit__(None, None, None)
+        await other.until(lambda items: has_health("reconnected")(items) and has_reads(1)(items))
+    assert watcher.reads() == [("0", UID_A, "present")]
+    assert other.reads() == [("0", UID_A, "present")]  # its link-up inventory
+
+
 async def test_debounce_hides_a_flicker(firmware: VirtualFirmware) -> None:
     reader, watcher = await connected(firmware, debounce=0.3)
     try:

@@ -161,8 +161,10 @@ class SerialReader(Reader):
         down = False
         while not self._stopping:
             try:
+                # exclusive: a second bridge (or a terminal program) on the same reader
+                # would share its lines, each getting some: it is refused, and says so
                 reader, writer = await serial_asyncio_fast.open_serial_connection(
-                    url=self.port, baudrate=self.baudrate)
+                    url=self.port, baudrate=self.baudrate, exclusive=True)
             except Exception as error:  # noqa: BLE001 - whatever the port does, retry later
                 # (pyserial raises SerialException, OSError, ValueError, and termios.error
                 # straight from tcsetattr when a device goes away while being opened.)
