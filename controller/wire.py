@@ -451,6 +451,9 @@ class ControllerStatus(Struct, kw_only=True, omit_defaults=True):
     demo: bool | None = None
     #: 1.8: the session the controller runs (``--session``/``--schedule``), when online
     session: str | None = None
+    #: 1.15: the tables a controller given ``--tables``/``--partition`` serves (``tables``
+    #: lists those it has heard from), when online: whose results its word covers
+    serves: list[str] | None = None
 
 
 class ReaderHealth(Struct, kw_only=True):

@@ -231,6 +231,30 @@ def test_a_result_before_the_controllers_status_is_held_then_trusted() -> None:
     assert [i.board for i in gate.due(6)] == [1]
 
 
+def test_partitioned_controllers_are_trusted_for_the_tables_they_serve() -> None:
+    """A room split across controllers (``--partition``/``--tables``, docs/scale.md): each
+    says online on ``controller/{its share}/status`` and names the tables it serves
+    (1.15); a result is trusted when the controller serving its table is online."""
+    gate = Gate(GatePolicy("s", mitchell(2, 1, 1)))   # table 1 plays board 1, table 2 board 2
+    for t, b in (("1", 1), ("2", 2)):
+        gate.state(t, state(t, b, "play"), retained=False, now=0)
+        gate.offer(t, "feed", {"board": b}, 0)
+        gate.state(t, state(t, b, "complete"), retained=False, now=1)
+        gate.result(t, result(t, b), now=1)
+    assert gate.due(5) == []
+    # the share serving table 1 only: table 2's result still waits
+    assert gate.controller_status("part1of2", {**online(), "serves": ["1"]}, now=2) == \
+        [("1", 1)]
+    assert gate.controller_status("part2of2", {**online(), "serves": ["3"]}, now=2) == []
+    assert [w["table"] for w in gate.waiting() if "controller" in w.get("why", "")] == ["2"]
+    # its word goes when it goes offline; another share's covers only its own tables
+    gate.controller_status("part1of2", {"status": "offline"}, now=3)
+    assert not gate.controller_online("1") and not gate.controller_online("2")
+    assert gate.controller_status("part2of2", {**online(), "serves": ["2", "3"]}, now=4) == \
+        [("2", 2)]
+    assert [(i.table, i.board) for i in gate.due(10)] == [("1", 1), ("2", 2)]
+
+
 def test_a_result_whose_state_was_lost_is_trusted_once_the_table_moves_on() -> None:
     """``state`` is QoS 0: a relay that was away may never see the board's last state.
     The next board's state says the board is over at the table."""

@@ -141,6 +141,8 @@ async def test_two_partitioned_controllers_give_the_results_of_one(
             for topic, share in zip(statuses, shares, strict=True):
                 status = await w.wait(is_status(topic, "online", lambda p: p["tables"]))
                 assert status.payload["tables"] == sorted(share)
+                # 1.15: whose results its word covers (a broadcast relay reads it)
+                assert status.payload["serves"] == list(share)
             for t in tables:
                 for kind in ("state", "result", "indicator"):
                     assert w.last(kind, t) == solo.last(kind, t), (t, kind)

@@ -203,7 +203,8 @@ def test_unknown_fields_are_ignored() -> None:
 EXAMPLE_KINDS = {"Sensor events": "event", "`state`": "state", "`alert`": "alert",
                  "`indicator`": "indicator", "Pairs at the table": "result",
                  "The director's evidence": "evidence", "Sensing model: play spots": "event",
-                 "The presses for the director": "evidence"}
+                 "The presses for the director": "evidence",
+                 "The tables a partitioned controller serves": "status"}
 
 
 def documented_examples() -> list[tuple[str, str, str]]:

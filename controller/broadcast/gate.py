@@ -165,7 +165,11 @@ class Gate:
     done: dict[tuple[str, int], float] = field(default_factory=dict)
     # operator's decisions: (table or "*", board) -> "release" | "hold"
     manual: dict[tuple[str, int], str] = field(default_factory=dict)
-    online: dict[str, bool] = field(default_factory=dict)   # "*" = the daemon; else table
+    #: per status topic: "*" the daemon of every table; else a table's own controller or a
+    #: controller of some tables (its share's name)
+    online: dict[str, bool] = field(default_factory=dict)
+    #: what a controller of some tables serves, per status topic (1.15: ``serves``)
+    serving: dict[str, frozenset[str]] = field(default_factory=dict)
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the latest trusted-session result of each board not yet finished: held and checked
     #: again on every status, state or result of its table, never dropped
@@ -201,14 +205,28 @@ class Gate:
         returns the boards it newly finished (results waiting for the controller)."""
         ok = isinstance(payload, Mapping) and payload.get("status") == "online" and \
             self.ours(table or "*", payload)
-        self.online["*" if table is None else table] = ok
+        key = "*" if table is None else table
+        self.online[key] = ok
+        # 1.15: a controller of some tables (``--tables``/``--partition``: its status topic
+        # is named after its share, not a table) says which it serves
+        serves = payload.get("serves") if ok and isinstance(payload, Mapping) else None
+        if isinstance(serves, list) and all(isinstance(t, str) for t in serves):
+            self.serving[key] = frozenset(serves)
+        else:
+            self.serving.pop(key, None)
         if not ok:
             return []
         return [k for t in sorted({t for t, _ in self.pending}) for k in
                 self._check_pending(t, now)]
 
     def controller_online(self, table: str) -> bool:
-        return self.online.get("*", False) or self.online.get(table, False)
+        """Whether a controller whose word covers ``table`` is online for this session:
+        the daemon of every table, the table's own (``bridge-table run``), or one whose
+        status says it serves the table (1.15)."""
+        if self.online.get("*", False) or self.online.get(table, False):
+            return True
+        return any(table in tables for key, tables in self.serving.items()
+                   if self.online.get(key, False))
 
     def seen(self, table: str, board: int, order: int | None = None) -> int:
         """Board ``board`` was seen in play at ``table`` in this session; its order."""

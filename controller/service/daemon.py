@@ -412,6 +412,8 @@ class ControllerDaemon:
             payload.update(ts=round(time.time(), 3), tables=sorted(self.engine.tables),
                            counters=self.counters.as_dict(), engine=dict(self.engine.stats),
                            **self.info)
+            if self.only_tables:  # 1.15: a relay trusts this controller's word for these
+                payload["serves"] = list(self.only_tables)
             refusals: Mapping[str, str] | None = getattr(self.engine, "refusals", None)
             if refusals:
                 # sources whose events the Engine refused (seq, boot): the operator sees them
