@@ -1,12 +1,14 @@
 """The championship layout of docs/scale.md, run: two room brokers bridged to a central one,
-a controller per room, the centre's listeners (where the console, scoring and broadcast
-read) on the central broker only, and the link between a room and the centre cut and
-restored in the middle of the boards.
+a controller per room (``--tables``), the centre's listeners (where the console and scoring
+read) and the broadcast relay on the central broker only, and the link between a room and
+the centre cut and restored in the middle of the boards.
 
 What it shows: the tables' events never cross the link (the room's controller answers
 them in the room), so a table never waits on the link; every result, feed item and alert a
 room's controller published reaches the centre once the link is back (the bridge's queue,
-``cleansession false``); rulings given at the centre reach the room's controller.
+``cleansession false``); the broadcast at the centre releases every board on the word of
+the room controllers serving its tables; rulings given at the centre reach the room's
+controller.
 
 The link is a TCP relay in this process between each room broker and the central one, so
 that cutting it is a network failure (the connections drop, new ones are refused), not a
@@ -145,6 +147,11 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
     boards = [random_board(rng, n) for n in (1, 2)]
     deals = tmp_path / "deals.pbn"
     deals.write_text(pbn_text(b.record for b in boards))
+    # the session: every table plays both boards (the controllers and the broadcast relay
+    # read the same file, so they name the same session)
+    schedule = tmp_path / "round.toml"
+    schedule.write_text("[tables]\n" + "".join(f'"{t}" = [1, 2]\n' for tables in
+                                                ROOMS.values() for t in tables))
     central = Mosquitto(tmp_path / "central")
     central.start()
     links = {room: Link(central.port) for room in ROOMS}
@@ -160,6 +167,7 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
             controllers.append(subprocess.Popen(
                 [sys.executable, "-m", "controller.cli", "controller", "--broker",
                  brokers[room].url, "--tables", ",".join(tables), "--deals", str(deals),
+                 "--schedule", str(schedule),
                  "--journal", str(tmp_path / f"journal-{room}.sqlite"),
                  "--client-id", f"controller-{room}", "--log-level", "WARNING"],
                 cwd=REPO, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE))
@@ -174,6 +182,15 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
                                 client_id=f"room-{room}-watch", clean_session=False)
                  for room in ROOMS}
         listeners += rooms.values()
+        # and the broadcast at the centre: it releases a board once every table has played
+        # it, on the word of the room controllers serving them (wire contract 1.15)
+        controllers.append(subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "broadcast", "--broker", central.url,
+             "--schedule", str(schedule), "--deals", str(deals),
+             "--store", str(tmp_path / "broadcast.sqlite"), "--log-level", "WARNING"],
+            cwd=REPO, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        public = Recorder(central.url, "public/#", client_id="centre-public")
+        listeners.append(public)
         wait_until(lambda: len(centre.of("status")) >= 2, 30,
                  "both rooms' controllers online at the centre")
 
@@ -234,6 +251,12 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
                          >= feed_items(rooms[room], table), 60,
                          f"table {table}'s feed at the centre")
         assert centre_before < len(centre.of("result"))
+        # the broadcast at the centre released both boards of every table once the rooms'
+        # results came through the link, and nothing before (the link was cut mid-board)
+        wait_until(lambda: {(topic.split("/")[1], topic.split("/")[3]) for topic, _ in
+                            public.of("1") + public.of("2") if "/board/" in topic}
+                   >= {(t, b) for t in all_tables for b in ("1", "2")}, 60,
+                   "every board of every table released at the centre")
         # and each table's state as the room last had it (a board finished while the link
         # was cut is not left showing an earlier trick at the centre)
         for room, tables in ROOMS.items():
