@@ -502,6 +502,10 @@ class Engine:
                 return [self._error(table, kind, f"refused: {update.refused}", payload)] \
                     if "error" in self.kinds else []
             ts.last = {"src": src, "seq": seq}
+            if update.shown_unchanged:
+                # nothing shown changed: no alert, feed, result or evidence; the state is
+                # the last one with this input in ``last``
+                return self._unchanged(table, ts, update)
             out = self._publish(table, ts, update, now=kind == "ruling") + \
                 self._evidence(table, ts, update, inp)
             if update.board_started and self.board_starts is not None:
@@ -671,6 +675,22 @@ class Engine:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
             out += self._compare_tables(name, ts, record)
         return out
+
+    def _unchanged(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
+        """The outputs of an input that changed nothing shown (``Update.shown_unchanged``):
+        the last state with the new ``last``, when that state is the one after the input
+        before (published at once, no notes, the same session); else as ``_publish``."""
+        state = ts.state
+        if state is None and "state" not in self.kinds and "indicator" not in self.kinds \
+                and not self._quiet:
+            ts.notes = update.notes
+            return []  # nothing to publish (replay --topics result,alert)
+        if state is None or ts.notes or self._deferred is not None or self._quiet \
+                or state.get("session") != (self.session_id or None):
+            return self._publish(name, ts, update)
+        state = ts.state = {**state, "last": ts.last}
+        # the indicator's key did not change: neither rebuilt nor published
+        return [Outgoing(self._topic(name, "state"), state, retain=True)]
 
     def _snapshots(self, name: str, ts: _TableState) -> list[Outgoing]:
         """The table's ``state`` and, if it changed, its ``indicator`` (retained)."""

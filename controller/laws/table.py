@@ -100,9 +100,13 @@ class Update(NamedTuple):
     previous_board: int | None = None
     # 1.6: a ruling the table could not apply, and why: nothing changed (``error``)
     refused: str = ""
+    # the input changed nothing a listener is shown (``Board.quiet``): a quitted card
+    # leaving its spot before the end of play, a call card picked up that changes nothing
+    shown_unchanged: bool = False
 
 
 _NOTHING = Update()
+_QUIET = Update(shown_unchanged=True)
 
 
 class Board:
@@ -142,6 +146,9 @@ class Board:
         # one more for every input applied (Board.apply is the one way a board changes):
         # what is computed from the board is kept while this is the same (Table._result_key)
         self.version = 0
+        # the last input changed nothing shown (state, indicator, feed, result): set by the
+        # paths that know it, read by Table.apply (``Update.shown_unchanged``)
+        self.quiet = False
         self.notes: list[str] = []
         self._missing: dict[Seat, list[int]] = {s: [] for s in Seat}   # open MISSING/HAND_COUNT ids
         self._unknown: dict[str, int] = {}
@@ -241,7 +248,12 @@ class Board:
     def apply(self, inp: Input) -> None:
         self.version += 1
         self.history.append(inp)
-        if isinstance(inp, TagEvent):
+        self.quiet = False
+        if type(inp) is TagEvent:
+            self._tag(inp)
+            if self.quiet:
+                return  # nothing changed that could move the phase on
+        elif isinstance(inp, TagEvent):
             self._tag(inp)
         elif isinstance(inp, ButtonEvent):
             self._button(inp)
@@ -477,9 +489,9 @@ class Board:
         if not ev.present:
             if (ev.seat, ev.call) in self._struck:
                 self._struck.discard((ev.seat, ev.call))   # a cancelled call picked up
+                self.quiet = True
                 return
-            if not self.auction.complete:
-                self.auction.withdraw(ev.seat, ev.call)
+            self.quiet = self.auction.complete or not self.auction.withdraw(ev.seat, ev.call)
             return
         if self.phase is Phase.SCANNING:
             self._start_auction()
@@ -556,6 +568,8 @@ class Board:
                 self.hands_back[seat] += 1
                 if all(self.hands_back[s] for s in Seat):
                     self.done = True
+            else:
+                self.quiet = True   # a quitted card leaving its spot mid-play (Law 65)
         else:
             play.take(seat, card)
 
@@ -747,7 +761,13 @@ class Table:
         if type(inp) is TagEvent and inp.zone is not Zone.BOARD and board is not None \
                 and not board.done:
             # the common case, first: a card or a call on the board in progress
-            before = self._result_key() if board.phase is Phase.COMPLETE else ()
+            if board.phase is Phase.COMPLETE:
+                before = self._result_key()
+            else:
+                board.apply(inp)
+                if board.quiet:   # (a quiet input leaves the phase where it was)
+                    return _QUIET
+                return self._collect(board, (), zone=inp.zone)
             board.apply(inp)
             return self._collect(board, before, zone=inp.zone)
         if isinstance(inp, Ruling):
