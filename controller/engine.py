@@ -261,6 +261,8 @@ class _TableState:
 
 
 _UNKNOWN: Any = object()
+#: an update with nothing in it (``Table.apply`` of most cards and calls without a feed)
+_NO_CHANGE = Update()
 _WAITING = str(Phase.WAITING)
 
 
@@ -342,6 +344,10 @@ class Engine:
                            "evidence"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
         self._tables: dict[str, _TableState] = {}
+        #: topic -> (table, kind) of the event and ruling topics of valid table ids seen
+        self._routes: dict[str, tuple[str, str]] = {}
+        #: neither ``state`` nor ``indicator`` is built (replay --topics result,alert...)
+        self._results_only = not ({"state", "indicator"} & self.kinds)
         self.stats: dict[str, int] = {
             "events": 0, "rulings": 0, "duplicates": 0, "malformed": 0,
             "ignored_topics": 0, "internal_errors": 0, "out_of_order": 0, "refused": 0,
@@ -451,6 +457,18 @@ class Engine:
 
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
         """Apply one message from ``{root}/{t}/event`` or ``{root}/{t}/ruling``."""
+        route = self._routes.get(topic)
+        if route is not None:
+            # a topic of a table followed already (the common case): nothing to check
+            table, kind = route
+            ts = self._tables.get(table)
+            if ts is not None:
+                decoded = _parse_input(kind, payload)
+                if type(decoded) is wire.Malformed:
+                    self._tally(table, "malformed")
+                    return [self._error(table, kind, decoded.reason, payload)] \
+                        if "error" in self.kinds else []
+                return self._sequenced(table, kind, ts, decoded, payload)  # type: ignore[arg-type]
         parsed = _parse_topic(topic, self.root)
         if parsed is None or parsed.rest is not None or parsed.kind not in ("event", "ruling"):
             self.stats["ignored_topics"] += 1
@@ -467,33 +485,49 @@ class Engine:
             self._tally(table, "malformed")
             return [self._error(table, kind, decoded.reason, payload)] \
                 if "error" in self.kinds else []
-        src, origin, seq, inp = decoded
         if table not in self._tables and len(self._tables) >= self.max_tables:
             self.stats["refused"] += 1
             return [self._error(table, kind, f"refused: the controller already follows "
                                 f"{self.max_tables} tables (--max-tables)", payload)] \
                 if "error" in self.kinds else []
         ts = self._table(table)
+        if len(self._routes) < 4 * MAX_TABLES:   # a valid table's topic: checked once
+            self._routes[topic] = (table, kind)
+        return self._sequenced(table, kind, ts, decoded, payload)
+
+    def _sequenced(self, table: str, kind: str, ts: _TableState, decoded: _Parsed,
+                   payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
+        """``handle`` for a followed table, the input decoded: its source and seq checked
+        (1.2), then applied."""
+        src, origin, seq, inp = decoded
         boot, acked = origin
-        if src not in ts.seqs and len(ts.seqs) >= self.max_sources:
-            self._tally(table, "refused")
-            return [self._error(table, kind, f"refused: table {table} already has "
-                                f"{self.max_sources} sources (--max-sources); src "
-                                f"{src[:64]!r} is one too many", payload)] \
-                if "error" in self.kinds else []
-        tracker = self._tracker(ts, src, boot)
+        seqs = ts.seqs
+        source = seqs.get(src)
+        tracker = source.boots.get(boot) if source is not None else None
+        if tracker is None:
+            if source is None and len(seqs) >= self.max_sources:
+                self._tally(table, "refused")
+                return [self._error(table, kind, f"refused: table {table} already has "
+                                    f"{self.max_sources} sources (--max-sources); src "
+                                    f"{src[:64]!r} is one too many", payload)] \
+                    if "error" in self.kinds else []
+            tracker = self._tracker(ts, src, boot)
         if tracker is not None and acked is not None:
             tracker.fast_forward(acked)
-        verdict = "retired" if tracker is None else tracker.verdict(seq)
-        if verdict == "duplicate":
-            self._tally(table, "duplicates")
-            self._acks_dirty.add((table, src))  # its ack may have been lost: say it again
-            return []
-        if tracker is None or verdict != "new":
-            return self._refuse(table, kind, src, boot, seq, verdict, tracker, payload)
+        if tracker is None or seq != tracker.high + 1:  # else new: the next of its source
+            verdict = "retired" if tracker is None else tracker.verdict(seq)
+            if verdict == "duplicate":
+                self._tally(table, "duplicates")
+                self._acks_dirty.add((table, src))  # its ack may have been lost: say it again
+                return []
+            if tracker is None or verdict != "new":
+                return self._refuse(table, kind, src, boot, seq, verdict, tracker, payload)
         tracker.add(seq)
         self._acks_dirty.add((table, src))
-        self._tally(table, "events" if kind == "event" else "rulings")
+        key = "events" if kind == "event" else "rulings"
+        self.stats[key] += 1   # _tally, inline: the table is followed
+        counts = ts.counts
+        counts[key] = counts.get(key, 0) + 1
         try:
             update = ts.table.apply(inp)
             if update.refused:
@@ -502,9 +536,10 @@ class Engine:
                 return [self._error(table, kind, f"refused: {update.refused}", payload)] \
                     if "error" in self.kinds else []
             ts.last = {"src": src, "seq": seq}
-            if update.shown_unchanged:
-                # nothing shown changed: no alert, feed, result or evidence; the state is
-                # the last one with this input in ``last``
+            if update.shown_unchanged or (update == _NO_CHANGE and self._results_only
+                                          and type(inp) is TagEvent):
+                # nothing shown changed (or nothing that is published did): no alert, feed,
+                # result or evidence; the state is the last one with this input in ``last``
                 return self._unchanged(table, ts, update)
             out = self._publish(table, ts, update, now=kind == "ruling") + \
                 self._evidence(table, ts, update, inp)
@@ -681,8 +716,7 @@ class Engine:
         the last state with the new ``last``, when that state is the one after the input
         before (published at once, no notes, the same session); else as ``_publish``."""
         state = ts.state
-        if state is None and "state" not in self.kinds and "indicator" not in self.kinds \
-                and not self._quiet:
+        if state is None and self._results_only and not self._quiet:
             ts.notes = update.notes
             return []  # nothing to publish (replay --topics result,alert)
         if state is None or ts.notes or self._deferred is not None or self._quiet \
