@@ -1147,6 +1147,8 @@ def _call_text(call: Call) -> str:
     return text if text is not None else str(call)
 
 _Parsed = tuple[str, _Boot, int, TagEvent | ButtonEvent | Ruling]
+#: the origin of an event from a version-1 bridge (no boot, nothing acked)
+_NO_BOOT = _Boot(None)
 
 
 @lru_cache(maxsize=4096)
@@ -1167,7 +1169,8 @@ def _parse_input(kind: str, payload: bytes | str | Mapping[str, Any]
             tag: wire.TagEvent = msg  # type: ignore[assignment]
             if tag.card is not None and tag.unknown is None:  # the common case, inline
                 card = _CARDS.get(tag.card)
-                return tag.src, _Boot(tag.boot, tag.acked), tag.seq, TagEvent(
+                return tag.src, _NO_BOOT if tag.boot is None and tag.acked is None \
+                    else _Boot(tag.boot, tag.acked), tag.seq, TagEvent(
                     tag.zone, tag.action,
                     _SEATS[tag.seat] if tag.seat is not None else None, tag.uid.upper(),
                     card=card if card is not None else Card.parse(tag.card),

@@ -128,6 +128,9 @@ class Board:
         # read from the wallet or set by the director (not guessed for a board nobody read)
         self.number_known = number_known
         self._pack: str | None = None     # the deck of the first card seen (see _other_pack)
+        # the last deck found to be this board's pack: the same answer for the same text
+        # (a board's number, and whether it is known, do not change; nor does _pack once set)
+        self._own_deck: str | None = None
         self.rules = rules
         self.log = log
         self.info = info
@@ -330,13 +333,19 @@ class Board:
         any deck on a board nobody read, is compared with the deck of the first card seen
         on this board.
         """
+        if deck == self._own_deck:
+            return False
         m = _DECK_NUMBER.fullmatch(deck)
         if m is not None and self.number_known:
-            return int(m.group(1)) != self.number
-        if self._pack is None:
+            other = int(m.group(1)) != self.number
+        elif self._pack is None:
             self._pack = deck
-            return False
-        return deck != self._pack
+            other = False
+        else:
+            other = deck != self._pack
+        if not other:
+            self._own_deck = deck
+        return other
 
     def _wrong_board_hand(self, ev: TagEvent, card: Card, deck: str) -> bool:
         """Laws 15A / 2007 17D: a hand picked up from another board's wallet (its tags name
@@ -553,7 +562,7 @@ class Board:
         if ev.present:
             if key not in self._lying:
                 self._lying.add(key)
-                if self._quitted(play, seat, card):
+                if play.quitted(seat, card):
                     # a quitted card laid on the spot again: lifting it takes it back (62A)
                     self._recalled.add(key)
             # (a card still lying there read again, after a reader's restart: no news)
@@ -563,7 +572,7 @@ class Board:
         if key in self._recalled:
             self._recalled.discard(key)
             play.take(seat, card)
-        elif self._quitted(play, seat, card):
+        elif play.quitted(seat, card):
             if self.phase is Phase.COMPLETE:
                 self.hands_back[seat] += 1
                 if all(self.hands_back[s] for s in Seat):
@@ -572,12 +581,6 @@ class Board:
                 self.quiet = True   # a quitted card leaving its spot mid-play (Law 65)
         else:
             play.take(seat, card)
-
-    @staticmethod
-    def _quitted(play: Play, seat: Seat, card: Card) -> bool:
-        """Whether ``seat`` played ``card`` to a trick that is complete (kept by the play
-        as its tricks close: no loop over the board's tricks for every card event)."""
-        return play.quitted(seat, card)
 
     def _button(self, ev: ButtonEvent) -> None:
         if ev.button is Button.NEXT and self.phase is Phase.COMPLETE:
