@@ -22,21 +22,8 @@ from controller.formats.events import record_events
 from controller.laws.record import DealInfo
 from controller.laws.table import Board
 from tests.replay_golden import _junk
+from tests.replay_spot_golden import spot_junk, taken_back
 from tests.test_engine_state_parts import full_state
-
-
-def _spot_junk(rng: random.Random, src: str) -> dict[str, Any]:
-    """A card on or off a random play spot, or a call card picked up from a random seat."""
-    seat = rng.choice("NESW")
-    event: dict[str, Any] = {"v": 1, "src": src, "seq": 0, "ts": 1_700_000_000.0,
-                             "type": "tag", "seat": seat, "uid": f"Q{rng.randrange(9999)}"}
-    if rng.random() < 0.6:
-        event.update(zone="spot", action=rng.choice(["present", "removed", "removed"]),
-                     card=rng.choice("SHDC") + rng.choice("AKQJT98765432"))
-    else:
-        event.update(zone="bid", action="removed",
-                     call=rng.choice(["Pass", "X", "XX", "1C", "1NT", "2H", "3S"]))
-    return event
 
 
 def _shown(board: Board | None) -> tuple[Any, ...]:
@@ -68,12 +55,12 @@ def test_an_input_that_changes_nothing_shown_publishes_the_same_state(
     for record in records:
         for event in record_events(record, src="pi", scans=False, sensing="spot",
                                    return_hands=False):
-            items = [dict(event)]
+            items = [dict(event), *taken_back(rng, dict(event))]
             roll = rng.random()
             if roll < junk:
                 items.insert(0, _junk(rng, "pi", 0))
             elif roll < 2 * junk:
-                items.insert(0, _spot_junk(rng, "pi"))
+                items.insert(0, spot_junk(rng, "pi"))
             for item in items:
                 seqs[item["src"]] += 1
                 item["seq"] = seqs[item["src"]]
