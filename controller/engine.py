@@ -77,8 +77,12 @@ _ACTIVE = frozenset({Status.OPEN, Status.ESTABLISHED})
 encode = wire.encode
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outgoing:
+    """One message to publish. Not changed once made (nothing assigns to one; ``data()``
+    fills its cache): not a frozen dataclass because a frozen one costs four times as
+    much to make, and replay makes one for every message."""
+
     topic: str
     payload: dict[str, Any]
     retain: bool
@@ -92,8 +96,7 @@ class Outgoing:
         not be changed after the first call."""
         data = self._data
         if data is None:
-            data = encode(self.payload)
-            object.__setattr__(self, "_data", data)
+            data = self._data = encode(self.payload)
         return data
 
 
@@ -952,8 +955,7 @@ class Engine:
             if won != parts.won:
                 parts.won, parts.tricks = won, {"NS": won[0], "EW": won[1]}
             trick_no = play.trick_number
-            cur = play.current_trick
-            cards = cur.cards if cur is not None else ()
+            cards = play.current_cards
             if cards != parts.cards:
                 parts.cards = cards
                 parts.current = [{"seat": _SEAT_TEXT[s], "card": _CARD_TEXT[c.index]}
