@@ -539,10 +539,15 @@ class Engine:
                 return [self._error(table, kind, f"refused: {update.refused}", payload)] \
                     if "error" in self.kinds else []
             ts.last = {"src": src, "seq": seq}
-            if update.shown_unchanged or (update == _NO_CHANGE and self._results_only
-                                          and type(inp) is TagEvent):
-                # nothing shown changed (or nothing that is published did): no alert, feed,
-                # result or evidence; the state is the last one with this input in ``last``
+            if self._results_only:
+                if (update.shown_unchanged or update == _NO_CHANGE) \
+                        and type(inp) is TagEvent and not self._quiet:
+                    # no alert, feed, result or evidence, no state or indicator built
+                    ts.notes = ()
+                    return []
+            elif update.shown_unchanged:
+                # nothing shown changed: no alert, feed, result or evidence; the state is
+                # the last one with this input in ``last``
                 return self._unchanged(table, ts, update)
             out = self._publish(table, ts, update, now=kind == "ruling") + \
                 self._evidence(table, ts, update, inp)
@@ -719,9 +724,6 @@ class Engine:
         the last state with the new ``last``, when that state is the one after the input
         before (published at once, no notes, the same session); else as ``_publish``."""
         state = ts.state
-        if state is None and self._results_only and not self._quiet:
-            ts.notes = update.notes
-            return []  # nothing to publish (replay --topics result,alert)
         if state is None or ts.notes or self._deferred is not None or self._quiet \
                 or state.get("session") != (self.session_id or None):
             return self._publish(name, ts, update)
