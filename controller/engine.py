@@ -1171,15 +1171,16 @@ def _parse_input(kind: str, payload: bytes | str | Mapping[str, Any]
     try:
         if cls is wire.TagEvent:
             tag: wire.TagEvent = msg  # type: ignore[assignment]
+            origin = _NO_BOOT if tag.boot is None and tag.acked is None \
+                else _Boot(tag.boot, tag.acked)
             if tag.card is not None and tag.unknown is None:  # the common case, inline
                 card = _CARDS.get(tag.card)
-                return tag.src, _NO_BOOT if tag.boot is None and tag.acked is None \
-                    else _Boot(tag.boot, tag.acked), tag.seq, TagEvent(
+                return tag.src, origin, tag.seq, TagEvent(
                     tag.zone, tag.action,
                     _SEATS[tag.seat] if tag.seat is not None else None, tag.uid.upper(),
                     card=card if card is not None else Card.parse(tag.card),
                     deck=None if tag.deck is None else str(tag.deck), ts=tag.ts)
-            return tag.src, _Boot(tag.boot, tag.acked), tag.seq, _tag_event(tag)
+            return tag.src, origin, tag.seq, _tag_event(tag)
         if cls is wire.ButtonEvent:
             button: wire.ButtonEvent = msg  # type: ignore[assignment]
             seat = _SEATS[button.seat] if button.seat is not None else None
