@@ -559,9 +559,12 @@ class Board:
             self._tray(ev)
             return
         key = (seat, card)
+        # (hashing a card is the hot spot here: each test below hashes it once at most)
         if ev.present:
-            if key not in self._lying:
-                self._lying.add(key)
+            lying = self._lying
+            before = len(lying)
+            lying.add(key)
+            if len(lying) != before:   # it was not lying there
                 if play.quitted(seat, card):
                     # a quitted card laid on the spot again: lifting it takes it back (62A)
                     self._recalled.add(key)
@@ -569,7 +572,7 @@ class Board:
             play.put(seat, card, ts=ev.ts)
             return
         self._lying.discard(key)
-        if key in self._recalled:
+        if self._recalled and key in self._recalled:
             self._recalled.discard(key)
             play.take(seat, card)
         elif play.quitted(seat, card):
