@@ -84,12 +84,12 @@ def _open_forms(key: str, lang: str, values: tuple[tuple[str, object], ...],
 
 @lru_cache(maxsize=4096)
 def _open_widths(key: str, lang: str, values: tuple[tuple[str, object], ...],
-                 numbers: tuple[str, ...]) -> tuple[tuple[int, tuple[int, ...]], ...]:
-    """Per form of ``_open_forms``: its columns with every ``{name}`` left in, and how many
-    times each of ``numbers`` is in it. A number is written in ASCII digits, one column
-    each, and columns add up character by character: a form's columns once filled in
-    are known without writing it."""
-    return tuple((columns(form), tuple(form.count("{" + name + "}") for name in numbers))
+                 numbers: tuple[str, ...]) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
+    """Per form of ``_open_forms``: the form, its columns with every ``{name}`` left in,
+    and how many times each of ``numbers`` is in it. A number is written in ASCII digits,
+    one column each, and columns add up character by character: a form's columns once
+    filled in are known without writing it."""
+    return tuple((form, columns(form), tuple(form.count("{" + name + "}") for name in numbers))
                  for form in _open_forms(key, lang, values, numbers))
 
 
@@ -103,9 +103,10 @@ def _ui_numbers(key: str, lang: str, values: tuple[tuple[str, object], ...],
     texts = [str(number) for number in numbers.values()]
     # each {name} (its length plus two braces) becomes its number's digits
     grows = [len(text) - len(name) - 2 for name, text in zip(names, texts, strict=True)]
-    for index, (width, counts) in enumerate(_open_widths(key, lang, values, names)):
-        if width + sum(c * g for c, g in zip(counts, grows, strict=True)) <= WIDTH:
-            form = _open_forms(key, lang, values, names)[index]
+    for form, width, counts in _open_widths(key, lang, values, names):
+        for count, grow in zip(counts, grows, strict=True):
+            width += count * grow
+        if width <= WIDTH:
             for name, text in zip(names, texts, strict=True):
                 form = form.replace("{" + name + "}", text)
             return form
