@@ -540,8 +540,8 @@ class Engine:
                     if "error" in self.kinds else []
             ts.last = {"src": src, "seq": seq}
             if self._results_only:
-                if (update.shown_unchanged or update == _NO_CHANGE) \
-                        and type(inp) is TagEvent and not self._quiet:
+                if (update.shown_unchanged or update == _NO_CHANGE) and type(inp) is TagEvent \
+                        and not self._quiet and self._deferred is None:
                     # no alert, feed, result or evidence, no state or indicator built
                     ts.notes = ()
                     return []
