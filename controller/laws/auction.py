@@ -388,8 +388,9 @@ class Auction:
                 and self._standing[-1][1] == call:
             self._lho_withdraws(seat, None)
             return True
-        # A standing call taken back only matters if another call follows (Law 25).
-        return p is not None
+        # A standing call taken back only matters if another call follows (Law 25); another
+        # seat's call pending the director is left as it was.
+        return False
 
     def expose(self, seat: Seat, card: Card) -> None:
         """A card appears on ``seat``'s tray during the auction (Law 24)."""

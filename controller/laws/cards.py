@@ -145,6 +145,7 @@ class Card:
 
     suit: Suit
     rank: Rank
+
     @classmethod
     def parse(cls, text: str) -> Card:
         t = text.strip().upper()
