@@ -65,11 +65,28 @@ def replay_to(engine: Engine, lines: Iterable[bytes | str], out: IO[bytes],
     add = lines_out.add
     buffer: list[bytes] = []
     count = 0
+    decode = _line_decoder.decode
+    event_topic = _bare_topic(table, "event", root)
     for lineno, raw in enumerate(lines, 1):
-        routed = route_line(raw, lineno, table=table, root=root, errors=errors, source=source)
-        if routed is None:
-            continue
-        outs = handle(*routed)
+        line = raw.strip()
+        try:
+            head = decode(line)
+        except (RecursionError, msgspec.ValidationError, msgspec.DecodeError,
+                UnicodeDecodeError):
+            # not a JSON object, a blank line or a comment: route_line says which, as ever
+            routed = route_line(raw, lineno, table=table, root=root, errors=errors,
+                                source=source)
+            if routed is None:
+                continue
+            outs = handle(*routed)
+        else:
+            # route_line's answer for a line that decodes, without calling it
+            if head.topic is not None and len(head.payload):
+                outs = handle(head.topic, bytes(head.payload))
+            elif head.ruling is None:
+                outs = handle(event_topic, line)
+            else:
+                outs = handle(_bare_topic(table, "ruling", root), line)
         if not outs:
             continue
         for msg in outs:
