@@ -71,8 +71,12 @@ _ACTIVE = frozenset({Status.OPEN, Status.ESTABLISHED})
 encode = wire.encode
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outgoing:
+    """One message to publish. Not changed once made (nothing assigns to one; ``data()``
+    fills its cache): not a frozen dataclass because a frozen one costs four times as
+    much to make, and replay makes one for every message."""
+
     topic: str
     payload: dict[str, Any]
     retain: bool
@@ -86,8 +90,7 @@ class Outgoing:
         not be changed after the first call."""
         data = self._data
         if data is None:
-            data = encode(self.payload)
-            object.__setattr__(self, "_data", data)
+            data = self._data = encode(self.payload)
         return data
 
 
@@ -255,6 +258,8 @@ class _TableState:
 
 
 _UNKNOWN: Any = object()
+#: an update with nothing in it (``Table.apply`` of most cards and calls without a feed)
+_NO_CHANGE = Update()
 _WAITING = str(Phase.WAITING)
 
 
@@ -336,6 +341,10 @@ class Engine:
                            "evidence"})
         self.kinds = every if kinds is None else frozenset(kinds) & every
         self._tables: dict[str, _TableState] = {}
+        #: topic -> (table, kind) of the event and ruling topics of valid table ids seen
+        self._routes: dict[str, tuple[str, str]] = {}
+        #: neither ``state`` nor ``indicator`` is built (replay --topics result,alert...)
+        self._results_only = not ({"state", "indicator"} & self.kinds)
         self.stats: dict[str, int] = {
             "events": 0, "rulings": 0, "duplicates": 0, "malformed": 0,
             "ignored_topics": 0, "internal_errors": 0, "out_of_order": 0, "refused": 0,
@@ -445,6 +454,18 @@ class Engine:
 
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
         """Apply one message from ``{root}/{t}/event`` or ``{root}/{t}/ruling``."""
+        route = self._routes.get(topic)
+        if route is not None:
+            # a topic of a table followed already (the common case): nothing to check
+            table, kind = route
+            ts = self._tables.get(table)
+            if ts is not None:
+                decoded = _parse_input(kind, payload)
+                if type(decoded) is wire.Malformed:
+                    self._tally(table, "malformed")
+                    return [self._error(table, kind, decoded.reason, payload)] \
+                        if "error" in self.kinds else []
+                return self._sequenced(table, kind, ts, decoded, payload)  # type: ignore[arg-type]
         parsed = _parse_topic(topic, self.root)
         if parsed is None or parsed.rest is not None or parsed.kind not in ("event", "ruling"):
             self.stats["ignored_topics"] += 1
@@ -461,33 +482,49 @@ class Engine:
             self._tally(table, "malformed")
             return [self._error(table, kind, decoded.reason, payload)] \
                 if "error" in self.kinds else []
-        src, origin, seq, inp = decoded
         if table not in self._tables and len(self._tables) >= self.max_tables:
             self.stats["refused"] += 1
             return [self._error(table, kind, f"refused: the controller already follows "
                                 f"{self.max_tables} tables (--max-tables)", payload)] \
                 if "error" in self.kinds else []
         ts = self._table(table)
+        if len(self._routes) < 4 * MAX_TABLES:   # a valid table's topic: checked once
+            self._routes[topic] = (table, kind)
+        return self._sequenced(table, kind, ts, decoded, payload)
+
+    def _sequenced(self, table: str, kind: str, ts: _TableState, decoded: _Parsed,
+                   payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
+        """``handle`` for a followed table, the input decoded: its source and seq checked
+        (1.2), then applied."""
+        src, origin, seq, inp = decoded
         boot, acked = origin
-        if src not in ts.seqs and len(ts.seqs) >= self.max_sources:
-            self._tally(table, "refused")
-            return [self._error(table, kind, f"refused: table {table} already has "
-                                f"{self.max_sources} sources (--max-sources); src "
-                                f"{src[:64]!r} is one too many", payload)] \
-                if "error" in self.kinds else []
-        tracker = self._tracker(ts, src, boot)
+        seqs = ts.seqs
+        source = seqs.get(src)
+        tracker = source.boots.get(boot) if source is not None else None
+        if tracker is None:
+            if source is None and len(seqs) >= self.max_sources:
+                self._tally(table, "refused")
+                return [self._error(table, kind, f"refused: table {table} already has "
+                                    f"{self.max_sources} sources (--max-sources); src "
+                                    f"{src[:64]!r} is one too many", payload)] \
+                    if "error" in self.kinds else []
+            tracker = self._tracker(ts, src, boot)
         if tracker is not None and acked is not None:
             tracker.fast_forward(acked)
-        verdict = "retired" if tracker is None else tracker.verdict(seq)
-        if verdict == "duplicate":
-            self._tally(table, "duplicates")
-            self._acks_dirty.add((table, src))  # its ack may have been lost: say it again
-            return []
-        if tracker is None or verdict != "new":
-            return self._refuse(table, kind, src, boot, seq, verdict, tracker, payload)
+        if tracker is None or seq != tracker.high + 1:  # else new: the next of its source
+            verdict = "retired" if tracker is None else tracker.verdict(seq)
+            if verdict == "duplicate":
+                self._tally(table, "duplicates")
+                self._acks_dirty.add((table, src))  # its ack may have been lost: say it again
+                return []
+            if tracker is None or verdict != "new":
+                return self._refuse(table, kind, src, boot, seq, verdict, tracker, payload)
         tracker.add(seq)
         self._acks_dirty.add((table, src))
-        self._tally(table, "events" if kind == "event" else "rulings")
+        key = "events" if kind == "event" else "rulings"
+        self.stats[key] += 1   # _tally, inline: the table is followed
+        counts = ts.counts
+        counts[key] = counts.get(key, 0) + 1
         try:
             update = ts.table.apply(inp)
             if update.refused:
@@ -496,6 +533,16 @@ class Engine:
                 return [self._error(table, kind, f"refused: {update.refused}", payload)] \
                     if "error" in self.kinds else []
             ts.last = {"src": src, "seq": seq}
+            if self._results_only:
+                if (update.shown_unchanged or update == _NO_CHANGE) and type(inp) is TagEvent \
+                        and not self._quiet and self._deferred is None:
+                    # no alert, feed, result or evidence, no state or indicator built
+                    ts.notes = ()
+                    return []
+            elif update.shown_unchanged:
+                # nothing shown changed: no alert, feed, result or evidence; the state is
+                # the last one with this input in ``last``
+                return self._unchanged(table, ts, update)
             out = self._publish(table, ts, update, now=kind == "ruling") + \
                 self._evidence(table, ts, update, inp)
             if update.board_started and self.board_starts is not None:
@@ -665,6 +712,18 @@ class Engine:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
             out += self._compare_tables(name, ts, record)
         return out
+
+    def _unchanged(self, name: str, ts: _TableState, update: Update) -> list[Outgoing]:
+        """The outputs of an input that changed nothing shown (``Update.shown_unchanged``):
+        the last state with the new ``last``, when that state is the one after the input
+        before (published at once, no notes, the same session); else as ``_publish``."""
+        state = ts.state
+        if state is None or ts.notes or self._deferred is not None or self._quiet \
+                or state.get("session") != (self.session_id or None):
+            return self._publish(name, ts, update)
+        state = ts.state = {**state, "last": ts.last}
+        # the indicator's key did not change: neither rebuilt nor published
+        return [Outgoing(self._topic(name, "state"), state, retain=True)]
 
     def _snapshots(self, name: str, ts: _TableState) -> list[Outgoing]:
         """The table's ``state`` and, if it changed, its ``indicator`` (retained)."""
@@ -892,8 +951,7 @@ class Engine:
             if won != parts.won:
                 parts.won, parts.tricks = won, {"NS": won[0], "EW": won[1]}
             trick_no = play.trick_number
-            cur = play.current_trick
-            cards = cur.cards if cur is not None else ()
+            cards = play.current_cards
             if cards != parts.cards:
                 parts.cards = cards
                 parts.current = [{"seat": _SEAT_TEXT[s], "card": _CARD_TEXT[c.index]}
@@ -1083,6 +1141,8 @@ def _call_text(call: Call) -> str:
     return text if text is not None else str(call)
 
 _Parsed = tuple[str, _Boot, int, TagEvent | ButtonEvent | Ruling]
+#: the origin of an event from a version-1 bridge (no boot, nothing acked)
+_NO_BOOT = _Boot(None)
 
 
 @lru_cache(maxsize=4096)
@@ -1101,14 +1161,16 @@ def _parse_input(kind: str, payload: bytes | str | Mapping[str, Any]
     try:
         if cls is wire.TagEvent:
             tag: wire.TagEvent = msg  # type: ignore[assignment]
+            origin = _NO_BOOT if tag.boot is None and tag.acked is None \
+                else _Boot(tag.boot, tag.acked)
             if tag.card is not None and tag.unknown is None:  # the common case, inline
                 card = _CARDS.get(tag.card)
-                return tag.src, _Boot(tag.boot, tag.acked), tag.seq, TagEvent(
+                return tag.src, origin, tag.seq, TagEvent(
                     tag.zone, tag.action,
                     _SEATS[tag.seat] if tag.seat is not None else None, tag.uid.upper(),
                     card=card if card is not None else Card.parse(tag.card),
                     deck=None if tag.deck is None else str(tag.deck), ts=tag.ts)
-            return tag.src, _Boot(tag.boot, tag.acked), tag.seq, _tag_event(tag)
+            return tag.src, origin, tag.seq, _tag_event(tag)
         if cls is wire.ButtonEvent:
             button: wire.ButtonEvent = msg  # type: ignore[assignment]
             seat = _SEATS[button.seat] if button.seat is not None else None

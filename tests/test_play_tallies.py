@@ -26,11 +26,14 @@ from controller.laws.record import DealInfo
 from tests import test_laws_second_pass, test_laws_third_pass, test_play, test_sensing, test_table
 from tests.replay_golden import _junk
 
+_Tallies = tuple[tuple[int, int], int, set[tuple[Seat, Card]], int, int,
+                 tuple[tuple[Seat, Card], ...]]
 
-def counted(play: Play) -> tuple[tuple[int, int], int, set[tuple[Seat, Card]], int, int]:
+
+def counted(play: Play) -> _Tallies:
     """(tricks won NS/EW, cards in the tricks, quitted cards, declarer's tricks as played,
-    declarer's tricks after Law 64 and rulings), counted from the tricks themselves as
-    the play did before it kept them."""
+    declarer's tricks after Law 64 and rulings, the cards of the trick in progress), counted
+    from the tricks themselves as the play did before it kept them."""
     ns = ew = cards = 0
     quitted: set[tuple[Seat, Card]] = set()
     for t in play._tricks:
@@ -53,13 +56,14 @@ def counted(play: Play) -> tuple[tuple[int, int], int, set[tuple[Seat, Card]], i
         won = sum(1 for t in play._tricks if t.winner is not None
                   and corrected.get(t.number, t.winner).side is play.declarer.side)
         result = max(0, min(_LAST_TRICK, won + claim + transfer))
-    return (ns, ew), cards, quitted, played, result
+    current = play.current_trick
+    return (ns, ew), cards, quitted, played, result, current.cards if current else ()
 
 
-def kept(play: Play) -> tuple[tuple[int, int], int, set[tuple[Seat, Card]], int, int]:
+def kept(play: Play) -> _Tallies:
     quitted = {(s, c) for s in Seat for c in _all_cards() if play.quitted(s, c)}
     return (play.tricks_won, play.card_count, quitted, play.declarer_tricks_played,
-            play.declarer_tricks)
+            play.declarer_tricks, play.current_cards)
 
 
 _CARDS: list[Card] = []

@@ -99,3 +99,36 @@ def test_bad_arguments_exit_2(tmp_path: Path) -> None:
     assert replay(str(tmp_path / "missing.jsonl")).returncode == 2
     assert replay(str(EVENTS), "--rules", "1997").returncode == 2
     assert replay(str(EVENTS), "--deals", str(tmp_path / "none.pbn")).returncode == 2
+
+
+def test_the_replay_loop_writes_what_the_engine_yields_line_by_line() -> None:
+    """``replay_to`` (the command's one loop, which routes a line that decodes itself) writes
+    the bytes and the reports of ``write_messages(replay_lines(...))``, on every kind of
+    line: bare payloads, wrapped ones, rulings, blank lines, comments, garbage, arrays,
+    JSON nested too deeply, a payload that is not an object, an unknown topic."""
+    import io
+
+    from controller.engine import Engine
+    from controller.replay.stream import replay_lines, replay_to, write_messages
+
+    good = EVENTS.read_bytes().splitlines()
+    wrapped = b'{"topic":"bridge/7/event","payload":' + good[0] + b"}"
+    ruling = b'{"v":1,"src":"director","seq":1,"ts":1.0,"ruling":"undo"}'
+    odd = [b"", b"   ", b"# a comment", b"{garbage", b"[1,2,3]", b"[" * 5000 + b"]" * 5000,
+           b'{"topic":"bridge/7/event","payload":5}', b'{"topic":"elsewhere/1/x","payload":{}}',
+           b'"just a string"', b"\xff\xfe", wrapped, ruling, b'{"type":"tag"}']
+    lines = good[:5] + odd + good[5:40] + odd[::-1] + good[40:]
+
+    def run(fused: bool) -> tuple[bytes, str]:
+        out, errors = io.BytesIO(), io.StringIO()
+        engine = Engine()
+        if fused:
+            replay_to(engine, lines, out, None, errors=errors, source="x")
+        else:
+            write_messages(replay_lines(engine, lines, errors=errors, source="x"), out)
+        return out.getvalue(), errors.getvalue()
+
+    fused, by_line = run(True), run(False)
+    assert fused == by_line
+    assert "x:9: not JSON" in fused[1] and "x:10: not a JSON object" in fused[1]
+    assert b"bridge/7/state" in fused[0] and b"bridge/1/error" in fused[0]

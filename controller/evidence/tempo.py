@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from controller.laws.cards import Call, Card, Seat
+from controller.laws.cards import FULL_DECK, Call, Card, Seat
 
 __all__ = ["TempoPolicy", "TempoEntry", "TempoFlag", "TempoLog", "TempoPolicyError",
            "DEFAULT_TEMPO", "is_skip_bid", "tempo_flags"]
@@ -240,12 +240,21 @@ class TempoLog:
         }
 
 
+#: the texts of seats and cards, looked up (``Seat.name`` and ``str(card)`` are Python
+#: properties and methods: a row is made for every call and card)
+_SEAT_NAMES = {s: s.name for s in Seat}
+_CARD_TEXTS = {c: str(c) for c in FULL_DECK}
+
+
 def _call_row(e: TempoEntry) -> list[Any]:
-    return [e.seat.name, e.text, _round(e.seconds)]
+    return [_SEAT_NAMES[e.seat], e.text, _round(e.seconds)]
 
 
 def _card_row(e: TempoEntry) -> list[Any]:
-    return [e.seat.name, e.text, e.trick, _round(e.seconds)]
+    card = e.card
+    text = _CARD_TEXTS.get(card) if card is not None else None
+    return [_SEAT_NAMES[e.seat], text if text is not None else e.text, e.trick,
+            _round(e.seconds)]
 
 
 def _round(value: float | None) -> float | None:

@@ -82,14 +82,37 @@ def _open_forms(key: str, lang: str, values: tuple[tuple[str, object], ...],
     return tuple(ui_variants(key, lang, **filled))
 
 
+@lru_cache(maxsize=4096)
+def _open_widths(key: str, lang: str, values: tuple[tuple[str, object], ...],
+                 numbers: tuple[str, ...]) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
+    """Per form of ``_open_forms``: the form, its columns with every ``{name}`` left in,
+    and how many times each of ``numbers`` is in it. A number is written in ASCII digits,
+    one column each, and columns add up character by character: a form's columns once
+    filled in are known without writing it."""
+    return tuple((form, columns(form), tuple(form.count("{" + name + "}") for name in numbers))
+                 for form in _open_forms(key, lang, values, numbers))
+
+
 def _ui_numbers(key: str, lang: str, values: tuple[tuple[str, object], ...],
                 **numbers: int) -> str:
     """``_ui(key, lang, **values, **numbers)``, rendered once per ``values`` and finished
     per call with the numbers (the tricks of a contract change every trick, a board's
-    number every board: each would otherwise render every form of the row anew)."""
-    forms = _open_forms(key, lang, values, tuple(numbers))
-    for name, number in numbers.items():
-        mark, text = "{" + name + "}", str(number)
+    number every board: each would otherwise render every form of the row anew). The
+    first form that fits is found from the forms' columns; only that one is written."""
+    names = tuple(numbers)
+    texts = [str(number) for number in numbers.values()]
+    # each {name} (its length plus two braces) becomes its number's digits
+    grows = [len(text) - len(name) - 2 for name, text in zip(names, texts, strict=True)]
+    for form, width, counts in _open_widths(key, lang, values, names):
+        for count, grow in zip(counts, grows, strict=True):
+            width += count * grow
+        if width <= WIDTH:
+            for name, text in zip(names, texts, strict=True):
+                form = form.replace("{" + name + "}", text)
+            return form
+    forms = _open_forms(key, lang, values, names)   # none fits: cut, as first_fit does
+    for name, text in zip(names, texts, strict=True):
+        mark = "{" + name + "}"
         forms = tuple(form.replace(mark, text) for form in forms)
     return first_fit(forms)
 

@@ -363,25 +363,34 @@ class Auction:
             self._route(seat, call, entry)
         self._check_end()
 
-    def withdraw(self, seat: Seat, call: Call) -> None:
+    def withdraw(self, seat: Seat, call: Call) -> bool:
         """A call card taken back from ``seat``'s bidding zone while the auction is open.
 
         Taking back a cancelled call, or tidying after the auction, is not irregular; a
-        change of call is flagged when a different call follows (Law 25).
+        change of call is flagged when a different call follows (Law 25). False when
+        nothing changed (a standing call picked up after the next call: the common case).
         """
         if self._complete:
-            return
-        self._sync_cleared()
+            return False
         p = self._pending
+        if p is not None:
+            self._sync_cleared()
+            p = self._pending
+            if p is None:
+                return True
         if p is not None and p.seat is seat and p.call == call:
             if p.kind is _Kind.CHANGE:
                 self._settle_change(p, accept=False, detail="cancelled", law="25B")
             else:
                 p.withdrawn = True
-        elif p is None and self._may_withdraw is seat and self._standing \
+            return True
+        if p is None and self._may_withdraw is seat and self._standing \
                 and self._standing[-1][1] == call:
             self._lho_withdraws(seat, None)
-        # A standing call taken back only matters if another call follows (Law 25).
+            return True
+        # A standing call taken back only matters if another call follows (Law 25); another
+        # seat's call pending the director is left as it was.
+        return False
 
     def expose(self, seat: Seat, card: Card) -> None:
         """A card appears on ``seat``'s tray during the auction (Law 24)."""

@@ -173,9 +173,11 @@ class Card:
 _CARDS: Final[dict[str, Card]] = {
     s.name + r.char: Card(s, r) for s in Suit for r in Rank
 }
-#: The 52 cards in the enrolment order SA, SK .. C2.
+#: The 52 cards in the enrolment order SA, SK .. C2: the same objects as ``Card.parse``
+#: gives, so that a card from either is found in a set or a dict by identity, without
+#: ``Card.__eq__``
 FULL_DECK: Final[tuple[Card, ...]] = tuple(
-    Card(s, r) for s in reversed(Suit) for r in reversed(Rank)
+    _CARDS[s.name + r.char] for s in reversed(Suit) for r in reversed(Rank)
 )
 
 

@@ -360,6 +360,14 @@ class Play:
         return PlayedTrick(t.number, t.leader, tuple(t.cards), None)
 
     @property
+    def current_cards(self) -> tuple[tuple[Seat, Card], ...]:
+        """``current_trick.cards`` (empty between tricks), without making the trick."""
+        t = self._tricks[-1] if self._tricks else None
+        if t is None or t.winner is not None or not t.cards:
+            return ()
+        return tuple(t.cards)
+
+    @property
     def trick_number(self) -> int:
         """The number of the latest trick with a card in it (0 before the opening lead)."""
         for t in reversed(self._tricks):

@@ -100,9 +100,13 @@ class Update(NamedTuple):
     previous_board: int | None = None
     # 1.6: a ruling the table could not apply, and why: nothing changed (``error``)
     refused: str = ""
+    # the input changed nothing a listener is shown (``Board.quiet``): a quitted card
+    # leaving its spot before the end of play, a call card picked up that changes nothing
+    shown_unchanged: bool = False
 
 
 _NOTHING = Update()
+_QUIET = Update(shown_unchanged=True)
 
 
 class Board:
@@ -124,6 +128,9 @@ class Board:
         # read from the wallet or set by the director (not guessed for a board nobody read)
         self.number_known = number_known
         self._pack: str | None = None     # the deck of the first card seen (see _other_pack)
+        # the last deck found to be this board's pack: the same answer for the same text
+        # (a board's number, and whether it is known, do not change; nor does _pack once set)
+        self._own_deck: str | None = None
         self.rules = rules
         self.log = log
         self.info = info
@@ -142,6 +149,9 @@ class Board:
         # one more for every input applied (Board.apply is the one way a board changes):
         # what is computed from the board is kept while this is the same (Table._result_key)
         self.version = 0
+        # the last input changed nothing shown (state, indicator, feed, result): set by the
+        # paths that know it, read by Table.apply (``Update.shown_unchanged``)
+        self.quiet = False
         self.notes: list[str] = []
         self._missing: dict[Seat, list[int]] = {s: [] for s in Seat}   # open MISSING/HAND_COUNT ids
         self._unknown: dict[str, int] = {}
@@ -241,7 +251,12 @@ class Board:
     def apply(self, inp: Input) -> None:
         self.version += 1
         self.history.append(inp)
-        if isinstance(inp, TagEvent):
+        self.quiet = False
+        if type(inp) is TagEvent:
+            self._tag(inp)
+            if self.quiet:
+                return  # nothing changed that could move the phase on
+        elif isinstance(inp, TagEvent):
             self._tag(inp)
         elif isinstance(inp, ButtonEvent):
             self._button(inp)
@@ -318,13 +333,19 @@ class Board:
         any deck on a board nobody read, is compared with the deck of the first card seen
         on this board.
         """
+        if deck == self._own_deck:
+            return False
         m = _DECK_NUMBER.fullmatch(deck)
         if m is not None and self.number_known:
-            return int(m.group(1)) != self.number
-        if self._pack is None:
+            other = int(m.group(1)) != self.number
+        elif self._pack is None:
             self._pack = deck
-            return False
-        return deck != self._pack
+            other = False
+        else:
+            other = deck != self._pack
+        if not other:
+            self._own_deck = deck
+        return other
 
     def _wrong_board_hand(self, ev: TagEvent, card: Card, deck: str) -> bool:
         """Laws 15A / 2007 17D: a hand picked up from another board's wallet (its tags name
@@ -477,9 +498,9 @@ class Board:
         if not ev.present:
             if (ev.seat, ev.call) in self._struck:
                 self._struck.discard((ev.seat, ev.call))   # a cancelled call picked up
+                self.quiet = True
                 return
-            if not self.auction.complete:
-                self.auction.withdraw(ev.seat, ev.call)
+            self.quiet = self.auction.complete or not self.auction.withdraw(ev.seat, ev.call)
             return
         if self.phase is Phase.SCANNING:
             self._start_auction()
@@ -538,32 +559,31 @@ class Board:
             self._tray(ev)
             return
         key = (seat, card)
+        # (hashing a card is the hot spot here: each test below hashes it once at most)
         if ev.present:
-            if key not in self._lying:
-                self._lying.add(key)
-                if self._quitted(play, seat, card):
+            lying = self._lying
+            before = len(lying)
+            lying.add(key)
+            if len(lying) != before:   # it was not lying there
+                if play.quitted(seat, card):
                     # a quitted card laid on the spot again: lifting it takes it back (62A)
                     self._recalled.add(key)
             # (a card still lying there read again, after a reader's restart: no news)
             play.put(seat, card, ts=ev.ts)
             return
         self._lying.discard(key)
-        if key in self._recalled:
+        if self._recalled and key in self._recalled:
             self._recalled.discard(key)
             play.take(seat, card)
-        elif self._quitted(play, seat, card):
+        elif play.quitted(seat, card):
             if self.phase is Phase.COMPLETE:
                 self.hands_back[seat] += 1
                 if all(self.hands_back[s] for s in Seat):
                     self.done = True
+            else:
+                self.quiet = True   # a quitted card leaving its spot mid-play (Law 65)
         else:
             play.take(seat, card)
-
-    @staticmethod
-    def _quitted(play: Play, seat: Seat, card: Card) -> bool:
-        """Whether ``seat`` played ``card`` to a trick that is complete (kept by the play
-        as its tricks close: no loop over the board's tricks for every card event)."""
-        return play.quitted(seat, card)
 
     def _button(self, ev: ButtonEvent) -> None:
         if ev.button is Button.NEXT and self.phase is Phase.COMPLETE:
@@ -747,7 +767,13 @@ class Table:
         if type(inp) is TagEvent and inp.zone is not Zone.BOARD and board is not None \
                 and not board.done:
             # the common case, first: a card or a call on the board in progress
-            before = self._result_key() if board.phase is Phase.COMPLETE else ()
+            if board.phase is Phase.COMPLETE:
+                before = self._result_key()
+            else:
+                board.apply(inp)
+                if board.quiet:   # (a quiet input leaves the phase where it was)
+                    return _QUIET
+                return self._collect(board, (), zone=inp.zone)
             board.apply(inp)
             return self._collect(board, before, zone=inp.zone)
         if isinstance(inp, Ruling):

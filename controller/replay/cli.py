@@ -22,7 +22,7 @@ from controller.formats.source import binary_reason
 from controller.indicators.display_text import LANGUAGES
 from controller.laws.cards import ParseError, Rules
 from controller.laws.record import DealInfo
-from controller.replay.stream import KINDS, replay_lines, write_messages
+from controller.replay.stream import KINDS, replay_to
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -138,8 +138,8 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
                     out.flush()
                     return 0
                 lines = data.split(b"\n")  # one process after all
-            write_messages(replay_lines(engine, lines, table=args.table, errors=sys.stderr,
-                                        source=args.events), out, kinds)
+            replay_to(engine, lines, out, kinds, table=args.table, errors=sys.stderr,
+                      source=args.events)
     except KeyboardInterrupt:
         print("bridge-table replay: interrupted", file=sys.stderr)
         return 130

@@ -11,6 +11,7 @@ skipped; the run goes on.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import IO, Any
 
 import msgspec
@@ -45,10 +46,66 @@ def replay_lines(engine: Engine, lines: Iterable[bytes | str], *, table: str = "
         if routed is None:
             continue
         outs = engine.handle(*routed)
-        for out in outs:
-            if out.topic.endswith("/error"):
-                _report(errors, source, lineno, str(out.payload.get("error")))
-        yield from outs
+        if outs:
+            for out in outs:
+                if out.topic.endswith("/error"):
+                    _report(errors, source, lineno, str(out.payload.get("error")))
+            yield from outs
+
+
+def replay_to(engine: Engine, lines: Iterable[bytes | str], out: IO[bytes],
+              kinds: set[str] | None = None, *, table: str = "1",
+              errors: IO[str] | None = None, source: str = "-") -> int:
+    """``write_messages(replay_lines(...))`` in one loop (``bridge-table replay``): the same
+    lines written, with no generator between the engine and the output; returns how many
+    messages were written."""
+    root = engine.root
+    handle = engine.handle
+    lines_out = MessageLines(kinds)
+    add = lines_out.add
+    buffer: list[bytes] = []
+    count = 0
+    decode = _line_decoder.decode
+    event_topic = _bare_topic(table, "event", root)
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.strip()
+        try:
+            head = decode(line)
+        except (RecursionError, msgspec.ValidationError, msgspec.DecodeError,
+                UnicodeDecodeError):
+            # not a JSON object, a blank line or a comment: route_line says which, as ever
+            routed = route_line(raw, lineno, table=table, root=root, errors=errors,
+                                source=source)
+            if routed is None:
+                continue
+            outs = handle(*routed)
+        else:
+            # route_line's answer for a line that decodes, without calling it
+            if head.topic is not None and len(head.payload):
+                outs = handle(head.topic, bytes(head.payload))
+            elif head.ruling is None:
+                outs = handle(event_topic, line)
+            else:
+                outs = handle(_bare_topic(table, "ruling", root), line)
+        if not outs:
+            continue
+        for msg in outs:
+            if msg.topic.endswith("/error"):
+                _report(errors, source, lineno, str(msg.payload.get("error")))
+            if add(msg, buffer):
+                count += 1
+        if len(buffer) >= 3072:
+            out.write(b"".join(buffer))
+            buffer.clear()
+    if buffer:
+        out.write(b"".join(buffer))
+    return count
+
+
+@lru_cache(maxsize=256)
+def _bare_topic(table: str, kind: str, root: str) -> str:
+    """The topic of a bare payload line (the same few for a whole file)."""
+    return wire.topic(table, kind, root=root)
 
 
 def route_line(raw: bytes | str, lineno: int, *, table: str, root: str,
@@ -56,9 +113,8 @@ def route_line(raw: bytes | str, lineno: int, *, table: str, root: str,
     """The ``(topic, payload)`` of one input line; None for a blank line, a comment, or a
     line that is not a JSON object (reported on ``errors``)."""
     line = raw.strip()
-    if not line or line[:1] in ("#", b"#"):
-        return None
     try:
+        # (a blank line or a comment is not JSON: told apart below, on the way out)
         head = _line_decoder.decode(line)
     except RecursionError:  # msgspec recurses per level of nesting
         _report(errors, source, lineno, "JSON nested too deeply")
@@ -67,12 +123,13 @@ def route_line(raw: bytes | str, lineno: int, *, table: str, root: str,
         _report(errors, source, lineno, "not a JSON object")
         return None
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        if not line or line[:1] in ("#", b"#"):
+            return None
         _report(errors, source, lineno, f"not JSON: {exc}")
         return None
     if head.topic is not None and len(head.payload):
         return head.topic, bytes(head.payload)
-    kind = "ruling" if head.ruling is not None else "event"
-    return wire.topic(table, kind, root=root), line
+    return _bare_topic(table, "ruling" if head.ruling is not None else "event", root), line
 
 
 def _report(errors: IO[str] | None, source: str, lineno: int, message: str) -> None:
