@@ -36,16 +36,17 @@ _SKIPPED = ("__init__.py", "messages.py")
 GROUP = "controller.laws_core"
 
 
-#: the engine's output modules compiled with the core (``controller/``, next to ``laws``):
+#: the engine's output modules compiled with the core (paths under ``controller/``):
 #: the display rows. Not ``engine.py`` (yet): it compiles, with byte-identical replay
 #: output, but a compiled class cannot be patched or subclassed from Python, which tests
 #: and ``bench/`` do (docs/benchmarks.md, "Replay writing every message, 10x endplay")
-OUTPUTS = ("display_text.py",)
+OUTPUTS = ("indicators/display_text.py",)
 
 
 def sources() -> list[Path]:
+    # an output module that moved is an error here, not a module quietly left uncompiled
     return sorted(p for p in CORE.glob("*.py") if p.name not in _SKIPPED) + \
-        [p for name in OUTPUTS if (p := CORE.parent / name).exists()]
+        [CORE.parent / name for name in OUTPUTS]
 
 
 def compiled_modules() -> list[Path]:

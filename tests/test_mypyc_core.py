@@ -20,6 +20,13 @@ def test_an_installed_compiled_core_matches_its_sources() -> None:
     assert mypyc_core.stale() == []
 
 
+def test_the_output_modules_compiled_with_the_core_are_where_it_looks() -> None:
+    # a module moved (controller/display_text.py went into controller/indicators/) would
+    # otherwise be left out of the build without a word
+    assert all(p.is_file() for p in mypyc_core.sources())
+    assert any(p.name == "display_text.py" for p in mypyc_core.sources())
+
+
 def test_the_core_in_use_is_the_compiled_one_exactly_when_it_is_built() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "import controller.laws.table as t; print(t.__file__)"],
@@ -35,13 +42,17 @@ def test_an_edited_source_makes_the_compiled_core_stale(
     core.mkdir(parents=True)
     for name in ("__init__.py", "messages.py", "cards.py", "table.py"):
         (core / name).write_text(f"# {name}\n")
+    for name in mypyc_core.OUTPUTS:
+        (core.parent / name).parent.mkdir(parents=True, exist_ok=True)
+        (core.parent / name).write_text(f"# {name}\n")
     monkeypatch.setattr(mypyc_core, "CORE", core)
     monkeypatch.setattr(mypyc_core, "STAMP", core / "mypyc-stamp.json")
     assert mypyc_core.stale() == []  # nothing compiled: nothing stale
     (core / "table.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
     assert "mypyc-stamp.json" in mypyc_core.stale()[0]
     mypyc_core.STAMP.write_text(json.dumps(mypyc_core._digests()))
-    assert [p.name for p in mypyc_core.sources()] == ["cards.py", "table.py"]
+    assert [p.name for p in mypyc_core.sources()] == \
+        ["cards.py", "table.py", *(Path(name).name for name in mypyc_core.OUTPUTS)]
     assert mypyc_core.stale() == []
     (core / "cards.py").write_text("# edited\n")
     assert mypyc_core.stale() == ["cards.py changed since make mypyc"]

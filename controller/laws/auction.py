@@ -373,11 +373,11 @@ class Auction:
         if self._complete:
             return False
         p = self._pending
-        if p is not None:
+        cleared = False
+        if p is not None:  # (with none pending there is nothing to sync)
             self._sync_cleared()
             p = self._pending
-            if p is None:
-                return True
+            cleared = p is None
         if p is not None and p.seat is seat and p.call == call:
             if p.kind is _Kind.CHANGE:
                 self._settle_change(p, accept=False, detail="cancelled", law="25B")
@@ -390,7 +390,7 @@ class Auction:
             return True
         # A standing call taken back only matters if another call follows (Law 25); another
         # seat's call pending the director is left as it was.
-        return False
+        return cleared
 
     def expose(self, seat: Seat, card: Card) -> None:
         """A card appears on ``seat``'s tray during the auction (Law 24)."""
