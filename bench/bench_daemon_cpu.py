@@ -10,16 +10,31 @@ through paho-mqtt on its own network thread (the cheapest Python client; it take
 core at 2,000 tables).
 
 - **pace**: N tables. Each table starts its round at its own moment, spread over the first
-  ``--spread`` seconds: the board tag and the 52 cards of the four hands scanned at once (53
-  events in one burst; ``--start full``: each hand read and picked up, 105 events;
-  ``--start before``: the scans sent before the level is timed, so that it times the play
-  alone), then one call or card every ``1/rate`` seconds (0.5: a card every 2 s): the board
-  as ``controller.demo.plan_board`` plays it, no irregularity. ``--start steady``: a room
+  ``--spread`` seconds, then sends one call or card every ``1/rate`` seconds (0.5: a card
+  every 2 s): the board as ``controller.demo.plan_board`` plays it, no irregularity. The
+  round start (``--start``) is what a table sends when its board starts:
+
+  - ``tag``: the board tag alone. The controller has the boards' deal file (``--deals``), so
+    nothing is read before the auction (docs/sensing.md: boards dealt by machine, the
+    normal case);
+  - ``pass``: the board tag, then each player slides his 13 cards one by one across his
+    play spot (the shoe-style read of docs/sensing.md, for a table without a deal file),
+    the four players at once: a card ``present`` every ``--pass-interval`` seconds (0.6)
+    and ``removed`` ``PASS_REMOVED`` (0.45 s: 3 polling rounds over the antenna and the
+    bridge's 150 ms hold on a removal) after it; the auction starts once the hands are
+    read. 105 events over about 8 s;
+  - ``scan`` (the round start of issue #13, before docs/sensing.md): the board tag and the
+    52 cards of the four hands read at once (53 events in one burst); ``full``: each card's
+    ``present`` and ``removed`` at once (105 events in one burst); ``before``: the scans
+    sent before the level is timed, so that it times the play alone.
+
+  ``--start steady``: a room
   in the middle of a session, boards back to back: before the level is timed each table is
   brought to a random point of its board; then every ``1/rate`` seconds it sends its next
   call or card, or, its board played, the next board's tag and 52 scans at once.
   Latency: event ``publish`` -> the first ``state`` of its table whose ``last.seq`` covers it.
-  Its p99 is given for every event, for the scans alone and for the calls and cards alone.
+  Its p99 is given for every event, for the round starts' events alone ("round start")
+  and for the calls and cards alone.
   CPU: the daemon's process CPU time (``/proc/PID/stat``, user + system) over the events it
   applied in the level: the figure that decides how many tables one core serves, and robust
   to the machine being shared (latency is not).
@@ -36,6 +51,8 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
+import gc
+import itertools
 import json
 import os
 import platform
@@ -47,8 +64,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import msgspec
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
@@ -64,6 +82,12 @@ from controller.laws.cards import board_dealer, board_vulnerability  # noqa: E40
 
 WINDOW = 20_000
 SECTION = "## Daemon CPU per event and round-start bursts"
+#: ``--start pass``: seconds from a card's ``present`` to its ``removed`` as it is slid across
+#: a play spot (``firmware_bridge.sim.table.PASS_ROUNDS`` polling rounds of 100 ms over the
+#: antenna, then the bridge's 150 ms hold on a removal, docs/serial-protocol.md)
+PASS_REMOVED = 0.45
+#: ``--start pass``: the most a player waits after the board tag before his first card
+PASS_LATEST = 1.0
 
 
 @functools.cache
@@ -84,6 +108,13 @@ def round_start_and_play(board: int) -> tuple[list[dict[str, Any]], list[dict[st
     return scan, start, events[first_call:]
 
 
+#: run_pace's steps that are not an event of their own: a round start sent at once, and a
+#: table's next call or card
+BURST: Final = "burst"
+PLAY: Final = "play"
+Step = dict[str, Any] | str
+
+
 class Feed:
     def __init__(self, table: str, board: int) -> None:
         self.table = table
@@ -93,6 +124,11 @@ class Feed:
         self.board = board
         self.scan, self.start, self.play = round_start_and_play(board)
         self.played = 0
+
+    @property
+    def tag(self) -> list[dict[str, Any]]:
+        """The round start of ``--start tag``: the board tag alone."""
+        return self.scan[:1]
 
     def next_board(self) -> None:
         """The table's next board (``--start steady``): 1-16 in turn."""
@@ -111,6 +147,28 @@ class Feed:
             return None
         self.played += 1
         return self.play[self.played - 1]
+
+    def passed(self, rng: random.Random, interval: float) -> list[tuple[float, dict[str, Any]]]:
+        """The round start of ``--start pass``, each event with its time after the board
+        tag: the four players slide their hands across their play spots at once, each
+        starting within ``PASS_LATEST`` s, a card every ``interval`` s, each card
+        ``removed`` ``PASS_REMOVED`` s after its ``present``. In time order; at most one
+        card on a spot at any moment."""
+        if interval <= PASS_REMOVED:
+            raise ValueError(f"--pass-interval must be over {PASS_REMOVED} s: a card must "
+                             "leave the spot before the next is laid on it")
+        timed: list[tuple[float, int, dict[str, Any]]] = [(0.0, 0, self.start[0])]
+        first = {seat: rng.uniform(0, PASS_LATEST) for seat in "NESW"}
+        count = dict.fromkeys("NESW", 0)
+        for n, ev in enumerate(self.start[1:], start=1):
+            seat = ev["seat"]
+            at = first[seat] + interval * count[seat]
+            if ev["action"] == "removed":
+                at += PASS_REMOVED
+                count[seat] += 1
+            timed.append((at, n, ev))
+        timed.sort(key=lambda x: (x[0], x[1]))
+        return [(at, ev) for at, _, ev in timed]
 
 
 @dataclass
@@ -150,6 +208,20 @@ class Timing:
             return sum(len(q) for q in self.sent.values())
 
 
+class _Last(msgspec.Struct):
+    seq: int | None = None
+    src: str = ""
+
+
+class _StateLast(msgspec.Struct):
+    """What the generator reads of a ``state``: its ``last`` (the rest is skipped)."""
+
+    last: _Last | None = None
+
+
+_STATE_LAST = msgspec.json.Decoder(_StateLast)
+
+
 class Load:
     """The load generator: one paho client, its network thread, ``state`` subscriptions."""
 
@@ -179,13 +251,12 @@ class Load:
     def _on_message(self, client: Any, userdata: Any, m: mqtt.MQTTMessage) -> None:
         now = time.perf_counter()
         table = m.topic.split("/")[1]
-        try:
-            last = json.loads(m.payload).get("last") or {}
-        except ValueError:
+        try:  # only ``last``: a whole state decoded was most of this thread at 1,024 tables
+            last = _STATE_LAST.decode(m.payload).last
+        except msgspec.DecodeError:
             return
-        seq = last.get("seq")
-        if isinstance(seq, int) and last.get("src", "").startswith("bench-"):
-            self.timing.on_state(table, seq, now)
+        if last is not None and last.seq is not None and last.src.startswith("bench-"):
+            self.timing.on_state(table, last.seq, now)
 
     def _on_publish(self, *args: Any) -> None:
         self.acked += 1
@@ -231,7 +302,7 @@ class PaceResult:
 
 PACE_HEADER = ("| tables | events | events/s | daemon CPU ms/event applied | daemon CPU "
                "| state p50 ms | state p99 ms | max ms | missing | sender late max ms "
-               "| scans p99 ms | calls/cards p99 ms |\n"
+               "| round start p99 ms | calls/cards p99 ms |\n"
                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
@@ -250,12 +321,15 @@ DRAIN_PREFIX = "D"
 
 def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: float, spread: float,
              prefix: str, seed: int = 1, start_kind: str = "scan",
-             trace: Path | None = None) -> PaceResult:
-    """``start_kind``: what each table's round start sends: ``scan`` (the board tag and the
-    four hands' 52 scans), ``full`` (each hand read and picked up: 105 events), ``before``
-    (the scans sent and applied before the level is timed: play only) or ``steady`` (every
-    table brought to a random point of its board before the level; then boards back to
-    back: the next board's scans when one is played)."""
+             trace: Path | None = None, pass_interval: float = 0.6) -> PaceResult:
+    """``start_kind``: what each table's round start sends (the module's docstring): ``tag``
+    (the board tag: the hands come from the deal file), ``pass`` (the board tag and the
+    hands slid across the play spots one card at a time, every ``pass_interval`` s a seat),
+    ``scan`` (the board tag and the four hands' 52 scans at once), ``full`` (each hand's
+    cards passed at once: 105 events), ``before`` (the scans sent and applied before the
+    level is timed: play only) or ``steady`` (every table brought to a random point of its
+    board before the level; then boards back to back: the next board's scans when one is
+    played). The latencies of the round start's events are the "scans" column."""
     rng = random.Random(seed)
     feeds = [Feed(f"{prefix}{i}", 1 + i % 16) for i in range(tables)]
     if start_kind in ("before", "steady"):
@@ -272,33 +346,47 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
         # the daemon, idle after that flood, collects its garbage in full
         # (controller/service/gcpolicy.py): not part of the level
         time.sleep(3)
-    schedule: list[tuple[float, int, bool]] = []
+    # (at, order, table, step): step is BURST (the round start at once), PLAY (the table's
+    # next call or card) or one event of a paced round start
+    schedule: list[tuple[float, int, int, Step]] = []
+    order = itertools.count()
     for i in range(tables):
         if start_kind == "steady":
             # a step every 1/rate s: the next call or card, or once the board is played
             # the next board's scans (decided when the step comes)
             t = rng.uniform(0, 1 / rate)
             while t < duration:
-                schedule.append((t, i, False))
+                schedule.append((t, next(order), i, PLAY))
                 t += 1 / rate
             continue
         # each table: its round start at its own moment, then one call/card every 1/rate s
         t = rng.uniform(0, spread)
-        if start_kind != "before":
-            schedule.append((t, i, True))
+        if start_kind == "pass":
+            passed = feeds[i].passed(rng, pass_interval)
+            schedule += [(t + after, next(order), i, ev) for after, ev in passed]
+            t += passed[-1][0]  # the auction starts once the hands are read
+        elif start_kind != "before":
+            schedule.append((t, next(order), i, BURST))
         t += 1 / rate * rng.uniform(0.5, 1.5)
         while t < duration:
-            schedule.append((t, i, False))
+            schedule.append((t, next(order), i, PLAY))
             t += 1 / rate
-    schedule.sort()
+    schedule.sort(key=lambda x: (x[0], x[1]))
+    burst_of = {"full": "start", "tag": "tag"}.get(start_kind, "scan")
     timing = load.timing
     with timing.lock:
         timing.samples = []
     events = 0
     behind = 0.0
+    # this process's own collections would be timed as the daemon's latency: the schedule
+    # (100,000 entries at 1,024 tables passing their hands) and the samples are visited by
+    # every full collection, tens of milliseconds each; nothing here makes cycles
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     cpu0 = cpu_of(pids)
     start = time.perf_counter()
-    for at, i, burst in schedule:
+    for at, _, i, step in schedule:
         due = start + at
         now = time.perf_counter()
         if due > now:
@@ -306,11 +394,14 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
         else:
             behind = max(behind, now - due)
         feed = feeds[i]
-        if burst:
-            for ev in feed.start if start_kind == "full" else feed.scan:
+        if isinstance(step, dict):  # one event of a paced round start
+            load.publish(feed, step, scan=True)
+            events += 1
+        elif step == BURST:
+            for ev in getattr(feed, burst_of):
                 load.publish(feed, ev, scan=True)
                 events += 1
-        else:
+        elif step == PLAY:
             play = feed.next_play()
             if play is None and start_kind == "steady":
                 feed.next_board()
@@ -326,6 +417,8 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
         time.sleep(0.05)
     wall = time.perf_counter() - start
     cpu = cpu_of(pids) - cpu0
+    gc.enable()
+    gc.unfreeze()
     with timing.lock:
         samples = list(timing.samples)
     if trace is not None:  # one line an event: s into the level, latency ms, scan 0/1
@@ -408,12 +501,19 @@ def main() -> int:
     ap.add_argument("--label", default="", help="a name for this run in the output")
     ap.add_argument("--daemon-arg", action="append", default=[],
                     help="extra argument for the controller (repeatable)")
-    ap.add_argument("--start", choices=("scan", "full", "before", "steady"), default="scan",
-                    help="each table's round start in the pace levels: the four hands' 52 "
-                    "scans, each hand read and picked up (105 events), the scans sent "
-                    "before the level is timed (play only), or steady: every table "
-                    "somewhere in a board, and the next board's scans when it is played "
-                    "(boards back to back at --rate; --spread unused)")
+    ap.add_argument("--start", choices=("tag", "pass", "scan", "full", "before", "steady"),
+                    default="scan",
+                    help="each table's round start in the pace levels: tag (the board tag; "
+                    "the hands from the deal file), pass (the board tag, then the four hands "
+                    "slid across the play spots one card at a time at --pass-interval), "
+                    "scan (the four hands' 52 scans at once), full (each card's present "
+                    "and removed at once: 105 events), before (the scans sent before the "
+                    "level is timed: play only), or steady: every table somewhere in a "
+                    "board, and the next board's scans when it is played (boards back to "
+                    "back at --rate; --spread unused)")
+    ap.add_argument("--pass-interval", type=float, default=0.6,
+                    help="--start pass: seconds between two cards a player slides across "
+                    f"his play spot (over {PASS_REMOVED}; default %(default)s)")
     ap.add_argument("--trace", type=Path, help="append each event's latency to this file: "
                     "tables, seconds into the level, latency ms, scan (1) or not (0)")
     ap.add_argument("--controllers", type=int, default=1,
@@ -421,6 +521,9 @@ def main() -> int:
     ap.add_argument("--write-docs", action="store_true",
                     help="append the figures to docs/benchmarks.md (our section)")
     args = ap.parse_args()
+    if args.pass_interval <= PASS_REMOVED:
+        ap.error(f"--pass-interval must be over {PASS_REMOVED} s: a card leaves the spot "
+                 "before the next is laid on it")
     work = Path(tempfile.mkdtemp(prefix="bench-daemon-cpu-"))
     deals = work / "deals.pbn"
     deals.write_text("".join(
@@ -448,7 +551,8 @@ def main() -> int:
                 shares = [proc_cpu(pid) for pid in pids]
                 r = run_pace(load, pids, tables, args.duration, args.rate,
                              min(args.spread, args.duration), level_prefix(n),
-                             start_kind=args.start, trace=args.trace)
+                             start_kind=args.start, trace=args.trace,
+                             pass_interval=args.pass_interval)
                 paces.append(r)
                 print(r.row(), flush=True)
                 if n_ctl > 1:
@@ -472,6 +576,8 @@ def main() -> int:
         flags += f" --controllers {args.controllers}"
     if args.start != "scan":
         flags += f" --start {args.start}"
+    if args.start == "pass" and args.pass_interval != 0.6:
+        flags += f" --pass-interval {args.pass_interval:g}"
     lines.append(f"Command: `.venv/bin/python bench/bench_daemon_cpu.py --tables {args.tables} "
                  f"--duration {args.duration:g} --spread {args.spread:g} --rate {args.rate:g} "
                  f"--drain {args.drain}{flags}` "

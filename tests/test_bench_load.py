@@ -1,16 +1,21 @@
 """The daemon benchmark's load (bench/bench_daemon_cpu.py) is what it says: each table's
-round start (the board tag and the four hands' 52 scans) and play, and boards back to back
-(``--start steady``), replayed through the Engine, raise no alert and score each board. A
-generator that sent two hands' scans once raised four alerts a board and timed their
-texts (docs/benchmarks.md, issue #13)."""
+round start (the board tag alone with the deal file, ``--start tag``; the hands slid across
+the play spots one card at a time, ``--start pass``; the board tag and the four hands' 52
+scans, ``--start scan``) and play, and boards back to back (``--start steady``), replayed
+through the Engine, raise no alert and score each board. A generator that sent two hands'
+scans once raised four alerts a board and timed their texts (docs/benchmarks.md, issue
+#13)."""
 
 from __future__ import annotations
 
 import importlib.util
+import random
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 from controller.engine import Engine, Outgoing
 from controller.laws.record import BoardRecord, DealInfo
@@ -83,4 +88,75 @@ def test_a_table_with_half_a_hand_is_flagged() -> None:
     feed = bench.Feed("PA1", 3)
     short = [e for e in feed.scan if e.get("seat") != "W"]
     outs = _send(engine, feed, short + feed.play)
+    assert any(o.topic.endswith("/alert") for o in outs)
+
+
+def _deal_file_engine(bench: ModuleType, hands_known: bool) -> Engine:
+    """The controller as the bench starts it (``--deals``), or without a deal file."""
+    return _engine(bench) if hands_known else Engine()
+
+
+@pytest.mark.parametrize("kind", ["tag", "pass"])
+def test_a_round_start_as_a_table_sends_it_raises_no_alert_and_scores(kind: str) -> None:
+    """``--start tag`` and ``--start pass``, in the order run_pace sends them, boards back
+    to back; ``pass`` also without the deal file (the controller reads the hands from it)."""
+    bench = _bench()
+    for hands_known in (True, False) if kind == "pass" else (True,):
+        engine = _deal_file_engine(bench, hands_known)
+        feed = bench.Feed("PA2", 15)
+        rng = random.Random(7)
+        boards, outs = [], []
+        for _ in range(3):
+            if kind == "tag":
+                start = feed.tag
+            else:
+                start = [ev for _, ev in feed.passed(rng, 0.6)]
+            assert start[0]["zone"] == "board" and start[0]["board"] == feed.board
+            outs += _send(engine, feed, start + feed.play)
+            boards.append(feed.board)
+            feed.next_board()
+        topics = [o.topic.rsplit("/", 1)[-1] for o in outs]
+        assert "alert" not in topics and "error" not in topics
+        results = [o.payload for o in outs if o.topic.endswith("/result")]
+        assert [(r["board"], r["contract"], r["declarer"]) for r in results] == \
+            [(b, "4H", "S") for b in boards]
+    assert boards == [15, 16, 1]
+
+
+def test_the_pass_round_start_is_one_card_at_a_time_at_a_human_pace() -> None:
+    bench = _bench()
+    feed = bench.Feed("PA3", 7)
+    timed = feed.passed(random.Random(3), 0.6)
+    assert [at for at, _ in timed] == sorted(at for at, _ in timed)
+    assert timed[0] == (0.0, feed.tag[0]) and len(timed) == 105
+    on_spot: dict[str, str] = {}   # seat -> the card lying on its play spot
+    read: dict[str, list[tuple[float, str]]] = {seat: [] for seat in "NESW"}
+    for at, ev in timed[1:]:
+        assert ev["zone"] == "spot"
+        seat, card = ev["seat"], ev["card"]
+        if ev["action"] == "present":
+            assert seat not in on_spot, "two cards on one antenna"
+            on_spot[seat] = card
+            read[seat].append((at, card))
+        else:
+            assert on_spot.pop(seat) == card
+    assert not on_spot
+    assert all(len(cards) == 13 for cards in read.values())
+    assert len({card for cards in read.values() for _, card in cards}) == 52
+    for cards in read.values():   # a card every 0.6 s, each seat from its own moment
+        gaps = {round(b[0] - a[0], 6) for a, b in zip(cards, cards[1:], strict=False)}
+        assert gaps == {0.6}
+        assert 0 <= cards[0][0] <= bench.PASS_LATEST
+    with pytest.raises(ValueError, match="pass-interval"):
+        feed.passed(random.Random(3), bench.PASS_REMOVED)
+
+
+def test_a_pass_missing_a_card_is_flagged() -> None:
+    """The check above can fail: a hand passed without one of its cards, no deal file."""
+    bench = _bench()
+    engine = Engine()
+    feed = bench.Feed("PA4", 3)
+    start = [ev for _, ev in feed.passed(random.Random(1), 0.6)]
+    lost = next(ev["card"] for ev in start if ev.get("seat") == "E")
+    outs = _send(engine, feed, [ev for ev in start if ev.get("card") != lost] + feed.play)
     assert any(o.topic.endswith("/alert") for o in outs)

@@ -86,3 +86,25 @@ def test_manual_ack_a_message_not_acked_comes_back(mosquitto: Mosquitto) -> None
     sender.close()
     with pytest.raises(MqttError):
         Connection(settings, "mqtt-test", again).open(1)
+
+
+def test_what_was_sent_is_collected_in_the_order_it_was_handed_over(
+        mosquitto: Mosquitto) -> None:
+    """QoS 0 messages count as sent once written, QoS 1 ones once acknowledged; a QoS 1
+    message whose PUBACK has not come holds back the QoS 0 ones behind it (the daemon's
+    published-through mark only ever needs the oldest still open)."""
+    settings = BrokerSettings.from_url(mosquitto.url)
+    sender = Connection(settings, "mqtt-test-order", queue.SimpleQueue(), clean_session=True)
+    sender.open(5)
+    try:
+        mids = [sender.publish(f"o/{i}", b"x", i % 2, i % 3 == 0) for i in range(9)]
+        assert sender.wait_published(mids[-1], 5)
+        assert list(sender.published) == mids
+        with sender.corked():  # queued, not yet written: nothing collected
+            held = sender.publish("o/held", b"x", 0, False)
+            sender.collect_published()
+            assert list(sender.published) == mids
+        assert sender.wait_published(held, 5)
+        assert list(sender.published) == [*mids, held]
+    finally:
+        sender.close()

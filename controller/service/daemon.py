@@ -516,6 +516,7 @@ class ControllerDaemon:
 
     def _confirm(self, conn: Connection) -> None:
         """Take in what paho reports sent; advance the published-through mark."""
+        conn.collect_published()
         done = conn.published
         while done:
             entry = self._unconfirmed.pop(done.popleft(), None)

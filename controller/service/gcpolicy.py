@@ -7,13 +7,15 @@ state holds no reference cycles (``tests/test_gcpolicy.py`` runs a session with 
 collector off and finds none), so reference counting frees it; the collector is there for
 the cycles that exceptions and libraries make, which die young. So:
 
-- after the rebuild, and after a batch every ``freeze_every`` seconds (1 s: a state lives
-  until its table's next input, a board's inputs until the board ends, so much survives a
-  young collection; freezing every 10 s still let full collections of 70-90 ms through),
-  what has survived so far goes to the permanent generation (``gc.freeze``: it moves a
-  list, whatever its length), where no automatic collection visits it; the young
-  generations are collected as usual, and a full collection only visits what survived
-  since the last freeze (at most 20 ms in the benchmark);
+- after the rebuild, and after every batch (``freeze_every``, 0 s: a state lives until its
+  table's next input, a board's inputs until the board ends, so much survives a young
+  collection), what has survived so far goes to the permanent generation (``gc.freeze``:
+  it moves a list, whatever its length: a few microseconds), where no automatic collection
+  visits it; the young generations are collected as usual, and a collection of any
+  generation only visits what survived since the last batch. Freezing every 10 s let full
+  collections of 70-90 ms through; every second, collections of the second and third
+  generations of 10-50 ms (what 1,024 tables' hands passed across the play spots leave
+  in a second, ``docs/benchmarks.md``, issue 32 item 3);
 - a full collection of everything (``gc.unfreeze`` then ``gc.collect``) runs when the
   daemon is idle (nothing received for ``IDLE`` seconds: between rounds) and the last one
   is at least ``full_every`` seconds old, so that a cycle that was frozen (the libraries
@@ -33,7 +35,7 @@ __all__ = ["GcPolicy"]
 
 @dataclass
 class GcPolicy:
-    freeze_every: float = 1.0
+    freeze_every: float = 0.0
     full_every: float = 300.0
     full_every_busy: float = 3600.0
     clock: Callable[[], float] = time.monotonic

@@ -13,9 +13,13 @@ connection is one MQTT session of the daemon (``clean_session=False``, a fixed c
   the message. A message received but not acknowledged is redelivered by the broker to the
   next session;
 - :meth:`Connection.publish` hands a message to paho and returns its ``mid`` without waiting;
-  when paho reports it sent (QoS 0: written to the socket; QoS 1: PUBACK received) the mid is
-  appended to :attr:`Connection.published`, which the worker reads when it suits it. (paho
-  calls ``on_publish`` with its own locks held: a deque append is all it does there.)
+  once paho has it sent (QoS 0: written to the socket; QoS 1: PUBACK received),
+  :meth:`Connection.collect_published` appends the mid to :attr:`Connection.published`,
+  which the worker reads when it suits it. The worker asks paho's ``MQTTMessageInfo`` of
+  each message, in the order they were handed over, rather than setting ``on_publish``:
+  for every QoS 0 message paho wrote, that callback made a ``ReasonCode`` and a
+  ``Properties`` the adapter threw away, 14% of the daemon's time with 1,024 tables
+  passing their hands (``docs/benchmarks.md``, issue 32 item 3).
 
 A new :class:`Connection` (a new paho client) for each session: mids, in-flight messages and
 the unacknowledged messages of a lost session are never mixed with the next one's; what was
@@ -117,6 +121,15 @@ class Received:
     mid: int
 
 
+def _sent(info: paho.MQTTMessageInfo) -> bool:
+    """Whether paho has sent the message (QoS 0) or seen its PUBACK (QoS 1); False for one
+    it could not queue (no connection): it goes out again with the next session."""
+    try:
+        return info.is_published()
+    except (ValueError, RuntimeError):
+        return False
+
+
 def _nodelay(client: paho.Client, userdata: Any, sock: Any) -> None:
     # small messages answered at once: Nagle + delayed ACK would add ~40 ms to each
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -131,8 +144,11 @@ class Connection:
                  clean_session: bool = False, max_inflight: int = 100) -> None:
         self.broker = broker
         self.inbox = inbox
-        #: mids paho reports sent (QoS 0) or acknowledged (QoS 1), in that order
+        #: mids paho has sent (QoS 0) or seen acknowledged (QoS 1), as
+        #: :meth:`collect_published` finds them
         self.published: collections.deque[int] = collections.deque()
+        #: what was handed to paho and not yet found sent, in the order it was handed over
+        self._handed: collections.deque[tuple[int, paho.MQTTMessageInfo]] = collections.deque()
         self._connected = threading.Event()
         self._answered = threading.Event()
         self._refused: str | None = None
@@ -161,7 +177,6 @@ class Connection:
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
         c.on_message = self._on_message
-        c.on_publish = self._on_publish
         c.on_subscribe = self._on_subscribe
         self._client = c
 
@@ -188,10 +203,6 @@ class Connection:
     def _on_message(self, client: paho.Client, userdata: Any, m: paho.MQTTMessage) -> None:
         self.inbox.put(Received(self, m._topic.decode("utf-8", "replace"),  # noqa: SLF001
                                 bytes(m.payload), m.qos, m.mid))
-
-    def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode,
-                    properties: Any) -> None:
-        self.published.append(mid)
 
     def _on_subscribe(self, client: paho.Client, userdata: Any, mid: int,
                       reasons: Sequence[ReasonCode], properties: Any) -> None:
@@ -250,19 +261,31 @@ class Connection:
         self._client.subscribe(topic, qos)
 
     def publish(self, topic: str, payload: bytes, qos: int, retain: bool) -> int:
-        """Hand a message to paho; its mid. Not waited for: see :attr:`published`."""
+        """Hand a message to paho; its mid. Not waited for: see :meth:`collect_published`."""
         info = self._client.publish(topic, payload, qos=qos, retain=retain)
+        self._handed.append((info.mid, info))
         return int(info.mid)
+
+    def collect_published(self) -> None:
+        """Append to :attr:`published` the mids of what paho has sent (QoS 0) or seen
+        acknowledged (QoS 1) since, in the order they were handed over: the first one not
+        yet out holds back those behind it until it is (a QoS 1 message waits for its
+        PUBACK a few milliseconds; never longer than its connection lives)."""
+        handed = self._handed
+        while handed and _sent(handed[0][1]):
+            self.published.append(handed.popleft()[0])
 
     def wait_published(self, mid: int, timeout: float) -> bool:
         """For the rare message a caller must see out (the goodbye status)."""
         deadline = threading.Event()
         for _ in range(int(timeout / 0.02) + 1):
+            self.collect_published()
             if mid in self.published:
                 return True
             if not self.connected:
                 return False
             deadline.wait(0.02)
+        self.collect_published()
         return mid in self.published
 
     @contextlib.contextmanager
