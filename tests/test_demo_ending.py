@@ -139,3 +139,51 @@ def test_a_table_that_stops_ends_the_demo_with_its_reason(
     with pytest.raises(DemoError, match="the simulated table stopped: the readers are gone"):
         asyncio.run(runner.run_demo(speed=3, out=open(os.devnull, "w"),  # noqa: SIM115
                                     live=False))
+
+
+def _demo_brokers() -> set[int]:
+    """The pids of mosquitto processes a demo started (their config is in its folder)."""
+    pids = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"mosquitto" in cmdline and b"bridge-table-demo-" in cmdline:
+            pids.add(int(proc.name))
+    return pids
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_a_signal_mid_board_stops_the_demos_broker_and_exits_130(signum: str) -> None:
+    """Ctrl-C (to the terminal's whole process group) or SIGTERM mid-board: the demo stops
+    its own mosquitto (which the terminal's Ctrl-C does not reach first: no "broker lost"
+    warnings) and removes its folder."""
+    import signal
+
+    before = _demo_brokers()
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "demo", "--plain",
+                             "--speed", "0.5"], cwd=REPO, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (_demo_brokers() - before):
+            time.sleep(0.1)
+        started = _demo_brokers() - before
+        assert started, "the demo's broker did not start"
+        time.sleep(3)  # into the board
+        os.killpg(proc.pid, getattr(signal, signum))
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = out.decode("utf-8", "replace")
+    assert proc.returncode == 130, text[-2000:]
+    assert "Traceback" not in text and "WARNING" not in text, text[-2000:]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and started & _demo_brokers():
+        time.sleep(0.1)
+    assert not started & _demo_brokers()

@@ -112,9 +112,12 @@ class Mosquitto:
         self._write_conf()
         logf = open(self.log, "ab")  # noqa: SIM115 - owned by the process' lifetime
         try:
+            # a session of its own: a terminal's Ctrl-C reaches the program that started it,
+            # which stops it last, not the broker first (the demo's clients would each say
+            # the broker went away)
             self.proc = subprocess.Popen([mosquitto_binary(), "-c", str(self.conf)],
                                          stdout=logf, stderr=logf,
-                                         stdin=subprocess.DEVNULL)
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
         finally:
             logf.close()  # the child has its own copy of the descriptor
         deadline = time.monotonic() + timeout

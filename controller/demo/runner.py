@@ -17,10 +17,11 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -300,6 +301,17 @@ def _speed(text: str) -> float:
     return value
 
 
+def _trick(text: str) -> int:
+    """``--revoke-trick``: 1 to 11 (the demo's revoke is established by a later trick)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 11:
+        raise argparse.ArgumentTypeError(f"must be a trick from 1 to 11, not {text}")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="bridge-table demo", description=_DESCRIPTION)
     ap.add_argument("--lang", choices=LANGS, default=os.environ.get("BRIDGE_TABLE_LANG", "en"),
@@ -309,21 +321,48 @@ def parser() -> argparse.ArgumentParser:
                     help="play speed (2 = twice as fast; the board takes ~40 s at 1)")
     ap.add_argument("--board", type=Path, help="another PBN board with full play")
     ap.add_argument("--no-revoke", action="store_true", help="play the board as recorded")
-    ap.add_argument("--revoke-trick", type=int, default=6, metavar="N",
-                    help="the trick on which a defender revokes (default %(default)s)")
+    ap.add_argument("--revoke-trick", type=_trick, default=6, metavar="N",
+                    help="the trick (1-11) from which a defender revokes at the first chance "
+                         "(default %(default)s)")
     ap.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
     add_log_level(ap, default="WARNING")
     return ap
+
+
+async def _until_signal(demo: Coroutine[Any, Any, int]) -> int:
+    """Run the demo; Ctrl-C or SIGTERM (a closed terminal, ``kill``) cancels it, so that it
+    stops its broker and removes its folder on the way out, and the command exits 130."""
+    task = asyncio.ensure_future(demo)
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def interrupt() -> None:
+        nonlocal interrupted
+        interrupted = True
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, interrupt)
+    try:
+        result = await task
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        return 130
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return 130 if interrupted else result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     setup_logging(args)
     try:
-        return asyncio.run(run_demo(lang=args.lang, speed=args.speed,
-                                    live=False if args.plain else None,
-                                    board_file=args.board,
-                                    revoke_trick=None if args.no_revoke else args.revoke_trick))
+        return asyncio.run(_until_signal(run_demo(
+            lang=args.lang, speed=args.speed, live=False if args.plain else None,
+            board_file=args.board,
+            revoke_trick=None if args.no_revoke else args.revoke_trick)))
     except (DemoError, MosquittoError) as e:
         print(f"bridge-table demo: {e}", file=sys.stderr)
         return 2
