@@ -52,6 +52,7 @@ from firmware_bridge.errors import (
     IndicatorError,
     SpoolError,
 )
+from firmware_bridge.extras import MissingExtra
 from firmware_bridge.gpio import SeatLights, TableGpio
 from firmware_bridge.publisher import Publisher, Spool, wait_event
 from firmware_bridge.readers.base import LineMark, Reader, ReaderHealth, ReaderSynced, TagRead
@@ -186,9 +187,15 @@ class Bridge:
                 self.gpio = TableGpio(self.config.gpio, self._button_from_thread,
                                       pin_factory=self._pin_factory)
         except GpioError as e:
-            # The cards still have to be read: carry on without LEDs and buttons.
-            log.error("%s: the table runs without LEDs and buttons", e)
-            self.health.output_errors += 1
+            # The cards still have to be read: carry on without LEDs and buttons. On the
+            # simulated pins (factory "mock", a laptop without the [pi] extra) that is the
+            # expected case, not a fault of the table.
+            simulated = self.config.gpio.factory == "mock" and \
+                isinstance(e.__cause__, MissingExtra)
+            log.log(logging.INFO if simulated else logging.ERROR,
+                    "%s: the table runs without LEDs and buttons", e)
+            if not simulated:
+                self.health.output_errors += 1
         if self.display is None:
             try:
                 self.display = make_display(self.config.display, stream=self._stream,

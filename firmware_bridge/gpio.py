@@ -133,10 +133,10 @@ class TableGpio:
     def __init__(self, config: GpioConfig, on_button: ButtonHandler, *,
                  pin_factory: Any | None = None) -> None:
         try:
-            with needs_extra("pi", "the table's LEDs and buttons"):
+            with needs_extra("pi", "driving the table's LEDs and buttons"):
                 from gpiozero import Button
         except MissingExtra as e:
-            raise GpioError(str(e)) from None
+            raise GpioError(str(e)) from e  # the bridge tells a missing library by its cause
 
         self.config = config
         self.factory = pin_factory if pin_factory is not None else \
