@@ -672,3 +672,18 @@ def test_rotating_a_certificate_withdraws_the_old_one(tmp_path: Path) -> None:
         assert context is not None
         client.tls_set_context(context)
         assert _never_connects(client, cert_port)
+
+
+@pytest.mark.parametrize("option", [["--port", "0"], ["--port", "70000"], ["--port", "x"],
+                                    ["--cert-port", "-1"], ["--local-port", "0"],
+                                    ["--max-queued", "-5"], ["--max-queued", "0"],
+                                    ["--autosave", "0"], ["--partitions", "-1"]])
+def test_values_mosquitto_refuses_or_that_undo_the_bounds_are_refused(
+        option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # "listener 0" stops mosquitto 2.0 from starting; a negative queue bound is no bound
+    with pytest.raises(SystemExit) as stopped:
+        main(["1-3", "--out", str(tmp_path / "b"), *option])
+    assert stopped.value.code == 2
+    assert option[0] in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
+

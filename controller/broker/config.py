@@ -43,7 +43,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -698,15 +698,15 @@ def _parser() -> argparse.ArgumentParser:
                          "default: this machine's name)")
     ap.add_argument("--ip", action="append", default=[],
                     help="the broker's IP address, put in its certificate (repeatable)")
-    ap.add_argument("--port", type=int, default=8883, help="TLS listener (default 8883)")
+    ap.add_argument("--port", type=_port, default=8883, help="TLS listener (default 8883)")
     ap.add_argument("--bind", default="", help="address to listen on (default: all)")
     ap.add_argument("--client-certs", action="store_true",
                     help="also a listener where clients log in by certificate, and a "
                          "certificate for each client")
-    ap.add_argument("--cert-port", type=int, default=8884,
+    ap.add_argument("--cert-port", type=_port, default=8884,
                     help="--client-certs: the certificate listener's port (default "
                          "%(default)s)")
-    ap.add_argument("--local-port", type=int, default=None,
+    ap.add_argument("--local-port", type=_port, default=None,
                     help="also plain MQTT on 127.0.0.1:PORT (only for programs on the "
                          "broker's own machine)")
     ap.add_argument("--stations", default="", help="verification stations, e.g. V1,V2")
@@ -718,7 +718,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--ack-topic", default=DEFAULT_ACK,
                     help="acknowledgements to a table's bridge: ROOT/T/ack/SRC, the wire "
                          "contract's (only 'ack' or its old spelling 'ack/#')")
-    ap.add_argument("--partitions", type=int, default=0, metavar="N",
+    ap.add_argument("--partitions", type=_at_least(0), default=0, metavar="N",
                     help="N partitioned controllers (--partition K/N): a user "
                          "controller-partKofN each instead of one controller")
     ap.add_argument("--event-src", action="append", default=[], metavar="TEMPLATE",
@@ -731,11 +731,12 @@ def _parser() -> argparse.ArgumentParser:
                     help="where these files will be on the broker (default: --out)")
     ap.add_argument("--persistence-dir", default="/var/lib/mosquitto",
                     help="where mosquitto keeps its database (default %(default)s)")
-    ap.add_argument("--autosave", type=int, default=1,
+    ap.add_argument("--autosave", type=_at_least(1), default=1,
                     help="seconds between saves of the broker's database (default 1; each "
                          "save writes all of it: more on a slow SD card)")
-    ap.add_argument("--max-queued", type=int, default=0,
-                    help="messages kept for a client that is away (default: from the tables)")
+    ap.add_argument("--max-queued", type=_at_least(1), default=0,
+                    help="messages kept for a client that is away, at least 1 (default: "
+                         "from the tables)")
     ap.add_argument("--rotate", action="append", default=[],
                     help="new password (and certificate) for this user, or 'all' (repeatable)")
     ap.add_argument("--cafile", help="the venue's own CA certificate (with --certfile, "
@@ -743,6 +744,31 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--certfile", help="the broker's certificate")
     ap.add_argument("--keyfile", help="the broker's private key")
     return ap
+
+
+def _port(text: str) -> int:
+    """A TCP port a listener can have: 1 to 65535 (mosquitto refuses ``listener 0``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, not {text}")
+    return value
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    """A whole number of at least ``low`` (a bound written into mosquitto.conf)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be a whole number of at least {low}, "
+                                             f"not {text}")
+        return value
+    return parse
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -754,8 +780,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         clash = set(tables) & set(stations)
         if clash:
             raise BrokerConfigError(f"{', '.join(sorted(clash))}: both a table and a station")
-        if args.autosave < 1:
-            raise BrokerConfigError("--autosave must be at least 1 second")
         plan = BrokerPlan(
             tables=tables, stations=stations, hosts=args.host, ips=args.ip, port=args.port,
             bind=args.bind, client_certs=args.client_certs, cert_port=args.cert_port,
