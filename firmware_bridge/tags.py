@@ -552,11 +552,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not problems:
                 total = len(TagRegistry.load(args.files))
                 print(f"ok: {total} tags in {len(args.files)} file(s)")
-            return 1 if problems else 0
+            return 2 if problems else 0  # files that cannot be used as they are
         sim_registry(args.file, args.boards).write()
         print(f"written {args.file}")
         return 0
-    except (RegistryError, ReaderError) as error:
+    except RegistryError as error:  # a registry file missing or wrong: the input (exit 2)
+        print(f"bridge-table tags: {error}", file=sys.stderr)
+        return 2
+    except ReaderError as error:
         print(f"bridge-table tags: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DATA = Path(__file__).parent / "data"
 EVENTS = DATA / "replay_t08_revoke.jsonl"
 DEALS = DATA / "replay_t08_revoke.pbn"
@@ -132,3 +134,15 @@ def test_the_replay_loop_writes_what_the_engine_yields_line_by_line() -> None:
     assert fused == by_line
     assert "x:9: not JSON" in fused[1] and "x:10: not a JSON object" in fused[1]
     assert b"bridge/7/state" in fused[0] and b"bridge/1/error" in fused[0]
+
+
+@pytest.mark.parametrize("name", ["missing.jsonl", "a-folder"])
+def test_an_events_file_it_cannot_read_is_one_plain_line(
+        tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from controller.replay.cli import main
+
+    (tmp_path / "a-folder").mkdir()
+    assert main([str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"bridge-table replay: {tmp_path / name}: cannot read: ")
+    assert "Errno" not in err and len(err.splitlines()) == 1

@@ -218,10 +218,10 @@ def test_list_and_check_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     assert "board wallets: 36 (1-36)" in out and "deck 36: 52/52 cards" in out
     bad = write(tmp_path / "bad.toml", '[decks.x]\nSA = "04C10001000000"\n')
-    assert main(["check", str(SIM_FILE), str(bad)]) == 1
+    assert main(["check", str(SIM_FILE), str(bad)]) == 2
     out = capsys.readouterr().out
     assert "deck x lacks 51" in out and "is both" in out
-    assert main(["list", str(tmp_path / "missing.toml")]) == 1
+    assert main(["list", str(tmp_path / "missing.toml")]) == 2
     assert "no such registry file" in capsys.readouterr().err
 
 

@@ -117,7 +117,8 @@ def main(argv: list[str], out: IO[bytes] | None = None) -> int:
     try:
         fp: IO[bytes] = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")
     except OSError as exc:
-        print(f"bridge-table replay: {exc}", file=sys.stderr)
+        print(f"bridge-table replay: {args.events}: cannot read: {exc.strerror or exc}",
+              file=sys.stderr)
         return 2
     head = fp.peek(65536) if isinstance(fp, io.BufferedReader) else b""
     reason = binary_reason(head)
