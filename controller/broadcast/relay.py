@@ -421,8 +421,9 @@ class Relay:
         for key, report in self.gate.reports.items():
             if key not in self.reported:
                 self.reported.add(key)
-                log.warning("held: table %s board %s: %s", report.table, report.board,
-                            report.reason)
+                where = f"table {report.table}" if report.board is None else \
+                    f"table {report.table} board {report.board}"
+                log.warning("held: %s: %s", where, report.reason)
 
     def plan(self, now: float) -> list[Publish]:
         """The items that may go out now, as messages; each leaves the store when
