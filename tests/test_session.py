@@ -55,3 +55,11 @@ def test_score_command(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "controller.cli", "score", str(path),
                           "--teams", "12"], capture_output=True, text=True)
     assert bad.returncode == 2
+    itself = subprocess.run([sys.executable, "-m", "controller.cli", "score", str(path),
+                             "--teams", "1:1"], capture_output=True, text=True)
+    assert itself.returncode == 2 and "against another" in itself.stderr
+    unplayed = subprocess.run([sys.executable, "-m", "controller.cli", "score", str(path),
+                               "--teams", "1:2,9:10"], capture_output=True, text=True)
+    assert unplayed.returncode == 0
+    assert "--teams 9:10: no board played at both tables" in unplayed.stderr
+    assert "--teams 1:2" not in unplayed.stderr

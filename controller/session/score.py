@@ -36,8 +36,11 @@ def _parse_teams(text: str) -> list[tuple[str, str]]:
     matches = []
     for part in text.split(","):
         home, sep, away = part.strip().partition(":")
+        home, away = home.strip(), away.strip()
         if not sep or not home or not away:
             raise ValueError(f"--teams wants HOME:AWAY pairs of tables, not {part!r}")
+        if home == away:
+            raise ValueError(f"--teams {part.strip()}: a table plays a match against another")
         matches.append((home, away))
     return matches
 
@@ -201,6 +204,11 @@ def main(argv: Sequence[str]) -> int:
     if matches:
         out["teams"] = [{"board": t.board, "home": t.home.table, "away": t.away.table,
                             "imps_home": t.imps_home} for t in scores.teams(matches)]
+        compared = {(t["home"], t["away"]) for t in out["teams"]}
+        for home, away in matches:
+            if (home, away) not in compared:  # said, not silently left out of the report
+                print(f"bridge-table score: --teams {home}:{away}: no board played at both "
+                      "tables in these results", file=sys.stderr)
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
