@@ -156,6 +156,17 @@ async def test_results_refuses_empty_truncated_or_missing_input(tmp_path: Path) 
         assert len(err.strip().splitlines()) == 1 and said in err, err
 
 
+
+@pytest.mark.asyncio
+async def test_a_broker_with_no_result_says_so_in_a_broker_s_words(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    session = tmp_path / "live.toml"
+    session.write_text(SESSION)
+    code, out, err = await run("--session", str(session), "--broker", mosquitto.url, "--once")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{mosquitto.url}: no result received" in err and "truncated" not in err, err
+
+
 @pytest.mark.asyncio
 async def test_results_until_complete_ends_by_itself(mosquitto: Mosquitto, tmp_path: Path) -> None:
     """--until-complete: the command ends when every table has every board's result (or the

@@ -285,6 +285,10 @@ def main(argv: Sequence[str]) -> int:
             published = collected.published(sys.stderr)
         source = args.journal or args.results or "the broker"
         if not any(item.result is not None for item in published.values()):
+            if not args.journal and not args.results:
+                raise ResultsError(f"{args.broker or 'the broker'}: no result received "
+                                   "(no table had finished a board, or the controller "
+                                   f"publishes under another --root than {args.root})")
             raise ResultsError(f"{source}: no result in it (an empty or truncated input, or "
                                f"not the controller's messages)")
         if lines is None:
