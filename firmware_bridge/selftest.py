@@ -556,6 +556,11 @@ class SelfTest:
             gpio = TableGpio(g, on_button, pin_factory=self.pin_factory)
         except BridgeError as error:
             self.report.problems.append(f"LEDs and buttons: {error}")
+            # configured but not tested: said where they are listed, not "none configured"
+            if g.buttons:
+                self.report.buttons.append(CheckResult("buttons", False, f"not tested: {error}"))
+            if g.seats:
+                self.report.leds.append(CheckResult("LEDs", False, f"not tested: {error}"))
             return
         try:
             for (name, seat), button in gpio.buttons.items():

@@ -227,3 +227,18 @@ def test_ctrl_c_ends_cleanly_with_a_partial_report(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "partial.json").read_text())
     assert data["interrupted"] is True
     assert "INTERRUPTED" in out
+
+
+async def test_leds_and_buttons_it_cannot_drive_are_reported_not_tested(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without gpiozero (a laptop's install) the table's buttons and LEDs are listed as not
+    tested, with the reason, not as "none configured"."""
+    config = load_config(SIM)
+    test = SelfTest(config, SimTechnician(None, SIM_READERS), settings=QUICK)
+    monkeypatch.setitem(sys.modules, "gpiozero", None)  # import gpiozero: ImportError
+    await test._gpio()
+    report = test.report
+    assert [(c.what, c.ok) for c in report.buttons + report.leds] == \
+        [("buttons", False), ("LEDs", False)]
+    assert all("not tested" in c.detail and "gpiozero" in c.detail
+               for c in report.buttons + report.leds)
