@@ -66,7 +66,7 @@ _LABELS: dict[str, dict[str, str]] = {
            "no_readers": "the bridge did not open every simulated reader",
            "skipped": "the simulated table skipped {what}",
            "not_reported": "the bridge did not report {what}",
-           "no_leds": "no gpiozero here ({hint}): the seat lights are the indicator's"},
+           "no_leds": "the seat lights are drawn on the screen (real LEDs need {hint})"},
     "vi": {"board": "Ván", "dealer": "người chia bài", "vul": "tình trạng",
            "auction": "Rao giá", "trick": "Nước", "tricks": "Số nước",
            "display": "Màn hình bàn", "alerts": "Báo lỗi", "none": "không có",
@@ -85,7 +85,7 @@ _LABELS: dict[str, dict[str, str]] = {
            "no_readers": "cầu nối chưa mở hết các đầu đọc mô phỏng",
            "skipped": "bàn mô phỏng bỏ qua {what}",
            "not_reported": "cầu nối không báo {what}",
-           "no_leds": "không có gpiozero ({hint}): đèn ghế lấy theo bảng chỉ báo"},
+           "no_leds": "đèn của mỗi ghế được vẽ trên màn hình (đèn thật cần {hint})"},
     "zh": {"board": "牌套", "dealer": "发牌人", "vul": "局况", "auction": "竞叫",
            "trick": "墩", "tricks": "墩数", "display": "桌面显示", "alerts": "违规",
            "none": "无", "result": "结果", "score": "得分", "turn": "轮到",
@@ -102,7 +102,7 @@ _LABELS: dict[str, dict[str, str]] = {
            "no_readers": "桥接程序未能打开所有模拟读卡器",
            "skipped": "模拟牌桌跳过了{what}",
            "not_reported": "桥接程序未报告{what}",
-           "no_leds": "未安装 gpiozero（{hint}）：座位指示灯按指示消息显示"},
+           "no_leds": "座位指示灯显示在屏幕上（真实指示灯需要 {hint}）"},
 }
 # The tags of the plain lines ("[alert] ..."); [pbn] is the format's name.
 _TAGS: dict[str, dict[str, str]] = {
