@@ -25,9 +25,13 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 __all__ = ["ControllerError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE",
-           "LOG_FORMAT", "LOG_LEVELS", "OutageLog", "add_log_level", "plain_help", "setup_logging"]
+           "LOG_FORMAT", "LOG_LEVELS", "OutageLog", "add_log_level", "bounded", "plain_help",
+           "setup_logging"]
+
+N = TypeVar("N", int, float)
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -37,6 +41,21 @@ EXIT_INTERRUPTED = 130
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LEVEL_VARIABLE = "BRIDGE_TABLE_LOG_LEVEL"
+
+
+def bounded(convert: Callable[[str], N], ok: Callable[[N], bool],
+            want: str) -> Callable[[str], N]:
+    """An argparse type: ``convert`` the text, and refuse a value that is not ``ok``, saying
+    what it ``want``s (``bounded(int, lambda v: v >= 1, "a whole number of at least 1")``)."""
+    def parse(text: str) -> N:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {want}: {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {want}, not {text}")
+        return value
+    return parse
 
 
 def _level(text: str) -> str:

@@ -56,6 +56,7 @@ from controller.broker.identity import (
     identities_text,
 )
 from controller.broker.settings import BrokerSettingsError, read_credentials
+from controller.commandline import bounded
 
 __all__ = ["Account", "BrokerConfigError", "BrokerPlan", "Limits", "accounts", "acl_text",
            "identities", "limits", "main", "make_ca", "make_cert", "mosquitto_conf",
@@ -746,29 +747,13 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _port(text: str) -> int:
-    """A TCP port a listener can have: 1 to 65535 (mosquitto refuses ``listener 0``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, not {text}")
-    return value
+#: a TCP port a listener can have (mosquitto refuses ``listener 0``)
+_port = bounded(int, lambda v: 1 <= v <= 65535, "a port from 1 to 65535")
 
 
 def _at_least(low: int) -> Callable[[str], int]:
     """A whole number of at least ``low`` (a bound written into mosquitto.conf)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be a whole number of at least {low}, "
-                                             f"not {text}")
-        return value
-    return parse
+    return bounded(int, lambda v: v >= low, f"a whole number of at least {low}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

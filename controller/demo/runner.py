@@ -31,7 +31,7 @@ import msgspec
 from controller import wire
 from controller.broker.mosquitto import Mosquitto, MosquittoError
 from controller.broker.settings import BrokerSettings
-from controller.commandline import add_log_level, setup_logging
+from controller.commandline import add_log_level, bounded, setup_logging
 from controller.demo.plan import DemoError, load_board, plan_board
 from controller.demo.view import LANGS, TableView, event_text, print_end
 from controller.engine import Engine
@@ -290,26 +290,10 @@ def _played_record(engine: Engine, original: BoardRecord) -> BoardRecord | None:
     return dataclasses.replace(record, tags=tags)
 
 
-def _speed(text: str) -> float:
-    """A play speed: a finite number above 0 (0 would never play a card)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
-    return value
-
-
-def _trick(text: str) -> int:
-    """``--revoke-trick``: 1 to 11 (the demo's revoke is established by a later trick)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 11:
-        raise argparse.ArgumentTypeError(f"must be a trick from 1 to 11, not {text}")
-    return value
+#: a play speed: a finite number above 0 (0 would never play a card)
+_speed = bounded(float, lambda v: math.isfinite(v) and v > 0, "a number above 0")
+#: ``--revoke-trick``: 1 to 11 (the demo's revoke is established by a later trick)
+_trick = bounded(int, lambda v: 1 <= v <= 11, "a trick from 1 to 11")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -96,7 +96,13 @@ import msgspec
 from controller import wire
 from controller.broker.identity import Identities, IdentityError, identities_beside, load_identities
 from controller.broker.settings import BrokerSettings, add_broker_arguments, settings_from_args
-from controller.commandline import ControllerError, OutageLog, add_log_level, setup_logging
+from controller.commandline import (
+    ControllerError,
+    OutageLog,
+    add_log_level,
+    bounded,
+    setup_logging,
+)
 from controller.indicators.policy import IndicatorPolicy, PolicyError
 from controller.service import snapshot
 from controller.service.gcpolicy import GcPolicy
@@ -933,14 +939,7 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+_positive = bounded(int, lambda v: v >= 1, "a whole number of at least 1")
 
 
 def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:

@@ -27,10 +27,10 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
+from controller.commandline import bounded
 from controller.formats.source import binary_reason
 from firmware_bridge.sim.shared import remove_state, running_pid, table_dir, write_state
 from firmware_bridge.sim.table import (
@@ -43,7 +43,6 @@ from firmware_bridge.sim.table import (
 
 __all__ = ["main"]
 
-_N = TypeVar("_N", int, float)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -89,22 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _bounded(convert: Callable[[str], _N], ok: Callable[[_N], bool],
-             want: str) -> Callable[[str], _N]:
-    """An argparse type: ``convert`` the text, and refuse a value that is not ``ok``."""
-    def parse(text: str) -> _N:
-        try:
-            value = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {want}: {text!r}") from None
-        if not ok(value):
-            raise argparse.ArgumentTypeError(f"must be {want}, not {text}")
-        return value
-    return parse
-
-
-_tag_limit = _bounded(int, lambda v: v >= 1, "a whole number of at least 1")
-_miss_rate = _bounded(float, lambda v: 0.0 <= v < 1.0, "a probability from 0 to below 1")
+_tag_limit = bounded(int, lambda v: v >= 1, "a whole number of at least 1")
+_miss_rate = bounded(float, lambda v: 0.0 <= v < 1.0, "a probability from 0 to below 1")
 
 
 def _physics(args: argparse.Namespace) -> Physics:
