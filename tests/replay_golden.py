@@ -34,6 +34,7 @@ import io
 import json
 import random
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -83,9 +84,17 @@ def _junk(rng: random.Random, src: str, seq: int) -> dict[str, Any]:
     return event
 
 
-def mixed_session(boards: int = 9, tables: int = 3, seed: int = 13
-                  ) -> tuple[list[BoardRecord], bytes]:
-    """``boards`` random boards shared out over ``tables`` tables, lines interleaved."""
+def mixed_session(boards: int = 9, tables: int = 3, seed: int = 13, *,
+                  events: Callable[[BoardRecord, str], Iterable[dict[str, Any]]] =
+                  lambda record, src: record_events(record, src=src),
+                  junk: Callable[[random.Random, str], dict[str, Any] | None] =
+                  lambda rng, src: _junk(rng, src, 0) if rng.random() < 0.06 else None,
+                  after: Callable[[random.Random, dict[str, Any]], list[dict[str, Any]]] =
+                  lambda rng, event: []) -> tuple[list[BoardRecord], bytes]:
+    """``boards`` random boards shared out over ``tables`` tables, lines interleaved: each
+    table's ``events`` of its boards, ``junk`` before an event when it gives one, what
+    ``after`` adds behind an event (tests/replay_spot_golden.py), now and then a line
+    delivered twice."""
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
     streams: list[list[bytes]] = []
@@ -99,15 +108,16 @@ def mixed_session(boards: int = 9, tables: int = 3, seed: int = 13
                               separators=(",", ":")).encode()
 
         for record in records[t - 1::tables]:
-            for event in record_events(record, src=src):
-                if rng.random() < 0.06:
-                    junk = _junk(rng, src, 0)
-                    who = junk["src"]
+            for event in events(record, src):
+                extra = junk(rng, src)
+                if extra is not None:
+                    who = extra["src"]
                     seqs[who] += 1
-                    junk["seq"] = seqs[who]
-                    lines.append(line("ruling" if "ruling" in junk else "event", junk))
-                seqs[src] += 1
-                lines.append(line("event", dict(event, seq=seqs[src])))
+                    extra["seq"] = seqs[who]
+                    lines.append(line("ruling" if "ruling" in extra else "event", extra))
+                for item in (event, *after(rng, dict(event))):
+                    seqs[src] += 1
+                    lines.append(line("event", dict(item, seq=seqs[src])))
                 if rng.random() < 0.02:  # a redelivery
                     lines.append(lines[-1])
         streams.append(lines)

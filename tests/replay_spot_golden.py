@@ -20,10 +20,9 @@ import random
 import sys
 from typing import Any
 
-from controller.boards.generate import random_board
-from controller.formats.events import interleave, record_events
+from controller.formats.events import record_events
 from controller.formats.pbn import pbn_text
-from tests.replay_golden import DATA, _junk, digest, replay_output
+from tests.replay_golden import DATA, _junk, digest, mixed_session, replay_output
 
 SPOT_EVENTS = DATA / "replay_golden_spot.jsonl"
 SPOT_DEALS = DATA / "replay_golden_spot.pbn"
@@ -63,37 +62,17 @@ def taken_back(rng: random.Random, event: dict[str, Any]) -> list[dict[str, Any]
     return back
 
 
+def spot_junk_or_none(rng: random.Random, src: str) -> dict[str, Any] | None:
+    """Before an event, now and then: the golden session's junk or a spot's."""
+    roll = rng.random()
+    return _junk(rng, src, 0) if roll < 0.04 else spot_junk(rng, src) if roll < 0.08 else None
+
+
 def spot_session(boards: int = 10, tables: int = 2, seed: int = 32) -> tuple[list[Any], bytes]:
-    rng = random.Random(seed)
-    records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    streams: list[list[bytes]] = []
-    for t in range(1, tables + 1):
-        src = f"table-{t}-pi"
-        lines: list[bytes] = []
-        seqs = {src: 0, "director": 0}
-
-        def line(kind: str, payload: dict[str, Any], t: int = t) -> bytes:
-            return json.dumps({"topic": f"bridge/{t}/{kind}", "payload": payload},
-                              separators=(",", ":")).encode()
-
-        for record in records[t - 1::tables]:
-            for event in record_events(record, src=src, scans=False, sensing="spot",
-                                       return_hands=False):
-                roll = rng.random()
-                junk = _junk(rng, src, 0) if roll < 0.04 else \
-                    spot_junk(rng, src) if roll < 0.08 else None
-                if junk is not None:
-                    who = junk["src"]
-                    seqs[who] += 1
-                    junk["seq"] = seqs[who]
-                    lines.append(line("ruling" if "ruling" in junk else "event", junk))
-                for item in (event, *taken_back(rng, dict(event))):
-                    seqs[src] += 1
-                    lines.append(line("event", dict(item, seq=seqs[src])))
-                if rng.random() < 0.02:  # a redelivery
-                    lines.append(lines[-1])
-        streams.append(lines)
-    return records, b"\n".join(interleave(streams, rng, 6)) + b"\n"
+    return mixed_session(
+        boards, tables, seed, junk=spot_junk_or_none, after=taken_back,
+        events=lambda record, src: record_events(record, src=src, scans=False,
+                                                 sensing="spot", return_hands=False))
 
 
 def main(argv: list[str] | None = None) -> int:
