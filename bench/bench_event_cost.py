@@ -31,7 +31,6 @@ sys.path.insert(0, str(ROOT))
 from controller.boards.generate import random_board  # noqa: E402
 from controller.engine import Engine  # noqa: E402
 from controller.formats.events import record_events  # noqa: E402
-from controller.laws.record import DealInfo  # noqa: E402
 
 
 def session(seed: int, boards: int, sensing: str, kinds: frozenset[str] | None
@@ -40,7 +39,7 @@ def session(seed: int, boards: int, sensing: str, kinds: frozenset[str] | None
     board)."""
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal) for r in records}
+    deals = {r.board: r.deal_info() for r in records}
     engine = Engine(deals=deals, kinds=kinds)
     by_trick: dict[tuple[int, str], list[int]] = defaultdict(list)
     by_board: dict[int, list[int]] = defaultdict(list)

@@ -43,7 +43,7 @@ from controller.formats.events import interleave, record_events, write_jsonl  # 
 from controller.formats.pbn import pbn_text  # noqa: E402
 from controller.laws.cards import Call, Card, Seat  # noqa: E402
 from controller.laws.events import Action, TagEvent, Zone  # noqa: E402
-from controller.laws.record import BoardRecord, DealInfo  # noqa: E402
+from controller.laws.record import BoardRecord  # noqa: E402
 from controller.laws.table import Table  # noqa: E402
 from controller.replay.stream import replay_lines  # noqa: E402
 
@@ -95,7 +95,7 @@ def bench_json_floor(data: bytes) -> float:
 
 def bench_core(records: list[BoardRecord], data: bytes) -> tuple[float, int]:
     """Table.apply on pre-built events: the Laws core alone, no JSON."""
-    deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal) for r in records}
+    deals = {r.board: r.deal_info() for r in records}
     inputs = []
     for line in data.splitlines():
         d = _decoder.decode(line)
@@ -115,7 +115,7 @@ def bench_replay(records: list[BoardRecord], data: bytes,
                  kinds: frozenset[str] | None = None) -> tuple[float, int, bytes]:
     """What ``bridge-table replay`` does, in process: decode, Engine, encode every output
     (``kinds``: what ``--topics`` keeps)."""
-    deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal) for r in records}
+    deals = {r.board: r.deal_info() for r in records}
     engine = Engine(deals=deals, kinds=kinds)
     out: list[bytes] = []
     t = time.process_time()

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from controller.engine import Engine, Outgoing
-from controller.laws.record import BoardRecord, DealInfo
+from controller.laws.record import BoardRecord
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
@@ -37,8 +37,7 @@ def _bench() -> ModuleType:
 
 def _engine(bench: ModuleType) -> Engine:
     records: list[BoardRecord] = [bench.board_record(n) for n in range(1, 17)]
-    return Engine(deals={r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal)
-                         for r in records})
+    return Engine(deals={r.board: r.deal_info() for r in records})
 
 
 def _send(engine: Engine, feed: Any, events: list[dict[str, Any]]) -> list[Outgoing]:

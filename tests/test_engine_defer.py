@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from controller.boards.generate import random_board
 from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
-from controller.laws.record import DealInfo
 from tests.replay_golden import _junk
 
 SNAPSHOTS = ("state", "indicator")
@@ -162,8 +161,7 @@ def test_deferred_batches_end_as_one_by_one(seed: int, junk: float, known: bool)
     batch (one more per ruling)."""
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in (1, 2)]
-    deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal)
-             for r in records} if known else {}
+    deals = {r.board: r.deal_info() for r in records} if known else {}
     streams: list[list[Input]] = []
     for t, record in zip(("1", "2"), records, strict=True):
         stream: list[Input] = []

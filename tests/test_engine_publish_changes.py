@@ -15,7 +15,6 @@ from controller.boards.generate import random_board
 from controller.engine import Engine
 from controller.formats.events import record_events
 from controller.indicators.display_text import LANGUAGES
-from controller.laws.record import DealInfo
 from tests.replay_golden import _junk
 
 
@@ -37,8 +36,7 @@ def test_the_last_published_indicator_and_state_are_always_the_current_ones(
         seed: int, boards: int, junk: float, languages: tuple[str, ...], known: bool) -> None:
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal)
-             for r in records} if known else {}
+    deals = {r.board: r.deal_info() for r in records} if known else {}
     engine = Engine(deals=deals, languages=languages)
     published: dict[str, dict[str, Any]] = {}
     seq = 0

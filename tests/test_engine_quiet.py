@@ -19,7 +19,6 @@ from controller import wire
 from controller.boards.generate import random_board
 from controller.engine import Engine
 from controller.formats.events import record_events
-from controller.laws.record import DealInfo
 from controller.laws.table import Board
 from tests.replay_golden import _junk
 from tests.replay_spot_golden import spot_junk, taken_back
@@ -46,8 +45,7 @@ def test_an_input_that_changes_nothing_shown_publishes_the_same_state(
         seed: int, boards: int, junk: float, known: bool) -> None:
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    deals = {r.board: DealInfo(r.board, r.dealer, r.vulnerability, r.deal)
-             for r in records} if known else {}
+    deals = {r.board: r.deal_info() for r in records} if known else {}
     engine = Engine(deals=deals)
     seqs = {"pi": 0, "director": 0}
     quiet = 0
