@@ -247,7 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.cmd == "play":  # the file first: a table is not started for a file it cannot play
         try:
-            reason = binary_reason(Path(args.events).read_bytes()[:65536])
+            with open(args.events, "rb") as fp:  # its head only: read_events reads it all
+                reason = binary_reason(fp.read(65536))
             if reason is not None:
                 raise SimError(f"not an events file: {reason}")
             args.loaded, problems = read_events(args.events)
