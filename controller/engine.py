@@ -463,8 +463,7 @@ class Engine:
                 decoded = _parse_input(kind, payload)
                 if type(decoded) is wire.Malformed:
                     self._tally(table, "malformed")
-                    return [self._error(table, kind, decoded.reason, payload)] \
-                        if "error" in self.kinds else []
+                    return self._errors(table, kind, decoded.reason, payload)
                 return self._sequenced(table, kind, ts, decoded, payload)  # type: ignore[arg-type]
         parsed = _parse_topic(topic, self.root)
         if parsed is None or parsed.rest is not None or parsed.kind not in ("event", "ruling"):
@@ -475,18 +474,15 @@ class Engine:
         if problem is not None:
             self.stats["refused"] += 1
             # the error cannot go under an id that is not one: it goes to {root}/controller
-            return [self._error("controller", kind, problem, payload, shown=table[:64])] \
-                if "error" in self.kinds else []
+            return self._errors("controller", kind, problem, payload, shown=table[:64])
         decoded = _parse_input(kind, payload)
         if isinstance(decoded, wire.Malformed):
             self._tally(table, "malformed")
-            return [self._error(table, kind, decoded.reason, payload)] \
-                if "error" in self.kinds else []
+            return self._errors(table, kind, decoded.reason, payload)
         if table not in self._tables and len(self._tables) >= self.max_tables:
             self.stats["refused"] += 1
-            return [self._error(table, kind, f"refused: the controller already follows "
-                                f"{self.max_tables} tables (--max-tables)", payload)] \
-                if "error" in self.kinds else []
+            return self._errors(table, kind, f"refused: the controller already follows "
+                                f"{self.max_tables} tables (--max-tables)", payload)
         ts = self._table(table)
         if len(self._routes) < 4 * MAX_TABLES:   # a valid table's topic: checked once
             self._routes[topic] = (table, kind)
@@ -504,10 +500,9 @@ class Engine:
         if tracker is None:
             if source is None and len(seqs) >= self.max_sources:
                 self._tally(table, "refused")
-                return [self._error(table, kind, f"refused: table {table} already has "
+                return self._errors(table, kind, f"refused: table {table} already has "
                                     f"{self.max_sources} sources (--max-sources); src "
-                                    f"{src[:64]!r} is one too many", payload)] \
-                    if "error" in self.kinds else []
+                                    f"{src[:64]!r} is one too many", payload)
             tracker = self._tracker(ts, src, boot)
         if tracker is not None and acked is not None:
             tracker.fast_forward(acked)
@@ -530,8 +525,7 @@ class Engine:
             if update.refused:
                 # 1.6: a ruling (an option) the table cannot apply changed nothing
                 self._tally(table, "refused")
-                return [self._error(table, kind, f"refused: {update.refused}", payload)] \
-                    if "error" in self.kinds else []
+                return self._errors(table, kind, f"refused: {update.refused}", payload)
             ts.last = {"src": src, "seq": seq}
             if self._results_only:
                 if (update.shown_unchanged or update == _NO_CHANGE) and type(inp) is TagEvent \
@@ -612,7 +606,7 @@ class Engine:
         self.refusals.move_to_end(key)
         while len(self.refusals) > _REFUSALS_KEPT:
             self.refusals.popitem(last=False)
-        return [self._error(table, kind, why, payload)] if "error" in self.kinds else []
+        return self._errors(table, kind, why, payload)
 
     def _ack(self, table: str, src: str) -> Outgoing | None:
         ts = self._tables.get(table)
@@ -661,6 +655,14 @@ class Engine:
         names, when it is not ``table`` (a refused id, reported under ``controller``)."""
         return Outgoing(self._topic(table, "error"), wire.error_payload(
             table if shown is None else shown, kind, message, payload), retain=False)
+
+    def _errors(self, table: str, kind: str, message: str,
+                payload: bytes | str | Mapping[str, Any], *, shown: str | None = None
+                ) -> list[Outgoing]:
+        """``[_error(...)]`` when the kinds kept include ``error`` (replay ``--topics``),
+        else nothing: how an input is refused."""
+        return [self._error(table, kind, message, payload, shown=shown)] \
+            if "error" in self.kinds else []
 
     def _publish(self, name: str, ts: _TableState, update: Update, *, now: bool = False
                  ) -> list[Outgoing]:
