@@ -39,7 +39,7 @@ def session(seed: int, boards: int, sensing: str, kinds: frozenset[str] | None
     board)."""
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    deals = {r.board: r.deal_info() for r in records}
+    deals = {r.board: r.deal_info for r in records}
     engine = Engine(deals=deals, kinds=kinds)
     by_trick: dict[tuple[int, str], list[int]] = defaultdict(list)
     by_board: dict[int, list[int]] = defaultdict(list)

@@ -61,7 +61,7 @@ def make_journal(path: Path, tables: int, boards: int, seed: int, restart_board:
                  ) -> tuple[dict[int, DealInfo], int]:
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    deals = {r.board: r.deal_info() for r in records}
+    deals = {r.board: r.deal_info for r in records}
     streams: list[list[tuple[str, bytes]]] = []
     for t in range(1, tables + 1):
         stream: list[tuple[str, bytes]] = []

@@ -95,7 +95,7 @@ def bench_json_floor(data: bytes) -> float:
 
 def bench_core(records: list[BoardRecord], data: bytes) -> tuple[float, int]:
     """Table.apply on pre-built events: the Laws core alone, no JSON."""
-    deals = {r.board: r.deal_info() for r in records}
+    deals = {r.board: r.deal_info for r in records}
     inputs = []
     for line in data.splitlines():
         d = _decoder.decode(line)
@@ -115,7 +115,7 @@ def bench_replay(records: list[BoardRecord], data: bytes,
                  kinds: frozenset[str] | None = None) -> tuple[float, int, bytes]:
     """What ``bridge-table replay`` does, in process: decode, Engine, encode every output
     (``kinds``: what ``--topics`` keeps)."""
-    deals = {r.board: r.deal_info() for r in records}
+    deals = {r.board: r.deal_info for r in records}
     engine = Engine(deals=deals, kinds=kinds)
     out: list[bytes] = []
     t = time.process_time()

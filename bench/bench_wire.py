@@ -37,7 +37,7 @@ from controller.laws.record import DealInfo  # noqa: E402
 def make_lines(n: int, seed: int) -> tuple[dict[int, DealInfo], list[bytes]]:
     """``bench/bench_replay.py``'s generated session, one event a line."""
     records, data = make_session(n, seed)
-    deals = {r.board: r.deal_info() for r in records}
+    deals = {r.board: r.deal_info for r in records}
     return deals, data.splitlines()
 
 

@@ -37,7 +37,7 @@ def _bench() -> ModuleType:
 
 def _engine(bench: ModuleType) -> Engine:
     records: list[BoardRecord] = [bench.board_record(n) for n in range(1, 17)]
-    return Engine(deals={r.board: r.deal_info() for r in records})
+    return Engine(deals={r.board: r.deal_info for r in records})
 
 
 def _send(engine: Engine, feed: Any, events: list[dict[str, Any]]) -> list[Outgoing]:

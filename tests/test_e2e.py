@@ -247,7 +247,7 @@ async def test_whole_boards_are_read_one_tag_on_an_antenna_at_a_time(
     boards = _boards()
     demo = boards[0][0]
     assert demo.deal is not None
-    deals = {demo.board: demo.deal_info()}
+    deals = {demo.board: demo.deal_info}
     events: list[dict[str, Any]] = []
     for record, read in boards:
         events += record_events(record, sensing="spot", scans=read, deck=str(record.board))
@@ -296,7 +296,7 @@ async def test_a_card_laid_before_the_last_one_left_its_spot_is_read_once_it_is_
     quitted before the new one is played: the board ends as if he had waited."""
     record = load_board()
     assert record.deal is not None
-    deals = {record.board: record.deal_info()}
+    deals = {record.board: record.deal_info}
     events = record_events(record, sensing="spot", scans=False)
     hasty: list[dict[str, Any]] = []
     expected: list[dict[str, Any]] = []   # what the readers report: the lead once alone

@@ -161,7 +161,7 @@ def test_deferred_batches_end_as_one_by_one(seed: int, junk: float, known: bool)
     batch (one more per ruling)."""
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in (1, 2)]
-    deals = {r.board: r.deal_info() for r in records} if known else {}
+    deals = {r.board: r.deal_info for r in records} if known else {}
     streams: list[list[Input]] = []
     for t, record in zip(("1", "2"), records, strict=True):
         stream: list[Input] = []

@@ -36,7 +36,7 @@ def test_the_last_published_indicator_and_state_are_always_the_current_ones(
         seed: int, boards: int, junk: float, languages: tuple[str, ...], known: bool) -> None:
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    deals = {r.board: r.deal_info() for r in records} if known else {}
+    deals = {r.board: r.deal_info for r in records} if known else {}
     engine = Engine(deals=deals, languages=languages)
     published: dict[str, dict[str, Any]] = {}
     seq = 0

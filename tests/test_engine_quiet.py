@@ -45,7 +45,7 @@ def test_an_input_that_changes_nothing_shown_publishes_the_same_state(
         seed: int, boards: int, junk: float, known: bool) -> None:
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    deals = {r.board: r.deal_info() for r in records} if known else {}
+    deals = {r.board: r.deal_info for r in records} if known else {}
     engine = Engine(deals=deals)
     seqs = {"pi": 0, "director": 0}
     quiet = 0

@@ -50,7 +50,7 @@ def test_the_state_from_kept_parts_is_the_state_built_from_nothing(
         seed: int, boards: int, junk: float, known: bool, pairs: bool) -> None:
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    deals = {r.board: r.deal_info() for r in records} if known else {}
+    deals = {r.board: r.deal_info for r in records} if known else {}
     engine = Engine(deals=deals,
                     pairs_at=(lambda table, board: (board, board + 1)) if pairs else None)
     seqs = {"pi": 0, "director": 0}

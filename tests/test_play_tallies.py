@@ -97,7 +97,7 @@ def test_kept_tallies_equal_the_tricks_counted_again(
         seed: int, boards: int, junk: float, known: bool, spot: bool) -> None:
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
-    deals = {r.board: r.deal_info() for r in records} if known else {}
+    deals = {r.board: r.deal_info for r in records} if known else {}
     engine = Engine(deals=deals)
     seqs = {"pi": 0, "director": 0}
     for record in records:

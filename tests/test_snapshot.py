@@ -38,8 +38,7 @@ def session(seed: int, tables: int = 4, boards: int = 4) -> tuple[dict[int, Deal
     rng = random.Random(seed)
     records = [random_board(rng, n).record for n in range(1, boards + 1)]
     # board 2 has no deals file entry, and tables 2 and 3 got other cards in its wallet
-    deals = {r.board: r.deal_info()
-             for r in records if r.board != 2}
+    deals = {r.board: r.deal_info for r in records if r.board != 2}
     fouled = {t: random_board(random.Random(seed * 100 + t), 2).record for t in (2, 3)}
     streams: list[list[Message]] = []
     for t in range(1, tables + 1):

@@ -288,7 +288,7 @@ def test_engine_outputs_of_the_laws_scenario_records_fit(name: str) -> None:
 def test_engine_outputs_of_generated_boards_fit() -> None:
     rng = random.Random(14)
     records = [random_board(rng, i).record for i in range(1, 9)]
-    engine = Engine(deals={r.board: r.deal_info() for r in records},
+    engine = Engine(deals={r.board: r.deal_info for r in records},
                     pairs_at=lambda table, board: (3, 11))
     assert _play(engine, records, scans=True) > 8 * 60
 
@@ -332,7 +332,7 @@ def test_engine_outputs_of_real_boards_fit(path: Path | None) -> None:
                               deal=r.deal, auction=r.auction, contract=r.contract,
                               declarer=r.declarer, tricks=r.tricks)
                   for n, r in enumerate(boards, 1)]
-    engine = Engine(deals={r.board: r.deal_info() for r in renumbered})
+    engine = Engine(deals={r.board: r.deal_info for r in renumbered})
     assert _play(engine, renumbered, scans=True) >= len(renumbered)
 
 

@@ -708,7 +708,7 @@ def deals_by_board(source: PbnFile | TextIO | str | Path) -> dict[int, DealInfo]
         record = game_to_record(game)
         if record.deal is None or record.board in out:
             continue
-        out[record.board] = record.deal_info()
+        out[record.board] = record.deal_info
     return out
 
 

@@ -57,6 +57,7 @@ class BoardRecord:
     def standing_calls(self) -> tuple[AuctionEntry, ...]:
         return tuple(e for e in self.auction if not e.cancelled)
 
+    @property
     def deal_info(self) -> DealInfo:
         """The board as a deals file gives it: its markings and its hands."""
         return DealInfo(self.board, self.dealer, self.vulnerability, self.deal)
