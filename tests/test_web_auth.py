@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import stat
+import warnings
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,21 @@ def test_wrong_passwords_are_throttled_per_address() -> None:
         async with throttle.lock("a"):
             return not throttle.lock("b").locked()
     assert asyncio.run(both())
+
+
+@pytest.mark.parametrize(("piped", "code"), [("piped secret\npiped secret\n", 0),
+                                             ("piped secret\nanother one\n", 1),
+                                             ("piped secret\n", 1)])
+def test_a_piped_password_without_stdin_is_read_and_repeated_quietly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        piped: str, code: int) -> None:
+    path = tmp_path / "pw"
+    monkeypatch.setattr("sys.stdin", io.StringIO(piped))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # getpass's GetPassWarning would fail the test
+        assert passwd([str(path)]) == code
+    err = capsys.readouterr().err
+    assert "password:" in err and "Warning" not in err
+    assert path.exists() == (code == 0)
+    if code == 0:
+        assert verify_password("piped secret", read_password_file(path))

@@ -30,6 +30,19 @@ from controller.web.serving import check_bindable, parse_listen
 log = logging.getLogger("bridge_table.console")
 
 
+def _ask(prompt: str) -> str:
+    """One password, not echoed on a terminal. From a pipe (a script giving the password
+    and its repeat as two lines) it is read as a line: getpass would warn that it cannot
+    hide what a pipe does not show anyway."""
+    if sys.stdin.isatty():
+        return getpass.getpass(prompt)
+    print(prompt.rstrip(), file=sys.stderr, flush=True)
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\r\n")
+
+
 def passwd(argv: Sequence[str]) -> int:
     ap = argparse.ArgumentParser(prog="bridge-table console passwd",
                                  description="Add a director to the password file, or change "
@@ -50,8 +63,8 @@ def passwd(argv: Sequence[str]) -> int:
         if args.stdin:
             password = sys.stdin.readline().rstrip("\r\n")
         else:
-            password = getpass.getpass(f"{args.name or 'director'}'s password: ")
-            if getpass.getpass("again: ") != password:
+            password = _ask(f"{args.name or 'director'}'s password: ")
+            if _ask("again: ") != password:
                 print("the two passwords differ; nothing written", file=sys.stderr)
                 return 1
     except (EOFError, KeyboardInterrupt):
