@@ -116,3 +116,15 @@ def test_the_revoking_ruff_wins_its_trick_and_play_goes_on_from_it() -> None:
     events = plan.events()
     assert [e["card"] for e in events if e["zone"] == "spot" and e["action"] == "present"
             ][52:] == [str(c) for _, c in plan.play]
+
+
+@pytest.mark.parametrize(("lang", "expected"), [
+    ("en", "board 10: 4H by South; East will revoke on trick 6 (♥9 on a lead in diamonds)"),
+    ("vi", "ván 10: 4H của Nam; Đông sẽ đánh sai ở nước 6 (♥9 khi cái rô)"),
+    ("zh", "第10副：4H 庄家南；东将在第6墩藏牌（方块引牌时出♥9）"),
+])
+def test_the_plan_line_names_the_card_and_seats_as_the_card_lines_do(
+        lang: str, expected: str) -> None:
+    from controller.demo.view import plan_text
+
+    assert plan_text(plan_board(load_board()), lang) == expected

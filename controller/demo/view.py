@@ -60,7 +60,7 @@ _LABELS: dict[str, dict[str, str]] = {
            "result_line": "Board {board}: {contract} by {declarer}, {tricks} tricks "
                           "(as played {played}), Score {score}",
            "plan": "board {board}: {contract} by {declarer}; {revoke}",
-           "revoke": "{seat} will revoke on trick {trick} ({card} on a {suit} lead)",
+           "revoke": "{seat} will revoke on trick {trick} ({card} on a lead in {suit})",
            "no_revoke": "no revoke", "passed_out": "passed out", "no_result": "no result",
            "not_found": "{path} not found: publishing the events directly",
            "no_readers": "the bridge did not open every simulated reader",
@@ -414,15 +414,14 @@ def plan_text(plan: DemoPlan, lang: str) -> str:
     rec = plan.record
     if plan.revoke:
         trick, seat, card, suit = plan.revoke
-        revoke = t["revoke"].format(
-            seat=str(seat) if lang == "en" else _seat_name(str(seat), lang), trick=trick,
-            card=str(card) if lang == "en" else _card_name(str(card), lang),
-            suit=suit.name if lang == "en" else suit_name(suit, lang))
+        # the card and the seat as the [card] lines say them (♥9, East), in every language
+        revoke = t["revoke"].format(seat=_seat_name(str(seat), lang), trick=trick,
+                                    card=_card_name(str(card), lang),
+                                    suit=suit_name(suit, lang))
     else:
         revoke = t["no_revoke"]
-    declarer = str(rec.declarer) if lang == "en" else _seat_name(str(rec.declarer), lang)
-    return t["plan"].format(board=rec.board, contract=rec.contract, declarer=declarer,
-                            revoke=revoke)
+    return t["plan"].format(board=rec.board, contract=rec.contract,
+                            declarer=_seat_name(str(rec.declarer), lang), revoke=revoke)
 
 
 
