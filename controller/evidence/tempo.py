@@ -225,8 +225,12 @@ class TempoLog:
         if self._waited:
             self._waited = False
             return None
-        # two readers' clocks may disagree by a little: never a negative time
-        return None if last is None else max(0.0, ts - last)
+        if last is None:
+            return None
+        # two readers' clocks may disagree by a little: never a negative time (as
+        # ``max(0.0, ...)``, without the call)
+        seconds = ts - last
+        return seconds if seconds > 0.0 else 0.0
 
     def add_call(self, seat: Seat, call: Call, ts: float | None) -> float | None:
         """Log a call; its time (None: not timed)."""
@@ -270,11 +274,11 @@ class TempoLog:
         call_rows, card_rows = self._call_rows, self._card_rows
         if len(call_rows) < len(self._calls):
             call_rows += [[_SEAT_NAMES[seat], _CALL_TEXTS.get(call) or str(call),
-                           None if seconds is None else round(seconds, 2)]
+                           _wire_seconds(seconds)]
                           for seat, call, _, seconds in self._calls[len(call_rows):]]
         if len(card_rows) < len(self._cards):
-            card_rows += [[_SEAT_NAMES[seat], _CARD_TEXTS.get(card) or str(card), trick,
-                           None if seconds is None else round(seconds, 2)]
+            card_rows += [[_SEAT_NAMES[seat], _CARD_TEXTS.get(id(card)) or str(card), trick,
+                           _wire_seconds(seconds)]
                           for seat, card, trick, _, seconds in self._cards[len(card_rows):]]
         return {
             "calls": list(call_rows),
@@ -290,7 +294,20 @@ _RawCard = tuple[Seat, Card, int | None, float | None, float | None]
 #: properties and methods: a row is made for every call and card)
 _SEAT_NAMES = {s: s.name for s in Seat}
 _CALL_TEXTS = {c: str(c) for c in ALL_CALLS}
-_CARD_TEXTS = {c: str(c) for c in FULL_DECK}
+#: (cards by identity: ``Card``'s hash is a Python method, ``id`` is not. The cards a table
+#: reads are these objects, as ``Card.parse`` gives them; FULL_DECK keeps them alive, so no
+#: other object can have one of these ids, and any other card falls back to ``str``.)
+_CARD_TEXTS = {id(c): str(c) for c in FULL_DECK}
+
+
+def _wire_seconds(seconds: float | None) -> float | None:
+    """A time as the payload gives it: rounded to 1/100 s. (A whole number of seconds is
+    its own rounding, without ``round``'s decimal conversion; an int stays an int.)"""
+    if seconds is None:
+        return None
+    if type(seconds) is float and seconds.is_integer():
+        return seconds
+    return round(seconds, 2)
 
 _Raw = TypeVar("_Raw", _RawCall, _RawCard)
 _Item = TypeVar("_Item", Call, Card)
