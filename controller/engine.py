@@ -848,12 +848,17 @@ class Engine:
         an absolute tempo threshold; never on the table's topics."""
         if "evidence" not in self.kinds:  # replay --topics without it: not even kept
             return []
-        pressed = isinstance(inp, ButtonEvent) and inp.button in (Button.DIRECTOR,
-                                                                  Button.CLAIM)
-        if isinstance(inp, Ruling) or pressed:
-            ts.tempo.director_at_table()   # the wait for a ruling is no one's tempo (73D1)
-        changed = note_tempo(ts.tempo, update.feed, ts.table.board,
-                             inp.ts if isinstance(inp, TagEvent) else None, self.policy.tempo)
+        if type(inp) is TagEvent:   # nearly every input: neither a press nor a ruling
+            pressed = ruling = False
+            event_ts: float | None = inp.ts
+        else:
+            ruling = isinstance(inp, Ruling)
+            pressed = isinstance(inp, ButtonEvent) and inp.button in (Button.DIRECTOR,
+                                                                      Button.CLAIM)
+            event_ts = inp.ts if isinstance(inp, TagEvent) else None
+            if ruling or pressed:
+                ts.tempo.director_at_table()   # the wait for a ruling is no one's tempo (73D1)
+        changed = note_tempo(ts.tempo, update.feed, ts.table.board, event_ts, self.policy.tempo)
         if update.board_started:
             ts.claim = None
             ts.presses = []
@@ -863,7 +868,8 @@ class Engine:
             assert isinstance(inp, ButtonEvent)
             ts.presses = [*ts.presses, press_payload(inp, ts.last)]
             changed = True
-        if isinstance(inp, Ruling) and inp.kind is RulingKind.CLAIM and update.result_changed:
+        if ruling and isinstance(inp, Ruling) and inp.kind is RulingKind.CLAIM \
+                and update.result_changed:
             # a claim the Laws core took (it ended the play); a refused one leaves no position
             ts.claim = claim_position(ts.table.record, inp.tricks)
             changed = True

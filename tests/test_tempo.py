@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import random
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from controller.evidence.tempo import DEFAULT_TEMPO, TempoLog, TempoPolicy, is_skip_bid
 from controller.indicators.policy import IndicatorPolicy, PolicyError
-from controller.laws.cards import Call, Card, Seat
+from controller.laws.cards import FULL_DECK, Call, Card, Seat
 
 
 def auction(log: TempoLog, dealer: Seat, calls: Sequence[tuple[str, float]],
@@ -201,3 +202,97 @@ def test_the_documented_defaults_are_the_codes() -> None:
     block = doc.split("```toml\n", 1)[1].split("```", 1)[0]
     assert IndicatorPolicy.from_mapping(tomllib.loads(block)).tempo == DEFAULT_TEMPO
     assert set(tomllib.loads(block)["tempo"]) == set(DEFAULT_TEMPO.to_mapping())
+
+
+def test_rows_follow_a_correction_and_the_calls_after_it() -> None:
+    """The payload's rows are made when it is built: one built before a correction is not
+    kept for the calls that no longer stand, and the calls after it get theirs."""
+    log = TempoLog(1)
+    auction(log, Seat.N, [("1C", 0), ("1D", 3), ("1H", 2)])
+    assert log.to_wire(DEFAULT_TEMPO, None, False)["calls"] == [
+        ["N", "1C", None], ["E", "1D", 3.0], ["S", "1H", 2.0]]
+    log.restate_calls([(Seat.N, Call.parse("1C")), (Seat.E, Call.parse("2D"))])
+    log.add_call(Seat.S, Call.parse("2H"), 1000.0 + 7.125)
+    assert log.to_wire(DEFAULT_TEMPO, None, False)["calls"] == [
+        ["N", "1C", None], ["E", "2D", None], ["S", "2H", 7.12]]    # since N's 1C
+
+
+def _plain_median(times: list[float], min_samples: int) -> float | None:
+    if not times or len(times) < min_samples:
+        return None
+    ordered, half = sorted(times), len(times) // 2
+    return ordered[half] if len(times) % 2 else (ordered[half - 1] + ordered[half]) / 2
+
+
+def _plain_rule(log: TempoLog, policy: TempoPolicy, declarer: Seat | None,
+                over: bool) -> list[tuple[str, str, int, float | None, float]]:
+    """docs/tempo.md's rule written out for every call and card, no shortcut taken."""
+    out: list[tuple[str, str, int, float | None, float]] = []
+    calls, cards = log.calls, log.cards
+    for i, e in enumerate(calls):
+        assert e.call is not None
+        if e.seconds is None:
+            continue
+        usual = _plain_median([o.seconds for j, o in enumerate(calls) if j != i
+                               and o.seat is e.seat and o.seconds is not None],
+                              policy.min_samples)
+        bids = [o.call for o in calls[:i - 1] if o.call is not None and o.call.is_bid]
+        prev = calls[i - 1] if i else None
+        skip = prev is not None and prev.call is not None and prev.call.is_bid and \
+            prev.seat.is_opponent_of(e.seat) and is_skip_bid(prev.call, bids[-1] if bids else None)
+        partner_pass = e.call.is_pass and not (over and i == len(calls) - 1)
+        if partner_pass and skip:
+            kind, limit = "slow_pass_after_skip", policy.stop_seconds + policy.pass_seconds
+        elif partner_pass:
+            kind, limit = "slow_pass", max(policy.pass_seconds, policy.pass_factor * usual) \
+                if usual is not None else policy.pass_seconds
+        else:
+            kind, limit = "slow_call", max(policy.call_seconds, policy.call_factor * usual) \
+                if usual is not None else policy.call_seconds
+        if e.seconds > limit:
+            out.append((kind, e.text, i, usual, limit))
+    dummy = declarer.partner if declarer is not None else None
+    player = [declarer if e.seat is dummy else e.seat for e in cards]
+    for i, e in enumerate(cards):
+        if e.seconds is None:
+            continue
+        usual = _plain_median([o.seconds for j, o in enumerate(cards) if j != i
+                               and player[j] is player[i] and o.seconds is not None],
+                              policy.min_samples)
+        absolute = policy.first_trick_seconds if e.trick == 1 else policy.card_seconds
+        limit = absolute if usual is None else max(absolute, policy.card_factor * usual)
+        if e.seconds > limit:
+            out.append(("slow_card", e.text, i, usual, limit))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_flags_are_the_rule_written_out(seed: int) -> None:
+    """The flags (worked out only for times past an absolute threshold) are those of the
+    rule applied to every call and card, on random boards, times and thresholds."""
+    rng = random.Random(seed)
+    seen = 0
+    for _ in range(300):
+        policy = TempoPolicy.from_mapping({key: rng.choice(values) for key, values in {
+            "pass_seconds": (0.0, 2.0, 6.0), "call_seconds": (0.0, 3.0, 10.0),
+            "stop_seconds": (0.0, 10.0), "card_seconds": (0.0, 3.0, 15.0),
+            "first_trick_seconds": (0.0, 4.0, 45.0), "min_samples": (0, 1, 2, 3),
+            "pass_factor": (1.0, 2.0), "call_factor": (1.0, 3.0), "card_factor": (1.0, 3.0),
+        }.items()})
+        log, ts = TempoLog(1), 1000.0
+        for _ in range(rng.randint(0, 40)):
+            ts += rng.choice((0.0, 0.5, 1.0, 2.0, 3.0, 4.5, 7.0, 12.0, 20.0, 50.0))
+            seat = rng.choice(list(Seat))
+            if rng.random() < 0.05:
+                log.director_at_table()
+            if rng.random() < 0.4:
+                call = Call.parse(rng.choice(("Pass", "Pass", "X", "1C", "1S", "2H", "4S")))
+                log.add_call(seat, call, ts)
+            else:
+                log.add_card(seat, rng.choice(FULL_DECK), rng.choice((1, 1, 2, 5)), ts)
+        declarer, over = rng.choice([*Seat, None]), rng.random() < 0.5
+        flags = [(f.kind, f.text, f.index, f.usual, f.limit)
+                 for f in log.flags(policy, declarer, over)]
+        assert flags == _plain_rule(log, policy, declarer, over)
+        seen += len(flags)
+    assert seen > 100    # the boards do cross the thresholds

@@ -27,32 +27,28 @@ from controller.laws.table import Board, FeedItem
 __all__ = ["note_tempo", "claim_position", "evidence_payload"]
 
 
-def _threshold_floor(policy: TempoPolicy) -> float:
-    """No call or card faster than this can be flagged itself (every limit is at least an
-    absolute threshold): below it, a new entry does not call for publishing."""
-    return min(policy.pass_seconds, policy.call_seconds, policy.card_seconds)
-
-
 def note_tempo(log: TempoLog, feed: Iterable[FeedItem], board: Board | None,
                ts: float | None, policy: TempoPolicy) -> bool:
     """Add the input's calls and cards to ``log``; True when the evidence should be
     published again (a new board, a correction, the auction's end, or a call or card over
-    the lowest absolute threshold). Flags are recomputed only then: the hot path pays one
-    subtraction per call or card."""
+    the lowest absolute threshold, ``TempoLog.floor``: no faster one can be flagged itself).
+    Flags are recomputed only then: the hot path pays one subtraction per call or card."""
     changed = False
-    floor = _threshold_floor(policy)
     for item in feed:
         kind = item.kind
-        if kind == "call" and item.seat is not None and item.call is not None:
-            log.add_call(item.seat, item.call, ts)
-            seconds = log.calls[-1].seconds
-            if (seconds is not None and seconds > floor) or \
-                    (board is not None and board.auction.complete):
-                changed = True
-        elif kind == "card" and item.seat is not None and item.card is not None:
-            log.add_card(item.seat, item.card, item.trick, ts)
-            seconds = log.cards[-1].seconds
-            changed = changed or (seconds is not None and seconds > floor)
+        if kind == "card":
+            seat, card = item.seat, item.card
+            if seat is not None and card is not None:
+                seconds = log.add_card(seat, card, item.trick, ts)
+                if seconds is not None and seconds > log.floor(policy):
+                    changed = True
+        elif kind == "call":
+            seat, call = item.seat, item.call
+            if seat is not None and call is not None:
+                seconds = log.add_call(seat, call, ts)
+                if (seconds is not None and seconds > log.floor(policy)) or \
+                        (board is not None and board.auction.complete):
+                    changed = True
         elif kind == "board":
             log.reset(board.number if board is not None else None)
             changed = True

@@ -28,11 +28,11 @@ Pure: standard library only, no I/O, no clock.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
-from controller.laws.cards import FULL_DECK, Call, Card, Seat
+from controller.laws.cards import ALL_CALLS, FULL_DECK, Call, Card, Seat
 
 __all__ = ["TempoPolicy", "TempoEntry", "TempoFlag", "TempoLog", "TempoPolicyError",
            "DEFAULT_TEMPO", "is_skip_bid", "tempo_flags"]
@@ -168,21 +168,50 @@ class TempoLog:
     Fed by the engine from the ``call``/``card`` feed items and the event's ``ts``; a
     corrected auction or play (``auction``/``play`` feed items) keeps the entries that still
     stand, in order, so a withdrawn call or card and its time leave the log.
+
+    A call or card is fed after nearly every event and the evidence is built far less often
+    (docs/tempo.md): adding one only appends its raw values; the entries, the payload's rows
+    and the flags are made from them when asked.
     """
 
     def __init__(self, board: int | None = None) -> None:
+        # the policy ``floor`` was last asked for, and its floor (a policy is frozen: the
+        # same object always has the same thresholds, so its identity is a complete key)
+        self._floor_policy: TempoPolicy | None = None
+        self._floor = 0.0
         self.reset(board)
 
     def reset(self, board: int | None) -> None:
         """A new board: no calls, no cards, no previous time."""
         self.board = board
-        self.calls: list[TempoEntry] = []
-        self.cards: list[TempoEntry] = []
+        # (seat, call, ts, seconds) per call; (seat, card, trick, ts, seconds) per card
+        self._calls: list[_RawCall] = []
+        self._cards: list[_RawCard] = []
         self._last_ts: float | None = None
         self._waited = False     # the director was called or ruled since the last action
-        # the payload's rows, built once per call or card (the evidence is published often)
+        # the payload's rows of the first len(rows) calls and cards: entries are only
+        # appended or, on a correction or a new board, replaced with the rows cleared, so a
+        # row once made stays the row of its entry
         self._call_rows: list[list[Any]] = []
         self._card_rows: list[list[Any]] = []
+
+    @property
+    def calls(self) -> list[TempoEntry]:
+        return [TempoEntry(seat, call, None, None, ts, seconds)
+                for seat, call, ts, seconds in self._calls]
+
+    @property
+    def cards(self) -> list[TempoEntry]:
+        return [TempoEntry(seat, None, card, trick, ts, seconds)
+                for seat, card, trick, ts, seconds in self._cards]
+
+    def floor(self, policy: TempoPolicy) -> float:
+        """The lowest absolute threshold: no call or card this fast or faster can be flagged
+        itself (every limit is at least an absolute threshold)."""
+        if policy is not self._floor_policy:
+            self._floor_policy = policy
+            self._floor = min(policy.pass_seconds, policy.call_seconds, policy.card_seconds)
+        return self._floor
 
     def director_at_table(self) -> None:
         """The director was called or ruled: the next call or card is not timed (the wait
@@ -196,95 +225,117 @@ class TempoLog:
         if self._waited:
             self._waited = False
             return None
-        # two readers' clocks may disagree by a little: never a negative time
-        return None if last is None else max(0.0, ts - last)
+        if last is None:
+            return None
+        # two readers' clocks may disagree by a little: never a negative time (as
+        # ``max(0.0, ...)``, without the call)
+        seconds = ts - last
+        return seconds if seconds > 0.0 else 0.0
 
-    def add_call(self, seat: Seat, call: Call, ts: float | None) -> None:
-        entry = TempoEntry(seat, call, None, None, ts, self._seconds(ts))
-        self.calls.append(entry)
-        self._call_rows.append(_call_row(entry))
+    def add_call(self, seat: Seat, call: Call, ts: float | None) -> float | None:
+        """Log a call; its time (None: not timed)."""
+        seconds = self._seconds(ts)
+        self._calls.append((seat, call, ts, seconds))
+        return seconds
 
-    def add_card(self, seat: Seat, card: Card, trick: int | None, ts: float | None) -> None:
-        entry = TempoEntry(seat, None, card, trick or 1, ts, self._seconds(ts))
-        self.cards.append(entry)
-        self._card_rows.append(_card_row(entry))
+    def add_card(self, seat: Seat, card: Card, trick: int | None,
+                 ts: float | None) -> float | None:
+        """Log a card; its time (None: not timed)."""
+        seconds = self._seconds(ts)
+        self._cards.append((seat, card, trick or 1, ts, seconds))
+        return seconds
 
     def restate_calls(self, calls: Sequence[tuple[Seat, Call]]) -> None:
-        self.calls = _keep(self.calls, [(s, c) for s, c in calls])
-        self._call_rows = [_call_row(e) for e in self.calls]
+        self._calls = _keep(self._calls, calls, lambda seat, call: (seat, call, None, None))
+        self._call_rows = []
         self._restart()
 
     def restate_cards(self, cards: Sequence[tuple[Seat, Card]]) -> None:
-        self.cards = _keep(self.cards, [(s, c) for s, c in cards])
-        self._card_rows = [_card_row(e) for e in self.cards]
+        self._cards = _keep(self._cards, cards,
+                            lambda seat, card: (seat, card, 1, None, None))
+        self._card_rows = []
         self._restart()
 
     def _restart(self) -> None:
         """After a correction the next time runs from the last call or card that stands
         (a struck misread is not a call the next player waited for)."""
-        times = [e.ts for e in (*self.calls, *self.cards) if e.ts is not None]
+        times = [c[2] for c in self._calls if c[2] is not None] + \
+            [c[3] for c in self._cards if c[3] is not None]
         self._last_ts = max(times) if times else None
 
     def flags(self, policy: TempoPolicy, declarer: Seat | None,
               auction_over: bool) -> list[TempoFlag]:
-        return tempo_flags(self.calls, self.cards, policy, declarer, auction_over)
+        return _flags(self._calls, self._cards, policy, declarer, auction_over)
 
     def to_wire(self, policy: TempoPolicy, declarer: Seat | None,
                 auction_over: bool) -> dict[str, Any]:
         """``calls`` ``[seat, call, seconds]``, ``cards`` ``[seat, card, trick, seconds]``,
         ``flags``: the evidence payload's ``tempo`` field."""
+        call_rows, card_rows = self._call_rows, self._card_rows
+        if len(call_rows) < len(self._calls):
+            call_rows += [[_SEAT_NAMES[seat], _CALL_TEXTS.get(call) or str(call),
+                           _wire_seconds(seconds)]
+                          for seat, call, _, seconds in self._calls[len(call_rows):]]
+        if len(card_rows) < len(self._cards):
+            card_rows += [[_SEAT_NAMES[seat], _CARD_TEXTS.get(id(card)) or str(card), trick,
+                           _wire_seconds(seconds)]
+                          for seat, card, trick, _, seconds in self._cards[len(card_rows):]]
         return {
-            "calls": list(self._call_rows),
-            "cards": list(self._card_rows),
+            "calls": list(call_rows),
+            "cards": list(card_rows),
             "flags": [f.to_wire() for f in self.flags(policy, declarer, auction_over)],
         }
 
 
-#: the texts of seats and cards, looked up (``Seat.name`` and ``str(card)`` are Python
+_RawCall = tuple[Seat, Call, float | None, float | None]
+_RawCard = tuple[Seat, Card, int | None, float | None, float | None]
+
+#: the texts of seats, calls and cards, looked up (``Seat.name`` and ``str()`` are Python
 #: properties and methods: a row is made for every call and card)
 _SEAT_NAMES = {s: s.name for s in Seat}
-_CARD_TEXTS = {c: str(c) for c in FULL_DECK}
+_CALL_TEXTS = {c: str(c) for c in ALL_CALLS}
+#: (cards by identity: ``Card``'s hash is a Python method, ``id`` is not. The cards a table
+#: reads are these objects, as ``Card.parse`` gives them; FULL_DECK keeps them alive, so no
+#: other object can have one of these ids, and any other card falls back to ``str``.)
+_CARD_TEXTS = {id(c): str(c) for c in FULL_DECK}
 
 
-def _call_row(e: TempoEntry) -> list[Any]:
-    return [_SEAT_NAMES[e.seat], e.text, _round(e.seconds)]
+def _wire_seconds(seconds: float | None) -> float | None:
+    """A time as the payload gives it: rounded to 1/100 s. (A whole number of seconds is
+    its own rounding, without ``round``'s decimal conversion; an int stays an int.)"""
+    if seconds is None:
+        return None
+    if type(seconds) is float and seconds.is_integer():
+        return seconds
+    return round(seconds, 2)
+
+_Raw = TypeVar("_Raw", _RawCall, _RawCard)
+_Item = TypeVar("_Item", Call, Card)
 
 
-def _card_row(e: TempoEntry) -> list[Any]:
-    card = e.card
-    text = _CARD_TEXTS.get(card) if card is not None else None
-    return [_SEAT_NAMES[e.seat], text if text is not None else e.text, e.trick,
-            _round(e.seconds)]
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 2)
-
-
-def _keep(entries: list[TempoEntry], standing: list[tuple[Seat, Any]]) -> list[TempoEntry]:
+def _keep(entries: list[_Raw], standing: Sequence[tuple[Seat, _Item]],
+          untimed: Callable[[Seat, _Item], _Raw]) -> list[_Raw]:
     """The entries matching ``standing`` in order (a standing item with no entry is kept
-    without a time)."""
-    out: list[TempoEntry] = []
+    without a time: ``untimed``)."""
+    out: list[_Raw] = []
     pool = list(entries)
     for seat, item in standing:
         for i, e in enumerate(pool):
-            if e.seat is seat and (e.call == item or e.card == item):
+            if e[0] is seat and e[1] == item:
                 out.append(e)
                 del pool[i]
                 break
         else:
-            is_call = isinstance(item, Call)
-            out.append(TempoEntry(seat, item if is_call else None, None if is_call else item,
-                                  None if is_call else 1, None, None))
+            out.append(untimed(seat, item))
     return out
 
 
-def _median_of_others(times: Sequence[tuple[int, float]], index: int,
-                      min_samples: int) -> float | None:
-    others = [t for i, t in times if i != index]
-    if not others or len(others) < min_samples:
+def _median_of_others(times: list[float], min_samples: int) -> float | None:
+    """The median of the player's other times (``times``) for the same kind of action;
+    None when too few to compare."""
+    if not times or len(times) < min_samples:
         return None
-    return statistics.median(others)
+    return statistics.median(times)
 
 
 def _beyond(seconds: float, absolute: float, factor: float, usual: float | None) -> float | None:
@@ -296,62 +347,76 @@ def _beyond(seconds: float, absolute: float, factor: float, usual: float | None)
 def tempo_flags(calls: Sequence[TempoEntry], cards: Sequence[TempoEntry], policy: TempoPolicy,
                 declarer: Seat | None, auction_over: bool) -> list[TempoFlag]:
     """Every call and card the rule flags, in the order they were made."""
+    raw_calls: list[_RawCall] = []
+    for e in calls:
+        assert e.call is not None
+        raw_calls.append((e.seat, e.call, e.ts, e.seconds))
+    raw_cards: list[_RawCard] = []
+    for e in cards:
+        assert e.card is not None
+        raw_cards.append((e.seat, e.card, e.trick, e.ts, e.seconds))
+    return _flags(raw_calls, raw_cards, policy, declarer, auction_over)
+
+
+def _flags(calls: Sequence[_RawCall], cards: Sequence[_RawCard], policy: TempoPolicy,
+           declarer: Seat | None, auction_over: bool) -> list[TempoFlag]:
     if not policy.enabled:
         return []
     out: list[TempoFlag] = []
-    by_seat: dict[Seat, list[tuple[int, float]]] = {}
-    for i, e in enumerate(calls):
-        if e.seconds is not None:
-            by_seat.setdefault(e.seat, []).append((i, e.seconds))
-    for i, e in enumerate(calls):
-        call = e.call
-        assert call is not None
-        skip_before = False
-        if i > 0:
-            prev = calls[i - 1].call
-            assert prev is not None
-            # an opponent's skip bid just before this call (the Stop regulation's case)
-            skip_before = prev.is_bid and calls[i - 1].seat.is_opponent_of(e.seat) and \
-                is_skip_bid(prev, _bid_before(calls, i - 1))
-        if e.seconds is None:
+    # Every limit is at least its absolute threshold (``_beyond`` takes the larger; after a
+    # skip bid, the Stop pause plus the pass threshold): a time within the absolute one is
+    # never flagged, so the median and the skip-bid test are only worked out past it.
+    pass_floor = min(policy.pass_seconds, policy.stop_seconds + policy.pass_seconds)
+    last = len(calls) - 1
+    for i, (seat, call, _, seconds) in enumerate(calls):
+        if seconds is None:
             continue
         # the pass ending the auction leaves partner nothing to act on
-        ends = auction_over and i == len(calls) - 1
-        usual = _median_of_others(by_seat.get(e.seat, []), i, policy.min_samples)
-        if call.is_pass and not ends and skip_before:
-            limit = policy.stop_seconds + policy.pass_seconds
-            if e.seconds > limit:
-                out.append(TempoFlag("slow_pass_after_skip", e.seat, e.text, i, None,
-                                     e.seconds, usual, limit, "16B"))
+        partner_pass = call.is_pass and not (auction_over and i == last)
+        if seconds <= (pass_floor if partner_pass else policy.call_seconds):
             continue
-        if call.is_pass and not ends:
-            kind, hit = "slow_pass", _beyond(e.seconds, policy.pass_seconds,
+        usual = _median_of_others([t for j, (s, _, _, t) in enumerate(calls)
+                                   if s is seat and t is not None and j != i],
+                                  policy.min_samples)
+        if partner_pass and i > 0:
+            prev_seat, prev = calls[i - 1][0], calls[i - 1][1]
+            # an opponent's skip bid just before this call (the Stop regulation's case)
+            if prev.is_bid and prev_seat.is_opponent_of(seat) and \
+                    is_skip_bid(prev, _bid_before(calls, i - 1)):
+                limit = policy.stop_seconds + policy.pass_seconds
+                if seconds > limit:
+                    out.append(TempoFlag("slow_pass_after_skip", seat, str(call), i, None,
+                                         seconds, usual, limit, "16B"))
+                continue
+        if partner_pass:
+            kind, hit = "slow_pass", _beyond(seconds, policy.pass_seconds,
                                              policy.pass_factor, usual)
         else:
-            kind, hit = "slow_call", _beyond(e.seconds, policy.call_seconds,
+            kind, hit = "slow_call", _beyond(seconds, policy.call_seconds,
                                              policy.call_factor, usual)
         if hit is not None:
-            out.append(TempoFlag(kind, e.seat, e.text, i, None, e.seconds, usual, hit, "16B"))
+            out.append(TempoFlag(kind, seat, str(call), i, None, seconds, usual, hit, "16B"))
+    # a card of dummy's is declarer's action (no dummy without a declarer)
     dummy = declarer.partner if declarer is not None else None
-    player = [declarer if (e.seat is dummy and declarer is not None) else e.seat for e in cards]
-    card_times: dict[Seat, list[tuple[int, float]]] = {}
-    for i, e in enumerate(cards):
-        if e.seconds is not None:
-            card_times.setdefault(player[i], []).append((i, e.seconds))
-    for i, e in enumerate(cards):
-        if e.seconds is None:
+    for i, (seat, card, trick, _, seconds) in enumerate(cards):
+        if seconds is None:
             continue
-        usual = _median_of_others(card_times.get(player[i], []), i, policy.min_samples)
-        absolute = policy.first_trick_seconds if e.trick == 1 else policy.card_seconds
-        hit = _beyond(e.seconds, absolute, policy.card_factor, usual)
+        absolute = policy.first_trick_seconds if trick == 1 else policy.card_seconds
+        if seconds <= absolute:
+            continue
+        player = declarer if seat is dummy else seat
+        usual = _median_of_others([t for j, (s, _, _, _, t) in enumerate(cards)
+                                   if (declarer if s is dummy else s) is player
+                                   and t is not None and j != i], policy.min_samples)
+        hit = _beyond(seconds, absolute, policy.card_factor, usual)
         if hit is not None:
-            out.append(TempoFlag("slow_card", e.seat, e.text, i, e.trick, e.seconds, usual,
+            out.append(TempoFlag("slow_card", seat, str(card), i, trick, seconds, usual,
                                  hit, "73D1"))
     return out
 
 
-def _bid_before(calls: Sequence[TempoEntry], index: int) -> Call | None:
-    for e in reversed(calls[:index]):
-        if e.call is not None and e.call.is_bid:
-            return e.call
+def _bid_before(calls: Sequence[_RawCall], index: int) -> Call | None:
+    for _, call, _, _ in reversed(calls[:index]):
+        if call.is_bid:
+            return call
     return None
