@@ -159,8 +159,7 @@
     const s = v.state || {};
     const r = rank(v);
     const calls = waitingCalls(v);
-    const health = v.health ? Object.entries(v.health).filter(([k, x]) =>
-      typeof x === "number" && x > 0 && !["v", "ts", "seq", "spool_depth"].includes(k)) : [];
+    const health = v.anomalies || [];   // the server's reader_anomalies: faults only
     const contract = s.contract ? (s.contract === "Pass" ? t("passed_out")
       : `${callText(s.contract)} ${s.declarer || ""}`) : "";
     return el("a", { class: `tcard rank${r}`, href: `#table/${encodeURIComponent(v.table)}`,
@@ -177,7 +176,7 @@
       contract ? el("div", { class: "tline" }, contract,
         s.tricks ? ` · NS ${s.tricks.NS} EW ${s.tricks.EW}` : "") : null,
       health.length ? el("div", { class: "health" }, `${t("health")}: `,
-        health.map(([k, x]) => `${k} ${x}`).join(", ")) : null,
+        health.join(", ")) : null,
       calls.length ? el("div", { class: "call" }, `${callLabel(calls[0])}`,
         calls[0].seat ? ` (${calls[0].seat})` : "",
         ` ${age(serverNow() - calls[0].received)} ${t("ago")}`) : null,
@@ -520,7 +519,8 @@
       el("h2", {}, `${t("table")} ${name} · ${t("board")} ${s.board ?? "-"}`),
       pairsLine(name, s),
       el("p", { class: "tline" }, `${t("bridge")}: ${v.bridge ? t(v.bridge) : "?"}`,
-        v.health ? ` · ${t("health")}: ${objectList(v.health)}` : ""),
+        v.health ? ` · ${t("health")}: ${(v.anomalies || []).length
+          ? v.anomalies.join(", ") : t("no_anomalies")}` : ""),
       openCalls(name).length ? el("ol", { class: "call", id: "call" },
         openCalls(name).map((c) => callItem(c, false))) : null,
       el("div", { class: "grid" },
