@@ -177,8 +177,11 @@ def board_summary(store: Store, board: int, session: str | None = None,
 def ranking(store: Store, session: str) -> list[dict[str, Any]]:
     """The running ranking of one session from its released boards: each pair's
     matchpoints (NS pairs get ``mp_ns``, EW pairs ``mp_ew``) over the top they could have
-    had, boards with at least two results."""
+    had, boards with at least two results. Ranked in two fields (``field`` ``NS``, ``EW``)
+    when no pair has sat both ways, else in one (``field`` None); ``rank`` is text, a tie
+    sharing it (``2=``)."""
     totals: dict[str, dict[str, Any]] = {}
+    sides: dict[str, set[str]] = {}
     for board in sorted({b for _, b in store.session_boards(session)}):
         rows = board_summary(store, board, session, dd=False)["results"]
         if len(rows) < 2:
@@ -192,13 +195,23 @@ def ranking(store: Store, session: str) -> list[dict[str, Any]]:
                 entry = totals.setdefault(str(pair), {
                     "pair": str(pair), "name": (r.get("players") or {}).get(side),
                     "mp": 0, "top": 0, "boards": 0})
+                sides.setdefault(str(pair), set()).add(side)
                 entry["mp"] += mp
                 entry["top"] += top
                 entry["boards"] += 1
-    out = sorted(totals.values(), key=lambda e: (-e["mp"] / e["top"], _natural(e["pair"])))
-    for rank, e in enumerate(out, 1):
+    # a pair that never changes direction (a Mitchell without arrow-switch) is ranked in
+    # its direction's field, as ``bridge-table score`` ranks it: NS 1 and EW 1 both won
+    switched = {p for p in sides if len(sides[p]) > 1}
+    for e in totals.values():
         e["pct"] = round(100 * e["mp"] / e["top"], 2)
-        e["rank"] = rank
+        e["field"] = None if switched else next(iter(sides[e["pair"]])).upper()
+    out = sorted(totals.values(), key=lambda e: (e["field"] or "", -e["pct"],
+                                                 _natural(e["pair"])))
+    for e in out:
+        field = [o for o in out if o["field"] == e["field"]]
+        above = sum(1 for o in field if o["pct"] > e["pct"])
+        tied = sum(1 for o in field if o["pct"] == e["pct"]) > 1
+        e["rank"] = f"{above + 1}{'=' if tied else ''}"
     return out
 
 
