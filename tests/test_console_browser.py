@@ -293,6 +293,23 @@ def test_the_room_shows_reader_faults_not_the_bridge_s_counters(
         context.close()
 
 
+def test_the_adjusted_score_starts_on_the_board_on_the_table(
+        env: Env, chromium_browser: Any) -> None:
+    """Table 7 plays boards 9 and 10 and is on board 10: the adjusted score's board is 10
+    until the director picks another, not the table's first board (a score written on the
+    wrong board)."""
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        _login(page, env.url)
+        page.locator("#table-7").click()
+        board = page.locator("#score-form select[name=board]")
+        expect(board).to_have_value("10")
+        expect(board.locator("option")).to_have_count(2)
+    finally:
+        context.close()
+
+
 def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
     context = chromium_browser.new_context(viewport=LAPTOP)
     page = context.new_page()

@@ -612,8 +612,12 @@
       { id: id(f), name: f, type: "number", step: 10, size: 5, value: val(f, ""),
         oninput: keep(f) }));
     const art = SESSION.artificial || ["A+", "A=", "A-"];
+    // the board on the table now when the movement gives it, not the table's first board:
+    // a score written for board 1 while the table plays board 5 would be on the wrong board
+    const now = ((tables.get(name) || {}).state || {}).board;
+    const first = String(boards.includes(now) ? now : boards[0]);
     const send = async () => {
-      const body = { table: name, board: val("board", String(boards[0])), kind,
+      const body = { table: name, board: val("board", first), kind,
                      confirmed: true };
       for (const f of ["ns", "ew", "score_ns", "split_ns", "split_ew", "weighted"])
         body[f] = val(f, f === "ns" || f === "ew" ? "A=" : "");
@@ -627,7 +631,7 @@
     };
     return el("div", { id: "score-form", class: "score" },
       el("h3", {}, t("adjusted_score")),
-      select("board", boards.map(String), String(boards[0])),
+      select("board", boards.map(String), first),
       select("kind", ["artificial", "assigned", "split", "weighted"], "artificial",
              ["A+ / A= / A- (12C1d)", `${t("assigned")} (12C1b)`, `${t("split")} (12C1e)`,
               `${t("weighted")} (12C1c)`]),
