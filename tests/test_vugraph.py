@@ -202,3 +202,47 @@ def test_per_card_double_dummy_ends_on_the_tricks_taken() -> None:
     assert out["available"] and len(out["tricks"]) == 5
     assert out["tricks"][0] == 11          # the double-dummy table: 11 in hearts by South
     assert all(0 <= t <= 13 for t in out["tricks"])
+
+
+def test_sigterm_stops_the_vugraph_cleanly_with_a_viewer_connected() -> None:
+    """``systemctl stop`` (SIGTERM) with a viewer's live stream open: the vugraph ends
+    within seconds with exit status 0 and says so, as the console does (uvicorn's own
+    handler re-raised the signal: exit status 143)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from broker import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "vugraph", "--broker",
+                             "mqtt://127.0.0.1:1", "--listen", f"127.0.0.1:{port}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    viewer = None
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as page:
+                    assert page.status == 200
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "no page served"
+                time.sleep(0.2)
+        viewer = socket.create_connection(("127.0.0.1", port), timeout=10)
+        viewer.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert b"200" in viewer.recv(4096)          # the live stream is open
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if viewer is not None:
+            viewer.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert "Traceback" not in err.decode() and "stopped" in err.decode()

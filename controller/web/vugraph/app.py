@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -36,6 +37,8 @@ __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "bui
 
 log = logging.getLogger("bridge_table.vugraph")
 STATIC = Path(__file__).parent / "static"
+#: put on each live stream's queue when the server stops: the stream ends
+_END = "\x00end"
 
 
 class Store:
@@ -363,6 +366,8 @@ def build_app(store: Store, *, lifespan: Any = None) -> Any:
                 while True:
                     try:
                         text = await asyncio.wait_for(queue.get(), 15)
+                        if text is _END:
+                            break
                         yield f"data: {text}\n\n"
                     except TimeoutError:
                         yield ": keep-alive\n\n"
@@ -436,8 +441,29 @@ def main(argv: list[str]) -> int:
     app = build_app(store, lifespan=lifespan)
     log.info("vugraph on http://%s:%d/ (public topics %s/# of %s)", host, port, args.public,
              broker.url)
+    # uvicorn's own signal handling waited on every viewer's live stream (a SIGTERM hung
+    # until systemd killed it) and then re-raised the signal (exit status 143): ours
+    # stops the server, ends the streams, and the command exits 0, as the console does
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            lifespan="on", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        asyncio.run(_serve(server, store))
     except KeyboardInterrupt:
         pass
+    log.info("stopped")
     return 0
+
+
+async def _serve(server: Any, store: Store) -> None:
+    def stop() -> None:
+        server.should_exit = True
+        for queue in list(store.listeners):   # each live stream ends at its next wake
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(_END)
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    await server.serve()
