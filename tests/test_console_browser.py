@@ -359,6 +359,8 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         expect(log).to_contain_text("Ada")
         expect(log).to_contain_text("#1 REVOKE")
         expect(log).to_contain_text("applied")
+        # the ruling as a director reads it, not the wire payload (which the CSV keeps)
+        expect(log.locator("tr[data-seq] td").nth(8)).to_have_text("adjust tricks 10")
         csv = page.request.get(env.url + "/console/log.csv").text()
         assert "Ada" in csv and "REVOKE" in csv and '""tricks"":10' in csv
     finally:

@@ -699,13 +699,27 @@
           el("td", {}, row.director), el("td", {}, row.table_id), el("td", {}, row.round ?? ""),
           el("td", {}, row.board ?? ""), el("td", {}, row.pairs || ""),
           el("td", {}, row.alert !== null ? `#${row.alert} ${row.code || ""}` : ""),
-          el("td", {}, row.payload), el("td", {}, row.law || ""),
+          el("td", { title: row.payload }, rulingText(row.payload)),
+          el("td", {}, row.law || ""),
           el("td", {}, row.answer ? answerText(row.answer) : t("pending")),
           el("td", {}, recordCell(row)),
           el("td", { class: "reversal" }, row.reversed_by ? `${t("reversed_by")} #${row.reversed_by}`
             : row.reverses ? `${t("reverses")} #${row.reverses}`
               : row.reversal ? el("button", { type: "button", class: "reverse",
                 onclick: () => reverse(row) }, t("reverse")) : "")))))));
+  }
+
+  // The ruling as a director says it ("adjust tricks 10", "reject"), not the wire payload
+  // (kept whole in the cell's title and in the CSV): its envelope and its alert (the log has
+  // its own column for that) left out.
+  function rulingText(payload) {
+    let p;
+    try { p = JSON.parse(payload); } catch (e) { return payload; }
+    if (!p || typeof p !== "object") return payload;
+    const envelope = ["v", "src", "seq", "ts", "alert", "ruling", "facts", "note", "confirmed"];
+    const rest = Object.entries(p).filter(([k]) => !envelope.includes(k))
+      .map(([k, x]) => `${k} ${typeof x === "object" ? JSON.stringify(x) : x}`);
+    return [p.ruling || "", ...rest].join(" ").trim() || payload;
   }
 
   // -- routing, live updates ---------------------------------------------------------------
