@@ -255,6 +255,61 @@ def test_phone_shows_the_room_with_the_revoke(env: Env, chromium_browser: Any) -
         context.close()
 
 
+def _health(table: str, **faults: Any) -> dict[str, Any]:
+    """A ``bridge/{t}/health`` as the bridge publishes it: every counter, most of them
+    normal work (events sent, sequence numbers, the spool's size)."""
+    readers = {name: {"kind": "inventory", "open": True, "connected": True, "anomalies": {}}
+               for name in ("north", "east", "south", "west")}
+    readers["north"]["anomalies"] = faults.pop("north_anomalies", {})
+    return {"v": 1, "src": f"table-{table}-pi", "table": table, "ts": time.time(),
+            "connected": True, "spool_depth": 0, "spool_max": 200000, "spool_refused": 0,
+            "next_seq": 252, "boot": "8b5152cd0def4bcf", "acked_seq": 251, "resends": 0,
+            "readers": readers, "events": 251, "buttons": 0, "unknown_tags": 0,
+            "duplicate_sightings": 0, "last_duplicate": None, "unmapped_antennas": 0,
+            "last_unmapped": None, "bad_indicators": 0, "last_bad_indicator": None,
+            "output_errors": 0, **faults}
+
+
+def test_the_room_shows_reader_faults_not_the_bridge_s_counters(
+        env: Env, chromium_browser: Any) -> None:
+    """A healthy table's health (events, sequence numbers, the spool's size) is no reader
+    trouble: its card says nothing of readers, and its table view says all is well; a
+    reader's anomaly and a fault counter are shown, in words a director reads."""
+    _publish(env.broker, "bridge/3/health", _health("3"))
+    _publish(env.broker, "bridge/12/health",
+             _health("12", unknown_tags=3, north_anomalies={"crc_errors": 2}))
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        _login(page, env.url)
+        expect(page.locator("#table-12 .health")).to_have_text(
+            "Readers: north crc_errors 2, unknown_tags 3")
+        expect(page.locator("#table-3")).to_be_visible()
+        expect(page.locator("#table-3 .health")).to_have_count(0)
+        page.locator("#table-3").click()
+        expect(page.locator("#tableview")).to_contain_text("Readers: all well")
+        expect(page.locator("#tableview")).not_to_contain_text("spool_max")
+    finally:
+        context.close()
+
+
+def test_the_adjusted_score_starts_on_the_board_on_the_table(
+        env: Env, chromium_browser: Any) -> None:
+    """Table 7 plays boards 9 and 10 and is on board 10: the adjusted score's board is 10
+    until the director picks another, not the table's first board (a score written on the
+    wrong board)."""
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        _login(page, env.url)
+        page.locator("#table-7").click()
+        board = page.locator("#score-form select[name=board]")
+        expect(board).to_have_value("10")
+        expect(board.locator("option")).to_have_count(2)
+    finally:
+        context.close()
+
+
 def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
     context = chromium_browser.new_context(viewport=LAPTOP)
     page = context.new_page()
@@ -304,6 +359,8 @@ def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
         expect(log).to_contain_text("Ada")
         expect(log).to_contain_text("#1 REVOKE")
         expect(log).to_contain_text("applied")
+        # the ruling as a director reads it, not the wire payload (which the CSV keeps)
+        expect(log.locator("tr[data-seq] td").nth(8)).to_have_text("adjust tricks 10")
         csv = page.request.get(env.url + "/console/log.csv").text()
         assert "Ada" in csv and "REVOKE" in csv and '""tricks"":10' in csv
     finally:

@@ -306,6 +306,8 @@ def _adjusted_scores_reach_score_and_export(page: Page, room: Room) -> None:
     page.click("#nav-room")
     page.locator("#calls li[data-table='20'] .call-dismiss").click()
     expect(page.locator("#calls li")).to_have_count(0)
+    # no call waiting: nothing drawn, not an empty box in the alert's colour
+    expect(page.locator("#calls")).to_be_hidden()
     # `score` and `export` read both from the session file
     scored = json.loads(_cli("score", str(room.results), "--session", str(room.session),
                              "--json"))

@@ -203,6 +203,47 @@ async def test_results_until_complete_ends_by_itself(mosquitto: Mosquitto, tmp_p
     assert "-- after table 1 board 1 (1 results)" in out.decode()
 
 
+@pytest.mark.asyncio
+async def test_sigterm_ends_the_live_ranking_with_the_records_written(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """``kill`` or ``systemctl stop`` (SIGTERM) ends a live ``results`` as Ctrl-C does: the
+    records of the results received are written to ``--out``, exit status 0. Before, the
+    process died at once and wrote nothing: a scorer's evening of results lost."""
+    import aiomqtt
+
+    session = tmp_path / "live.toml"
+    session.write_text(SESSION)
+    host, port = mosquitto.url.removeprefix("mqtt://").split(":")
+    async with aiomqtt.Client(host, int(port)) as client:
+        await client.publish("bridge/1/result", json.dumps({
+            "v": 1, "table": "1", "board": 1, "dealer": "N", "vul": "None",
+            "contract": "4S", "declarer": "N", "tricks": 10, "tricks_played": 10,
+            "score_ns": 420, "irregularities": []}), qos=1, retain=True)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "controller.cli", "results", "--session", str(session),
+        "--broker", mosquitto.url, "--out", str(tmp_path / "out"), "--format", "csv",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        while True:
+            line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+            assert line, "the live ranking ended early"
+            if line.startswith("-- after table 1 board 1"):
+                break
+        proc.send_signal(signal.SIGTERM)
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert "Traceback" not in err.decode()
+    assert "stopped: the records of the results received" in err.decode()
+    assert ranking(tmp_path / "out" / "live-pairs-2026-12-01-1-ranking.csv")
+    assert (tmp_path / "out" / "live-pairs-2026-12-01-1-messages.jsonl").exists()
+
+
 async def test_a_message_arriving_at_an_idle_check_is_kept() -> None:
     """The live reader looks every 0.2 s whether it should stop (``--once``). A read that
     check cancelled could lose the message it had just taken off the client's queue: the

@@ -239,6 +239,14 @@ def test_export_reports_bad_input_without_a_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert f"{good}:1: skipped: no 'board' field" in proc.stderr
     assert f"{good}:2: not JSON" in proc.stderr
+    # --out naming a file (the session file, say) is named as such, not "File exists"
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "export", str(session),
+                           "--results", str(good), "--out", str(session)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"bridge-table export: {session}: a file, not a directory: "
+        "--out names the directory the records are written into")
     # a file with no result, or one cut off in its last line, is an error of one line
     empty, cut = tmp_path / "empty.jsonl", tmp_path / "cut.jsonl"
     empty.write_text("")

@@ -162,6 +162,9 @@ MITCHELL3 = ('[session]\nevent = "E"\ndate = "2026-12-01"\n'
     ('colour = "red"\n', "movement.colour: unknown key"),
     ('[sesion]\nevent = "x"\n', "sesion: unknown key"),
     ('[pairs]\n1 = { name = "A", player = ["x"] }\n', "pairs.1.player: unknown key"),
+    # EW named 11-13 where the movement's EW pairs are 4-6: they would go nameless
+    ('[pairs]\n1 = ["A", "B"]\n11 = ["C", "D"]\n',
+     "pairs.11: the movement seats no pair 11 (its pairs: 1-6)"),
     ('[[adjustment]]\ntable = "1"\nboard = 1\nns = "A+"\nnote = "x"\n',
      "adjustment[1].note: unknown key"),
     ('[[adjustment]]\ntable = "1"\nboard = 1\nns = "150%"\n', "0-100%"),

@@ -156,13 +156,27 @@ def test_the_running_ranking_adds_each_pairs_matchpoints() -> None:
         store.take(f"public/{t}/board/{b}", {**view(t, b, c, s), "ns": ns, "ew": ew,
                                              "players": {"ns": f"P{ns}", "ew": f"P{ew}"}})
     ranking = store.state("s")["ranking"]
-    assert [(r["pair"], r["mp"], r["top"]) for r in ranking] == [
-        ("1", 4.0, 4), ("3", 2.0, 4), ("4", 2.0, 4), ("2", 0.0, 4)]
+    # no pair sat both ways (a Mitchell): two fields, each ranked apart, a tie shared
+    assert [(r["field"], r["rank"], r["pair"], r["mp"], r["top"]) for r in ranking] == [
+        ("EW", "1=", "3", 2.0, 4), ("EW", "1=", "4", 2.0, 4),
+        ("NS", "1", "1", 4.0, 4), ("NS", "2", "2", 0.0, 4)]
     by_pair = {r["pair"]: r for r in ranking}
     assert by_pair["1"]["pct"] == 100.0 and by_pair["2"]["pct"] == 0.0
     assert by_pair["3"]["pct"] == 50.0 and by_pair["4"]["pct"] == 50.0
-    assert ranking[0]["pair"] == "1" and ranking[-1]["pair"] == "2"
     assert by_pair["1"]["name"] == "P1" and by_pair["1"]["boards"] == 2
+
+
+def test_a_pair_that_sat_both_ways_makes_one_field() -> None:
+    """Pairs that change direction (a Howell, an arrow-switch) are one field, one ranking."""
+    store = Store()
+    rows = (("1", 1, "4H", 420, "1", "3"), ("2", 1, "3H", 170, "2", "4"),
+            ("1", 2, "3S", -140, "3", "1"), ("2", 2, "2S", -110, "4", "2"))
+    for t, b, c, s, ns, ew in rows:
+        store.take(f"public/{t}/board/{b}", {**view(t, b, c, s), "ns": ns, "ew": ew})
+    ranking = store.state("s")["ranking"]
+    assert {r["field"] for r in ranking} == {None}
+    assert [(r["rank"], r["pair"], r["mp"]) for r in ranking] == [
+        ("1=", "1", 4.0), ("1=", "4", 4.0), ("3=", "2", 0.0), ("3=", "3", 0.0)]
 
 
 def test_what_each_table_plays_now_and_the_commentary_are_kept_per_session() -> None:
@@ -188,3 +202,47 @@ def test_per_card_double_dummy_ends_on_the_tricks_taken() -> None:
     assert out["available"] and len(out["tricks"]) == 5
     assert out["tricks"][0] == 11          # the double-dummy table: 11 in hearts by South
     assert all(0 <= t <= 13 for t in out["tricks"])
+
+
+def test_sigterm_stops_the_vugraph_cleanly_with_a_viewer_connected() -> None:
+    """``systemctl stop`` (SIGTERM) with a viewer's live stream open: the vugraph ends
+    within seconds with exit status 0 and says so, as the console does (uvicorn's own
+    handler re-raised the signal: exit status 143)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from broker import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "vugraph", "--broker",
+                             "mqtt://127.0.0.1:1", "--listen", f"127.0.0.1:{port}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    viewer = None
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as page:
+                    assert page.status == 200
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "no page served"
+                time.sleep(0.2)
+        viewer = socket.create_connection(("127.0.0.1", port), timeout=10)
+        viewer.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert b"200" in viewer.recv(4096)          # the live stream is open
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if viewer is not None:
+            viewer.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert "Traceback" not in err.decode() and "stopped" in err.decode()

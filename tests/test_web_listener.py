@@ -36,6 +36,30 @@ def test_state_result_bridge_health_and_alert_history() -> None:
     assert queue.qsize() == 6     # one update per message, for the SSE streams
 
 
+def test_reader_anomalies_are_the_faults_not_the_bridge_s_counters() -> None:
+    """The bridge's health counts normal work too (events, sequence numbers, the spool's
+    size): the console's ``anomalies`` name only what is wrong."""
+    healthy = {"v": 1, "src": "table-1-pi", "table": "1", "ts": 1.0, "connected": True,
+               "spool_depth": 0, "spool_max": 200000, "spool_refused": 0, "next_seq": 252,
+               "boot": "8b5152cd0def4bcf", "acked_seq": 251, "resends": 0,
+               "readers": {"north": {"kind": "inventory", "open": True, "connected": True,
+                                     "anomalies": {}}},
+               "events": 251, "buttons": 4, "unknown_tags": 0, "duplicate_sightings": 0,
+               "last_duplicate": None, "unmapped_antennas": 0, "last_unmapped": None,
+               "bad_indicators": 0, "last_bad_indicator": None, "output_errors": 0}
+    store = TableStore()
+    _msg(store, "bridge/1/health", healthy)
+    assert store.tables["1"].as_json()["anomalies"] == []
+    faulty = {**healthy, "unknown_tags": 3, "readers": {
+        "north": {"kind": "inventory", "open": True, "connected": False,
+                  "anomalies": {"crc_errors": 2, "timeouts": 0}}}}
+    _msg(store, "bridge/1/health", faulty)
+    assert store.tables["1"].as_json()["anomalies"] == [
+        "north disconnected", "north crc_errors 2", "unknown_tags 3"]
+    _msg(store, "bridge/1/health", {"v": 1, "crc_errors": 2})
+    assert store.tables["1"].as_json()["anomalies"] == ["crc_errors 2"]
+
+
 def test_a_new_board_leaves_the_last_boards_alerts_calls_and_result_behind() -> None:
     store = TableStore()
     _msg(store, "bridge/7/state", {"v": 1, "board": 10})

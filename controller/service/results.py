@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import json
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -178,13 +180,14 @@ async def _listen(args: argparse.Namespace, session: Session, collected: Collect
     broker = settings_from_args(args)
     connected = False
     seen: set[tuple[str, bytes]] = set()
+    _stop_on_sigterm(stop)
     while not stop.is_set():
         try:
             async with aiomqtt.Client(**broker.client_args()) as client:
                 connected = True
                 await client.subscribe([(wire.topic("+", kind, root=args.root), 1)
                                         for kind in KINDS])
-                if await _serve(client, args, session, collected, seen):
+                if await _serve(client, args, session, collected, seen, stop):
                     return
         except aiomqtt.MqttError as exc:
             if not connected:
@@ -193,9 +196,27 @@ async def _listen(args: argparse.Namespace, session: Session, collected: Collect
             await asyncio.sleep(1.0)
 
 
+async def _listen_until_stopped(args: argparse.Namespace, session: Session,
+                                collected: Collected) -> None:
+    stop = asyncio.Event()
+    await _listen(args, session, collected, stop)
+    if stop.is_set():
+        print(f"{PROG}: stopped: the records of the results received", file=sys.stderr)
+
+
+def _stop_on_sigterm(stop: asyncio.Event) -> None:
+    """SIGTERM (``systemctl stop``, ``kill``, a shell's job control) ends the listening as
+    Ctrl-C does, so the records of the results received are still written: without it the
+    process died at once and ``--out`` wrote nothing."""
+    with contextlib.suppress(NotImplementedError, RuntimeError):   # no signals here
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+
+
 async def _serve(client: aiomqtt.Client, args: argparse.Namespace, session: Session,
-                 collected: Collected, seen: set[tuple[str, bytes]]) -> bool:
-    """Messages until a stop condition (True) or the connection ends (an MqttError)."""
+                 collected: Collected, seen: set[tuple[str, bytes]],
+                 stop: asyncio.Event | None = None) -> bool:
+    """Messages until a stop condition (True: ``--once`` settled, ``--until-complete``,
+    or ``stop`` set) or the connection ends (an MqttError)."""
     quiet_since = time.monotonic()
     messages = client.messages.__aiter__()
     # one read kept across the idle checks: a read cancelled by a timeout (wait_for) could
@@ -206,6 +227,8 @@ async def _serve(client: aiomqtt.Client, args: argparse.Namespace, session: Sess
             if reading is None:
                 reading = asyncio.ensure_future(messages.__anext__())
             done, _ = await asyncio.wait({reading}, timeout=0.2)
+            if stop is not None and stop.is_set():
+                return True
             if not done:
                 if args.once and time.monotonic() - quiet_since >= args.settle:
                     return True
@@ -277,7 +300,7 @@ def main(argv: Sequence[str]) -> int:
         else:
             collected = Collected()
             try:
-                asyncio.run(_listen(args, session, collected, asyncio.Event()))
+                asyncio.run(_listen_until_stopped(args, session, collected))
             except KeyboardInterrupt:
                 print(f"{PROG}: interrupted: the records of the results received",
                       file=sys.stderr)

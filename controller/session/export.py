@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -525,6 +526,10 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
     for row in board_scores:
         by_board.setdefault(row.board, []).append(row)
     board_tables = {b: _score_table(rows, session) for b, rows in by_board.items()}
+    if out.exists() and not out.is_dir():
+        # mkdir's own word for it is "File exists", which reads as a refusal to overwrite
+        raise NotADirectoryError(errno.ENOTDIR, "a file, not a directory: --out names the "
+                                 "directory the records are written into", str(out))
     out.mkdir(parents=True, exist_ok=True)
     written = []
     stem = session.id

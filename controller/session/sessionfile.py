@@ -272,6 +272,27 @@ def _competitors(r: FieldReader, data: Mapping[str, Any], key: str) -> dict[int,
     return out
 
 
+def _seated(r: FieldReader, pairs: Mapping[int, Competitor], seated: list[int]) -> None:
+    """A ``[pairs]`` entry the movement seats nowhere is a typo (EW named 11-13 in a
+    Mitchell whose EW pairs are 4-6): the pairs that play would go nameless in every
+    record, so it is refused, naming the pairs the movement has."""
+    stray = sorted(set(pairs) - set(seated))
+    if stray:
+        raise r.fail(f"pairs.{stray[0]}", f"the movement seats no pair {stray[0]} (its "
+                                          f"pairs: {_ranges(seated)})")
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``1-6, 9`` for 1, 2, 3, 4, 5, 6, 9."""
+    out: list[str] = []
+    for n in sorted(numbers):
+        if out and out[-1].split("-")[-1] == str(n - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out)
+
+
 #: how far the weights of a weighted score may be from 100 (a float sum such as 3 x 33.3333)
 _WEIGHT_SLACK = 1e-6
 
@@ -454,9 +475,12 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
     vp = r.str_(scoring, "vp_scale", "scoring.", "wbf")
     if vp not in ("wbf", "none"):
         raise r.fail("scoring.vp_scale", f"must be wbf or none, not {vp!r}")
+    pairs = _competitors(r, data, "pairs")
+    if movement.kind != "teams":
+        _seated(r, pairs, movement.pairs)
     return Session(
         id=sid, event=event, date=date, venue=r.str_(sess, "venue", w), number=number,
-        movement=movement, pairs=MappingProxyType(_competitors(r, data, "pairs")),
+        movement=movement, pairs=MappingProxyType(pairs),
         teams=MappingProxyType(_competitors(r, data, "teams")), deals=deals,
         deals_first_board=deals_first_board,
         scoring=method, artificial=MappingProxyType(artificial), vp_scale=vp,

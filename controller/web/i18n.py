@@ -51,6 +51,7 @@ LABELS: dict[str, dict[str, str]] = {
     "offline": {"en": "offline", "vi": "mất kết nối", "zh": "离线"},
     "bridge": {"en": "Table unit", "vi": "Thiết bị bàn", "zh": "桌面设备"},
     "health": {"en": "Readers", "vi": "Đầu đọc", "zh": "读卡器"},
+    "no_anomalies": {"en": "all well", "vi": "bình thường", "zh": "正常"},
     "alerts": {"en": "Alerts", "vi": "Cảnh báo", "zh": "警报"},
     "no_alerts": {"en": "No alert.", "vi": "Không có cảnh báo.", "zh": "无警报。"},
     "director_called": {"en": "Director called", "vi": "Gọi trọng tài", "zh": "叫裁判"},

@@ -56,6 +56,40 @@ class AlertView:
         return {**self.latest, "history": self.history}
 
 
+#: counters of ``bridge/{t}/health`` that count normal work (events sent, the spool's size,
+#: the sequence numbers), not a fault: the room would otherwise show every table as
+#: having reader trouble
+NORMAL_COUNTERS = frozenset({"v", "ts", "seq", "spool_depth", "spool_max", "next_seq",
+                             "acked_seq", "events", "buttons", "resends"})
+
+
+def reader_anomalies(health: dict[str, Any] | None) -> list[str]:
+    """What is wrong with a table's readers, from its ``health``, as short lines for the
+    director: a reader disconnected, each reader's anomalies (``north crc_errors 2``), and
+    the bridge's fault counters above zero (``unknown_tags 3``); empty when all is well."""
+    if not health:
+        return []
+    out: list[str] = []
+    readers = health.get("readers")
+    if isinstance(readers, dict):
+        for name, reader in readers.items():
+            if not isinstance(reader, dict):
+                continue
+            if reader.get("connected") is False:
+                out.append(f"{name} disconnected")
+            anomalies = reader.get("anomalies")
+            if isinstance(anomalies, dict):
+                out.extend(f"{name} {kind} {count}" for kind, count in anomalies.items()
+                           if _positive(count))
+    out.extend(f"{key} {value}" for key, value in health.items()
+               if key not in NORMAL_COUNTERS and _positive(value))
+    return out
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
 @dataclass
 class TableView:
     table: str
@@ -78,6 +112,7 @@ class TableView:
     def as_json(self) -> dict[str, Any]:
         return {"table": self.table, "state": self.state, "result": self.result,
                 "indicator": self.indicator, "bridge": self.bridge, "health": self.health,
+                "anomalies": reader_anomalies(self.health),
                 "alerts": [a.as_json() for a in self.alerts.values()],
                 "errors": self.errors, "calls": self.calls, "cards": self.cards,
                 "scans": self.scans, "evidence": self.evidence,

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -36,6 +37,8 @@ __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "bui
 
 log = logging.getLogger("bridge_table.vugraph")
 STATIC = Path(__file__).parent / "static"
+#: put on each live stream's queue when the server stops: the stream ends
+_END = "\x00end"
 
 
 class Store:
@@ -177,8 +180,11 @@ def board_summary(store: Store, board: int, session: str | None = None,
 def ranking(store: Store, session: str) -> list[dict[str, Any]]:
     """The running ranking of one session from its released boards: each pair's
     matchpoints (NS pairs get ``mp_ns``, EW pairs ``mp_ew``) over the top they could have
-    had, boards with at least two results."""
+    had, boards with at least two results. Ranked in two fields (``field`` ``NS``, ``EW``)
+    when no pair has sat both ways, else in one (``field`` None); ``rank`` is text, a tie
+    sharing it (``2=``)."""
     totals: dict[str, dict[str, Any]] = {}
+    sides: dict[str, set[str]] = {}
     for board in sorted({b for _, b in store.session_boards(session)}):
         rows = board_summary(store, board, session, dd=False)["results"]
         if len(rows) < 2:
@@ -192,13 +198,23 @@ def ranking(store: Store, session: str) -> list[dict[str, Any]]:
                 entry = totals.setdefault(str(pair), {
                     "pair": str(pair), "name": (r.get("players") or {}).get(side),
                     "mp": 0, "top": 0, "boards": 0})
+                sides.setdefault(str(pair), set()).add(side)
                 entry["mp"] += mp
                 entry["top"] += top
                 entry["boards"] += 1
-    out = sorted(totals.values(), key=lambda e: (-e["mp"] / e["top"], _natural(e["pair"])))
-    for rank, e in enumerate(out, 1):
+    # a pair that never changes direction (a Mitchell without arrow-switch) is ranked in
+    # its direction's field, as ``bridge-table score`` ranks it: NS 1 and EW 1 both won
+    switched = {p for p in sides if len(sides[p]) > 1}
+    for e in totals.values():
         e["pct"] = round(100 * e["mp"] / e["top"], 2)
-        e["rank"] = rank
+        e["field"] = None if switched else next(iter(sides[e["pair"]])).upper()
+    out = sorted(totals.values(), key=lambda e: (e["field"] or "", -e["pct"],
+                                                 _natural(e["pair"])))
+    for e in out:
+        field = [o for o in out if o["field"] == e["field"]]
+        above = sum(1 for o in field if o["pct"] > e["pct"])
+        tied = sum(1 for o in field if o["pct"] == e["pct"]) > 1
+        e["rank"] = f"{above + 1}{'=' if tied else ''}"
     return out
 
 
@@ -350,6 +366,8 @@ def build_app(store: Store, *, lifespan: Any = None) -> Any:
                 while True:
                     try:
                         text = await asyncio.wait_for(queue.get(), 15)
+                        if text is _END:
+                            break
                         yield f"data: {text}\n\n"
                     except TimeoutError:
                         yield ": keep-alive\n\n"
@@ -423,8 +441,29 @@ def main(argv: list[str]) -> int:
     app = build_app(store, lifespan=lifespan)
     log.info("vugraph on http://%s:%d/ (public topics %s/# of %s)", host, port, args.public,
              broker.url)
+    # uvicorn's own signal handling waited on every viewer's live stream (a SIGTERM hung
+    # until systemd killed it) and then re-raised the signal (exit status 143): ours
+    # stops the server, ends the streams, and the command exits 0, as the console does
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            lifespan="on", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        asyncio.run(_serve(server, store))
     except KeyboardInterrupt:
         pass
+    log.info("stopped")
     return 0
+
+
+async def _serve(server: Any, store: Store) -> None:
+    def stop() -> None:
+        server.should_exit = True
+        for queue in list(store.listeners):   # each live stream ends at its next wake
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(_END)
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    await server.serve()

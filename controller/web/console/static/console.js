@@ -159,8 +159,7 @@
     const s = v.state || {};
     const r = rank(v);
     const calls = waitingCalls(v);
-    const health = v.health ? Object.entries(v.health).filter(([k, x]) =>
-      typeof x === "number" && x > 0 && !["v", "ts", "seq", "spool_depth"].includes(k)) : [];
+    const health = v.anomalies || [];   // the server's reader_anomalies: faults only
     const contract = s.contract ? (s.contract === "Pass" ? t("passed_out")
       : `${callText(s.contract)} ${s.declarer || ""}`) : "";
     return el("a", { class: `tcard rank${r}`, href: `#table/${encodeURIComponent(v.table)}`,
@@ -177,7 +176,7 @@
       contract ? el("div", { class: "tline" }, contract,
         s.tricks ? ` · NS ${s.tricks.NS} EW ${s.tricks.EW}` : "") : null,
       health.length ? el("div", { class: "health" }, `${t("health")}: `,
-        health.map(([k, x]) => `${k} ${x}`).join(", ")) : null,
+        health.join(", ")) : null,
       calls.length ? el("div", { class: "call" }, `${callLabel(calls[0])}`,
         calls[0].seat ? ` (${calls[0].seat})` : "",
         ` ${age(serverNow() - calls[0].received)} ${t("ago")}`) : null,
@@ -520,7 +519,8 @@
       el("h2", {}, `${t("table")} ${name} · ${t("board")} ${s.board ?? "-"}`),
       pairsLine(name, s),
       el("p", { class: "tline" }, `${t("bridge")}: ${v.bridge ? t(v.bridge) : "?"}`,
-        v.health ? ` · ${t("health")}: ${objectList(v.health)}` : ""),
+        v.health ? ` · ${t("health")}: ${(v.anomalies || []).length
+          ? v.anomalies.join(", ") : t("no_anomalies")}` : ""),
       openCalls(name).length ? el("ol", { class: "call", id: "call" },
         openCalls(name).map((c) => callItem(c, false))) : null,
       el("div", { class: "grid" },
@@ -612,8 +612,12 @@
       { id: id(f), name: f, type: "number", step: 10, size: 5, value: val(f, ""),
         oninput: keep(f) }));
     const art = SESSION.artificial || ["A+", "A=", "A-"];
+    // the board on the table now when the movement gives it, not the table's first board:
+    // a score written for board 1 while the table plays board 5 would be on the wrong board
+    const now = ((tables.get(name) || {}).state || {}).board;
+    const first = String(boards.includes(now) ? now : boards[0]);
     const send = async () => {
-      const body = { table: name, board: val("board", String(boards[0])), kind,
+      const body = { table: name, board: val("board", first), kind,
                      confirmed: true };
       for (const f of ["ns", "ew", "score_ns", "split_ns", "split_ew", "weighted"])
         body[f] = val(f, f === "ns" || f === "ew" ? "A=" : "");
@@ -627,7 +631,7 @@
     };
     return el("div", { id: "score-form", class: "score" },
       el("h3", {}, t("adjusted_score")),
-      select("board", boards.map(String), String(boards[0])),
+      select("board", boards.map(String), first),
       select("kind", ["artificial", "assigned", "split", "weighted"], "artificial",
              ["A+ / A= / A- (12C1d)", `${t("assigned")} (12C1b)`, `${t("split")} (12C1e)`,
               `${t("weighted")} (12C1c)`]),
@@ -695,13 +699,27 @@
           el("td", {}, row.director), el("td", {}, row.table_id), el("td", {}, row.round ?? ""),
           el("td", {}, row.board ?? ""), el("td", {}, row.pairs || ""),
           el("td", {}, row.alert !== null ? `#${row.alert} ${row.code || ""}` : ""),
-          el("td", {}, row.payload), el("td", {}, row.law || ""),
+          el("td", { title: row.payload }, rulingText(row.payload)),
+          el("td", {}, row.law || ""),
           el("td", {}, row.answer ? answerText(row.answer) : t("pending")),
           el("td", {}, recordCell(row)),
           el("td", { class: "reversal" }, row.reversed_by ? `${t("reversed_by")} #${row.reversed_by}`
             : row.reverses ? `${t("reverses")} #${row.reverses}`
               : row.reversal ? el("button", { type: "button", class: "reverse",
                 onclick: () => reverse(row) }, t("reverse")) : "")))))));
+  }
+
+  // The ruling as a director says it ("adjust tricks 10", "reject"), not the wire payload
+  // (kept whole in the cell's title and in the CSV): its envelope and its alert (the log has
+  // its own column for that) left out.
+  function rulingText(payload) {
+    let p;
+    try { p = JSON.parse(payload); } catch (e) { return payload; }
+    if (!p || typeof p !== "object") return payload;
+    const envelope = ["v", "src", "seq", "ts", "alert", "ruling", "facts", "note", "confirmed"];
+    const rest = Object.entries(p).filter(([k]) => !envelope.includes(k))
+      .map(([k, x]) => `${k} ${typeof x === "object" ? JSON.stringify(x) : x}`);
+    return [p.ruling || "", ...rest].join(" ").trim() || payload;
   }
 
   // -- routing, live updates ---------------------------------------------------------------

@@ -142,7 +142,7 @@ async function renderHome() {
       <td>${t.boards.map((b) => `<a href="#/table/${encodeURIComponent(t.table)}/${b}">${b}</a>`).join(" ")}</td></tr>`;
   }).join("");
   const boards = state.boards.map((b) => `<a href="#/board/${b}">${T("board")} ${b}</a>`).join(" · ");
-  const rank = (state.ranking || []).map((r) => `<tr><td>${esc(r.rank)}</td><td>${esc(r.pair)}</td><td>${esc(r.name || "")}</td><td>${esc(r.pct)}</td><td>${esc(r.boards)}</td></tr>`).join("");
+  const rank = (state.ranking || []).map((r) => `<tr><td>${esc(r.field ? `${r.field} ${r.rank}` : r.rank)}</td><td>${esc(r.pair)}</td><td>${esc(r.name || "")}</td><td>${esc(r.pct)}</td><td>${esc(r.boards)}</td></tr>`).join("");
   document.getElementById("main").innerHTML = `
     <div class="panel"><h2>${T("tables")}</h2>
     ${state.tables.length ? `<div class="scroll"><table class="list" id="tables"><thead><tr><th>${T("table")}</th><th>${T("now")}</th><th>${T("board")}</th><th>${T("result")}</th><th>${T("released")}</th></tr></thead><tbody>${rows}</tbody></table></div>` : `<p class="muted">${T("none")}</p>`}
