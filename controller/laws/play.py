@@ -84,6 +84,7 @@ _ROTATION: dict[Seat, tuple[Seat, ...]] = {s: tuple(s.rotated(i) for i in range(
 # enum class (``Seat.N``) costs several times the lookup of a global.
 _NORTH: Final = Seat.N
 _SOUTH: Final = Seat.S
+_SEATS: Final = tuple(Seat)   # (iterating the enum class is a generator in Python)
 
 
 class PlayError(ValueError):
@@ -233,17 +234,17 @@ class Play:
         self._owned: set[int] = set()
         self._hands_known = hands is not None
         self._initial: dict[Seat, frozenset[Card]] = (
-            {s: frozenset(hands.get(s, frozenset())) for s in Seat} if hands is not None else {}
+            {s: frozenset(hands.get(s, frozenset())) for s in _SEATS} if hands is not None else {}
         )
-        self._remaining: dict[Seat, set[Card]] = {s: set(self._initial.get(s, ())) for s in Seat}
-        self._seen: dict[Seat, set[Card]] = {s: set() for s in Seat}
+        self._remaining: dict[Seat, set[Card]] = {s: set(self._initial.get(s, ())) for s in _SEATS}
+        self._seen: dict[Seat, set[Card]] = {s: set() for s in _SEATS}
         self._owner: dict[Card, Seat] = {}
         self._played: set[Card] = set()            # read with unknown hands only
-        self._tray: dict[Seat, set[Card]] = {s: set() for s in Seat}
+        self._tray: dict[Seat, set[Card]] = {s: set() for s in _SEATS}
         # penalty cards: card -> (major, id of the irregularity that made it, or None)
-        self._penalty: dict[Seat, dict[Card, tuple[bool, int | None]]] = {s: {} for s in Seat}
-        self._stray: dict[Seat, dict[Card, int | None]] = {s: {} for s in Seat}
-        self._withdrawn: dict[Seat, dict[Card, int]] = {s: {} for s in Seat}
+        self._penalty: dict[Seat, dict[Card, tuple[bool, int | None]]] = {s: {} for s in _SEATS}
+        self._stray: dict[Seat, dict[Card, int | None]] = {s: {} for s in _SEATS}
+        self._withdrawn: dict[Seat, dict[Card, int]] = {s: {} for s in _SEATS}
         self._frozen: set[int] = set()
         self._tricks: list[_Trick] = [_Trick(first_trick, self.opening_leader)]
         # What the tricks add up to, kept as they grow so that no event pays for a loop over

@@ -154,11 +154,11 @@ class Board:
             info.vulnerability if info else board_vulnerability(number))
         self.deal: Deal | None = info.deal if info and info.deal and info.deal.is_complete else None
         self.phase = Phase.SCANNING
-        self.scans: dict[Seat, dict[Card, None]] = {s: {} for s in Seat}
+        self.scans: dict[Seat, dict[Card, None]] = {s: {} for s in _SEATS}
         self.called: set[Seat] = set()
         self.auction = Auction(self.dealer, log, rules=rules)
         self.play: Play | None = None
-        self.hands_back: dict[Seat, int] = {s: 0 for s in Seat}
+        self.hands_back: dict[Seat, int] = dict.fromkeys(_SEATS, 0)
         self.done = False
         self.history: list[Input] = []
         # one more for every input applied (Board.apply is the one way a board changes):
@@ -168,7 +168,8 @@ class Board:
         # paths that know it, read by Table.apply (``Update.shown_unchanged``)
         self.quiet = False
         self.notes: list[str] = []
-        self._missing: dict[Seat, list[int]] = {s: [] for s in Seat}   # open MISSING/HAND_COUNT ids
+        # open MISSING/HAND_COUNT ids
+        self._missing: dict[Seat, list[int]] = {s: [] for s in _SEATS}
         self._unknown: dict[str, int] = {}
         self._lead_faced = False
         self.refused = ""    # why the last ruling was refused (1.6), read by Table._collect
@@ -224,8 +225,8 @@ class Board:
     def known_hands(self) -> dict[Seat, frozenset[Card]] | None:
         """The hands for Play: the deal file first, then four complete, disjoint scans."""
         if self.deal is not None:
-            return {s: self.deal[s] for s in Seat}
-        scans = {s: frozenset(self.scans[s]) for s in Seat}
+            return dict(zip(_SEATS, self.deal.hands, strict=True))
+        scans = {s: frozenset(self.scans[s]) for s in _SEATS}
         union: frozenset[Card] = frozenset().union(*scans.values())
         if all(len(h) == 13 for h in scans.values()) and len(union) == 52:
             return scans
@@ -573,7 +574,7 @@ class Board:
         if self.play is None:
             # Passed out: the hands go back into the board (Law 22B); four hands back close
             # the board. Anything else on a tray now is nobody's play.
-            if self.hands_back[seat] and all(self.hands_back[s] for s in Seat):
+            if self.hands_back[seat] and all(self.hands_back[s] for s in _SEATS):
                 self.done = True
             return
         if ev.present:
@@ -674,7 +675,7 @@ class Board:
         return "13"
 
     def _any_scans(self) -> bool:
-        return any(self.scans[s] for s in Seat)
+        return any(self.scans.values())   # (a hand for each seat)
 
     def _start_auction(self) -> None:
         self.phase = Phase.AUCTION
