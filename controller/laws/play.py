@@ -393,12 +393,21 @@ class Play:
     def last_cards(self, count: int) -> list[tuple[Seat, Card, int]]:
         """The last ``count`` cards played, oldest first, each with its trick number."""
         out: list[tuple[Seat, Card, int]] = []
+        if count <= 0:
+            if count == 0:
+                return out
+            count = sum(len(t.cards) for t in self._tricks)   # (less than none: all)
         for t in reversed(self._tricks):
-            for seat, card in reversed(t.cards):
-                if len(out) == count:
-                    return out[::-1]
-                out.append((seat, card, t.number))
-        return out[::-1]
+            cards = t.cards
+            need = count - len(out)
+            if len(cards) >= need:   # the last trick needed (the current one, nearly always)
+                number = t.number
+                out[:0] = [(seat, card, number) for seat, card in cards[len(cards) - need:]]
+                return out
+            if cards:
+                number = t.number
+                out[:0] = [(seat, card, number) for seat, card in cards]
+        return out
 
     @property
     def complete(self) -> bool:

@@ -270,7 +270,11 @@ class Board:
         self.history.append(inp)
         self.quiet = False
         if type(inp) is TagEvent:
-            self._tag(inp)
+            deck = inp.deck
+            if inp.zone is _SPOT and not inp.unknown and (deck is None or deck == self._own_deck):
+                self._spot(inp)   # the common case: what _tag does with it, without the call
+            else:
+                self._tag(inp)
             if self.quiet:
                 return  # nothing changed that could move the phase on
         elif isinstance(inp, TagEvent):
@@ -1056,7 +1060,8 @@ class Table:
             n = len(fed.calls)
             if len(calls) != n or (n and calls[-1] != fed.calls[-1]):
                 if calls[:n] == fed.calls:
-                    out += [FeedItem("call", seat=s, call=c) for s, c in calls[n:]]
+                    for seat, call in calls[n:]:
+                        out.append(FeedItem("call", seat, call))
                 else:
                     out.append(FeedItem("auction", calls=calls))
                 fed.calls = calls
@@ -1073,11 +1078,13 @@ class Table:
         if grown < 0:
             tail = []
         else:
+            # the last card sent and the cards after it (the common case: one card more)
             tail = play.last_cards(grown + 1)
             joins = fed.cards_n == 0 or (len(tail) > grown and tail[0][:2] == fed.last_card)
             if joins:
-                new = tail[-grown:] if grown else []
-                out += [FeedItem("card", seat=s, card=c, trick=t) for s, c, t in new]
+                if grown:
+                    for seat, card, trick in tail[-grown:]:
+                        out.append(FeedItem("card", seat, None, card, trick))
                 if tail:
                     fed.cards_n, fed.last_card = count, tail[-1][:2]
                 return out
