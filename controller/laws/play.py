@@ -519,13 +519,10 @@ class Play:
             self._simul = None
             if ts is not None and seat is simul[4] and seat is self.turn \
                     and abs(ts - simul[3]) <= SIMULTANEOUS_WINDOW:
-                self._put(seat, card, ts)
+                self.put(seat, card, ts=ts)   # (no simultaneous play pending now)
                 if self._trick_of(seat, card) is not None:   # the proper play counted
                     self._deemed_subsequent(simul)
                 return
-        self._put(seat, card, ts)
-
-    def _put(self, seat: Seat, card: Card, ts: float | None) -> None:
         self._ts = ts
         if self._complete:
             self._tray[seat].add(card)        # spread for a review or a claim: nothing to do
@@ -924,7 +921,20 @@ class Play:
 
     def _follow(self, seat: Seat, card: Card) -> None:
         cur = self._tricks[-1]
-        played = [s for s, _ in cur.cards]
+        cards = cur.cards
+        n = len(cards)
+        if n < 4:
+            # the common case, first: the cards so far came in rotation from the leader and
+            # ``seat`` is next: he has not played, and he is due
+            rotation = _ROTATION[cur.leader]
+            if seat is rotation[n]:
+                i = 0
+                while i < n and cards[i][0] is rotation[i]:
+                    i += 1
+                if i == n:
+                    self._play(seat, card, cur)
+                    return
+        played = [s for s, _ in cards]
         if seat in played:   # (cur.played_by(seat) is not None)
             self._second_card(seat, card, cur)
             return

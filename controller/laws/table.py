@@ -813,10 +813,10 @@ class Table:
                 board.apply(inp)
                 if board.quiet:   # (a quiet input leaves the phase where it was)
                     return _QUIET
-                return self._collect(board, (), zone=inp.zone)
+                return self._collect(board, (), None, inp.zone)
             before = self._result_key()
             board.apply(inp)
-            return self._collect(board, before, zone=inp.zone)
+            return self._collect(board, before, None, inp.zone)
         if isinstance(inp, Ruling):
             if inp.option is not None and inp.kind in (RulingKind.UNDO, RulingKind.BOARD):
                 return Update(refused=f"ruling {inp.kind} takes no option "
