@@ -738,7 +738,17 @@ class Play:
         return self._tricks[-1]
 
     def _due(self, trick: _Trick) -> Seat:
-        return _due_among(trick.leader, [s for s, _ in trick.cards])
+        cards = trick.cards
+        n = len(cards)
+        if n < 4:
+            # the common case, first: the cards so far came in rotation from the leader
+            rotation = _ROTATION[trick.leader]
+            i = 0
+            while i < n and cards[i][0] is rotation[i]:
+                i += 1
+            if i == n:
+                return rotation[n]
+        return _due_among(trick.leader, [s for s, _ in cards])
 
     def _open(self, code: Code, **kwargs: object) -> int:
         item = self._log.open(code, **kwargs)  # type: ignore[arg-type]
