@@ -981,7 +981,7 @@ class Table:
             return Update(notes=(f"board number {number} ignored",))
         closing: list[Irregularity] = []
         old = self.board
-        if old is not None and old.complete and old.number not in self.played:
+        if old is not None and old.complete and not _listed(old.number, self.played):
             self.played.append(old.number)
         if old is not None:
             if replaced:
@@ -1029,7 +1029,7 @@ class Table:
             after = self._result_key()
             result_changed = bool(after) and after != before
             if result_changed:
-                if board.number not in self.played:
+                if not _listed(board.number, self.played):
                     self.played.append(board.number)
                 feed.append(FeedItem("result"))
         notes: tuple[str, ...] = ()
@@ -1092,6 +1092,12 @@ class Table:
         out.append(FeedItem("play", cards=cards))
         fed.cards_n, fed.last_card = count, (cards[-1] if cards else None)
         return out
+
+
+def _listed(number: int, played: list[int]) -> bool:
+    """``number in played``, the last first: a board finished is the last one listed, and
+    a session of many boards would read the whole list for it at every board."""
+    return bool(played) and played[-1] == number or number in played
 
 
 def _resolved_by_undo(item: Irregularity) -> Irregularity:
