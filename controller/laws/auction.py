@@ -84,6 +84,7 @@ PASS_ALL: Final = "pass_all"
 _BID: Final = CallKind.BID
 _DOUBLE: Final = CallKind.DOUBLE
 _REDOUBLE: Final = CallKind.REDOUBLE
+_PASS: Final = CallKind.PASS
 _SEATS: Final = tuple(Seat)
 
 
@@ -651,7 +652,7 @@ class Auction:
                      check_obligation: bool = True) -> None:
         """A call at the caller's turn: 37, 36, 27, or it stands."""
         kind = call.kind
-        if check_obligation and kind is not CallKind.PASS and self._oblig.get(seat):
+        if check_obligation and kind is not _PASS and self._oblig.get(seat):
             item = self.log.open(Code.CALL_BY_PLAYER_REQUIRED_TO_PASS, law="37", seat=seat,
                                  call=call, detail="pending",
                                  obligation=self.obligations.get(seat, PASS_NEXT))
@@ -1201,7 +1202,7 @@ class Auction:
             key = (seat & 1) * 5 + bid.denomination
             if self._first_namer[key] is None:
                 self._first_namer[key] = seat
-        elif call.kind is CallKind.PASS:
+        elif call.kind is _PASS:
             self._passes += 1
         else:
             self._dbl = 1 if call.kind is _DOUBLE else 2

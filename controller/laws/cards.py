@@ -8,7 +8,7 @@ Text forms are the wire contract's (PBN's): ``SA``, ``HT``, ``1NT``, ``Pass``, `
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 __all__ = [
@@ -145,6 +145,16 @@ class Card:
 
     suit: Suit
     rank: Rank
+    # the hash the dataclass would compute at every call (``hash((suit, rank))``), kept:
+    # cards are hashed several times for each card put (the play's sets), and the same
+    # value keeps every set of cards iterating in the same order as before
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.suit, self.rank)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @classmethod
     def parse(cls, text: str) -> Card:

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from .cards import FULL_DECK, Card, Contract, Rules, Seat, Suit
 from .irregularities import Code, IrregularityLog, Status
@@ -79,6 +80,11 @@ _LAST_TRICK = 13
 SIMULTANEOUS_WINDOW = 0.25   # seconds
 #: each seat, then the others clockwise (playing order from a leader)
 _ROTATION: dict[Seat, tuple[Seat, ...]] = {s: tuple(s.rotated(i) for i in range(4)) for s in Seat}
+# Seats read for every card, as module constants: on Python 3.11 reading a member off its
+# enum class (``Seat.N``) costs several times the lookup of a global.
+_NORTH: Final = Seat.N
+_SOUTH: Final = Seat.S
+_SEATS: Final = tuple(Seat)   # (iterating the enum class is a generator in Python)
 
 
 class PlayError(ValueError):
@@ -116,6 +122,14 @@ def build_tricks(
         if winner is not None:
             leader = winner
     return tuple(tricks)
+
+
+def _due_among(leader: Seat, played: list[Seat]) -> Seat:
+    """The seat due to play to a trick led by ``leader`` whose cards came from ``played``."""
+    for seat in _ROTATION[leader]:
+        if seat not in played:
+            return seat
+    return leader  # a full trick is never current
 
 
 @dataclass(eq=False)
@@ -220,23 +234,23 @@ class Play:
         self._owned: set[int] = set()
         self._hands_known = hands is not None
         self._initial: dict[Seat, frozenset[Card]] = (
-            {s: frozenset(hands.get(s, frozenset())) for s in Seat} if hands is not None else {}
+            {s: frozenset(hands.get(s, frozenset())) for s in _SEATS} if hands is not None else {}
         )
-        self._remaining: dict[Seat, set[Card]] = {s: set(self._initial.get(s, ())) for s in Seat}
-        self._seen: dict[Seat, set[Card]] = {s: set() for s in Seat}
+        self._remaining: dict[Seat, set[Card]] = {s: set(self._initial.get(s, ())) for s in _SEATS}
+        self._seen: dict[Seat, set[Card]] = {s: set() for s in _SEATS}
         self._owner: dict[Card, Seat] = {}
         self._played: set[Card] = set()            # read with unknown hands only
-        self._tray: dict[Seat, set[Card]] = {s: set() for s in Seat}
+        self._tray: dict[Seat, set[Card]] = {s: set() for s in _SEATS}
         # penalty cards: card -> (major, id of the irregularity that made it, or None)
-        self._penalty: dict[Seat, dict[Card, tuple[bool, int | None]]] = {s: {} for s in Seat}
-        self._stray: dict[Seat, dict[Card, int | None]] = {s: {} for s in Seat}
-        self._withdrawn: dict[Seat, dict[Card, int]] = {s: {} for s in Seat}
+        self._penalty: dict[Seat, dict[Card, tuple[bool, int | None]]] = {s: {} for s in _SEATS}
+        self._stray: dict[Seat, dict[Card, int | None]] = {s: {} for s in _SEATS}
+        self._withdrawn: dict[Seat, dict[Card, int]] = {s: {} for s in _SEATS}
         self._frozen: set[int] = set()
         self._tricks: list[_Trick] = [_Trick(first_trick, self.opening_leader)]
         # What the tricks add up to, kept as they grow so that no event pays for a loop over
         # the board's tricks: cards in the tricks, completed tricks won by each side, and
         # the (seat, card) pairs of completed tricks. A card added or a trick closed in play
-        # updates them (``_tally_card``, ``_tally_close``); any other change to the tricks
+        # updates them (``_play``, ``_tally_close``); any other change to the tricks
         # (a correction, a reopened trick, 62A/67 repairs) marks them stale (``_stale``)
         # and the next read counts them again (``_recount``).
         self._tally_ok = True
@@ -287,7 +301,7 @@ class Play:
         """Whose card is due (dummy's seat when dummy is due); None when play is over."""
         if self._complete:
             return None
-        return self._due(self._cur)
+        return self._due(self._tricks[-1])
 
     @property
     def lead_faced(self) -> bool:
@@ -322,7 +336,7 @@ class Play:
         for t in self._tricks:
             n += len(t.cards)
             if t.winner is not None:
-                if t.winner is Seat.N or t.winner is Seat.S:
+                if t.winner is _NORTH or t.winner is _SOUTH:
                     ns += 1
                 else:
                     ew += 1
@@ -333,19 +347,13 @@ class Play:
     def _stale(self) -> None:
         self._tally_ok = False
 
-    def _tally_card(self, trick: _Trick, seat: Seat, card: Card) -> None:
-        """``card`` was just appended to ``trick``."""
-        if trick.winner is not None:
-            self._tally_ok = False      # a card into a closed trick: counted again
-        elif self._tally_ok:
-            self._n_cards += 1
-
     def _tally_close(self, trick: _Trick, had_winner: bool) -> None:
         """``trick`` was just given its winner."""
-        if had_winner or not self._tally_ok or trick.winner is None:
+        winner = trick.winner
+        if had_winner or not self._tally_ok or winner is None:
             self._tally_ok = False
             return
-        if trick.winner is Seat.N or trick.winner is Seat.S:
+        if winner is _NORTH or winner is _SOUTH:
             self._won_ns += 1
         else:
             self._won_ew += 1
@@ -385,12 +393,21 @@ class Play:
     def last_cards(self, count: int) -> list[tuple[Seat, Card, int]]:
         """The last ``count`` cards played, oldest first, each with its trick number."""
         out: list[tuple[Seat, Card, int]] = []
+        if count <= 0:
+            if count == 0:
+                return out
+            count = sum(len(t.cards) for t in self._tricks)   # (less than none: all)
         for t in reversed(self._tricks):
-            for seat, card in reversed(t.cards):
-                if len(out) == count:
-                    return out[::-1]
-                out.append((seat, card, t.number))
-        return out[::-1]
+            cards = t.cards
+            need = count - len(out)
+            if len(cards) >= need:   # the last trick needed (the current one, nearly always)
+                number = t.number
+                out[:0] = [(seat, card, number) for seat, card in cards[len(cards) - need:]]
+                return out
+            if cards:
+                number = t.number
+                out[:0] = [(seat, card, number) for seat, card in cards]
+        return out
 
     @property
     def complete(self) -> bool:
@@ -502,13 +519,10 @@ class Play:
             self._simul = None
             if ts is not None and seat is simul[4] and seat is self.turn \
                     and abs(ts - simul[3]) <= SIMULTANEOUS_WINDOW:
-                self._put(seat, card, ts)
+                self.put(seat, card, ts=ts)   # (no simultaneous play pending now)
                 if self._trick_of(seat, card) is not None:   # the proper play counted
                     self._deemed_subsequent(simul)
                 return
-        self._put(seat, card, ts)
-
-    def _put(self, seat: Seat, card: Card, ts: float | None) -> None:
         self._ts = ts
         if self._complete:
             self._tray[seat].add(card)        # spread for a review or a claim: nothing to do
@@ -522,7 +536,12 @@ class Play:
             self._log.update(item, status=Status.RESOLVED, detail="replaced")
             return
         penalties = self._penalty[seat]
-        if card in tray:
+        # Every way on from here lays the card on the tray, and nothing before its laying
+        # reads the tray: laid now, the set's size tells whether it lay there (one hash of
+        # the card, not two)
+        size = len(tray)
+        tray.add(card)
+        if len(tray) == size:
             if self.turn is seat:
                 # tap reader: a card left on the tray is played now
                 if penalties and card in penalties:
@@ -531,18 +550,18 @@ class Play:
                     self._put_card(seat, card)
             return                            # a re-read of a tag already there
         if penalties and card in penalties and self.turn is not seat:
-            tray.add(card)                    # the penalty card laid face up again
-            return
-        if not self._holds(seat, card):
-            item = self._open(Code.CARD_NOT_IN_HAND, seat=seat, trick=self._cur.number,
+            return                            # the penalty card laid face up again
+        if not (card in self._remaining[seat] if self._hands_known
+                else self._holds(seat, card)):
+            item = self._open(Code.CARD_NOT_IN_HAND, seat=seat, trick=self._tricks[-1].number,
                               card=card, detail="freeze")
             self._stray[seat][card] = item
-            self._tray[seat].add(card)
             self._frozen.add(item)
             return
-        if ts is not None and self._simultaneous_second(seat, card, ts):
+        # (_simultaneous_second is False unless the seat's own card was the last one put)
+        if ts is not None and self._last_seat is seat \
+                and self._simultaneous_second(seat, card, ts):
             return
-        tray.add(card)
         if not self._hands_known:
             self._see(seat, card)
             if seat not in self._pending_correction:
@@ -719,11 +738,17 @@ class Play:
         return self._tricks[-1]
 
     def _due(self, trick: _Trick) -> Seat:
-        played = [s for s, _ in trick.cards]
-        for seat in _ROTATION[trick.leader]:
-            if seat not in played:
-                return seat
-        return trick.leader  # a full trick is never current
+        cards = trick.cards
+        n = len(cards)
+        if n < 4:
+            # the common case, first: the cards so far came in rotation from the leader
+            rotation = _ROTATION[trick.leader]
+            i = 0
+            while i < n and cards[i][0] is rotation[i]:
+                i += 1
+            if i == n:
+                return rotation[n]
+        return _due_among(trick.leader, [s for s, _ in cards])
 
     def _open(self, code: Code, **kwargs: object) -> int:
         item = self._log.open(code, **kwargs)  # type: ignore[arg-type]
@@ -807,26 +832,25 @@ class Play:
 
     # ------------------------------------------------------------------ put routing
     def _put_card(self, seat: Seat, card: Card) -> None:
-        if seat in self._correcting:
+        # (each test of a collection's emptiness first: they are empty nearly always)
+        if self._correcting and seat in self._correcting:
             self._finish_correction(seat, card)
             return
-        pend = self._pending_correction.get(seat)
-        if pend is not None:
+        if self._pending_correction and seat in self._pending_correction:
             self._finish_unknown_correction(seat, card)
             return
         for d in self._defective:
             if d.stage == "67A" and d.missing is seat and d.trick.played_by(seat) is None:
                 self._defective_add(d.item, seat, card, by_player=True)
                 return
-        cur = self._cur
+        cur = self._tricks[-1]
         fifth = self._fifth
-        self._fifth = None
         if fifth is not None and not cur.cards and seat is fifth.seat.lho \
                 and seat is not cur.leader:
-            self._fifth = fifth
             self._fifth_to_lead(accepted=True)
             self._follow(seat, card)
             return
+        self._fifth = None
         if self._fifth_wait and not cur.cards and seat is cur.leader:
             # the proper lead follows a defender's card awaiting the director: if he
             # deems that card led, 2017 53B (it may be withdrawn) / 2007 53C (withdrawn)
@@ -861,7 +885,7 @@ class Play:
             self._follow(seat, card)
 
     def _lead(self, seat: Seat, card: Card) -> None:
-        cur = self._cur
+        cur = self._tricks[-1]
         expected = cur.leader
         if seat is expected:
             self._play(seat, card, cur)
@@ -906,11 +930,25 @@ class Play:
         self._fifth = _PendingLead(item, seat, card, expected)
 
     def _follow(self, seat: Seat, card: Card) -> None:
-        cur = self._cur
-        if cur.played_by(seat) is not None:
+        cur = self._tricks[-1]
+        cards = cur.cards
+        n = len(cards)
+        if n < 4:
+            # the common case, first: the cards so far came in rotation from the leader and
+            # ``seat`` is next: he has not played, and he is due
+            rotation = _ROTATION[cur.leader]
+            if seat is rotation[n]:
+                i = 0
+                while i < n and cards[i][0] is rotation[i]:
+                    i += 1
+                if i == n:
+                    self._play(seat, card, cur)
+                    return
+        played = [s for s, _ in cards]
+        if seat in played:   # (cur.played_by(seat) is not None)
             self._second_card(seat, card, cur)
             return
-        due = self._due(cur)
+        due = _due_among(cur.leader, played)
         if seat is due:
             self._play(seat, card, cur)
             return
@@ -983,21 +1021,31 @@ class Play:
     # ------------------------------------------------------------------ playing a card
     def _play(self, seat: Seat, card: Card, trick: _Trick, *, check: bool = True) -> None:
         """``card`` from ``seat`` counts as played to ``trick``."""
-        suit_led = trick.suit_led
-        if check:
+        cards = trick.cards
+        suit_led = cards[0][1].suit if cards else None    # (trick.suit_led)
+        penalties = self._penalty[seat]
+        # (_check_obligations has nothing to do without one of these: the common case)
+        if check and (self._pcnp or penalties or self._requirements
+                      or (suit_led is not None and card.suit is not suit_led)):
             self._check_obligations(seat, card, trick, suit_led)
-        trick.cards.append((seat, card))
-        self._tally_card(trick, seat, card)
+        cards.append((seat, card))
+        # the tallies (see __init__)
+        if trick.winner is not None:
+            self._tally_ok = False      # a card into a closed trick: counted again
+        elif self._tally_ok:
+            self._n_cards += 1
         self._remaining[seat].discard(card)
         if not self._hands_known:
             self._played.add(card)
-        penalties = self._penalty[seat]
         if penalties and card in penalties:
             major, item = penalties.pop(card)
             if item is not None and item in self._penalty_source:
                 self._maybe_discharged(item)
-        self._after_play(seat, trick)
-        if len(trick.cards) == 4 and trick is self._cur:
+        # (_after_play has nothing to do without one of these: the common case)
+        if self._premature_open or self._revokes or self._defective \
+                or self._queued is not None:
+            self._after_play(seat, trick)
+        if len(trick.cards) == 4 and trick is self._tricks[-1]:
             self._close(trick)
 
     def _check_obligations(self, seat: Seat, card: Card, trick: _Trick,

@@ -15,7 +15,7 @@ import enum
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .auction import Auction
 from .cards import (
@@ -70,6 +70,21 @@ class Phase(enum.StrEnum):
     LEAD = "lead"            # auction over; clarification period, opening lead not yet faced
     PLAY = "play"
     COMPLETE = "complete"    # 13 tricks played (or passed out); hands going back into the board
+
+
+# The enum members read for every input, as module constants: on Python 3.11 reading a
+# member off its class (``Zone.SPOT``) costs several times the lookup of a global.
+_SCANNING: Final = Phase.SCANNING
+_AUCTION: Final = Phase.AUCTION
+_LEAD: Final = Phase.LEAD
+_PLAY: Final = Phase.PLAY
+_COMPLETE: Final = Phase.COMPLETE
+_SPOT: Final = Zone.SPOT
+_TRAY: Final = Zone.TRAY
+_BID: Final = Zone.BID
+_BOARD: Final = Zone.BOARD
+_PRESENT: Final = Action.PRESENT
+_SEATS: Final = tuple(Seat)   # (iterating the enum class is a generator in Python)
 
 
 class FeedItem(NamedTuple):
@@ -139,11 +154,11 @@ class Board:
             info.vulnerability if info else board_vulnerability(number))
         self.deal: Deal | None = info.deal if info and info.deal and info.deal.is_complete else None
         self.phase = Phase.SCANNING
-        self.scans: dict[Seat, dict[Card, None]] = {s: {} for s in Seat}
+        self.scans: dict[Seat, dict[Card, None]] = {s: {} for s in _SEATS}
         self.called: set[Seat] = set()
         self.auction = Auction(self.dealer, log, rules=rules)
         self.play: Play | None = None
-        self.hands_back: dict[Seat, int] = {s: 0 for s in Seat}
+        self.hands_back: dict[Seat, int] = dict.fromkeys(_SEATS, 0)
         self.done = False
         self.history: list[Input] = []
         # one more for every input applied (Board.apply is the one way a board changes):
@@ -153,7 +168,8 @@ class Board:
         # paths that know it, read by Table.apply (``Update.shown_unchanged``)
         self.quiet = False
         self.notes: list[str] = []
-        self._missing: dict[Seat, list[int]] = {s: [] for s in Seat}   # open MISSING/HAND_COUNT ids
+        # open MISSING/HAND_COUNT ids
+        self._missing: dict[Seat, list[int]] = {s: [] for s in _SEATS}
         self._unknown: dict[str, int] = {}
         self._lead_faced = False
         self.refused = ""    # why the last ruling was refused (1.6), read by Table._collect
@@ -194,22 +210,23 @@ class Board:
 
     @property
     def turn(self) -> Seat | None:
-        if self.phase in (Phase.SCANNING, Phase.AUCTION):
+        phase = self.phase
+        if phase is _SCANNING or phase is _AUCTION:
             return self.auction.turn
-        if self.play is not None and self.phase in (Phase.LEAD, Phase.PLAY):
+        if self.play is not None and (phase is _LEAD or phase is _PLAY):
             return self.play.turn
         return None
 
     @property
     def complete(self) -> bool:
-        return self.phase is Phase.COMPLETE
+        return self.phase is _COMPLETE
 
     @property
     def known_hands(self) -> dict[Seat, frozenset[Card]] | None:
         """The hands for Play: the deal file first, then four complete, disjoint scans."""
         if self.deal is not None:
-            return {s: self.deal[s] for s in Seat}
-        scans = {s: frozenset(self.scans[s]) for s in Seat}
+            return dict(zip(_SEATS, self.deal.hands, strict=True))
+        scans = {s: frozenset(self.scans[s]) for s in _SEATS}
         union: frozenset[Card] = frozenset().union(*scans.values())
         if all(len(h) == 13 for h in scans.values()) and len(union) == 52:
             return scans
@@ -253,7 +270,11 @@ class Board:
         self.history.append(inp)
         self.quiet = False
         if type(inp) is TagEvent:
-            self._tag(inp)
+            deck = inp.deck
+            if inp.zone is _SPOT and not inp.unknown and (deck is None or deck == self._own_deck):
+                self._spot(inp)   # the common case: what _tag does with it, without the call
+            else:
+                self._tag(inp)
             if self.quiet:
                 return  # nothing changed that could move the phase on
         elif isinstance(inp, TagEvent):
@@ -270,55 +291,70 @@ class Board:
 
     def _advance(self) -> None:
         """Move the phase on after an input: auction over, lead faced, play over."""
-        if (self.phase is Phase.LEAD or self.phase is Phase.COMPLETE) \
-                and not self.auction.complete:
+        phase = self.phase
+        auction = self.auction
+        if phase is _PLAY:
+            # the common case, first: a card in play (the auction is over, the lead faced)
+            play = self.play
+            if play is not None and play.declarer is auction.declarer and self._lead_faced:
+                if play.complete:
+                    self.phase = _COMPLETE
+                    if play.hands_returned:
+                        self.done = True
+                return
+        elif phase is _AUCTION or phase is _SCANNING:
+            if self.play is None and (phase is _SCANNING or not auction.complete):
+                return   # the auction goes on: nothing moves
+        elif (phase is _LEAD or phase is _COMPLETE) and not auction.complete:
             # 2017 25A: an unintended call replaced in the Clarification Period: the
             # auction goes on (no card has been led: see _ruling)
-            self.phase = Phase.AUCTION
+            self.phase = phase = _AUCTION
             self.play = None
-        if self.phase is Phase.AUCTION and self.auction.complete:
-            contract = self.auction.contract
+        if phase is _AUCTION and auction.complete:
+            contract = auction.contract
             if contract is None or contract.passed_out:
-                self.phase = Phase.COMPLETE
+                self.phase = phase = _COMPLETE
             else:
-                declarer = self.auction.declarer
+                declarer = auction.declarer
                 assert declarer is not None
                 self.play = Play(
                     contract, declarer, self.log, rules=self.rules, hands=self.known_hands,
-                    penalty_cards=self.auction.penalty_cards,
+                    penalty_cards=auction.penalty_cards,
                 )
-                self.phase = Phase.LEAD
+                self.phase = phase = _LEAD
         play = self.play
         if play is not None:
-            if play.declarer is not self.auction.declarer:
-                self.auction.declarer_spreads()   # 54A: roles swapped
+            if play.declarer is not auction.declarer:
+                auction.declarer_spreads()   # 54A: roles swapped
             if not self._lead_faced and play.lead_faced:
                 self._lead_faced = True
-                self.auction.face_opening_lead()
-            phase = self.phase
-            if phase is Phase.LEAD and play.card_count:
-                self.phase = phase = Phase.PLAY
-            if (phase is Phase.PLAY or phase is Phase.LEAD) and play.complete:
-                self.phase = phase = Phase.COMPLETE
-            if phase is Phase.COMPLETE and play.hands_returned:
+                auction.face_opening_lead()
+            if phase is _LEAD and play.card_count:
+                self.phase = phase = _PLAY
+            if (phase is _PLAY or phase is _LEAD) and play.complete:
+                self.phase = phase = _COMPLETE
+            if phase is _COMPLETE and play.hands_returned:
                 self.done = True
 
     def _tag(self, ev: TagEvent) -> None:
         if ev.unknown:
             self._unknown_tag(ev)
             return
-        if ev.deck is not None and ev.card is not None \
-                and (ev.zone is Zone.TRAY or ev.zone is Zone.SPOT) and self._other_pack(ev.deck):
-            if not self._wrong_board_hand(ev, ev.card, ev.deck):
-                self._unknown_tag(ev, Code.CARD_FROM_OTHER_BOARD, card=ev.card, deck=ev.deck)
+        zone = ev.zone
+        deck = ev.deck
+        # (``deck == self._own_deck``: _other_pack's first answer, without the call)
+        if deck is not None and deck != self._own_deck and ev.card is not None \
+                and (zone is _TRAY or zone is _SPOT) and self._other_pack(deck):
+            if not self._wrong_board_hand(ev, ev.card, deck):
+                self._unknown_tag(ev, Code.CARD_FROM_OTHER_BOARD, card=ev.card, deck=deck)
             return
-        if ev.zone is Zone.BID:
-            self._bid(ev)
-        elif ev.zone is Zone.TRAY:
-            self._tray(ev)
-        elif ev.zone is Zone.SPOT:
+        if zone is _SPOT:
             self._spot(ev)
-        elif ev.zone is Zone.BOARD and ev.present and ev.board is not None:
+        elif zone is _BID:
+            self._bid(ev)
+        elif zone is _TRAY:
+            self._tray(ev)
+        elif zone is _BOARD and ev.action is _PRESENT and ev.board is not None:
             # Another wallet read in the middle of this board: tell the director only.
             self.log.open(Code.WRONG_BOARD, law=self._law_wrong_board(),
                           detail="other_board_read", other_board=ev.board)
@@ -490,29 +526,32 @@ class Board:
         return (self.play.trick_number or None) if self.play is not None else None
 
     def _bid(self, ev: TagEvent) -> None:
-        if ev.seat is None:
+        seat, call = ev.seat, ev.call
+        if seat is None:
             self.notes.append("bid tag without a seat ignored")
             return
-        if ev.call is None:  # STOP / ALERT markers are not calls
+        if call is None:  # STOP / ALERT markers are not calls
             return
-        if not ev.present:
-            if (ev.seat, ev.call) in self._struck:
-                self._struck.discard((ev.seat, ev.call))   # a cancelled call picked up
+        auction = self.auction
+        if ev.action is not _PRESENT:
+            struck = self._struck
+            if struck and (seat, call) in struck:
+                struck.discard((seat, call))   # a cancelled call picked up
                 self.quiet = True
                 return
-            self.quiet = self.auction.complete or not self.auction.withdraw(ev.seat, ev.call)
+            self.quiet = auction.complete or not auction.withdraw(seat, call)
             return
-        if self.phase is Phase.SCANNING:
+        if self.phase is _SCANNING:
             self._start_auction()
-        if ev.seat in self._pend:
-            self._flush_pending(ev.seat)
-        if (self._wrong_hand or self._wrong_call) and not self.auction.complete \
-                and self._wrong_board_call(ev.seat, ev.call):
+        if self._pend and seat in self._pend:
+            self._flush_pending(seat)
+        if (self._wrong_hand or self._wrong_call) and not auction.complete \
+                and self._wrong_board_call(seat, call):
             return
-        if ev.seat not in self.called:
-            self.called.add(ev.seat)
-            self._check_seat_scan(ev.seat)
-        self.auction.call(ev.seat, ev.call)
+        if seat not in self.called:
+            self.called.add(seat)
+            self._check_seat_scan(seat)
+        auction.call(seat, call)
 
     def _tray(self, ev: TagEvent) -> None:
         seat, card = ev.seat, ev.card
@@ -539,7 +578,7 @@ class Board:
         if self.play is None:
             # Passed out: the hands go back into the board (Law 22B); four hands back close
             # the board. Anything else on a tray now is nobody's play.
-            if self.hands_back[seat] and all(self.hands_back[s] for s in Seat):
+            if self.hands_back[seat] and all(self.hands_back[s] for s in _SEATS):
                 self.done = True
             return
         if ev.present:
@@ -554,13 +593,14 @@ class Board:
         trick quitted from all four spots ends the board."""
         play = self.play
         seat, card = ev.seat, ev.card
+        phase = self.phase
         if play is None or seat is None or card is None or \
-                self.phase is Phase.SCANNING or self.phase is Phase.AUCTION:
+                phase is _SCANNING or phase is _AUCTION:
             self._tray(ev)
             return
         key = (seat, card)
         # (hashing a card is the hot spot here: each test below hashes it once at most)
-        if ev.present:
+        if ev.action is _PRESENT:
             lying = self._lying
             before = len(lying)
             lying.add(key)
@@ -572,13 +612,15 @@ class Board:
             play.put(seat, card, ts=ev.ts)
             return
         self._lying.discard(key)
-        if self._recalled and key in self._recalled:
-            self._recalled.discard(key)
+        recalled = self._recalled
+        if recalled and key in recalled:
+            recalled.discard(key)
             play.take(seat, card)
         elif play.quitted(seat, card):
-            if self.phase is Phase.COMPLETE:
-                self.hands_back[seat] += 1
-                if all(self.hands_back[s] for s in Seat):
+            if phase is _COMPLETE:
+                hands_back = self.hands_back
+                hands_back[seat] += 1
+                if all(hands_back[s] for s in _SEATS):
                     self.done = True
             else:
                 self.quiet = True   # a quitted card leaving its spot mid-play (Law 65)
@@ -637,7 +679,7 @@ class Board:
         return "13"
 
     def _any_scans(self) -> bool:
-        return any(self.scans[s] for s in Seat)
+        return any(self.scans.values())   # (a hand for each seat)
 
     def _start_auction(self) -> None:
         self.phase = Phase.AUCTION
@@ -764,18 +806,17 @@ class Table:
     def apply(self, inp: Input) -> Update:
         """Apply one sensor event or ruling; never raises for a player's irregularity."""
         board = self.board
-        if type(inp) is TagEvent and inp.zone is not Zone.BOARD and board is not None \
+        if type(inp) is TagEvent and board is not None and inp.zone is not _BOARD \
                 and not board.done:
             # the common case, first: a card or a call on the board in progress
-            if board.phase is Phase.COMPLETE:
-                before = self._result_key()
-            else:
+            if board.phase is not _COMPLETE:
                 board.apply(inp)
                 if board.quiet:   # (a quiet input leaves the phase where it was)
                     return _QUIET
-                return self._collect(board, (), zone=inp.zone)
+                return self._collect(board, (), None, inp.zone)
+            before = self._result_key()
             board.apply(inp)
-            return self._collect(board, before, zone=inp.zone)
+            return self._collect(board, before, None, inp.zone)
         if isinstance(inp, Ruling):
             if inp.option is not None and inp.kind in (RulingKind.UNDO, RulingKind.BOARD):
                 return Update(refused=f"ruling {inp.kind} takes no option "
@@ -940,7 +981,7 @@ class Table:
             return Update(notes=(f"board number {number} ignored",))
         closing: list[Irregularity] = []
         old = self.board
-        if old is not None and old.complete and old.number not in self.played:
+        if old is not None and old.complete and not _listed(old.number, self.played):
             self.played.append(old.number)
         if old is not None:
             if replaced:
@@ -980,12 +1021,15 @@ class Table:
         if started is not None:
             feed = list(started.feed) + feed
             items = started.irregularities + items
+        elif not items and not feed and board.phase is not _COMPLETE and not board.notes \
+                and not board.refused:
+            return _NOTHING   # the common case, first: what the end of this gives
         result_changed = False
-        if board.phase is Phase.COMPLETE:
+        if board.phase is _COMPLETE:
             after = self._result_key()
             result_changed = bool(after) and after != before
             if result_changed:
-                if board.number not in self.played:
+                if not _listed(board.number, self.played):
                     self.played.append(board.number)
                 feed.append(FeedItem("result"))
         notes: tuple[str, ...] = ()
@@ -1011,16 +1055,17 @@ class Table:
         """
         out: list[FeedItem] = []
         fed = self._fed
-        if zone is not Zone.TRAY and zone is not Zone.SPOT:
+        if zone is not _TRAY and zone is not _SPOT:
             calls = board.auction.calls
             n = len(fed.calls)
             if len(calls) != n or (n and calls[-1] != fed.calls[-1]):
                 if calls[:n] == fed.calls:
-                    out += [FeedItem("call", seat=s, call=c) for s, c in calls[n:]]
+                    for seat, call in calls[n:]:
+                        out.append(FeedItem("call", seat, call))
                 else:
                     out.append(FeedItem("auction", calls=calls))
                 fed.calls = calls
-        if zone is Zone.BID:
+        if zone is _BID:
             return out
         play = board.play
         if play is None:
@@ -1033,11 +1078,13 @@ class Table:
         if grown < 0:
             tail = []
         else:
+            # the last card sent and the cards after it (the common case: one card more)
             tail = play.last_cards(grown + 1)
             joins = fed.cards_n == 0 or (len(tail) > grown and tail[0][:2] == fed.last_card)
             if joins:
-                new = tail[-grown:] if grown else []
-                out += [FeedItem("card", seat=s, card=c, trick=t) for s, c, t in new]
+                if grown:
+                    for seat, card, trick in tail[-grown:]:
+                        out.append(FeedItem("card", seat, None, card, trick))
                 if tail:
                     fed.cards_n, fed.last_card = count, tail[-1][:2]
                 return out
@@ -1045,6 +1092,12 @@ class Table:
         out.append(FeedItem("play", cards=cards))
         fed.cards_n, fed.last_card = count, (cards[-1] if cards else None)
         return out
+
+
+def _listed(number: int, played: list[int]) -> bool:
+    """``number in played``, the last first: a board finished is the last one listed, and
+    a session of many boards would read the whole list for it at every board."""
+    return bool(played) and played[-1] == number or number in played
 
 
 def _resolved_by_undo(item: Irregularity) -> Irregularity:
