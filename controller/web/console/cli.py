@@ -143,19 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         host, port = parse_listen(args.listen)
-    except ValueError as exc:  # before the plain-HTTP warning, which names the address
+    except ValueError as exc:
         log.error("%s", exc)
         return 2
-    if not args.tls_cert:
-        # the first line says why there is no HTTPS and how to have it
-        loopback = args.listen.rpartition(":")[0].strip("[]") in ("127.0.0.1", "::1",
-                                                                    "localhost")
-        log.warning(
-            "serving plain HTTP on %s: %s; give --tls-cert and --tls-key to serve HTTPS, "
-            "or keep --listen on 127.0.0.1 behind an HTTPS reverse proxy and pass "
-            "--secure-cookie (docs/console.md)", args.listen,
-            "reachable from this machine only" if loopback else
-            "passwords and session cookies cross the network in clear")
+    # every input is checked before anything is logged about serving: a console that
+    # cannot start says only why. Warnings found on the way wait for the serving line.
+    warnings: list[tuple[str, tuple[object, ...]]] = []
     try:
         broker = settings_from_args(args)
         host, port = parse_listen(args.listen)
@@ -163,10 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         accounts = read_accounts(Path(args.director_password_file))
         password_hash = accounts.pop("", "")
         if password_hash:
-            log.warning("%s holds one password shared by every director: the name given "
-                        "at login is not checked; give each director their own with "
-                        "bridge-table console passwd %s --name NAME",
-                        args.director_password_file, args.director_password_file)
+            warnings.append(("%s holds one password shared by every director: the name "
+                             "given at login is not checked; give each director their own "
+                             "with bridge-table console passwd %s --name NAME",
+                             (args.director_password_file, args.director_password_file)))
         deals: dict[int, dict[str, list[str]]] = {}
         rounds: dict[str, dict[int, int]] = {}
         session = None
@@ -181,10 +174,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             from controller.web.console.app import deals_for_console
             deals, problems = deals_for_console(deals_file)
             for problem in problems:
-                log.warning("%s: %s", deals_file, problem)
+                warnings.append(("%s: %s", (deals_file, problem)))
     except (ControllerError, ValueError, PasswordFileError, DealsError) as exc:
         log.error("%s", exc)
         return 2
+    if not args.tls_cert:
+        # the first line says why there is no HTTPS and how to have it
+        loopback = host in ("127.0.0.1", "::1", "localhost")
+        log.warning(
+            "serving plain HTTP on %s: %s; give --tls-cert and --tls-key to serve HTTPS, "
+            "or keep --listen on 127.0.0.1 behind an HTTPS reverse proxy and pass "
+            "--secure-cookie (docs/console.md)", args.listen,
+            "reachable from this machine only" if loopback else
+            "passwords and session cookies cross the network in clear")
+    for message, message_args in warnings:
+        log.warning(message, *message_args)
     import uvicorn
 
     from controller.web.console.app import ConsoleConfig, build_app
