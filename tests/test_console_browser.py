@@ -221,6 +221,28 @@ def test_wrong_password_is_refused(env: Env, chromium_browser: Any) -> None:
         context.close()
 
 
+
+def test_the_login_lands_on_the_page_asked_for(env: Env, chromium_browser: Any) -> None:
+    """/#table/7 without a session goes to the login page; the login lands on table 7, not
+    on the room (the fragment never reaches the server: the login page carries it), also
+    after a wrong password first."""
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        page.goto(env.url + "/#table/7")
+        assert page.url.endswith("/login#table/7")
+        page.fill("input[name=name]", "Ada")
+        page.fill("input[name=password]", "not the password")
+        page.click("button[type=submit]")
+        expect(page.locator("#login-error")).to_be_visible()
+        page.fill("input[name=name]", "Ada")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        expect(page.locator("#tableview")).to_be_visible()
+        assert page.url.endswith("/console#table/7")
+    finally:
+        context.close()
+
 def test_phone_shows_the_room_with_the_revoke(env: Env, chromium_browser: Any) -> None:
     context = chromium_browser.new_context(viewport=PHONE, device_scale_factor=2,
                                            is_mobile=True, has_touch=True)
