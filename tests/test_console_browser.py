@@ -502,3 +502,25 @@ def test_only_the_choices_the_alert_lists_are_offered(env: Env, chromium_browser
         expect(page.locator("#options.closed")).to_have_count(1)
     finally:
         context.close()
+
+
+def test_the_tempo_block_says_no_calls_yet_before_the_first_call(
+        env: Env, chromium_browser: Any) -> None:
+    """Evidence for a board whose auction has not started: no empty "Auction:" line."""
+    _publish(env.broker, "bridge/41/evidence",
+             {"v": 1, "table": "41", "board": 3,
+              "tempo": {"calls": [], "cards": [], "flags": []}}, retain=True)
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        _login(page, env.url)
+        page.click("#table-41")
+        expect(page.locator("#tempo-calls")).to_have_text("Auction: no calls yet")
+    finally:
+        context.close()
+        client = _client(env.broker)    # the retained evidence cleared
+        try:
+            client.publish("bridge/41/evidence", b"", qos=1, retain=True).wait_for_publish()
+        finally:
+            client.loop_stop()
+            client.disconnect()
