@@ -33,8 +33,13 @@ def test_a_missing_input_fails_before_any_serving_warning(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     # a console that cannot start says only why: no "serving plain HTTP" line first
     write_password_file(tmp_path / "pw", "long enough")
+    (tmp_path / "garbage.pem").write_text("not a certificate")
     for extra in (["--deals", str(tmp_path / "absent.pbn")],
-                  ["--session", str(tmp_path / "absent.toml")]):
+                  ["--session", str(tmp_path / "absent.toml")],
+                  ["--tls-cert", str(tmp_path / "absent.pem"), "--tls-key",
+                   str(tmp_path / "absent-key.pem")],
+                  ["--tls-cert", str(tmp_path / "garbage.pem"), "--tls-key",
+                   str(tmp_path / "absent.pem")]):
         caplog.clear()
         with caplog.at_level(logging.INFO):
             assert main(["--director-password-file", str(tmp_path / "pw"), "--listen",

@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import socket
+import ssl
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,6 +88,22 @@ def passwd(argv: Sequence[str]) -> int:
     return 0
 
 
+def check_certificate(cert: str, key: str) -> None:
+    """Raise :class:`ControllerError` when the certificate and its key cannot be served
+    (a missing file, not PEM, a key of another certificate): said before serving, not a
+    traceback from the web server once it starts."""
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key)
+    except ssl.SSLError as exc:
+        why = f"not a PEM certificate and its matching private key ({exc.reason or exc})"
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+    else:
+        return
+    raise ControllerError(f"--tls-cert {cert} with --tls-key {key}: cannot serve HTTPS with "
+                          f"them: {why}")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="bridge-table console",
@@ -153,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         broker = settings_from_args(args)
         host, port = parse_listen(args.listen)
         check_bindable(host, port)
+        if args.tls_cert:
+            check_certificate(args.tls_cert, args.tls_key)
         accounts = read_accounts(Path(args.director_password_file))
         password_hash = accounts.pop("", "")
         if password_hash:
