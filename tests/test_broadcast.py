@@ -4,11 +4,16 @@ board views, the LIN/PBN files it writes (read back in endplay), and the command
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from boardevents import BoardScript, EventWriter, clean_board
+from broker import Mosquitto
+from mqttwatch import Recorder, wait_until
 
 from controller.broadcast.gate import Gate, GatePolicy
 from controller.broadcast.relay import HeldStore, Relay, main
@@ -543,3 +548,26 @@ def test_release_of_an_unfinished_board_needs_force_and_the_movement_is_checked(
     feed(relay, board_messages(session_engine(), "2", 1), 2)      # now finished everywhere
     assert main(["release", "--store", path, "--board", "1"]) == 0
     store.close()
+
+
+def test_sigterm_ends_the_relay_with_a_stopped_line(mosquitto: Mosquitto,
+                                                    tmp_path: Path) -> None:
+    """``systemctl stop``: exit status 0 and a "stopped" line, as the console and vugraph."""
+    watch = Recorder(mosquitto.url, "public/session")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "broadcast", "--broker", mosquitto.url,
+         "--release", "live", "--store", str(tmp_path / "relay.sqlite")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        # its session is published once it is subscribed: its signal handlers are in place
+        wait_until(lambda: bool(watch.topics()), 30, "the relay's public/session")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        watch.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert err.decode().splitlines()[-1].endswith("stopped"), err.decode()
+    assert b"Traceback" not in err

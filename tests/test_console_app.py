@@ -141,6 +141,19 @@ def test_wrong_password_gets_401_and_no_session(mosquitto: Mosquitto, tmp_path: 
         assert client.get("/console/log.csv").status_code == 401
 
 
+
+def test_the_login_lands_on_the_view_its_form_carried(mosquitto: Mosquitto,
+                                                      tmp_path: Path) -> None:
+    form = f"name=Ada&password={PASSWORD.replace(' ', '+')}&fragment="
+    with TestClient(_app(mosquitto, tmp_path)) as client:
+        for fragment, landing in (("%23table%2F7", "/console#table/7"), ("", "/console"),
+                                  ("%23x%22%3E%3Cscript%3E", "/console"),
+                                  ("https%3A%2F%2Felsewhere", "/console")):
+            r = client.post("/login", content=form + fragment,
+                            headers={"Content-Type": "application/x-www-form-urlencoded"},
+                            follow_redirects=False)
+            assert (r.status_code, r.headers["location"]) == (303, landing)
+
 def test_the_session_gives_each_table_its_round(mosquitto: Mosquitto, tmp_path: Path) -> None:
     """--session: the room view's round of each table's board comes from the movement."""
     from controller.session import load_session

@@ -221,6 +221,28 @@ def test_wrong_password_is_refused(env: Env, chromium_browser: Any) -> None:
         context.close()
 
 
+
+def test_the_login_lands_on_the_page_asked_for(env: Env, chromium_browser: Any) -> None:
+    """/#table/7 without a session goes to the login page; the login lands on table 7, not
+    on the room (the fragment never reaches the server: the login page carries it), also
+    after a wrong password first."""
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        page.goto(env.url + "/#table/7")
+        assert page.url.endswith("/login#table/7")
+        page.fill("input[name=name]", "Ada")
+        page.fill("input[name=password]", "not the password")
+        page.click("button[type=submit]")
+        expect(page.locator("#login-error")).to_be_visible()
+        page.fill("input[name=name]", "Ada")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        expect(page.locator("#tableview")).to_be_visible()
+        assert page.url.endswith("/console#table/7")
+    finally:
+        context.close()
+
 def test_phone_shows_the_room_with_the_revoke(env: Env, chromium_browser: Any) -> None:
     context = chromium_browser.new_context(viewport=PHONE, device_scale_factor=2,
                                            is_mobile=True, has_touch=True)
@@ -480,3 +502,25 @@ def test_only_the_choices_the_alert_lists_are_offered(env: Env, chromium_browser
         expect(page.locator("#options.closed")).to_have_count(1)
     finally:
         context.close()
+
+
+def test_the_tempo_block_says_no_calls_yet_before_the_first_call(
+        env: Env, chromium_browser: Any) -> None:
+    """Evidence for a board whose auction has not started: no empty "Auction:" line."""
+    _publish(env.broker, "bridge/41/evidence",
+             {"v": 1, "table": "41", "board": 3,
+              "tempo": {"calls": [], "cards": [], "flags": []}}, retain=True)
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    try:
+        _login(page, env.url)
+        page.click("#table-41")
+        expect(page.locator("#tempo-calls")).to_have_text("Auction: no calls yet")
+    finally:
+        context.close()
+        client = _client(env.broker)    # the retained evidence cleared
+        try:
+            client.publish("bridge/41/evidence", b"", qos=1, retain=True).wait_for_publish()
+        finally:
+            client.loop_stop()
+            client.disconnect()

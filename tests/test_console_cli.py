@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from broker import Mosquitto, free_port
 
 from controller.web.auth import write_password_file
@@ -25,6 +27,28 @@ def test_missing_password_file_or_bad_listen_or_broker_is_a_clear_error(
     assert main(["--director-password-file", str(tmp_path / "pw"), "--deals",
                  str(tmp_path / "absent.pbn")]) == 2
 
+
+
+def test_a_missing_input_fails_before_any_serving_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # a console that cannot start says only why: no "serving plain HTTP" line first
+    write_password_file(tmp_path / "pw", "long enough")
+    (tmp_path / "garbage.pem").write_text("not a certificate")
+    for extra in (["--deals", str(tmp_path / "absent.pbn")],
+                  ["--session", str(tmp_path / "absent.toml")],
+                  ["--tls-cert", str(tmp_path / "absent.pem"), "--tls-key",
+                   str(tmp_path / "absent-key.pem")],
+                  ["--tls-cert", str(tmp_path / "garbage.pem"), "--tls-key",
+                   str(tmp_path / "absent.pem")]):
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            assert main(["--director-password-file", str(tmp_path / "pw"), "--listen",
+                         f"0.0.0.0:{free_port()}", *extra]) == 2
+        assert [r.levelno for r in caplog.records] == [logging.ERROR], caplog.text
+        assert "absent" in caplog.text and "plain HTTP" not in caplog.text
+    caplog.clear()
+    assert main(["--director-password-file", str(tmp_path / "absent")]) == 2
+    assert "plain HTTP" not in caplog.text
 
 def test_ctrl_c_ends_the_console_cleanly(mosquitto: Mosquitto, tmp_path: Path) -> None:
     write_password_file(tmp_path / "pw", "long enough")

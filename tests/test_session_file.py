@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import subprocess
 import sys
@@ -132,6 +133,19 @@ def test_the_controller_schedules_and_names_the_pairs_from_the_session(tmp_path:
     with pytest.raises(ControllerError, match="missing.toml"):
         build_engine(session=tmp_path / "missing.toml")
 
+
+
+def test_the_controller_logs_which_session_and_movement_it_loaded(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="bridge_table"):
+        build_engine(session=EXAMPLE)
+    lines = [r.getMessage() for r in caplog.records]
+    said = [line for line in lines if line.startswith("session ")]
+    assert said == [f"session {EXAMPLE} (monday-club-pairs-2026-11-30-1): mitchell movement, "
+                    f"7 table(s), 7 round(s), 14 pair(s)"], lines
+    # before the boards line, which names only the deals file
+    assert lines.index(said[0]) < next(i for i, line in enumerate(lines)
+                                       if line.endswith("board(s)"))
 
 def test_the_controller_command_reports_a_broken_session_file(tmp_path: Path) -> None:
     path = tmp_path / "b.toml"

@@ -864,4 +864,5 @@ def main(argv: list[str]) -> int:
         pass
     finally:
         store.close()
+    log.info("stopped")     # as the console and the vugraph: systemd's log shows the end
     return 0

@@ -843,6 +843,11 @@ def build_engine(*, root: str = "bridge",
         tables = sess.movement.schedule()
         pairs_at = sess.movement.pairs_at
         session_id = sess.id
+        # said before the boards line, so a director can see the right file was taken
+        log.info("session %s (%s): %s movement, %d table(s), %d round(s), %d %s",
+                 session, sess.id, sess.movement.kind, len(sess.movement.tables),
+                 len(sess.movement.rounds), len(sess.movement.pairs),
+                 "team(s)" if sess.is_teams else "pair(s)")
         if not deals:
             deals = sess.deals
             first_board = first_board or sess.deals_first_board

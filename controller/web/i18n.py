@@ -37,6 +37,7 @@ LABELS: dict[str, dict[str, str]] = {
     "no_tempo_flags": {"en": "No call or card beyond the tempo thresholds.",
                        "vi": "Không có lời gọi hay quân bài nào vượt ngưỡng nhịp độ.",
                        "zh": "没有超过节奏阈值的叫品或出牌。"},
+    "no_calls_yet": {"en": "no calls yet", "vi": "chưa có lời gọi nào", "zh": "尚未叫牌"},
     "seconds": {"en": "s", "vi": "giây", "zh": "秒"},
     "usual": {"en": "usual", "vi": "thường", "zh": "平时"},
     "claim_check": {"en": "Claim, double dummy", "vi": "Tuyên bố số nước, đánh bài mở",

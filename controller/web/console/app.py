@@ -16,6 +16,7 @@ import html
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -449,6 +450,16 @@ def _lang(request: Request) -> str:
     return lang if lang in LANGS else "en"
 
 
+#: the console's views are ``#room``, ``#log`` and ``#table/NAME``: anything else is dropped
+_FRAGMENT = re.compile(r"#[A-Za-z0-9/_.%-]{1,80}")
+
+
+def landing_fragment(fragment: str) -> str:
+    """The fragment the login page carried (the view asked for before logging in, which
+    the browser keeps from the server): itself when it is a plain view name, else ``""``."""
+    return fragment if _FRAGMENT.fullmatch(fragment) else ""
+
+
 def _login_page(lang: str, error: bool = False, status: int = 200) -> HTMLResponse:
     def t(key: str) -> str:
         return html.escape(label(key, lang))
@@ -458,10 +469,12 @@ def _login_page(lang: str, error: bool = False, status: int = 200) -> HTMLRespon
     body = f"""<!doctype html><html lang="{lang}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{t("title")}</title>
-<link rel="stylesheet" href="/static/common/common.css"></head>
+<link rel="stylesheet" href="/static/common/common.css">
+<script src="/static/console/login.js" defer></script></head>
 <body class="login"><main><h1>{t("title")}</h1>{err}
 <form method="post" action="/login">
 <input type="hidden" name="lang" value="{lang}">
+<input type="hidden" name="fragment" id="login-fragment" value="">
 <label>{t("name")} <input name="name" autocomplete="username"></label>
 <label>{t("password")} <input name="password" type="password" autocomplete="current-password"
  required autofocus></label>
@@ -582,7 +595,8 @@ def build_app(config: ConsoleConfig) -> Starlette:
             return _login_page(lang, error=True, status=401)
         throttle.succeeded(address)
         token, _ = console.sessions.create(name)
-        response = RedirectResponse("/console", status_code=303)
+        response = RedirectResponse("/console" + landing_fragment(form.get("fragment", [""])[0]),
+                                    status_code=303)
         response.set_cookie(COOKIE, token, max_age=SESSION_SECONDS, httponly=True,
                             samesite="strict", secure=config.secure_cookie)
         response.set_cookie("bt_lang", lang, samesite="strict", secure=config.secure_cookie)

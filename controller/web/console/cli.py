@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import socket
+import ssl
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,6 +88,22 @@ def passwd(argv: Sequence[str]) -> int:
     return 0
 
 
+def check_certificate(cert: str, key: str) -> None:
+    """Raise :class:`ControllerError` when the certificate and its key cannot be served
+    (a missing file, not PEM, a key of another certificate): said before serving, not a
+    traceback from the web server once it starts."""
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key)
+    except ssl.SSLError as exc:
+        why = f"not a PEM certificate and its matching private key ({exc.reason or exc})"
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+    else:
+        return
+    raise ControllerError(f"--tls-cert {cert} with --tls-key {key}: cannot serve HTTPS with "
+                          f"them: {why}")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="bridge-table console",
@@ -143,30 +160,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         host, port = parse_listen(args.listen)
-    except ValueError as exc:  # before the plain-HTTP warning, which names the address
+    except ValueError as exc:
         log.error("%s", exc)
         return 2
-    if not args.tls_cert:
-        # the first line says why there is no HTTPS and how to have it
-        loopback = args.listen.rpartition(":")[0].strip("[]") in ("127.0.0.1", "::1",
-                                                                    "localhost")
-        log.warning(
-            "serving plain HTTP on %s: %s; give --tls-cert and --tls-key to serve HTTPS, "
-            "or keep --listen on 127.0.0.1 behind an HTTPS reverse proxy and pass "
-            "--secure-cookie (docs/console.md)", args.listen,
-            "reachable from this machine only" if loopback else
-            "passwords and session cookies cross the network in clear")
+    # every input is checked before anything is logged about serving: a console that
+    # cannot start says only why. Warnings found on the way wait for the serving line.
+    warnings: list[tuple[str, tuple[object, ...]]] = []
     try:
         broker = settings_from_args(args)
         host, port = parse_listen(args.listen)
         check_bindable(host, port)
+        if args.tls_cert:
+            check_certificate(args.tls_cert, args.tls_key)
         accounts = read_accounts(Path(args.director_password_file))
         password_hash = accounts.pop("", "")
         if password_hash:
-            log.warning("%s holds one password shared by every director: the name given "
-                        "at login is not checked; give each director their own with "
-                        "bridge-table console passwd %s --name NAME",
-                        args.director_password_file, args.director_password_file)
+            warnings.append(("%s holds one password shared by every director: the name "
+                             "given at login is not checked; give each director their own "
+                             "with bridge-table console passwd %s --name NAME",
+                             (args.director_password_file, args.director_password_file)))
         deals: dict[int, dict[str, list[str]]] = {}
         rounds: dict[str, dict[int, int]] = {}
         session = None
@@ -181,10 +193,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             from controller.web.console.app import deals_for_console
             deals, problems = deals_for_console(deals_file)
             for problem in problems:
-                log.warning("%s: %s", deals_file, problem)
+                warnings.append(("%s: %s", (deals_file, problem)))
     except (ControllerError, ValueError, PasswordFileError, DealsError) as exc:
         log.error("%s", exc)
         return 2
+    if not args.tls_cert:
+        # the first line says why there is no HTTPS and how to have it
+        loopback = host in ("127.0.0.1", "::1", "localhost")
+        log.warning(
+            "serving plain HTTP on %s: %s; give --tls-cert and --tls-key to serve HTTPS, "
+            "or keep --listen on 127.0.0.1 behind an HTTPS reverse proxy and pass "
+            "--secure-cookie (docs/console.md)", args.listen,
+            "reachable from this machine only" if loopback else
+            "passwords and session cookies cross the network in clear")
+    for message, message_args in warnings:
+        log.warning(message, *message_args)
     import uvicorn
 
     from controller.web.console.app import ConsoleConfig, build_app

@@ -353,6 +353,7 @@
     if (!ev || !ev.tempo) return null;
     const flags = ev.tempo.flags || [];
     const secs = (x) => (x === null || x === undefined ? "-" : `${x} ${t("seconds")}`);
+    const calls = ev.tempo.calls || [];
     const byTrick = new Map();
     for (const [seat, card, trick, sec] of ev.tempo.cards || []) {
       if (!byTrick.has(trick)) byTrick.set(trick, []);
@@ -367,9 +368,10 @@
         f.usual !== null && f.usual !== undefined ? ` (${t("usual")} ${secs(f.usual)})` : "",
         ` · ${f.kind.replace(/_/g, " ")} · Law ${f.law}`)))
         : el("p", { id: "tempo-flags" }, t("no_tempo_flags")),
+      // before the first call's time comes in, say so rather than an empty "Auction:"
       el("p", { id: "tempo-calls", class: "tline" }, `${t("auction")}: `,
-        (ev.tempo.calls || []).map(([seat, call, sec]) =>
-          `${seat} ${callText(call)} ${secs(sec)}`).join(" · ")),
+        calls.length ? calls.map(([seat, call, sec]) =>
+          `${seat} ${callText(call)} ${secs(sec)}`).join(" · ") : t("no_calls_yet")),
       byTrick.size ? el("details", { id: "tempo-cards" }, el("summary", {}, t("play")),
         el("ol", {}, [...byTrick.entries()].map(([n, cs]) =>
           el("li", { value: n }, cs.join(", "))))) : null,
