@@ -83,7 +83,7 @@ class _NumberedRow:
     each number takes, so the form is chosen once per such tuple of lengths and only that
     one is written."""
 
-    __slots__ = ("forms", "widths", "counts", "marks", "names", "_fits", "_texts")
+    __slots__ = ("forms", "widths", "counts", "marks", "names", "_fits")
 
     def __init__(self, key: str, lang: str, values: tuple[tuple[str, object], ...],
                  names: tuple[str, ...]) -> None:
@@ -100,10 +100,6 @@ class _NumberedRow:
         #: the index of the first form that fits, per tuple of the numbers' lengths (-1:
         #: none does); a few entries (the lengths of the numbers a row is given)
         self._fits: dict[tuple[int, ...], int] = {}
-        #: the rows written, by their numbers (ints: equal ones are written alike): a
-        #: contract's tricks, met again on the contract's next board (at most 105 pairs),
-        #: a board's number once a board
-        self._texts: dict[tuple[int, ...], str] = {}
 
     def _first_fit(self, lengths: tuple[int, ...]) -> int:
         # each {name} (its length plus two braces) becomes its number's characters
@@ -118,14 +114,6 @@ class _NumberedRow:
 
     def text(self, numbers: tuple[int, ...]) -> str:
         """The row with ``numbers`` (one per name, in order) written in."""
-        done = self._texts.get(numbers)
-        if done is None:
-            if len(self._texts) >= 256:
-                self._texts.clear()
-            done = self._texts[numbers] = self._write(numbers)
-        return done
-
-    def _write(self, numbers: tuple[int, ...]) -> str:
         texts = [str(number) for number in numbers]
         lengths = tuple([len(text) for text in texts])
         at = self._fits.get(lengths)
@@ -147,6 +135,36 @@ class _NumberedRow:
 def _numbered_row(key: str, lang: str, values: tuple[tuple[str, object], ...],
                   names: tuple[str, ...]) -> _NumberedRow:
     return _NumberedRow(key, lang, values, names)
+
+
+class _TricksRows:
+    """The contract and tricks row of one contract and declarer in each of some
+    languages, finished per tricks (NS, EW) and kept: the row changes every trick, and a
+    contract's tricks are met again on its next board (at most 105 pairs)."""
+
+    __slots__ = ("rows", "_done")
+
+    def __init__(self, contract: object, declarer: object, languages: tuple[str, ...]) -> None:
+        values = (("contract", contract), ("seat", declarer))
+        self.rows = tuple([_numbered_row("contract_tricks", lang, values, _TRICKS)
+                           for lang in languages])
+        #: the rows per tricks (ints: equal tricks are written alike)
+        self._done: dict[tuple[int, ...], tuple[str, ...]] = {}
+
+    def texts(self, tricks: tuple[int, ...]) -> tuple[str, ...]:
+        done = self._done.get(tricks)
+        if done is None:
+            if len(self._done) >= 256:  # tricks of a played board never are: a bound
+                self._done.clear()
+            done = self._done[tricks] = tuple([row.text(tricks) for row in self.rows])
+        return done
+
+
+@lru_cache(maxsize=1024)
+def _tricks_rows(contract: object, declarer: object, languages: tuple[str, ...]
+                 ) -> _TricksRows:
+    # all the rows depend on: the contract, the declarer, the language and the tricks
+    return _TricksRows(contract, declarer, languages)
 
 
 def _ui_numbers(key: str, lang: str, values: tuple[tuple[str, object], ...],
@@ -335,6 +353,12 @@ def _second_row(second: tuple[object, ...], lang: str) -> str:
     return ""
 
 
+@lru_cache(maxsize=8192)
+def _second_rows(second: tuple[object, ...], languages: tuple[str, ...]) -> tuple[str, ...]:
+    # the auction's rows (a few hundred all day), looked up once for all the languages
+    return tuple([_second_row(second, lang) for lang in languages])
+
+
 @lru_cache(maxsize=1024)
 def _third_row(third: tuple[object, ...], lang: str) -> str:
     key, value = third
@@ -371,7 +395,7 @@ class DisplayRenderer:
     (tests/test_display_text_cache.py)."""
 
     __slots__ = ("languages", "_head", "_head_rows", "_second", "_second_rows", "_alert",
-                 "_alert_rows", "_contract", "_declarer", "_tricks_rows", "_thirds", "_blank")
+                 "_alert_rows", "_contract", "_declarer", "_tricks", "_thirds", "_blank")
 
     def __init__(self, languages: Sequence[str] = LANGUAGES) -> None:
         self.languages = tuple(languages)
@@ -382,10 +406,10 @@ class DisplayRenderer:
         self._alert: Irregularity | None = None
         self._alert_rows: tuple[list[str], ...] = ()
         #: the contract and declarer of the last contract-and-tricks row, and that row
-        #: per language with the tricks left open (``_second_rows_of``)
+        #: per tricks (``_second_rows_of``)
         self._contract: object = _UNSET
         self._declarer: object = _UNSET
-        self._tricks_rows: tuple[_NumberedRow, ...] = ()
+        self._tricks: _TricksRows | None = None
         #: the third row per language, by its part of the key: all the row depends on,
         #: the languages being the renderer's (``_third_rows``)
         self._thirds: dict[tuple[object, ...], tuple[str, ...]] = {}
@@ -394,23 +418,22 @@ class DisplayRenderer:
 
     def _second_rows_of(self, second: tuple[object, ...]) -> tuple[str, ...]:
         """``_second_row(second, lang)`` per language. The contract and tricks row changes
-        every trick and a board's tricks are each met once: it is finished from the row
-        with the tricks left open, looked up once per contract and declarer (compared by
-        identity: the board's objects, the same from trick to trick)."""
+        every trick: its rows (``_TricksRows``) are looked up once per contract and
+        declarer (compared by identity: the board's objects, the same from trick to
+        trick), then by the tricks alone."""
         if len(second) == 3:
             contract, declarer, tricks = second
             # the branch of _second_row that writes the tricks in
             if isinstance(tricks, tuple) and len(tricks) == 2 and contract is not None \
                     and declarer is not None \
                     and not (isinstance(contract, Contract) and contract.passed_out):
-                if contract is not self._contract or declarer is not self._declarer:
+                rows = self._tricks
+                if rows is None or contract is not self._contract \
+                        or declarer is not self._declarer:
                     self._contract, self._declarer = contract, declarer
-                    values = (("contract", contract), ("seat", declarer))
-                    self._tricks_rows = tuple(
-                        _numbered_row("contract_tricks", lang, values, _TRICKS)
-                        for lang in self.languages)
-                return tuple([row.text(tricks) for row in self._tricks_rows])
-        return tuple([_second_row(second, lang) for lang in self.languages])
+                    rows = self._tricks = _tricks_rows(contract, declarer, self.languages)
+                return rows.texts(tricks)
+        return _second_rows(second, self.languages)
 
     def _thirds_of(self, third: tuple[object, ...]) -> tuple[str, ...]:
         rows = _third_rows(third, self.languages)
