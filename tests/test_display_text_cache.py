@@ -18,6 +18,13 @@ def test_board_rows_finished_with_the_number_are_the_rendered_ones() -> None:
                         _ui("board_info", lang, n=number, dealer=dealer, vul=vul)
 
 
+def test_board_end_rows_finished_with_the_number_are_the_rendered_ones() -> None:
+    for lang in LANGUAGES:
+        for key in ("board_complete", "return_cards"):
+            for number in (1, 9, 10, 99, 100, 1234, 123456789012, 10**30):
+                assert _ui_numbers(key, lang, (), n=number) == _ui(key, lang, n=number)
+
+
 def test_contract_rows_finished_with_the_tricks_are_the_rendered_ones() -> None:
     for lang in LANGUAGES:
         for text in ("1C", "3NT", "4HX", "7NTXX", "6SX"):

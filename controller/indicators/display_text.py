@@ -366,6 +366,8 @@ def _third_row(third: tuple[object, ...], lang: str) -> str:
         return ""
     assert isinstance(key, str)
     if key in ("board_complete", "return_cards"):
+        if isinstance(value, int):  # the board's number: a new one every board
+            return _ui_numbers(key, lang, (), n=value)
         return _ui(key, lang, n=value)
     return _ui(key, lang, seat=value)
 
@@ -389,10 +391,11 @@ class DisplayRenderer:
     """``render_display`` for one table, in its ``languages``: the board row and the
     second row are kept from the last key and rendered again only when their part of the
     key changes (compared, not hashed: a board's parts are the same objects event after
-    event), the third row (whose turn it is: a few values all day) is looked up. The
-    indicator is built after nearly every event (``turn`` changes), so this is its hot
-    path (controller/engine.py, ``_indicator``); the rows are those of ``render_display``
-    (tests/test_display_text_cache.py)."""
+    event; the contract and tricks row, new every trick, is finished from its contract's
+    ``_TricksRows``), the third row (whose turn it is: a few values all day) is looked up
+    in the renderer's own table. The indicator is built after nearly every event
+    (``turn`` changes), so this is its hot path (controller/engine.py, ``_indicator``);
+    the rows are those of ``render_display`` (tests/test_display_text_cache.py)."""
 
     __slots__ = ("languages", "_head", "_head_rows", "_second", "_second_rows", "_alert",
                  "_alert_rows", "_contract", "_declarer", "_tricks", "_thirds", "_blank")
