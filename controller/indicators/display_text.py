@@ -154,7 +154,7 @@ class _TricksRows:
     def texts(self, tricks: tuple[int, ...]) -> tuple[str, ...]:
         done = self._done.get(tricks)
         if done is None:
-            if len(self._done) >= 256:  # tricks of a played board never are: a bound
+            if len(self._done) >= 256:  # never reached by tricks that add up to 13: a bound
                 self._done.clear()
             done = self._done[tricks] = tuple([row.text(tricks) for row in self.rows])
         return done
