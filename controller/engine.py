@@ -1024,25 +1024,39 @@ class Engine:
         """Everything the indicator shows: the board, whose turn it is, the alerts shown
         (their ids and seats) and the display's key. ``turn``, ``won``: as for ``_state``."""
         board = ts.table.board
-        shown = self._shown(ts) if ts.alerts else []
+        if ts.alerts:
+            shown = self._shown(ts)
+            alerts = tuple([(i.id, i.seat) for i in shown])
+        else:  # no alert this board (most boards): nothing to look through
+            shown, alerts = [], ()
         if board is None:
-            return (None, None, tuple((i.id, i.seat) for i in shown),
-                    display_key(None, shown))
+            return None, None, alerts, display_key(None, shown)
         if turn is _UNKNOWN:
             turn = board.turn
         texts = self._auction_texts(ts, board.auction.calls)
         if texts is not ts.last_calls_of:  # the display's last four calls, per auction
             ts.last_calls_of, ts.last_calls = texts, tuple([c for _, c in texts[-4:]])
-        return (board.number, turn, tuple((i.id, i.seat) for i in shown),
-                display_key(board, shown, turn, ts.last_calls, won))
+        return board.number, turn, alerts, display_key(board, shown, turn, ts.last_calls, won)
 
     def _indicator(self, name: str, ts: _TableState, key: tuple[Any, ...]) -> dict[str, Any]:
         board_no, turn, shown, dkey = key
-        alerting = [False] * 4
-        for _, seat in shown:
-            if seat is not None:
-                alerting[seat] = True
-        seats = {_SEAT_TEXT[s]: {"turn": turn is s, "alert": alerting[s]} for s in _SEAT_ORDER}
+        if shown:
+            alerting = [False] * 4
+            for _, seat in shown:
+                if seat is not None:
+                    alerting[seat] = True
+            alert_n, alert_e, alert_s, alert_w = alerting
+        else:
+            alert_n = alert_e = alert_s = alert_w = False
+        # the four seats written out in _SEAT_ORDER (N E S W), cheaper than a comprehension
+        # on every indicator; each payload its own dicts
+        north, east, south, west = _SEAT_ORDER
+        seats = {
+            _SEAT_TEXT[north]: {"turn": turn is north, "alert": alert_n},
+            _SEAT_TEXT[east]: {"turn": turn is east, "alert": alert_e},
+            _SEAT_TEXT[south]: {"turn": turn is south, "alert": alert_s},
+            _SEAT_TEXT[west]: {"turn": turn is west, "alert": alert_w},
+        }
         if ts.display is None or ts.renderer is None:  # nothing kept: render from scratch
             ts.renderer = DisplayRenderer(self.languages)
         # each payload its own lists (a consumer may keep or change the one it got): the
@@ -1051,7 +1065,8 @@ class Engine:
         ts.display = display = ts.renderer.render(dkey)
         return {
             "v": WIRE_VERSION, "table": name, "board": board_no,
-            "seats": seats, "alerts": [i for i, _ in shown], "display": display,
+            "seats": seats, "alerts": [i for i, _ in shown] if shown else [],
+            "display": display,
         }
 
     def _result(self, name: str, record: BoardRecord | None) -> dict[str, Any]:

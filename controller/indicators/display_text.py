@@ -72,63 +72,125 @@ def _ui(key: str, lang: str, **values: object) -> str:
     return _ui_cached(key, lang, tuple(sorted(values.items())))
 
 
-@lru_cache(maxsize=4096)
-def _open_forms(key: str, lang: str, values: tuple[tuple[str, object], ...],
-                numbers: tuple[str, ...]) -> tuple[str, ...]:
-    """The row's forms with ``values`` filled in and each of ``numbers`` left as its
-    ``{name}`` placeholder (a number is written as ``str`` of it in every language)."""
-    filled: dict[str, object] = dict(values)
-    filled.update((name, "{" + name + "}") for name in numbers)
-    return tuple(ui_variants(key, lang, **filled))
+class _NumberedRow:
+    """A row's forms with ``values`` filled in and each of ``names`` (numbers, written as
+    ``str`` of them in every language) left as its ``{name}`` placeholder: rendered once,
+    finished per call with the numbers (the tricks of a contract change every trick, a
+    board's number every board: each would otherwise render every form of the row anew).
+
+    A number is written in ASCII digits (and a minus sign), one column each, and columns
+    add up character by character: which form fits depends only on how many characters
+    each number takes, so the form is chosen once per such tuple of lengths and only that
+    one is written."""
+
+    __slots__ = ("forms", "widths", "counts", "marks", "names", "_fits")
+
+    def __init__(self, key: str, lang: str, values: tuple[tuple[str, object], ...],
+                 names: tuple[str, ...]) -> None:
+        filled: dict[str, object] = dict(values)
+        filled.update((name, "{" + name + "}") for name in names)
+        self.names = names
+        self.marks = tuple("{" + name + "}" for name in names)
+        self.forms = tuple(ui_variants(key, lang, **filled))
+        #: per form: its columns with every {name} left in, and how many times each
+        #: {name} is in it
+        self.widths = tuple(columns(form) for form in self.forms)
+        self.counts = tuple(tuple(form.count(mark) for mark in self.marks)
+                            for form in self.forms)
+        #: the index of the first form that fits, per tuple of the numbers' lengths (-1:
+        #: none does); a few entries (the lengths of the numbers a row is given)
+        self._fits: dict[tuple[int, ...], int] = {}
+
+    def _first_fit(self, lengths: tuple[int, ...]) -> int:
+        # each {name} (its length plus two braces) becomes its number's characters
+        grows = [length - len(name) - 2
+                 for name, length in zip(self.names, lengths, strict=True)]
+        for at, (width, counts) in enumerate(zip(self.widths, self.counts, strict=True)):
+            for count, grow in zip(counts, grows, strict=True):
+                width += count * grow
+            if width <= WIDTH:
+                return at
+        return -1
+
+    def text(self, numbers: tuple[int, ...]) -> str:
+        """The row with ``numbers`` (one per name, in order) written in."""
+        texts = [str(number) for number in numbers]
+        lengths = tuple([len(text) for text in texts])
+        at = self._fits.get(lengths)
+        if at is None:
+            at = self._fits[lengths] = self._first_fit(lengths)
+        marks = self.marks
+        if at < 0:  # none fits: cut, as first_fit does
+            forms = self.forms
+            for mark, text in zip(marks, texts, strict=True):
+                forms = tuple(form.replace(mark, text) for form in forms)
+            return first_fit(forms)
+        form = self.forms[at]
+        for mark, text in zip(marks, texts, strict=True):
+            form = form.replace(mark, text)
+        return form
 
 
 @lru_cache(maxsize=4096)
-def _open_widths(key: str, lang: str, values: tuple[tuple[str, object], ...],
-                 numbers: tuple[str, ...]) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
-    """Per form of ``_open_forms``: the form, its columns with every ``{name}`` left in,
-    and how many times each of ``numbers`` is in it. A number is written in ASCII digits,
-    one column each, and columns add up character by character: a form's columns once
-    filled in are known without writing it."""
-    return tuple((form, columns(form), tuple(form.count("{" + name + "}") for name in numbers))
-                 for form in _open_forms(key, lang, values, numbers))
+def _numbered_row(key: str, lang: str, values: tuple[tuple[str, object], ...],
+                  names: tuple[str, ...]) -> _NumberedRow:
+    return _NumberedRow(key, lang, values, names)
+
+
+class _TricksRows:
+    """The contract and tricks row of one contract and declarer in each of some
+    languages, finished per tricks (NS, EW) and kept: the row changes every trick, and a
+    contract's tricks are met again on its next board (at most 105 pairs)."""
+
+    __slots__ = ("rows", "_done")
+
+    def __init__(self, contract: object, declarer: object, languages: tuple[str, ...]) -> None:
+        values = (("contract", contract), ("seat", declarer))
+        self.rows = tuple([_numbered_row("contract_tricks", lang, values, _TRICKS)
+                           for lang in languages])
+        #: the rows per tricks (ints: equal tricks are written alike)
+        self._done: dict[tuple[int, ...], tuple[str, ...]] = {}
+
+    def texts(self, tricks: tuple[int, ...]) -> tuple[str, ...]:
+        done = self._done.get(tricks)
+        if done is None:
+            if len(self._done) >= 256:  # never reached by tricks that add up to 13: a bound
+                self._done.clear()
+            done = self._done[tricks] = tuple([row.text(tricks) for row in self.rows])
+        return done
+
+
+@lru_cache(maxsize=1024)
+def _tricks_rows(contract: object, declarer: object, languages: tuple[str, ...]
+                 ) -> _TricksRows:
+    # all the rows depend on: the contract, the declarer, the language and the tricks
+    return _TricksRows(contract, declarer, languages)
 
 
 def _ui_numbers(key: str, lang: str, values: tuple[tuple[str, object], ...],
                 **numbers: int) -> str:
     """``_ui(key, lang, **values, **numbers)``, rendered once per ``values`` and finished
-    per call with the numbers (the tricks of a contract change every trick, a board's
-    number every board: each would otherwise render every form of the row anew). The
-    first form that fits is found from the forms' columns; only that one is written."""
-    names = tuple(numbers)
-    texts = [str(number) for number in numbers.values()]
-    # each {name} (its length plus two braces) becomes its number's digits
-    grows = [len(text) - len(name) - 2 for name, text in zip(names, texts, strict=True)]
-    for form, width, counts in _open_widths(key, lang, values, names):
-        for count, grow in zip(counts, grows, strict=True):
-            width += count * grow
-        if width <= WIDTH:
-            for name, text in zip(names, texts, strict=True):
-                form = form.replace("{" + name + "}", text)
-            return form
-    forms = _open_forms(key, lang, values, names)   # none fits: cut, as first_fit does
-    for name, text in zip(names, texts, strict=True):
-        mark = "{" + name + "}"
-        forms = tuple(form.replace(mark, text) for form in forms)
-    return first_fit(forms)
+    per call with the numbers (``_NumberedRow``)."""
+    return _numbered_row(key, lang, values, tuple(numbers)).text(tuple(numbers.values()))
 
 
 @lru_cache(maxsize=1024)
-def _short_call(text: str, lang: str) -> str:
-    return call_text(Call.parse(text), lang, short=True)
+def _short_call(text: str, lang: str) -> tuple[str, int]:
+    """The call's short text and its columns."""
+    short = call_text(Call.parse(text), lang, short=True)
+    return short, columns(short)
 
 
 @lru_cache(maxsize=16384)
 def _calls(calls: tuple[str, ...], lang: str) -> str:
-    # the last calls (their PBN texts, ``str(call)``) that fit, newest kept
+    # the last calls (their PBN texts, ``str(call)``) that fit, newest kept. Columns add
+    # up character by character (``columns``): the calls joined by spaces take the calls'
+    # columns and one a space, counted without joining them
     shown = [_short_call(c, lang) for c in calls]
-    while shown and columns(" ".join(shown)) > WIDTH:
-        shown.pop(0)
-    return " ".join(shown)
+    width = sum([call_width for _, call_width in shown]) + len(shown) - 1
+    while shown and width > WIDTH:
+        width -= shown.pop(0)[1] + 1
+    return " ".join([short for short, _ in shown])
 
 
 def alert_rows(irr: Irregularity, lang: str) -> list[str]:
@@ -168,7 +230,11 @@ def _alert_lines(irr: Irregularity, lang: str) -> list[str]:
 #: rows' values and the alert shown. Equal keys give equal rows, so the rows are rendered
 #: once per key and language (cached), and a table whose key did not change is not
 #: rendered at all (controller/engine.py keeps the last key per table).
-DisplayKey = tuple[tuple[object, ...] | None, tuple[object, ...], Irregularity | None]
+DisplayKey = tuple[tuple[object, ...] | None,
+                   tuple[tuple[object, ...], tuple[object, ...], tuple[object, ...]],
+                   Irregularity | None]
+#: the middle rows' values of a table with no board
+_NO_MID: tuple[tuple[object, ...], tuple[object, ...], tuple[object, ...]] = ((), (), ())
 
 
 def display_key(board: Board | None, shown: Sequence[Irregularity],
@@ -184,7 +250,7 @@ def display_key(board: Board | None, shown: Sequence[Irregularity],
     ``won`` (the play's ``tricks_won``) when the caller has them."""
     alert = shown[0] if shown else None
     if board is None:
-        return None, (), alert
+        return None, _NO_MID, alert
     if turn is _UNSET:
         turn = board.turn
     head = (board.number, board.dealer, board.vulnerability)
@@ -243,11 +309,11 @@ def _head_row(head: tuple[object, ...], lang: str) -> str:
     return _ui_numbers("board_info", lang, (("dealer", dealer), ("vul", vul)), n=number)
 
 
-def _mid_rows(mid: tuple[object, ...], lang: str) -> tuple[str, str, str]:
+def _mid_rows(mid: tuple[tuple[object, ...], tuple[object, ...], tuple[object, ...]],
+              lang: str) -> tuple[str, str, str]:
     """The second, third and fourth rows (auction or contract and tricks; whose turn it
     is; the board's score once it is played)."""
     second, third, fourth = mid
-    assert isinstance(second, tuple) and isinstance(third, tuple) and isinstance(fourth, tuple)
     return _second_row(second, lang), _third_row(third, lang), _fourth_row(fourth, lang)
 
 
@@ -265,6 +331,10 @@ def _fourth_row(fourth: tuple[object, ...], lang: str) -> str:
     return _ui("score", lang, score=score_text(score))
 
 
+#: the numbers of the contract and tricks row (``_second_row``)
+_TRICKS = ("ns", "ew")
+
+
 @lru_cache(maxsize=16384)
 def _second_row(second: tuple[object, ...], lang: str) -> str:
     if len(second) == 1:  # the auction's last calls
@@ -275,12 +345,18 @@ def _second_row(second: tuple[object, ...], lang: str) -> str:
     if isinstance(contract, Contract) and contract.passed_out:
         return _ui("passed_out", lang)
     if contract is not None and declarer is not None:
-        if isinstance(tricks, tuple):
+        if isinstance(tricks, tuple):  # DisplayRenderer._second_rows_of: the same row
             ns, ew = tricks
             return _ui_numbers("contract_tricks", lang,
                                (("contract", contract), ("seat", declarer)), ns=ns, ew=ew)
         return _ui("contract", lang, contract=contract, seat=declarer)
     return ""
+
+
+@lru_cache(maxsize=8192)
+def _second_rows(second: tuple[object, ...], languages: tuple[str, ...]) -> tuple[str, ...]:
+    # the auction's rows (a few hundred all day), looked up once for all the languages
+    return tuple([_second_row(second, lang) for lang in languages])
 
 
 @lru_cache(maxsize=1024)
@@ -290,6 +366,8 @@ def _third_row(third: tuple[object, ...], lang: str) -> str:
         return ""
     assert isinstance(key, str)
     if key in ("board_complete", "return_cards"):
+        if isinstance(value, int):  # the board's number: a new one every board
+            return _ui_numbers(key, lang, (), n=value)
         return _ui(key, lang, n=value)
     return _ui(key, lang, seat=value)
 
@@ -313,13 +391,14 @@ class DisplayRenderer:
     """``render_display`` for one table, in its ``languages``: the board row and the
     second row are kept from the last key and rendered again only when their part of the
     key changes (compared, not hashed: a board's parts are the same objects event after
-    event), the third row (whose turn it is: a few values all day) is looked up. The
-    indicator is built after nearly every event (``turn`` changes), so this is its hot
-    path (controller/engine.py, ``_indicator``); the rows are those of ``render_display``
-    (tests/test_display_text_cache.py)."""
+    event; the contract and tricks row, new every trick, is finished from its contract's
+    ``_TricksRows``), the third row (whose turn it is: a few values all day) is looked up
+    in the renderer's own table. The indicator is built after nearly every event
+    (``turn`` changes), so this is its hot path (controller/engine.py, ``_indicator``);
+    the rows are those of ``render_display`` (tests/test_display_text_cache.py)."""
 
     __slots__ = ("languages", "_head", "_head_rows", "_second", "_second_rows", "_alert",
-                 "_alert_rows")
+                 "_alert_rows", "_contract", "_declarer", "_tricks", "_thirds", "_blank")
 
     def __init__(self, languages: Sequence[str] = LANGUAGES) -> None:
         self.languages = tuple(languages)
@@ -329,30 +408,73 @@ class DisplayRenderer:
         self._second_rows: tuple[str, ...] = ()
         self._alert: Irregularity | None = None
         self._alert_rows: tuple[list[str], ...] = ()
+        #: the contract and declarer of the last contract-and-tricks row, and that row
+        #: per tricks (``_second_rows_of``)
+        self._contract: object = _UNSET
+        self._declarer: object = _UNSET
+        self._tricks: _TricksRows | None = None
+        #: the third row per language, by its part of the key: all the row depends on,
+        #: the languages being the renderer's (``_third_rows``)
+        self._thirds: dict[tuple[object, ...], tuple[str, ...]] = {}
+        #: an empty row per language (the fourth row before the board is played)
+        self._blank = tuple(_fourth_row((), lang) for lang in self.languages)
+
+    def _second_rows_of(self, second: tuple[object, ...]) -> tuple[str, ...]:
+        """``_second_row(second, lang)`` per language. The contract and tricks row changes
+        every trick: its rows (``_TricksRows``) are looked up once per contract and
+        declarer (compared by identity: the board's objects, the same from trick to
+        trick), then by the tricks alone."""
+        if len(second) == 3:
+            contract, declarer, tricks = second
+            # the branch of _second_row that writes the tricks in
+            if isinstance(tricks, tuple) and len(tricks) == 2 and contract is not None \
+                    and declarer is not None \
+                    and not (isinstance(contract, Contract) and contract.passed_out):
+                rows = self._tricks
+                if rows is None or contract is not self._contract \
+                        or declarer is not self._declarer:
+                    self._contract, self._declarer = contract, declarer
+                    rows = self._tricks = _tricks_rows(contract, declarer, self.languages)
+                return rows.texts(tricks)
+        return _second_rows(second, self.languages)
+
+    def _thirds_of(self, third: tuple[object, ...]) -> tuple[str, ...]:
+        rows = _third_rows(third, self.languages)
+        if len(self._thirds) >= 64:  # a board's number is in its last row: a new one a board
+            self._thirds.clear()
+        self._thirds[third] = rows
+        return rows
 
     def render(self, key: DisplayKey) -> dict[str, list[str]]:
         """The rows for ``key``, a fresh list per language (the payload's own)."""
-        head, mid, alert = key
-        languages = self.languages
+        head, (second, third, fourth), alert = key
         if head is None:
-            return render_display(key, languages)
+            return render_display(key, self.languages)
         if head != self._head:
             self._head = head
-            self._head_rows = tuple(_head_row(head, lang) for lang in languages)
-        second, third, fourth = mid
-        assert isinstance(second, tuple) and isinstance(third, tuple) and isinstance(fourth, tuple)
+            self._head_rows = tuple([_head_row(head, lang) for lang in self.languages])
         if second != self._second:
             self._second = second
-            self._second_rows = tuple(_second_row(second, lang) for lang in languages)
-        thirds = _third_rows(third, languages)
-        fourths = _fourth_rows(fourth, languages)
+            self._second_rows = self._second_rows_of(second)
+        # whose turn it is: a few values per table, looked up in the table's own
+        thirds = self._thirds.get(third)
+        if thirds is None:
+            thirds = self._thirds_of(third)
+        fourths = _fourth_rows(fourth, self.languages) if fourth else self._blank
         if alert is None:
-            return {lang: [h, s, t, f] for lang, h, s, t, f
-                    in zip(languages, self._head_rows, self._second_rows, thirds, fourths,
-                           strict=True)}
+            if len(thirds) == 3:  # the three languages (the default) written out
+                h0, h1, h2 = self._head_rows
+                s0, s1, s2 = self._second_rows
+                t0, t1, t2 = thirds
+                f0, f1, f2 = fourths
+                l0, l1, l2 = self.languages
+                return {l0: [h0, s0, t0, f0], l1: [h1, s1, t1, f1], l2: [h2, s2, t2, f2]}
+            return dict(zip(self.languages,
+                            map(list, zip(self._head_rows, self._second_rows, thirds,
+                                          fourths, strict=True)), strict=True))
         if alert is not self._alert:
             self._alert = alert
-            self._alert_rows = tuple(_alert_lines(alert, lang) for lang in languages)
+            self._alert_rows = tuple(_alert_lines(alert, lang) for lang in self.languages)
         return {lang: with_alert((h, s, t, f), a) for lang, h, s, t, f, a
-                in zip(languages, self._head_rows, self._second_rows, thirds, fourths,
+                in zip(self.languages, self._head_rows, self._second_rows, thirds, fourths,
                        self._alert_rows, strict=True)}
