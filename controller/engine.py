@@ -81,7 +81,8 @@ class Outgoing:
     payload: dict[str, Any]
     retain: bool
     qos: int = 1
-    #: the payload's JSON, encoded on first use and kept (``data()``)
+    #: the payload's JSON, encoded on first use and kept (``data()``), or given when made
+    #: (``Engine._unchanged``: the JSON ``encode`` gives for ``payload``, byte for byte)
     _data: bytes | None = field(default=None, compare=False, repr=False)
 
     def data(self) -> bytes:
@@ -267,12 +268,31 @@ def _no_tricks() -> dict[str, int]:
     return {"NS": 0, "EW": 0}
 
 
+def _cut_at_last(data: bytes, state: Mapping[str, Any]) -> tuple[bytes, bytes] | None:
+    """``data``, the JSON of ``state``, cut around the value of its ``last``: (the bytes
+    up to and with ``"last":``, the bytes after the value), so that the JSON of ``state``
+    with another ``last`` is ``before + encode(last) + after``. The compact encoding
+    writes a mapping's items in order, so the bytes from ``"last":`` on are known from
+    ``last`` and the items after it; None when ``data`` does not end with them (not that
+    state's JSON): the caller encodes the whole state."""
+    keys = list(state)
+    if "last" not in keys:
+        return None
+    later = {key: state[key] for key in keys[keys.index("last") + 1:]}
+    after = b"," + encode(later)[1:] if later else b"}"
+    end = b'"last":' + encode(state["last"]) + after
+    if not data.endswith(end):
+        return None
+    return data[:len(data) - len(end) + len(b'"last":')], after
+
+
 class _StateParts:
     """The parts of one board's ``state`` kept between events (``Engine._state``), with
     what each was built from."""
 
     __slots__ = ("board", "number", "dealer", "vul", "calls", "auction", "contract",
-                 "declarer", "contract_texts", "won", "tricks", "cards", "current")
+                 "declarer", "contract_texts", "won", "tricks", "cards", "current", "sent",
+                 "sent_split")
 
     def __init__(self, board: Board) -> None:
         self.board = board
@@ -289,6 +309,12 @@ class _StateParts:
         self.tricks: dict[str, int] = _no_tricks()
         self.cards: tuple[tuple[Seat, Card], ...] = ()
         self.current: list[dict[str, str]] = []
+        #: the last ``state`` message of this board (``Engine._snapshots``, ``_unchanged``)
+        #: and, once an unchanged input needed it, its JSON cut around the value of
+        #: ``last``: (everything before it, everything after it). Kept together, reset
+        #: together: the cut belongs to that message's bytes alone.
+        self.sent: Outgoing | None = None
+        self.sent_split: tuple[bytes, bytes] | None = None
 
 
 class Engine:
@@ -723,9 +749,29 @@ class Engine:
         if state is None or ts.notes or self._deferred is not None or self._quiet \
                 or state.get("session") != (self.session_id or None):
             return self._publish(name, ts, update)
-        state = ts.state = {**state, "last": ts.last}
+        last = ts.last
+        new = ts.state = {**state, "last": last}
         # the indicator's key did not change: neither rebuilt nor published
-        return [Outgoing(self._topic(name, "state"), state, retain=True)]
+        topic = self._topic(name, "state")
+        parts = ts.state_parts
+        if parts is None:
+            return [Outgoing(topic, new, retain=True)]
+        # the new state's JSON is the last one's with the new ``last`` put in: only when
+        # the last message sent is that state (its payload, by identity: payloads are not
+        # changed once built), and its bytes were cut where the encoding puts ``last``
+        sent = parts.sent
+        split = None
+        if sent is not None and sent.payload is state:
+            split = parts.sent_split
+            if split is None:
+                split = _cut_at_last(sent.data(), state)
+        if split is None or last is None:
+            out = Outgoing(topic, new, retain=True)
+        else:
+            # (the fifth field: the payload's JSON, given)
+            out = Outgoing(topic, new, True, 1, split[0] + encode(last) + split[1])
+        parts.sent, parts.sent_split = out, split
+        return [out]
 
     def _snapshots(self, name: str, ts: _TableState) -> list[Outgoing]:
         """The table's ``state`` and, if it changed, its ``indicator`` (retained)."""
@@ -741,8 +787,12 @@ class Engine:
         play = board.play if board is not None else None
         won = play.tricks_won if play is not None else None
         if "state" in kinds:
-            ts.state = self._state(name, ts, turn, won)
-            out.append(Outgoing(self._topic(name, "state"), ts.state, retain=True))
+            state = ts.state = self._state(name, ts, turn, won)
+            sent = Outgoing(self._topic(name, "state"), state, retain=True)
+            out.append(sent)
+            parts = ts.state_parts
+            if parts is not None:  # what an unchanged input's state is made from
+                parts.sent, parts.sent_split = sent, None
         else:
             ts.state = None  # built on demand by snapshot()
         if "indicator" in kinds:
