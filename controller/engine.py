@@ -1014,8 +1014,10 @@ class Engine:
                 parts.cards = cards
                 parts.current = [{"seat": _SEAT_TEXT[s], "card": _CARD_TEXT[c.index]}
                                  for s, c in cards]
+            penalty_cards = play.penalty_cards
+            # (no comprehension for none: the common case)
             penalty = {_SEAT_TEXT[s]: sorted(_CARD_TEXT[c.index] for c in cs)
-                       for s, cs in play.penalty_cards.items() if cs}
+                       for s, cs in penalty_cards.items() if cs} if penalty_cards else {}
         else:
             trick_no = 0
             if parts.cards or parts.won != (0, 0):
@@ -1024,6 +1026,7 @@ class Engine:
         if turn is _UNKNOWN:
             turn = board.turn
         alerts = ts.alerts
+        obligations = auction.obligations
         state: dict[str, Any] = {
             "v": WIRE_VERSION, "table": name, "board": parts.number,
             "dealer": parts.dealer, "vul": parts.vul,
@@ -1033,7 +1036,8 @@ class Engine:
             "contract": parts.contract_texts[0], "declarer": parts.contract_texts[1],
             "dummy": parts.contract_texts[2],
             "tricks": parts.tricks, "trick": trick_no, "current": parts.current,
-            "obligations": {_SEAT_TEXT[s]: o for s, o in auction.obligations.items()},
+            "obligations": {_SEAT_TEXT[s]: o for s, o in obligations.items()}
+            if obligations else {},
             "penalty_cards": penalty,
             "irregularities": [
                 {"id": i.id, "code": str(i.code), "status": str(i.status),
