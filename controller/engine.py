@@ -699,31 +699,41 @@ class Engine:
         kinds = self.kinds
         table = ts.table
         board = table.board
-        board_no = board.number if board else None
         if update.board_started:
             ts.alerts = {}
-        if "alert" in kinds:
+        alerting = "alert" in kinds
+        if alerting and update.previous:
             # the alerts of a board replaced before it was finished keep its number
-            out += [Outgoing(self._topic(name, "alert"),
-                             self._alert(name, update.previous_board, item), retain=False)
+            topic = self._topic(name, "alert")
+            out += [Outgoing(topic, self._alert(name, update.previous_board, item),
+                             retain=False)
                     for item in update.previous]
         # the board as played, built once when its result changed (result, feed, fouled check)
-        record = table.record if update.result_changed else None
-        for item in update.irregularities:
-            ts.alerts[item.id] = item
-            if "alert" in kinds:
-                out.append(Outgoing(self._topic(name, "alert"),
-                                    self._alert(name, board_no, item), retain=False))
-        for feed in update.feed:
-            ts.feed_seq += 1
+        result_changed = update.result_changed
+        record = table.record if result_changed else None
+        irregularities = update.irregularities
+        if irregularities:
+            board_no = board.number if board is not None else None
+            alerts = ts.alerts
+            for item in irregularities:
+                alerts[item.id] = item
+                if alerting:
+                    out.append(Outgoing(self._topic(name, "alert"),
+                                        self._alert(name, board_no, item), retain=False))
+        feed = update.feed
+        if feed:
             if "feed" in kinds:
-                out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed, record),
-                                    False))
+                topic = self._topic(name, "feed")
+                for feed_item in feed:
+                    ts.feed_seq += 1  # the number the item's payload carries
+                    out.append(Outgoing(topic, self._feed(name, ts, feed_item, record), False))
+            else:
+                ts.feed_seq += len(feed)
         ts.notes = update.notes
         deferred = self._deferred
         if deferred is None:
             out += self._snapshots(name, ts)
-        elif now or update.result_changed:
+        elif now or result_changed:
             # a board's result goes out after the state that finished it (the broadcast
             # gate trusts a result only once a state shows its board over); that state
             # may be gone by the end of the batch if the next board starts in it
@@ -734,7 +744,7 @@ class Engine:
             # applies inputs writes it (a listener thread reading snapshot() mid-batch, as
             # the tests do, must not store a state that flush() has already replaced)
             deferred[name] = None
-        if update.result_changed and board is not None:
+        if result_changed and board is not None:
             ts.result = self._result(name, record)
             if "result" in kinds:
                 out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
@@ -1133,28 +1143,32 @@ class Engine:
 
     def _feed(self, name: str, ts: _TableState, item: FeedItem,
               record: BoardRecord | None) -> dict[str, Any]:
+        kind, seat, call, card, trick, calls, cards = item
         board = ts.table.board
         payload: dict[str, Any] = {
-            "v": WIRE_VERSION, "table": name, "board": board.number if board else None,
-            "n": ts.feed_seq, "kind": item.kind,
+            "v": WIRE_VERSION, "table": name,
+            "board": board.number if board is not None else None,
+            "n": ts.feed_seq, "kind": kind,
         }
-        if self.session_id:
-            payload["session"] = self.session_id
-        if item.kind == "board" and board is not None:
-            payload.update(dealer=_SEAT_TEXT[board.dealer], vul=_VUL_TEXT[board.vulnerability])
+        session_id = self.session_id
+        if session_id:
+            payload["session"] = session_id
+        if kind == "board" and board is not None:
+            payload["dealer"] = _SEAT_TEXT[board.dealer]
+            payload["vul"] = _VUL_TEXT[board.vulnerability]
         # the texts looked up (``str`` of the core's values, made once)
-        if item.seat is not None:
-            payload["seat"] = _SEAT_TEXT[item.seat]
-        if item.call is not None:
-            payload["call"] = _call_text(item.call)
-        if item.card is not None:
-            payload["card"] = _CARD_TEXT[item.card.index]
-            payload["trick"] = item.trick
-        if item.kind == "auction":
-            payload["calls"] = [[str(s), str(c)] for s, c in item.calls]
-        if item.kind == "play":
-            payload["cards"] = [[str(s), str(c)] for s, c in item.cards]
-        if item.kind == "result":
+        if seat is not None:
+            payload["seat"] = _SEAT_TEXT[seat]
+        if call is not None:
+            payload["call"] = _call_text(call)
+        if card is not None:
+            payload["card"] = _CARD_TEXT[card.index]
+            payload["trick"] = trick
+        if kind == "auction":
+            payload["calls"] = [[str(s), str(c)] for s, c in calls]
+        elif kind == "play":
+            payload["cards"] = [[str(s), str(c)] for s, c in cards]
+        elif kind == "result":
             if record is not None:
                 payload.update(
                     contract=str(record.contract) if record.contract else "Pass",
