@@ -75,7 +75,8 @@ encode = wire.encode
 class Outgoing:
     """One message to publish. Not changed once made (nothing assigns to one; ``data()``
     fills its cache): not a frozen dataclass because a frozen one costs four times as
-    much to make, and replay makes one for every message."""
+    much to make, and replay makes one for every message (made with positional arguments
+    where many are made: a keyword costs more than the rest of the call)."""
 
     topic: str
     payload: dict[str, Any]
@@ -705,8 +706,7 @@ class Engine:
         if alerting and update.previous:
             # the alerts of a board replaced before it was finished keep its number
             topic = self._topic(name, "alert")
-            out += [Outgoing(topic, self._alert(name, update.previous_board, item),
-                             retain=False)
+            out += [Outgoing(topic, self._alert(name, update.previous_board, item), False)
                     for item in update.previous]
         # the board as played, built once when its result changed (result, feed, fouled check)
         result_changed = update.result_changed
@@ -719,7 +719,7 @@ class Engine:
                 alerts[item.id] = item
                 if alerting:
                     out.append(Outgoing(self._topic(name, "alert"),
-                                        self._alert(name, board_no, item), retain=False))
+                                        self._alert(name, board_no, item), False))
         feed = update.feed
         if feed:
             if "feed" in kinds:
@@ -747,7 +747,7 @@ class Engine:
         if result_changed and board is not None:
             ts.result = self._result(name, record)
             if "result" in kinds:
-                out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
+                out.append(Outgoing(self._topic(name, "result"), ts.result, True))
             out += self._compare_tables(name, ts, record)
         return out
 
@@ -765,7 +765,7 @@ class Engine:
         topic = self._topic(name, "state")
         parts = ts.state_parts
         if parts is None:
-            return [Outgoing(topic, new, retain=True)]
+            return [Outgoing(topic, new, True)]
         # the new state's JSON is the last one's with the new ``last`` put in: only when
         # the last message sent is that state (its payload, by identity: payloads are not
         # changed once built), and its bytes were cut where the encoding puts ``last``
@@ -776,7 +776,7 @@ class Engine:
             if split is None:
                 split = _cut_at_last(sent.data(), state)
         if split is None or last is None:
-            out = Outgoing(topic, new, retain=True)
+            out = Outgoing(topic, new, True)
         else:
             # (the fifth field: the payload's JSON, given)
             out = Outgoing(topic, new, True, 1, split[0] + encode(last) + split[1])
@@ -798,7 +798,7 @@ class Engine:
         won = play.tricks_won if play is not None else None
         if "state" in kinds:
             state = ts.state = self._state(name, ts, turn, won)
-            sent = Outgoing(self._topic(name, "state"), state, retain=True)
+            sent = Outgoing(self._topic(name, "state"), state, True)
             out.append(sent)
             parts = ts.state_parts
             if parts is not None:  # what an unchanged input's state is made from
