@@ -1037,14 +1037,14 @@ class Engine:
             turn = board.turn
         alerts = ts.alerts
         obligations = auction.obligations
+        contract_text, declarer_text, dummy_text = parts.contract_texts
         state: dict[str, Any] = {
             "v": WIRE_VERSION, "table": name, "board": parts.number,
             "dealer": parts.dealer, "vul": parts.vul,
             "phase": str(board.phase) if not board.done else "done",
             "turn": _SEAT_TEXT[turn] if turn is not None else None,
             "auction": parts.auction,
-            "contract": parts.contract_texts[0], "declarer": parts.contract_texts[1],
-            "dummy": parts.contract_texts[2],
+            "contract": contract_text, "declarer": declarer_text, "dummy": dummy_text,
             "tricks": parts.tricks, "trick": trick_no, "current": parts.current,
             "obligations": {_SEAT_TEXT[s]: o for s, o in obligations.items()}
             if obligations else {},
@@ -1056,12 +1056,14 @@ class Engine:
             ] if alerts else [],
             "last": ts.last,
         }
-        if ts.notes:
-            state["notes"] = list(ts.notes)
+        notes = ts.notes
+        if notes:
+            state["notes"] = list(notes)
         if self.pairs_at is not None:
             self._add_pairs(state, name, parts.number)
-        if self.session_id:
-            state["session"] = self.session_id
+        session_id = self.session_id
+        if session_id:
+            state["session"] = session_id
         return state
 
     @staticmethod
