@@ -664,7 +664,7 @@ class Engine:
 
     # -- building outputs -----------------------------------------------------------------
     def _topic(self, table: str, kind: str) -> str:
-        return wire.topic(table, kind, root=self.root)
+        return _topic_text(self.root, table, kind)
 
     def _table(self, name: str) -> _TableState:
         ts = self._tables.get(name)
@@ -1212,6 +1212,13 @@ _CARD_TEXT = [str(c) for c in sorted(FULL_DECK, key=lambda c: c.index)]
 _SEAT_ORDER = tuple(Seat)
 _CALL_TEXTS = {c: text for text, c in _CALLS.items()}
 _VUL_TEXT = {v: str(v) for v in Vulnerability}
+
+
+@lru_cache(maxsize=8 * MAX_TABLES)
+def _topic_text(root: str, table: str, kind: str) -> str:
+    """``wire.topic``, kept: the same few topics a table, one made for every message (its
+    three arguments are all it is made from: the key is complete)."""
+    return wire.topic(table, kind, root=root)
 
 
 def _call_text(call: Call) -> str:
