@@ -269,18 +269,21 @@ def _no_tricks() -> dict[str, int]:
     return {"NS": 0, "EW": 0}
 
 
-def _cut_at_last(data: bytes, state: Mapping[str, Any]) -> tuple[bytes, bytes] | None:
+def _cut_at_last(data: bytes, state: dict[str, Any]) -> tuple[bytes, bytes] | None:
     """``data``, the JSON of ``state``, cut around the value of its ``last``: (the bytes
     up to and with ``"last":``, the bytes after the value), so that the JSON of ``state``
     with another ``last`` is ``before + encode(last) + after``. The compact encoding
     writes a mapping's items in order, so the bytes from ``"last":`` on are known from
     ``last`` and the items after it; None when ``data`` does not end with them (not that
     state's JSON): the caller encodes the whole state."""
-    keys = list(state)
-    if "last" not in keys:
-        return None
-    later = {key: state[key] for key in keys[keys.index("last") + 1:]}
-    after = b"," + encode(later)[1:] if later else b"}"
+    if next(reversed(state), None) == "last":  # the last item (no notes, pairs, session)
+        after = b"}"
+    else:
+        keys = list(state)
+        if "last" not in keys:
+            return None
+        later = {key: state[key] for key in keys[keys.index("last") + 1:]}
+        after = b"," + encode(later)[1:]
     end = b'"last":' + encode(state["last"]) + after
     if not data.endswith(end):
         return None
