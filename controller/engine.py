@@ -95,6 +95,10 @@ class Outgoing:
             data = self._data = encode(self.payload)
         return data
 
+    def encoded(self) -> bytes | None:
+        """The payload's JSON if ``data()`` made it already (or it was given), else None."""
+        return self._data
+
 
 class _Boot(NamedTuple):
     """An event's ``boot`` and ``acked`` (1.2), both absent from a version-1 bridge."""
@@ -771,13 +775,17 @@ class Engine:
             return [Outgoing(topic, new, True)]
         # the new state's JSON is the last one's with the new ``last`` put in: only when
         # the last message sent is that state (its payload, by identity: payloads are not
-        # changed once built), and its bytes were cut where the encoding puts ``last``
+        # changed once built), its JSON was made (replay and the daemon ask for every
+        # message's before the next input; a caller that never does pays nothing here),
+        # and its bytes were cut where the encoding puts ``last``
         sent = parts.sent
         split = None
         if sent is not None and sent.payload is state:
             split = parts.sent_split
             if split is None:
-                split = _cut_at_last(sent.data(), state)
+                data = sent.encoded()
+                if data is not None:
+                    split = _cut_at_last(data, state)
         if split is None or last is None:
             out = Outgoing(topic, new, True)
         else:
