@@ -75,13 +75,15 @@ encode = wire.encode
 class Outgoing:
     """One message to publish. Not changed once made (nothing assigns to one; ``data()``
     fills its cache): not a frozen dataclass because a frozen one costs four times as
-    much to make, and replay makes one for every message."""
+    much to make, and replay makes one for every message (made with positional arguments
+    where many are made: a keyword costs more than the rest of the call)."""
 
     topic: str
     payload: dict[str, Any]
     retain: bool
     qos: int = 1
-    #: the payload's JSON, encoded on first use and kept (``data()``)
+    #: the payload's JSON, encoded on first use and kept (``data()``), or given when made
+    #: (``Engine._unchanged``: the JSON ``encode`` gives for ``payload``, byte for byte)
     _data: bytes | None = field(default=None, compare=False, repr=False)
 
     def data(self) -> bytes:
@@ -92,6 +94,10 @@ class Outgoing:
         if data is None:
             data = self._data = encode(self.payload)
         return data
+
+    def encoded(self) -> bytes | None:
+        """The payload's JSON if ``data()`` made it already (or it was given), else None."""
+        return self._data
 
 
 class _Boot(NamedTuple):
@@ -267,12 +273,34 @@ def _no_tricks() -> dict[str, int]:
     return {"NS": 0, "EW": 0}
 
 
+def _cut_at_last(data: bytes, state: dict[str, Any]) -> tuple[bytes, bytes] | None:
+    """``data``, the JSON of ``state``, cut around the value of its ``last``: (the bytes
+    up to and with ``"last":``, the bytes after the value), so that the JSON of ``state``
+    with another ``last`` is ``before + encode(last) + after``. The compact encoding
+    writes a mapping's items in order, so the bytes from ``"last":`` on are known from
+    ``last`` and the items after it; None when ``data`` does not end with them (not that
+    state's JSON): the caller encodes the whole state."""
+    if next(reversed(state), None) == "last":  # the last item (no notes, pairs, session)
+        after = b"}"
+    else:
+        keys = list(state)
+        if "last" not in keys:
+            return None
+        later = {key: state[key] for key in keys[keys.index("last") + 1:]}
+        after = b"," + encode(later)[1:]
+    end = b'"last":' + encode(state["last"]) + after
+    if not data.endswith(end):
+        return None
+    return data[:len(data) - len(end) + len(b'"last":')], after
+
+
 class _StateParts:
     """The parts of one board's ``state`` kept between events (``Engine._state``), with
     what each was built from."""
 
     __slots__ = ("board", "number", "dealer", "vul", "calls", "auction", "contract",
-                 "declarer", "contract_texts", "won", "tricks", "cards", "current")
+                 "declarer", "contract_texts", "won", "tricks", "cards", "current", "sent",
+                 "sent_split")
 
     def __init__(self, board: Board) -> None:
         self.board = board
@@ -289,6 +317,12 @@ class _StateParts:
         self.tricks: dict[str, int] = _no_tricks()
         self.cards: tuple[tuple[Seat, Card], ...] = ()
         self.current: list[dict[str, str]] = []
+        #: the last ``state`` message of this board (``Engine._snapshots``, ``_unchanged``)
+        #: and, once an unchanged input needed it, its JSON cut around the value of
+        #: ``last``: (everything before it, everything after it). Kept together, reset
+        #: together: the cut belongs to that message's bytes alone.
+        self.sent: Outgoing | None = None
+        self.sent_split: tuple[bytes, bytes] | None = None
 
 
 class Engine:
@@ -637,7 +671,7 @@ class Engine:
 
     # -- building outputs -----------------------------------------------------------------
     def _topic(self, table: str, kind: str) -> str:
-        return wire.topic(table, kind, root=self.root)
+        return _topic_text(self.root, table, kind)
 
     def _table(self, name: str) -> _TableState:
         ts = self._tables.get(name)
@@ -673,31 +707,40 @@ class Engine:
         kinds = self.kinds
         table = ts.table
         board = table.board
-        board_no = board.number if board else None
         if update.board_started:
             ts.alerts = {}
-        if "alert" in kinds:
+        alerting = "alert" in kinds
+        if alerting and update.previous:
             # the alerts of a board replaced before it was finished keep its number
-            out += [Outgoing(self._topic(name, "alert"),
-                             self._alert(name, update.previous_board, item), retain=False)
+            topic = self._topic(name, "alert")
+            out += [Outgoing(topic, self._alert(name, update.previous_board, item), False)
                     for item in update.previous]
         # the board as played, built once when its result changed (result, feed, fouled check)
-        record = table.record if update.result_changed else None
-        for item in update.irregularities:
-            ts.alerts[item.id] = item
-            if "alert" in kinds:
-                out.append(Outgoing(self._topic(name, "alert"),
-                                    self._alert(name, board_no, item), retain=False))
-        for feed in update.feed:
-            ts.feed_seq += 1
+        result_changed = update.result_changed
+        record = table.record if result_changed else None
+        irregularities = update.irregularities
+        if irregularities:
+            board_no = board.number if board is not None else None
+            alerts = ts.alerts
+            for item in irregularities:
+                alerts[item.id] = item
+                if alerting:
+                    out.append(Outgoing(self._topic(name, "alert"),
+                                        self._alert(name, board_no, item), False))
+        feed = update.feed
+        if feed:
             if "feed" in kinds:
-                out.append(Outgoing(self._topic(name, "feed"), self._feed(name, ts, feed, record),
-                                    False))
+                topic = self._topic(name, "feed")
+                for feed_item in feed:
+                    ts.feed_seq += 1  # the number the item's payload carries
+                    out.append(Outgoing(topic, self._feed(name, ts, feed_item, record), False))
+            else:
+                ts.feed_seq += len(feed)
         ts.notes = update.notes
         deferred = self._deferred
         if deferred is None:
             out += self._snapshots(name, ts)
-        elif now or update.result_changed:
+        elif now or result_changed:
             # a board's result goes out after the state that finished it (the broadcast
             # gate trusts a result only once a state shows its board over); that state
             # may be gone by the end of the batch if the next board starts in it
@@ -708,10 +751,10 @@ class Engine:
             # applies inputs writes it (a listener thread reading snapshot() mid-batch, as
             # the tests do, must not store a state that flush() has already replaced)
             deferred[name] = None
-        if update.result_changed and board is not None:
+        if result_changed and board is not None:
             ts.result = self._result(name, record)
             if "result" in kinds:
-                out.append(Outgoing(self._topic(name, "result"), ts.result, retain=True))
+                out.append(Outgoing(self._topic(name, "result"), ts.result, True))
             out += self._compare_tables(name, ts, record)
         return out
 
@@ -723,9 +766,33 @@ class Engine:
         if state is None or ts.notes or self._deferred is not None or self._quiet \
                 or state.get("session") != (self.session_id or None):
             return self._publish(name, ts, update)
-        state = ts.state = {**state, "last": ts.last}
+        last = ts.last
+        new = ts.state = {**state, "last": last}
         # the indicator's key did not change: neither rebuilt nor published
-        return [Outgoing(self._topic(name, "state"), state, retain=True)]
+        topic = self._topic(name, "state")
+        parts = ts.state_parts
+        if parts is None:
+            return [Outgoing(topic, new, True)]
+        # the new state's JSON is the last one's with the new ``last`` put in: only when
+        # the last message sent is that state (its payload, by identity: payloads are not
+        # changed once built), its JSON was made (replay and the daemon ask for every
+        # message's before the next input; a caller that never does pays nothing here),
+        # and its bytes were cut where the encoding puts ``last``
+        sent = parts.sent
+        split = None
+        if sent is not None and sent.payload is state:
+            split = parts.sent_split
+            if split is None:
+                data = sent.encoded()
+                if data is not None:
+                    split = _cut_at_last(data, state)
+        if split is None or last is None:
+            out = Outgoing(topic, new, True)
+        else:
+            # (the fifth field: the payload's JSON, given)
+            out = Outgoing(topic, new, True, 1, split[0] + encode(last) + split[1])
+        parts.sent, parts.sent_split = out, split
+        return [out]
 
     def _snapshots(self, name: str, ts: _TableState) -> list[Outgoing]:
         """The table's ``state`` and, if it changed, its ``indicator`` (retained)."""
@@ -741,8 +808,12 @@ class Engine:
         play = board.play if board is not None else None
         won = play.tricks_won if play is not None else None
         if "state" in kinds:
-            ts.state = self._state(name, ts, turn, won)
-            out.append(Outgoing(self._topic(name, "state"), ts.state, retain=True))
+            state = ts.state = self._state(name, ts, turn, won)
+            sent = Outgoing(self._topic(name, "state"), state, True)
+            out.append(sent)
+            parts = ts.state_parts
+            if parts is not None:  # what an unchanged input's state is made from
+                parts.sent, parts.sent_split = sent, None
         else:
             ts.state = None  # built on demand by snapshot()
         if "indicator" in kinds:
@@ -964,8 +1035,10 @@ class Engine:
                 parts.cards = cards
                 parts.current = [{"seat": _SEAT_TEXT[s], "card": _CARD_TEXT[c.index]}
                                  for s, c in cards]
+            penalty_cards = play.penalty_cards
+            # (no comprehension for none: the common case)
             penalty = {_SEAT_TEXT[s]: sorted(_CARD_TEXT[c.index] for c in cs)
-                       for s, cs in play.penalty_cards.items() if cs}
+                       for s, cs in penalty_cards.items() if cs} if penalty_cards else {}
         else:
             trick_no = 0
             if parts.cards or parts.won != (0, 0):
@@ -974,16 +1047,18 @@ class Engine:
         if turn is _UNKNOWN:
             turn = board.turn
         alerts = ts.alerts
+        obligations = auction.obligations
+        contract_text, declarer_text, dummy_text = parts.contract_texts
         state: dict[str, Any] = {
             "v": WIRE_VERSION, "table": name, "board": parts.number,
             "dealer": parts.dealer, "vul": parts.vul,
             "phase": str(board.phase) if not board.done else "done",
             "turn": _SEAT_TEXT[turn] if turn is not None else None,
             "auction": parts.auction,
-            "contract": parts.contract_texts[0], "declarer": parts.contract_texts[1],
-            "dummy": parts.contract_texts[2],
+            "contract": contract_text, "declarer": declarer_text, "dummy": dummy_text,
             "tricks": parts.tricks, "trick": trick_no, "current": parts.current,
-            "obligations": {_SEAT_TEXT[s]: o for s, o in auction.obligations.items()},
+            "obligations": {_SEAT_TEXT[s]: o for s, o in obligations.items()}
+            if obligations else {},
             "penalty_cards": penalty,
             "irregularities": [
                 {"id": i.id, "code": str(i.code), "status": str(i.status),
@@ -992,12 +1067,14 @@ class Engine:
             ] if alerts else [],
             "last": ts.last,
         }
-        if ts.notes:
-            state["notes"] = list(ts.notes)
+        notes = ts.notes
+        if notes:
+            state["notes"] = list(notes)
         if self.pairs_at is not None:
             self._add_pairs(state, name, parts.number)
-        if self.session_id:
-            state["session"] = self.session_id
+        session_id = self.session_id
+        if session_id:
+            state["session"] = session_id
         return state
 
     @staticmethod
@@ -1094,28 +1171,32 @@ class Engine:
 
     def _feed(self, name: str, ts: _TableState, item: FeedItem,
               record: BoardRecord | None) -> dict[str, Any]:
+        kind, seat, call, card, trick, calls, cards = item
         board = ts.table.board
         payload: dict[str, Any] = {
-            "v": WIRE_VERSION, "table": name, "board": board.number if board else None,
-            "n": ts.feed_seq, "kind": item.kind,
+            "v": WIRE_VERSION, "table": name,
+            "board": board.number if board is not None else None,
+            "n": ts.feed_seq, "kind": kind,
         }
-        if self.session_id:
-            payload["session"] = self.session_id
-        if item.kind == "board" and board is not None:
-            payload.update(dealer=_SEAT_TEXT[board.dealer], vul=_VUL_TEXT[board.vulnerability])
+        session_id = self.session_id
+        if session_id:
+            payload["session"] = session_id
+        if kind == "board" and board is not None:
+            payload["dealer"] = _SEAT_TEXT[board.dealer]
+            payload["vul"] = _VUL_TEXT[board.vulnerability]
         # the texts looked up (``str`` of the core's values, made once)
-        if item.seat is not None:
-            payload["seat"] = _SEAT_TEXT[item.seat]
-        if item.call is not None:
-            payload["call"] = _call_text(item.call)
-        if item.card is not None:
-            payload["card"] = _CARD_TEXT[item.card.index]
-            payload["trick"] = item.trick
-        if item.kind == "auction":
-            payload["calls"] = [[str(s), str(c)] for s, c in item.calls]
-        if item.kind == "play":
-            payload["cards"] = [[str(s), str(c)] for s, c in item.cards]
-        if item.kind == "result":
+        if seat is not None:
+            payload["seat"] = _SEAT_TEXT[seat]
+        if call is not None:
+            payload["call"] = _call_text(call)
+        if card is not None:
+            payload["card"] = _CARD_TEXT[card.index]
+            payload["trick"] = trick
+        if kind == "auction":
+            payload["calls"] = [[str(s), str(c)] for s, c in calls]
+        elif kind == "play":
+            payload["cards"] = [[str(s), str(c)] for s, c in cards]
+        elif kind == "result":
             if record is not None:
                 payload.update(
                     contract=str(record.contract) if record.contract else "Pass",
@@ -1157,6 +1238,13 @@ _CARD_TEXT = [str(c) for c in sorted(FULL_DECK, key=lambda c: c.index)]
 _SEAT_ORDER = tuple(Seat)
 _CALL_TEXTS = {c: text for text, c in _CALLS.items()}
 _VUL_TEXT = {v: str(v) for v in Vulnerability}
+
+
+@lru_cache(maxsize=8 * MAX_TABLES)
+def _topic_text(root: str, table: str, kind: str) -> str:
+    """``wire.topic``, kept: the same few topics a table, one made for every message (its
+    three arguments are all it is made from: the key is complete)."""
+    return wire.topic(table, kind, root=root)
 
 
 def _call_text(call: Call) -> str:

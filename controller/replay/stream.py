@@ -62,8 +62,11 @@ def replay_to(engine: Engine, lines: Iterable[bytes | str], out: IO[bytes],
     root = engine.root
     handle = engine.handle
     lines_out = MessageLines(kinds)
-    add = lines_out.add
+    # MessageLines.add, inline: its heads looked up here, the pieces appended here
+    heads = lines_out.heads
+    head_of = lines_out.head
     buffer: list[bytes] = []
+    append = buffer.append
     count = 0
     decode = _line_decoder.decode
     event_topic = _bare_topic(table, "event", root)
@@ -90,9 +93,18 @@ def replay_to(engine: Engine, lines: Iterable[bytes | str], out: IO[bytes],
         if not outs:
             continue
         for msg in outs:
-            if msg.topic.endswith("/error"):
+            topic = msg.topic
+            # (an error is never retained: Engine._error; a retained message's topic is
+            # not looked at)
+            if not msg.retain and topic.endswith("/error"):
                 _report(errors, source, lineno, str(msg.payload.get("error")))
-            if add(msg, buffer):
+            prefix = heads.get(topic)
+            if prefix is None:
+                prefix = head_of(topic)
+            if prefix:
+                append(prefix)
+                append(msg.data())
+                append(b"}\n")
                 count += 1
         if len(buffer) >= 3072:
             out.write(b"".join(buffer))
@@ -163,17 +175,26 @@ class MessageLines:
 
     def __init__(self, kinds: set[str] | None = None) -> None:
         self.kinds = kinds
-        self._heads: dict[str, bytes] = {}
+        #: each topic's head (``head``), empty for a kind left out
+        self.heads: dict[str, bytes] = {}
+
+    def head(self, topic: str) -> bytes:
+        """``{"topic":...,"payload":`` of ``topic``, kept in ``heads``; empty for a kind
+        ``--topics`` leaves out."""
+        head = self.heads.get(topic)
+        if head is None:
+            keep = self.kinds is None or topic.rsplit("/", 1)[-1] in self.kinds
+            head = self.heads[topic] = \
+                b'{"topic":' + _encoder.encode(topic) + b',"payload":' if keep else b""
+        return head
 
     def add(self, msg: Outgoing, buffer: list[bytes]) -> bool:
         """Append the line of ``msg`` to ``buffer`` (as pieces); False for a kind
         ``--topics`` leaves out."""
         topic = msg.topic
-        head = self._heads.get(topic)
+        head = self.heads.get(topic)
         if head is None:
-            keep = self.kinds is None or topic.rsplit("/", 1)[-1] in self.kinds
-            head = self._heads[topic] = \
-                b'{"topic":' + _encoder.encode(topic) + b',"payload":' if keep else b""
+            head = self.head(topic)
         if not head:
             return False
         buffer.append(head)
