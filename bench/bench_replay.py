@@ -5,8 +5,9 @@ on generated boards against the same work done with endplay, in the same run.
         [--no-jobs] [--write]
 
 Times are CPU seconds (``time.process_time``; the command's from ``getrusage`` of its
-process), best of three: on a machine shared with other work, wall-clock time measures
-the neighbours as much as the code.
+process), best of three (the commands: best of ``--rounds`` rounds, each running every
+command once): on a machine shared with other work, wall-clock time measures the
+neighbours as much as the code.
 
 The endplay baseline reads the same JSONL (the same JSON parser: the floor), applies each
 call with its checks (turn, sufficient bid, legal double/redouble, end of auction,
@@ -227,6 +228,9 @@ def main() -> int:
                     help="tables the session is shared out over for --jobs (default 4)")
     ap.add_argument("--jobs", type=int, default=2,
                     help="processes of the --jobs run (default 2)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="rounds of the commands, each command once a round; the best "
+                         "run of each is kept (default 5)")
     ap.add_argument("--main-tree", type=Path,
                     help="an earlier checkout (git archive main | tar -x -C DIR) whose "
                     "replay command is timed alongside")
@@ -274,13 +278,21 @@ def main() -> int:
         multi.write_bytes(multi_table(data, args.tables))
         jobs_runs = {} if args.no_jobs else {
             n: [timed("--jobs", str(n), path=multi) for _ in range(3)] for n in (1, args.jobs)}
-        cli = min(command() for _ in range(3))
-        cli_few = min(command("--topics", "result,alert") for _ in range(3))
-        cli_en = min(command("--languages", "en") for _ in range(3))
-        cli_main = min(command(tree=args.main_tree) for _ in range(3)) \
-            if args.main_tree else None
-        cli_main_few = min(command("--topics", "result,alert", tree=args.main_tree)
-                           for _ in range(3)) if args.main_tree else None
+        # the commands in rounds, each round running every one once: a neighbour's burst
+        # then costs each command one of its runs, not all the runs of one command
+        variants: dict[str, tuple[tuple[str, ...], Path]] = {
+            "cli": ((), ROOT), "few": (("--topics", "result,alert"), ROOT),
+            "en": (("--languages", "en"), ROOT)}
+        if args.main_tree:
+            variants.update(main=((), args.main_tree),
+                            main_few=(("--topics", "result,alert"), args.main_tree))
+        timings: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(args.rounds):
+            for name, (extra, tree) in variants.items():
+                timings[name].append(command(*extra, tree=tree))
+        cli, cli_few, cli_en = min(timings["cli"]), min(timings["few"]), min(timings["en"])
+        cli_main = min(timings["main"]) if args.main_tree else None
+        cli_main_few = min(timings["main_few"]) if args.main_tree else None
     rows = [
         ("JSON decode only (the floor)", floor, n_events),
         ("Laws core: Table.apply, no JSON", core, n_core),
