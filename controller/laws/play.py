@@ -124,14 +124,6 @@ def build_tricks(
     return tuple(tricks)
 
 
-def _due_among(leader: Seat, played: list[Seat]) -> Seat:
-    """The seat due to play to a trick led by ``leader`` whose cards came from ``played``."""
-    for seat in _ROTATION[leader]:
-        if seat not in played:
-            return seat
-    return leader  # a full trick is never current
-
-
 @dataclass(eq=False)
 class _Trick:
     number: int
@@ -748,7 +740,11 @@ class Play:
                 i += 1
             if i == n:
                 return rotation[n]
-        return _due_among(trick.leader, [s for s, _ in cards])
+        played = [s for s, _ in cards]
+        for seat in _ROTATION[trick.leader]:
+            if seat not in played:
+                return seat
+        return trick.leader  # a full trick is never current
 
     def _open(self, code: Code, **kwargs: object) -> int:
         item = self._log.open(code, **kwargs)  # type: ignore[arg-type]
@@ -931,26 +927,12 @@ class Play:
 
     def _follow(self, seat: Seat, card: Card) -> None:
         cur = self._tricks[-1]
-        cards = cur.cards
-        n = len(cards)
-        if n < 4:
-            # the common case, first: the cards so far came in rotation from the leader and
-            # ``seat`` is next: he has not played, and he is due
-            rotation = _ROTATION[cur.leader]
-            if seat is rotation[n]:
-                i = 0
-                while i < n and cards[i][0] is rotation[i]:
-                    i += 1
-                if i == n:
-                    self._play(seat, card, cur)
-                    return
-        played = [s for s, _ in cards]
-        if seat in played:   # (cur.played_by(seat) is not None)
-            self._second_card(seat, card, cur)
-            return
-        due = _due_among(cur.leader, played)
-        if seat is due:
+        due = self._due(cur)
+        if seat is due:   # (the seat due has not played to the trick: the common case)
             self._play(seat, card, cur)
+            return
+        if cur.played_by(seat) is not None:
+            self._second_card(seat, card, cur)
             return
         # out of turn, to a trick already led
         if not self._is_defender(seat):
