@@ -31,7 +31,7 @@ def note_tempo(log: TempoLog, feed: Iterable[FeedItem], board: Board | None,
                ts: float | None, policy: TempoPolicy) -> bool:
     """Add the input's calls and cards to ``log``; True when the evidence should be
     published again (a new board, a correction, the auction's end, or a call or card over
-    the lowest absolute threshold, ``TempoLog.floor``: no faster one can be flagged itself).
+    the lowest absolute threshold, ``TempoPolicy.floor``: no faster one can be flagged itself).
     Flags are recomputed only then: the hot path pays one subtraction per call or card."""
     changed = False
     for item in feed:
@@ -40,13 +40,13 @@ def note_tempo(log: TempoLog, feed: Iterable[FeedItem], board: Board | None,
             seat, card = item.seat, item.card
             if seat is not None and card is not None:
                 seconds = log.add_card(seat, card, item.trick, ts)
-                if seconds is not None and seconds > log.floor(policy):
+                if seconds is not None and seconds > policy.floor:
                     changed = True
         elif kind == "call":
             seat, call = item.seat, item.call
             if seat is not None and call is not None:
                 seconds = log.add_call(seat, call, ts)
-                if (seconds is not None and seconds > log.floor(policy)) or \
+                if (seconds is not None and seconds > policy.floor) or \
                         (board is not None and board.auction.complete):
                     changed = True
         elif kind == "board":

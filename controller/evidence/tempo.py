@@ -90,6 +90,12 @@ class TempoPolicy:
     def to_mapping(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    @property
+    def floor(self) -> float:
+        """The lowest absolute threshold: no call or card this fast or faster can be flagged
+        itself (every limit is at least an absolute threshold)."""
+        return min(self.pass_seconds, self.call_seconds, self.card_seconds)
+
 
 DEFAULT_TEMPO = TempoPolicy()
 
@@ -175,10 +181,6 @@ class TempoLog:
     """
 
     def __init__(self, board: int | None = None) -> None:
-        # the policy ``floor`` was last asked for, and its floor (a policy is frozen: the
-        # same object always has the same thresholds, so its identity is a complete key)
-        self._floor_policy: TempoPolicy | None = None
-        self._floor = 0.0
         self.reset(board)
 
     def reset(self, board: int | None) -> None:
@@ -204,14 +206,6 @@ class TempoLog:
     def cards(self) -> list[TempoEntry]:
         return [TempoEntry(seat, None, card, trick, ts, seconds)
                 for seat, card, trick, ts, seconds in self._cards]
-
-    def floor(self, policy: TempoPolicy) -> float:
-        """The lowest absolute threshold: no call or card this fast or faster can be flagged
-        itself (every limit is at least an absolute threshold)."""
-        if policy is not self._floor_policy:
-            self._floor_policy = policy
-            self._floor = min(policy.pass_seconds, policy.call_seconds, policy.card_seconds)
-        return self._floor
 
     def director_at_table(self) -> None:
         """The director was called or ruled: the next call or card is not timed (the wait
