@@ -50,6 +50,14 @@ async def run(*args: str) -> tuple[int, str, str]:
     return int(proc.returncode or 0), out.decode(), err.decode()
 
 
+def four_spades(table: str, board: int, score: int) -> str:
+    """A ``result`` payload: 4S by North, ten tricks, scored ``score`` for NS."""
+    return json.dumps({
+        "v": 1, "table": table, "board": board, "dealer": "N", "vul": "None",
+        "contract": "4S", "declarer": "N", "tricks": 10, "tricks_played": 10,
+        "score_ns": score, "irregularities": []})
+
+
 def ranking(path: Path) -> list[tuple[str, str, str]]:
     with open(path, newline="") as fp:
         return [(r["pair"], r["points"], r["percent"]) for r in csv.DictReader(fp)]
@@ -189,10 +197,8 @@ async def test_results_until_complete_ends_by_itself(mosquitto: Mosquitto, tmp_p
             # a 2-table skip Mitchell has one round: table 1 board 1, table 2 board 2, which
             # has the director's score: table 1's result completes the session
             for table, board, score in (("1", 1, 420),):
-                await client.publish(f"bridge/{table}/result", json.dumps({
-                    "v": 1, "table": table, "board": board, "dealer": "N", "vul": "None",
-                    "contract": "4S", "declarer": "N", "tricks": 10, "tricks_played": 10,
-                    "score_ns": score, "irregularities": []}), qos=1, retain=True)
+                await client.publish(f"bridge/{table}/result",
+                                     four_spades(table, board, score), qos=1, retain=True)
         out, err = await asyncio.wait_for(proc.communicate(), 60)
     finally:
         if proc.returncode is None:
@@ -215,10 +221,8 @@ async def test_sigterm_ends_the_live_ranking_with_the_records_written(
     session.write_text(SESSION)
     host, port = mosquitto.url.removeprefix("mqtt://").split(":")
     async with aiomqtt.Client(host, int(port)) as client:
-        await client.publish("bridge/1/result", json.dumps({
-            "v": 1, "table": "1", "board": 1, "dealer": "N", "vul": "None",
-            "contract": "4S", "declarer": "N", "tricks": 10, "tricks_played": 10,
-            "score_ns": 420, "irregularities": []}), qos=1, retain=True)
+        await client.publish("bridge/1/result", four_spades("1", 1, 420), qos=1,
+                             retain=True)
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "controller.cli", "results", "--session", str(session),
         "--broker", mosquitto.url, "--out", str(tmp_path / "out"), "--format", "csv",
