@@ -1,78 +1,87 @@
-"""An optional build of the Laws core with mypyc: ``make mypyc`` (``make mypyc-clean``).
+"""The mypyc build of the Laws core and the engine's hot modules: built by ``make test``
+and ``make demo`` where a C compiler is (``ensure``), or by hand (``make mypyc``,
+``make mypyc-clean``).
 
-    .venv/bin/python -m controller.mypyc_core build|clean|status
+    .venv/bin/python -m controller.mypyc_core build|ensure|clean|status
 
 ``build`` compiles ``controller/laws/*.py`` (all but ``messages.py``, whose exception class
-mypyc cannot compile, and the package's ``__init__``) and the display rows
-(``controller/indicators/display_text.py``, ``OUTPUTS``) into C extension modules next to the
-sources, in place; Python imports them before the ``.py`` files. The sources stay the
-reference: the compiled core gives byte-identical replay output (tests/test_replay_golden.py
-runs against whichever is installed), and the purity tests read the sources. A stamp
-(``controller/laws/mypyc-stamp.json``) records the sources' digests; ``status`` and
-``tests/test_mypyc_core.py`` say when the compiled modules no longer match the sources
-(an edit after ``build``): rebuild or clean then, or the old code runs.
+mypyc cannot compile, and the package's ``__init__``) and the engine's per-event modules
+(``OUTPUTS``) into C extension modules next to the sources, in place; Python imports them
+before the ``.py`` files. The sources stay the reference: the compiled build gives
+byte-identical output (tests/test_replay_golden.py replays the golden sessions through
+both), and the purity tests read the sources. A stamp (``controller/laws/mypyc-stamp.json``)
+records the sources' digests: ``controller.compiled.guard`` imports the sources instead of
+a build that no longer matches them (an edit after ``build``), so an old build never runs;
+``ensure`` builds again then.
 
-Needs mypy (the ``test`` extra) and a C compiler; nothing at run time.
+``ensure`` never fails a ``make``: without a C compiler, Python's headers or mypy it says
+so and the sources run (the same output, slower: docs/benchmarks.md). ``BRIDGE_TABLE_PURE=1``
+skips the build and runs the sources where a build is in place.
+
+Needs mypy and a C compiler to build; nothing at run time.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import shlex
+import shutil
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["CORE", "STAMP", "compiled_modules", "sources", "stale", "build", "clean", "main"]
+from controller import compiled
 
-CORE = Path(__file__).resolve().parent / "laws"
-STAMP = CORE / "mypyc-stamp.json"
+__all__ = ["CORE", "STAMP", "OUTPUTS", "compiled_modules", "sources", "stale", "build",
+           "ensure", "clean", "main"]
+
+CORE = compiled.PACKAGE / "laws"
+STAMP = compiled.STAMP
 #: not compiled: ``MessageError(KeyError)`` (mypyc cannot inherit builtin exceptions); the
 #: package ``__init__`` stays Python so that the shared library's import order is Python's
 _SKIPPED = ("__init__.py", "messages.py")
 #: the shared library of the compiled modules (in the ``controller`` package)
-GROUP = "controller.laws_core"
+GROUP = f"controller.{compiled.SHARED}"
 
 
-#: the engine's output modules compiled with the core (paths under ``controller/``):
-#: the display rows. Not ``engine.py`` (yet): it compiles, with byte-identical replay
-#: output, but a compiled class cannot be patched or subclassed from Python, which tests
-#: and ``bench/`` do (docs/benchmarks.md, "Replay writing every message, 10x endplay")
-OUTPUTS = ("indicators/display_text.py",)
+#: the engine's per-event modules compiled with the core (paths under ``controller/``):
+#: the display rows, the engine, the evidence payloads. Not ``wire.py`` (mypyc cannot
+#: compile its msgspec Structs' class keywords) nor ``replay/stream.py`` (its loop is
+#: mostly calls into msgspec and the engine: nothing measurable won).
+OUTPUTS = ("indicators/display_text.py", "engine.py", "evidence/payload.py")
+
+
+def _package() -> Path:
+    return CORE.parent
 
 
 def sources() -> list[Path]:
     # an output module that moved is an error here, not a module quietly left uncompiled
     return sorted(p for p in CORE.glob("*.py") if p.name not in _SKIPPED) + \
-        [CORE.parent / name for name in OUTPUTS]
+        [_package() / name for name in OUTPUTS]
 
 
 def compiled_modules() -> list[Path]:
-    """The compiled modules in place (``controller/laws/*.so``, the output modules' and
-    the shared library)."""
-    return sorted([*CORE.glob("*.so"), *CORE.parent.glob("laws_core__mypyc*.so"),
-                   *(so for name in OUTPUTS
-                     for so in CORE.parent.glob(name.removesuffix(".py") + ".*.so"))])
+    """The compiled modules in place (each extension file beside its source, and the
+    shared library)."""
+    package = _package()
+    found = [source.with_name(so) for source in compiled.compiled_sources(package).values()
+             for so in os.listdir(source.parent)
+             if so.startswith(source.stem + ".") and so.endswith(".so")]
+    return sorted([*found, *package.glob(f"{compiled.SHARED}*.so")])
 
 
 def _digests() -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sources()}
+    return compiled.digests(sources(), _package())
 
 
 def stale() -> list[str]:
-    """Why the compiled core does not match the sources (empty when it does, or when
-    there is no compiled core)."""
-    if not compiled_modules():
-        return []
-    if not STAMP.exists():
-        return [f"compiled modules without {STAMP.name}: run make mypyc or make mypyc-clean"]
-    built = json.loads(STAMP.read_text())
-    now = _digests()
-    return [f"{name} changed since make mypyc" for name in sorted(now)
-            if built.get(name) != now[name]] + \
-        [f"{name} is gone" for name in sorted(set(built) - set(now))]
+    """Why the compiled modules in place do not run (empty when they match the sources,
+    or when there are none): ``controller.compiled.stale``."""
+    return compiled.stale(_package(), STAMP)
 
 
 def build() -> int:
@@ -105,7 +114,7 @@ def build() -> int:
     finally:
         os.chdir(cwd)
     STAMP.write_text(json.dumps(_digests(), indent=1, sort_keys=True) + "\n")
-    print(f"mypyc_core: compiled {len(paths)} modules of controller/laws and its outputs "
+    print(f"mypyc_core: compiled {len(paths)} modules of the Laws core and the engine "
           f"({len(compiled_modules())} extension files)")
     return 0
 
@@ -117,10 +126,49 @@ def clean() -> int:
     return 0
 
 
+def cannot_build() -> str | None:
+    """Why this machine cannot build (no C compiler, no Python headers, no mypy); None
+    when it can."""
+    compiler = sysconfig.get_config_var("CC") or "cc"
+    if shutil.which(shlex.split(compiler)[0]) is None:
+        return f"no C compiler ({compiler})"
+    include = sysconfig.get_paths().get("include")
+    if not include or not (Path(include) / "Python.h").is_file():
+        return "no Python headers (Debian: apt-get install python3-dev)"
+    try:
+        import mypyc  # noqa: F401
+    except ImportError:
+        return "no mypy (pip install mypy)"
+    return None
+
+
+def ensure() -> int:
+    """Build when no build is in place or it no longer matches the sources, where this
+    machine can; always 0: without a build the sources run."""
+    if os.environ.get(compiled.PURE_VARIABLE) == "1":
+        print(f"mypyc_core: {compiled.PURE_VARIABLE}=1: the pure Python core runs")
+        return 0
+    if compiled_modules() and not stale() and \
+            set(sources()) <= set(compiled.compiled_sources(_package()).values()):
+        return 0  # up to date
+    why = cannot_build()
+    if why is None:
+        print("mypyc_core: compiling the Laws core and the engine with mypyc "
+              "(about two minutes; BRIDGE_TABLE_PURE=1 skips it)", flush=True)
+        if build() == 0:
+            return 0
+        why = "the build failed (above)"
+    clean()
+    print(f"mypyc_core: {why}: the pure Python core runs (the same output, slower)")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["build"]:
         return build()
+    if args == ["ensure"]:
+        return ensure()
     if args == ["clean"]:
         return clean()
     if args in (["status"], []):
@@ -128,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         problems = stale()
         print("compiled (mypyc)" if modules else "pure Python", *problems, sep="\n")
         return 1 if problems else 0
-    print("usage: python -m controller.mypyc_core build|clean|status", file=sys.stderr)
+    print("usage: python -m controller.mypyc_core build|ensure|clean|status", file=sys.stderr)
     return 2
 
 
