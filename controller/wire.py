@@ -845,6 +845,7 @@ def schema() -> dict[str, Any]:
     kinds: Sequence[str] = list(OUTPUTS)
     refs, defs = msgspec.json.schema_components([OUTPUTS[k] for k in kinds],
                                                 ref_template="#/$defs/{name}")
+    _source_docstrings(defs)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"bridge-table wire contract, v {VERSION}",
@@ -853,6 +854,35 @@ def schema() -> dict[str, Any]:
         "topics": dict(zip(kinds, refs, strict=True)),
         "$defs": defs,
     }
+
+
+#: the docstring mypyc gives a class it compiled without keeping the source's (an enum's)
+_COMPILED_STAND_IN = "mypyc filler docstring"
+
+
+def _source_docstrings(defs: dict[str, Any]) -> None:
+    """The descriptions the sources give, where a class of the mypyc build
+    (controller/mypyc_core.py) has a stand-in docstring: the schema is the same whichever
+    runs."""
+    stand_ins = [name for name, d in defs.items()
+                 if isinstance(d, dict) and d.get("description") == _COMPILED_STAND_IN]
+    if not stand_ins:
+        return
+    import ast
+
+    from controller.compiled import compiled_sources
+
+    docs: dict[str, str | None] = {}
+    for path in compiled_sources().values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                docs.setdefault(node.name, ast.get_docstring(node))
+    for name in stand_ins:
+        doc = docs.get(name)
+        if doc:
+            defs[name]["description"] = doc
+        else:
+            del defs[name]["description"]
 
 
 def schema_text() -> str:

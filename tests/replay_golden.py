@@ -125,17 +125,42 @@ def mixed_session(boards: int = 9, tables: int = 3, seed: int = 13, *,
 
 
 def replay_output(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:
-    """What ``bridge-table replay`` writes for the session (run in this process)."""
+    """What ``bridge-table replay`` writes for the session (run in this process, with the
+    modules as installed: the mypyc build where it is in place)."""
     from controller.replay import cli as replay
 
     buf = io.BytesIO()
-    if "--topics" not in extra:
-        # the topics the digests were recorded with: the director's ``evidence`` (1.3) came
-        # later and has tests of its own (tests/test_evidence.py)
-        extra = (*extra, "--topics", ",".join(k for k in replay.KINDS if k != "evidence"))
-    code = replay.main([str(events), "--deals", str(deals), *extra], out=buf)
+    code = replay.main([str(events), "--deals", str(deals), *_topics(extra)], out=buf)
     assert code == 0
     return buf.getvalue()
+
+
+def replay_output_from_sources(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:
+    """What the ``bridge-table replay`` command writes for the session with the Python
+    sources running, a build in place or not (``BRIDGE_TABLE_PURE=1``:
+    controller/compiled.py)."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "BRIDGE_TABLE_PURE": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, controller.engine as e; "
+         "assert e.__file__.endswith('.py'), e.__file__; "
+         "from controller.replay.cli import main; sys.exit(main(sys.argv[1:]))",
+         str(events), "--deals", str(deals), *_topics(extra)],
+        capture_output=True, env=env, timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    return proc.stdout
+
+
+def _topics(extra: tuple[str, ...]) -> tuple[str, ...]:
+    if "--topics" in extra:
+        return extra
+    # the topics the digests were recorded with: the director's ``evidence`` (1.3) came
+    # later and has tests of its own (tests/test_evidence.py)
+    from controller.replay.stream import KINDS
+
+    return (*extra, "--topics", ",".join(k for k in KINDS if k != "evidence"))
 
 
 def digest(data: bytes) -> str:
