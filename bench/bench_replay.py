@@ -199,7 +199,8 @@ def core_kind() -> str:
     """Which Laws core the commands import: the sources, or the mypyc build."""
     proc = subprocess.run([sys.executable, "-c", "import controller.laws.table as t; "
                            "print(t.__file__)"], capture_output=True, text=True, cwd=ROOT)
-    return "compiled with mypyc (`make mypyc`)" if proc.stdout.strip().endswith(".so") \
+    return "compiled with mypyc (built by `make test` and `make demo`: " \
+        "controller/mypyc_core.py)" if proc.stdout.strip().endswith(".so") \
         else "pure Python (the sources)"
 
 
@@ -251,12 +252,15 @@ def main() -> int:
         deals = Path(tmp) / "deals.pbn"
         events.write_bytes(data)
         deals.write_text(pbn_text(records))
-        def command(*extra: str, tree: Path = ROOT) -> float:
+        def command(*extra: str, tree: Path = ROOT, pure: bool = False) -> float:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            # pure: the Python sources, a compiled build in place or not (controller/
+            # compiled.py)
+            env = {**os.environ, "BRIDGE_TABLE_PURE": "1"} if pure else None
             proc = subprocess.run([sys.executable, "-m", "controller.cli", "replay",
                                    str(events), "--deals", str(deals), *extra],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  cwd=tree.resolve())
+                                  cwd=tree.resolve(), env=env)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             assert proc.returncode == 0, proc.stderr[-2000:]
             # the command's own CPU time (user + system), start-up included
@@ -280,19 +284,25 @@ def main() -> int:
             n: [timed("--jobs", str(n), path=multi) for _ in range(3)] for n in (1, args.jobs)}
         # the commands in rounds, each round running every one once: a neighbour's burst
         # then costs each command one of its runs, not all the runs of one command
-        variants: dict[str, tuple[tuple[str, ...], Path]] = {
-            "cli": ((), ROOT), "few": (("--topics", "result,alert"), ROOT),
-            "en": (("--languages", "en"), ROOT)}
+        variants: dict[str, tuple[tuple[str, ...], Path, bool]] = {
+            "cli": ((), ROOT, False), "few": (("--topics", "result,alert"), ROOT, False),
+            "en": (("--languages", "en"), ROOT, False)}
+        compiled = core_kind().startswith("compiled")
+        if compiled:  # and the same commands from the sources, side by side
+            variants.update(pure=((), ROOT, True),
+                            pure_few=(("--topics", "result,alert"), ROOT, True))
         if args.main_tree:
-            variants.update(main=((), args.main_tree),
-                            main_few=(("--topics", "result,alert"), args.main_tree))
+            variants.update(main=((), args.main_tree, False),
+                            main_few=(("--topics", "result,alert"), args.main_tree, False))
         timings: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(args.rounds):
-            for name, (extra, tree) in variants.items():
-                timings[name].append(command(*extra, tree=tree))
+            for name, (extra, tree, pure) in variants.items():
+                timings[name].append(command(*extra, tree=tree, pure=pure))
         cli, cli_few, cli_en = min(timings["cli"]), min(timings["few"]), min(timings["en"])
         cli_main = min(timings["main"]) if args.main_tree else None
         cli_main_few = min(timings["main_few"]) if args.main_tree else None
+        cli_pure = min(timings["pure"]) if compiled else None
+        cli_pure_few = min(timings["pure_few"]) if compiled else None
     rows = [
         ("JSON decode only (the floor)", floor, n_events),
         ("Laws core: Table.apply, no JSON", core, n_core),
@@ -304,6 +314,11 @@ def main() -> int:
          n_events),
         ("`bridge-table replay --topics result,alert` command", cli_few, n_events),
     ]
+    if cli_pure is not None and cli_pure_few is not None:
+        rows.append(("the same command from the Python sources (`BRIDGE_TABLE_PURE=1`)",
+                     cli_pure, n_events))
+        rows.append(("the same `--topics result,alert` command from the Python sources",
+                     cli_pure_few, n_events))
     if cli_main is not None and cli_main_few is not None:
         rows.append(("the earlier checkout's `bridge-table replay` command (`--main-tree`)",
                      cli_main, n_events))
@@ -334,6 +349,9 @@ def main() -> int:
                   f"and deals file included, **{ep[0] / cli:.1f}x** "
                   f"({ep[0] / cli_en:.1f}x with one display language; "
                   f"the command with `--topics result,alert` {ep[0] / cli_few:.1f}x)"
+                  + (f"; from the Python sources {ep[0] / cli_pure:.1f}x "
+                     f"({ep[0] / cli_pure_few:.1f}x with `--topics result,alert`)"
+                     if cli_pure is not None and cli_pure_few is not None else "")
                   + (f"; the earlier checkout's command {ep[0] / cli_main:.1f}x "
                      f"({ep[0] / cli_main_few:.1f}x with `--topics result,alert`)"
                      if cli_main is not None and cli_main_few is not None else "")
