@@ -72,6 +72,25 @@ def test_no_argument_queries_are_properties_across_the_core() -> None:
     assert offenders == []
 
 
+def test_cards_and_calls_made_apart_are_equal_and_hash_alike() -> None:
+    # the core shares one object per card and call, but formats make their own
+    # (controller/formats/lin.py): equality and hashing must not rest on identity, in the
+    # mypyc build too (which ignores a dataclass's generated __eq__ on a class that writes
+    # its own comparisons)
+    from controller.laws import Call, Suit
+    from controller.laws.cards import ALL_CALLS, Bid, CallKind, Denomination, Rank
+
+    made = Card(Suit(0), Rank(14))
+    assert made is not Card.parse("CA") and made == Card.parse("CA")
+    assert hash(made) == hash(Card.parse("CA")) and {made: 1}[Card.parse("CA")] == 1
+    assert made < Card.parse("D2") and sorted([Card.parse("SA"), made])[0] is made
+    bid = Call(CallKind.BID, Bid(1, Denomination.C))
+    assert bid is not Call.parse("1C") and bid == Call.parse("1C")
+    assert {bid: 1}[Call.parse("1C")] == 1 and Call(CallKind.PASS) == Call.parse("Pass")
+    assert len({hash(c) for c in ALL_CALLS}) == len(ALL_CALLS)  # one hash a call
+    assert len(set(ALL_CALLS) | {Call(c.kind, c.bid) for c in ALL_CALLS}) == len(ALL_CALLS)
+
+
 def test_the_renamed_queries_are_properties() -> None:
     for cls, names in ((laws.Auction, ("penalty_cards", "minor_penalty_cards")),
                        (laws.Play, ("tricks_won", "current_trick", "card_count",
