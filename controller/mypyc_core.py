@@ -48,10 +48,12 @@ GROUP = f"controller.{compiled.SHARED}"
 
 
 #: the engine's per-event modules compiled with the core (paths under ``controller/``):
-#: the display rows, the engine, the evidence payloads. Not ``wire.py`` (mypyc cannot
-#: compile its msgspec Structs' class keywords) nor ``replay/stream.py`` (its loop is
-#: mostly calls into msgspec and the engine: nothing measurable won).
-OUTPUTS = ("indicators/display_text.py", "engine.py", "evidence/payload.py")
+#: the display rows, the engine, the evidence (payloads and tempo log). Not a module that
+#: defines a msgspec Struct (``wire.py``, ``replay/stream.py``): mypyc drops a Struct's
+#: class keywords (``kw_only``) and its fields' defaults. A folder here is one
+#: ``controller.compiled`` looks in (its ``_FOLDERS``).
+OUTPUTS = ("indicators/display_text.py", "engine.py", "evidence/payload.py",
+           "evidence/tempo.py")
 
 
 def _package() -> Path:
@@ -149,8 +151,8 @@ def ensure() -> int:
         print(f"mypyc_core: {compiled.PURE_VARIABLE}=1: the pure Python core runs")
         return 0
     if compiled_modules() and not stale() and \
-            set(sources()) <= set(compiled.compiled_sources(_package()).values()):
-        return 0  # up to date
+            set(sources()) == set(compiled.compiled_sources(_package()).values()):
+        return 0  # up to date: these sources, and no others, compiled
     why = cannot_build()
     if why is None:
         print("mypyc_core: compiling the Laws core and the engine with mypyc "

@@ -37,6 +37,9 @@ def test_the_modules_compiled_are_where_the_build_looks() -> None:
     assert {"laws/table.py", "laws/play.py", "engine.py", "indicators/display_text.py",
             "evidence/payload.py"} <= names
     assert not names & {"laws/__init__.py", "laws/messages.py", "wire.py"}
+    # and the guard looks for compiled modules in every folder the build puts them in
+    folders = {Path(name).parent.as_posix() for name in names}
+    assert {"" if f == "." else f for f in folders} <= set(compiled._FOLDERS)
 
 
 def test_the_core_in_use_is_the_compiled_one_exactly_when_a_matching_build_is_in_place(
@@ -113,6 +116,21 @@ def test_ensure_builds_a_stale_build_again(
         package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _lay_build(package)
     (package / "engine.py").write_text("# edited\n")
+    built: list[bool] = []
+    monkeypatch.setattr(mypyc_core, "cannot_build", lambda: None)
+    monkeypatch.setattr(mypyc_core, "build", lambda: built.append(True) or 0)
+    assert mypyc_core.ensure() == 0 and built == [True]
+
+
+def test_ensure_builds_again_when_a_module_to_compile_has_no_build(
+        package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a build from before a module joined OUTPUTS: it matches its own sources, and lacks one
+    _lay_build(package)
+    (package / f"engine{SUFFIX}").unlink()
+    stamp = json.loads(mypyc_core.STAMP.read_text())
+    del stamp["engine.py"]
+    mypyc_core.STAMP.write_text(json.dumps(stamp))
+    assert mypyc_core.stale() == []
     built: list[bool] = []
     monkeypatch.setattr(mypyc_core, "cannot_build", lambda: None)
     monkeypatch.setattr(mypyc_core, "build", lambda: built.append(True) or 0)
