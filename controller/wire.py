@@ -25,7 +25,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, NamedTuple, TypeAlias, TypeVar
 
@@ -684,9 +684,11 @@ _FRIENDLY = {
 T = TypeVar("T")
 
 
-def encode(payload: Struct | Mapping[str, Any]) -> bytes:
-    """Compact UTF-8 JSON of a payload (a Struct, or a mapping already in wire shape)."""
-    return _encoder.encode(payload)
+#: Compact UTF-8 JSON of a payload (a Struct, or a mapping already in wire shape): the
+#: encoder's own method, not a function that calls it (called for every message the
+#: controller publishes and replay writes: a Python call in between cost 0.1 s a 1,000-board
+#: replay)
+encode: Final[Callable[[Struct | Mapping[str, Any]], bytes]] = _encoder.encode
 
 
 def decode(payload: bytes | str, kind: type[T]) -> T:
