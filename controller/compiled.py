@@ -38,7 +38,7 @@ SHARED = "laws_core__mypyc"
 #: set to 1: the sources run even where a build matches them (the pure-Python check)
 PURE_VARIABLE = "BRIDGE_TABLE_PURE"
 #: the folders under ``PACKAGE`` that hold compiled modules (controller/mypyc_core.py)
-_FOLDERS = ("", "laws", "indicators", "evidence")
+_FOLDERS = ("", "laws", "indicators", "evidence", "replay")
 
 
 def _module_name(so_name: str) -> str | None:

@@ -12,28 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import IO, Any
+from typing import IO
 
 import msgspec
 
 from controller import wire
 from controller.engine import Engine, Outgoing
+from controller.replay.line import decode_line
 
 #: the kinds of message the engine publishes (``--topics`` chooses among them)
 KINDS = ("state", "alert", "indicator", "result", "feed", "error", "evidence")
 
 
-class _Line(msgspec.Struct):
-    """One input line: ``{"topic": ..., "payload": {...}}``, or a bare payload (whose
-    ``ruling`` field, if any, says it is a director's ruling). The payload is kept raw for
-    the engine, which parses and checks it."""
-
-    topic: str | None = None
-    payload: msgspec.Raw = msgspec.Raw(b"")
-    ruling: Any = None
-
-
-_line_decoder = msgspec.json.Decoder(_Line)
 _encoder = msgspec.json.Encoder()
 
 
@@ -68,7 +58,7 @@ def replay_to(engine: Engine, lines: Iterable[bytes | str], out: IO[bytes],
     buffer: list[bytes] = []
     append = buffer.append
     count = 0
-    decode = _line_decoder.decode
+    decode = decode_line
     event_topic = _bare_topic(table, "event", root)
     for lineno, raw in enumerate(lines, 1):
         line = raw.strip()
@@ -127,7 +117,7 @@ def route_line(raw: bytes | str, lineno: int, *, table: str, root: str,
     line = raw.strip()
     try:
         # (a blank line or a comment is not JSON: told apart below, on the way out)
-        head = _line_decoder.decode(line)
+        head = decode_line(line)
     except RecursionError:  # msgspec recurses per level of nesting
         _report(errors, source, lineno, "JSON nested too deeply")
         return None
