@@ -21,7 +21,8 @@ deps-demo:
 	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
 
-# and what the tests need on top: the OLED's CJK font, systemd-analyze (the units' checks)
+# and what the tests need on top: the OLED's CJK font, systemd-analyze (the units' checks),
+# a C compiler and Debian's Python headers (the mypyc build the tests run against: compiled)
 deps-system: deps-demo
 	@[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || { \
 	  echo "installing a CJK font, the OLED's Chinese (apt-get)"; \
@@ -29,6 +30,13 @@ deps-system: deps-demo
 	@command -v systemd-analyze >/dev/null 2>&1 || { \
 	  echo "installing systemd-analyze (apt-get systemd)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq systemd; }
+	@command -v cc >/dev/null 2>&1 || { \
+	  echo "installing a C compiler for the mypyc build (apt-get gcc)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq gcc; }
+	@inc="$$($(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['include'])")"; \
+	  [ -f "$$inc/Python.h" ] || case "$$inc" in /usr/include/*) \
+	  echo "installing Python's headers for the mypyc build (apt-get python3-dev)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-dev;; esac
 
 # the browser the web tests drive (Playwright's own browser download is not used)
 deps-browser:
