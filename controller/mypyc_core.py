@@ -95,26 +95,34 @@ def build() -> int:
         print(f"mypyc_core: {exc.name} is needed (pip install -e '.[test]')", file=sys.stderr)
         return 2
     clean()
-    root = CORE.parents[1]
-    paths = [str(p.relative_to(root)) for p in sources()]
+    package = _package()
     cwd = os.getcwd()
-    os.chdir(root)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            dist = Distribution({"name": "bridge-table-laws-mypyc", "ext_modules":
-                                 mypycify(paths, opt_level="3", group_name=GROUP,
-                                          target_dir=str(Path(tmp) / "c"))})
-            cmd = dist.get_command_obj("build_ext")
-            cmd.inplace = True
-            cmd.build_temp = str(Path(tmp) / "o")
-            cmd.build_lib = str(Path(tmp) / "lib")
-            dist.run_command("build_ext")
+            # mypy reads the folder it runs in as code of its own: not the package's parent
+            # (a clone's tests and benches, or site-packages, whose typing_extensions.py
+            # "shadows library module typing_extensions"), a folder holding only a link
+            # to the package, so that the modules are named as installed and built in place
+            root = Path(tmp) / "src"
+            root.mkdir()
+            (root / package.name).symlink_to(package, target_is_directory=True)
+            paths = [str(Path(package.name) / p.relative_to(package)) for p in sources()]
+            os.chdir(root)
+            try:
+                dist = Distribution({"name": "bridge-table-laws-mypyc", "ext_modules":
+                                     mypycify(paths, opt_level="3", group_name=GROUP,
+                                              target_dir=str(Path(tmp) / "c"))})
+                cmd = dist.get_command_obj("build_ext")
+                cmd.inplace = True
+                cmd.build_temp = str(Path(tmp) / "o")
+                cmd.build_lib = str(Path(tmp) / "lib")
+                dist.run_command("build_ext")
+            finally:
+                os.chdir(cwd)  # (before the folder goes)
     except (SystemExit, Exception) as exc:  # a compiler error: say so, leave no half build
         clean()
         print(f"mypyc_core: build failed: {exc}", file=sys.stderr)
         return 1
-    finally:
-        os.chdir(cwd)
     STAMP.write_text(json.dumps(_digests(), indent=1, sort_keys=True) + "\n")
     print(f"mypyc_core: compiled {len(paths)} modules of the Laws core and the engine "
           f"({len(compiled_modules())} extension files)")
