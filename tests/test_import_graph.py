@@ -24,8 +24,9 @@ FIRMWARE = ROOT / "firmware_bridge" / "mcu" / "btreader"
 #: the live service (it reads broker settings; ``run``, the demo and the station drive it).
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"controller.laws"}),
-    frozenset({"controller", "controller.commandline", "controller.tomlfile", "controller.wire",
-               "controller.formats", "controller.boards"}),
+    frozenset({"controller", "controller.compiled", "controller.commandline",
+               "controller.tomlfile", "controller.wire", "controller.formats",
+               "controller.boards"}),
     frozenset({"controller.evidence", "controller.indicators"}),
     frozenset({"controller.engine"}),
     frozenset({"controller.session"}),
