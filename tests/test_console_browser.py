@@ -332,6 +332,35 @@ def test_the_adjusted_score_starts_on_the_board_on_the_table(
         context.close()
 
 
+def test_a_log_that_loads_late_does_not_take_the_table_away(
+        env: Env, chromium_browser: Any) -> None:
+    """The ruling log is fetched, then drawn: a director who goes to a table while it loads
+    (after a reversal, say) stays on the table when the log's answer comes."""
+    context = chromium_browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    held: list[Any] = []
+    try:
+        _login(page, env.url)
+        page.route("**/console/api/log", lambda route: held.append(route))
+        page.click("#nav-log")
+        page.wait_for_function("() => location.hash === '#log'")
+        for _ in range(100):  # the log's request, held
+            if held:
+                break
+            page.wait_for_timeout(50)
+        assert held, "the log was never asked for"
+        page.goto(page.url.split("#")[0] + "#table/7")
+        expect(page.locator("#tableview")).to_have_attribute("data-table", "7")
+        with page.expect_response("**/console/api/log"):
+            held[0].continue_()
+        # the page's handler of that answer runs next: give it the time to draw, if it would
+        page.wait_for_timeout(500)
+        expect(page.locator("#tableview")).to_have_attribute("data-table", "7")
+        expect(page.locator("section#log")).to_have_count(0)
+    finally:
+        context.close()
+
+
 def test_director_rules_on_the_revoke(env: Env, chromium_browser: Any) -> None:
     context = chromium_browser.new_context(viewport=LAPTOP)
     page = context.new_page()

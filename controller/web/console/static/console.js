@@ -685,9 +685,14 @@
         t("save")));
   }
 
+  let logAsked = 0;                  // the newest renderLog: an older one's answer is not drawn
   async function renderLog(app) {
+    const mine = ++logAsked;
     const r = await fetch("/console/api/log");
     const d = await r.json();
+    // while the log loaded the director may have gone to a table or the room (a log drawn
+    // now would take that view away), or asked for the log again
+    if (mine !== logAsked || route()[0] !== "log") return;
     const cols = ["seq", "when", "director", "table", "round", "board", "pairs", "alert",
                   "ruling", "law", "answer", "record", "reversal"];
     app.replaceChildren(el("section", { id: "log" },
