@@ -164,7 +164,7 @@ def _auction_problems(record: BoardRecord, auction: Auction, problems: list[Prob
         # the calls as they stand may still end (an irregular call left pending): say so
         # only when the record goes on as if the auction were over
         if record.contract is not None or record.tricks:
-            ended = auction_outcome((e.seat, e.call) for e in record.standing_calls)
+            ended = auction_outcome([(e.seat, e.call) for e in record.standing_calls])
             problems.append(Problem(
                 ProblemKind.AUCTION,
                 "the auction did not end (Law 22)" if not ended.complete

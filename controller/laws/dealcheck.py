@@ -227,7 +227,7 @@ def check_board(expected: Deal, seen: Mapping[Seat, Collection[Card]], *, board:
         else:
             findings.append(Finding(FindingKind.FOREIGN_CARD, detail=f"foreign tag {tag}"))
 
-    foreign_by_seat = Counter(t.seat for t in foreign if isinstance(t, ForeignTag))
+    foreign_by_seat = Counter([t.seat for t in foreign if isinstance(t, ForeignTag)])
     for seat in Seat:
         n = len(seen_lists[seat]) + foreign_by_seat.get(seat, 0)
         if n != 13:
@@ -265,7 +265,7 @@ def _card_by_card(expected: Deal, seen_lists: Mapping[Seat, list[Card]],
                 findings.append(Finding(FindingKind.HAND_IN_WRONG_POCKET, seat=seat,
                                         other_seat=owner,
                                         detail=f"{seat.name}'s pocket holds {owner.name}'s hand"))
-    counts: Counter[Card] = Counter(c for seat in Seat for c in seen_lists[seat])
+    counts: Counter[Card] = Counter([c for seat in Seat for c in seen_lists[seat]])
     # of a card seen more than once, the one in its owner's pocket is the right one
     rightful: dict[Card, Seat] = {}
     for seat in Seat:
