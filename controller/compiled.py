@@ -22,12 +22,12 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from importlib.machinery import EXTENSION_SUFFIXES, ModuleSpec
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["PACKAGE", "STAMP", "SHARED", "PURE_VARIABLE", "compiled_sources", "digests",
-           "stale", "guard", "SourcesFirst"]
+__all__ = ["PACKAGE", "STAMP", "SHARED", "PURE_VARIABLE", "compiled_sources", "compiled_files",
+           "digests", "stale", "guard", "SourcesFirst"]
 
 #: the ``controller`` package's folder
 PACKAGE = Path(__file__).resolve().parent
@@ -41,17 +41,12 @@ PURE_VARIABLE = "BRIDGE_TABLE_PURE"
 _FOLDERS = ("", "laws", "indicators", "evidence", "replay")
 
 
-def _module_name(so_name: str) -> str | None:
-    for suffix in EXTENSION_SUFFIXES:
-        if so_name.endswith(suffix):
-            return so_name[:-len(suffix)]
-    return None
-
-
-def compiled_sources(package: Path = PACKAGE) -> dict[str, Path]:
-    """Each compiled module in place (its extension file beside its source), by dotted
-    name: its ``.py`` file. The shared library has no source and is not listed."""
-    found: dict[str, Path] = {}
+def _in_place(package: Path) -> list[tuple[str, Path, Path | None]]:
+    """Each extension file in the folders the build writes to, whatever Python it was
+    built for (``table.cpython-311-x86_64-linux-gnu.so``, ``table.so``: ``table``): its
+    dotted module name, the file, and its source beside it (None: the shared library, or
+    a file of no module here)."""
+    found: list[tuple[str, Path, Path | None]] = []
     for folder in _FOLDERS:
         where = package / folder if folder else package
         try:
@@ -59,14 +54,29 @@ def compiled_sources(package: Path = PACKAGE) -> dict[str, Path]:
         except OSError:
             continue
         for name in names:
-            module = _module_name(name)
-            if module is None or module.startswith(SHARED):
+            if not name.endswith(".so"):
                 continue
+            module = name.split(".", 1)[0]
             source = where / f"{module}.py"
-            if source.is_file():
-                dotted = ".".join(["controller", *([folder] if folder else []), module])
-                found[dotted] = source
+            dotted = ".".join(["controller", *([folder] if folder else []), module])
+            found.append((dotted, where / name,
+                          source if not module.startswith(SHARED) and source.is_file()
+                          else None))
     return found
+
+
+def compiled_sources(package: Path = PACKAGE) -> dict[str, Path]:
+    """Each compiled module in place (its extension file beside its source), by dotted
+    name: its ``.py`` file. The shared library has no source and is not listed."""
+    return {dotted: source for dotted, _, source in _in_place(package) if source is not None}
+
+
+def compiled_files(package: Path = PACKAGE) -> list[Path]:
+    """The build's files in place: each compiled module's extension file, and the shared
+    library."""
+    return sorted(file for _, file, source in _in_place(package)
+                  if source is not None or file.parent == package
+                  and file.name.startswith(SHARED))
 
 
 def digests(paths: Sequence[Path], package: Path = PACKAGE) -> dict[str, str]:
@@ -78,12 +88,17 @@ def digests(paths: Sequence[Path], package: Path = PACKAGE) -> dict[str, str]:
 def stale(package: Path = PACKAGE, stamp: Path | None = None) -> list[str]:
     """Why the compiled modules in place must not run (empty when they match their
     sources, or when none is in place)."""
-    sources = compiled_sources(package)
+    return _stale(_in_place(package), package, stamp)
+
+
+def _stale(found: list[tuple[str, Path, Path | None]], package: Path,
+           stamp: Path | None) -> list[str]:
+    sources = [source for _, _, source in found if source is not None]
     if not sources:
         return []
     stamp = package / STAMP.relative_to(PACKAGE) if stamp is None else stamp
-    if not any(name.startswith(SHARED) and _module_name(name)
-               for name in os.listdir(package)):
+    if not any(file.parent == package and file.name.startswith(SHARED)
+               for _, file, _ in found):
         return [f"the shared library {SHARED} is missing: run make mypyc or make mypyc-clean"]
     try:
         built = json.loads(stamp.read_text())
@@ -92,7 +107,7 @@ def stale(package: Path = PACKAGE, stamp: Path | None = None) -> list[str]:
                 f"make mypyc-clean"]
     if not isinstance(built, dict):
         return [f"{stamp.name} is not a mapping: run make mypyc"]
-    now = digests(sorted(sources.values()), package)
+    now = digests(sorted(sources), package)
     return [f"{name} changed since make mypyc" for name in sorted(now)
             if built.get(name) != now[name]] + \
         [f"{name} was compiled but has no module in place" for name in sorted(set(built) -
@@ -119,10 +134,12 @@ def guard() -> list[str]:
     compiled modules run, or there are none)."""
     if any(isinstance(f, SourcesFirst) for f in sys.meta_path):
         return []
-    sources = compiled_sources()
+    found = _in_place(PACKAGE)   # (listed once: this runs at every start of a command)
+    sources = {dotted: source for dotted, _, source in found if source is not None}
     if not sources:
         return []
-    why = [f"{PURE_VARIABLE}=1"] if os.environ.get(PURE_VARIABLE) == "1" else stale()
+    why = [f"{PURE_VARIABLE}=1"] if os.environ.get(PURE_VARIABLE) == "1" \
+        else _stale(found, PACKAGE, None)
     if why:
         sys.meta_path.insert(0, SourcesFirst(sources))
     return why

@@ -69,11 +69,7 @@ def sources() -> list[Path]:
 def compiled_modules() -> list[Path]:
     """The compiled modules in place (each extension file beside its source, and the
     shared library)."""
-    package = _package()
-    found = [source.with_name(so) for source in compiled.compiled_sources(package).values()
-             for so in os.listdir(source.parent)
-             if so.startswith(source.stem + ".") and so.endswith(".so")]
-    return sorted([*found, *package.glob(f"{compiled.SHARED}*.so")])
+    return compiled.compiled_files(_package())
 
 
 def _digests() -> dict[str, str]:
@@ -158,8 +154,8 @@ def ensure() -> int:
     if os.environ.get(compiled.PURE_VARIABLE) == "1":
         print(f"mypyc_core: {compiled.PURE_VARIABLE}=1: the pure Python core runs")
         return 0
-    if compiled_modules() and not stale() and \
-            set(sources()) == set(compiled.compiled_sources(_package()).values()):
+    built = compiled.compiled_sources(_package())
+    if built and set(built.values()) == set(sources()) and not stale():
         return 0  # up to date: these sources, and no others, compiled
     why = cannot_build()
     if why is None:

@@ -38,9 +38,17 @@ def _package(tmp_path: Path) -> Path:
 def test_compiled_modules_are_found_beside_their_sources(tmp_path: Path) -> None:
     package = _package(tmp_path)
     (package / "laws" / f"orphan{SUFFIX}").write_bytes(b"")  # no source: not a module here
+    # a build for another Python is one too (``make mypyc-clean`` removes it with the rest)
+    (package / "laws" / "play.py").write_text("")
+    other_python = package / "laws" / "play.cpython-399-x86_64-linux-gnu.so"
+    other_python.write_bytes(b"")
     assert compiled.compiled_sources(package) == {
         "controller.laws.table": package / "laws" / "table.py",
+        "controller.laws.play": package / "laws" / "play.py",
         "controller.engine": package / "engine.py"}
+    assert compiled.compiled_files(package) == sorted([
+        package / "laws" / f"table{SUFFIX}", other_python, package / f"engine{SUFFIX}",
+        package / f"{compiled.SHARED}{SUFFIX}"])
     assert compiled.compiled_sources(tmp_path / "nowhere") == {}
 
 
