@@ -158,17 +158,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bool(args.tls_cert) != bool(args.tls_key):
         log.error("--tls-cert and --tls-key go together")
         return 2
-    try:
-        host, port = parse_listen(args.listen)
-    except ValueError as exc:
-        log.error("%s", exc)
-        return 2
     # every input is checked before anything is logged about serving: a console that
     # cannot start says only why. Warnings found on the way wait for the serving line.
     warnings: list[tuple[str, tuple[object, ...]]] = []
     try:
-        broker = settings_from_args(args)
         host, port = parse_listen(args.listen)
+        broker = settings_from_args(args)
         check_bindable(host, port)
         if args.tls_cert:
             check_certificate(args.tls_cert, args.tls_key)
