@@ -32,6 +32,7 @@ from typing import Any
 
 from controller import wire
 from controller.broker.settings import BrokerSettings
+from controller.session.scoring import rank_labels
 
 __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "main"]
 
@@ -210,11 +211,12 @@ def ranking(store: Store, session: str) -> list[dict[str, Any]]:
         e["field"] = None if switched else next(iter(sides[e["pair"]])).upper()
     out = sorted(totals.values(), key=lambda e: (e["field"] or "", -e["pct"],
                                                  _natural(e["pair"])))
+    fields: dict[str | None, list[dict[str, Any]]] = {}
     for e in out:
-        field = [o for o in out if o["field"] == e["field"]]
-        above = sum(1 for o in field if o["pct"] > e["pct"])
-        tied = sum(1 for o in field if o["pct"] == e["pct"]) > 1
-        e["rank"] = f"{above + 1}{'=' if tied else ''}"
+        fields.setdefault(e["field"], []).append(e)
+    for entries in fields.values():   # ranked as the session's records rank (2=, a tie)
+        for e, label in zip(entries, rank_labels([e["pct"] for e in entries]), strict=True):
+            e["rank"] = label
     return out
 
 
