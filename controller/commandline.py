@@ -24,12 +24,12 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 __all__ = ["ControllerError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE",
-           "LOG_FORMAT", "LOG_LEVELS", "OutageLog", "add_log_level", "bounded", "plain_help",
-           "setup_logging"]
+           "LOG_FORMAT", "LOG_LEVELS", "OutageLog", "add_log_level", "bounded",
+           "number_ranges", "plain_help", "setup_logging"]
 
 N = TypeVar("N", int, float)
 
@@ -155,3 +155,20 @@ def plain_help(docstring: str | None, *, first_line: bool = False) -> str:
     if first_line:
         text = text.split("\n", 1)[0]
     return text.replace("``", "")
+
+
+def number_ranges(numbers: Iterable[int]) -> str:
+    """``1-6, 9`` for 1, 2, 3, 4, 5, 6, 9 (in any order): boards, pairs or tables named in
+    a message."""
+    out: list[str] = []
+    start = prev = None
+    for n in sorted(numbers):
+        if prev is not None and n == prev + 1:
+            prev = n
+            continue
+        if start is not None:
+            out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        start = prev = n
+    if start is not None:
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(out)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import COMMANDS, main, version
-from controller.commandline import LOG_FORMAT, LOG_LEVELS
+from controller.commandline import LOG_FORMAT, LOG_LEVELS, number_ranges
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,6 +27,14 @@ def bridge_table(*args: str, env: dict[str, str] | None = None
     return subprocess.run([sys.executable, "-m", "controller.cli", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL, env=env)
+
+
+def test_numbers_in_a_message_are_written_as_ranges() -> None:
+    # the one writer of "1-6, 9" (the session file's, the relay's and the dealing
+    # station's messages)
+    assert number_ranges([9, 3, 1, 2, 4, 5, 6]) == "1-6, 9"
+    assert number_ranges([7]) == "7" and number_ranges([]) == ""
+    assert number_ranges([1, 1, 2, 4, 5]) == "1, 1-2, 4-5"
 
 
 def test_no_command_is_usage_on_stderr_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -36,7 +36,13 @@ from controller import wire
 from controller.broadcast.gate import RELEASES, Gate, GatePolicy, Item, Report
 from controller.broadcast.view import apply_item, new_view, write_table_files
 from controller.broker.settings import add_broker_arguments, settings_from_args
-from controller.commandline import OutageLog, add_log_level, plain_help, setup_logging
+from controller.commandline import (
+    OutageLog,
+    add_log_level,
+    number_ranges,
+    plain_help,
+    setup_logging,
+)
 
 if TYPE_CHECKING:
     from controller.broker.settings import BrokerSettings
@@ -748,7 +754,7 @@ def _release_refusal(store: HeldStore, session: str, args: argparse.Namespace) -
     tables = movement.get(args.board)
     if tables is None:
         return (f"board {args.board} is not in session {session}'s movement (boards "
-                f"{_ranges(sorted(movement))}): refused")
+                f"{number_ranges(movement)}): refused")
     if args.table is not None and args.table not in tables:
         return (f"table {args.table} does not play board {args.board} in session {session} "
                 f"(tables {', '.join(sorted(tables, key=_natural))}): refused")
@@ -761,16 +767,6 @@ def _release_refusal(store: HeldStore, session: str, args: argparse.Namespace) -
 
 def _natural(text: str) -> tuple[int, str]:
     return (int(text), "") if text.isdigit() else (1 << 30, text)
-
-
-def _ranges(numbers: Sequence[int]) -> str:
-    out: list[str] = []
-    for n in numbers:
-        if out and out[-1].split("-")[-1] == str(n - 1):
-            out[-1] = f"{out[-1].split('-')[0]}-{n}"
-        else:
-            out.append(str(n))
-    return ", ".join(out)
 
 
 def main(argv: list[str]) -> int:

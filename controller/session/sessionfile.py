@@ -16,6 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from controller.commandline import number_ranges
 from controller.session.movement import (
     Movement,
     MovementError,
@@ -279,18 +280,7 @@ def _seated(r: FieldReader, pairs: Mapping[int, Competitor], seated: list[int]) 
     stray = sorted(set(pairs) - set(seated))
     if stray:
         raise r.fail(f"pairs.{stray[0]}", f"the movement seats no pair {stray[0]} (its "
-                                          f"pairs: {_ranges(seated)})")
-
-
-def _ranges(numbers: list[int]) -> str:
-    """``1-6, 9`` for 1, 2, 3, 4, 5, 6, 9."""
-    out: list[str] = []
-    for n in sorted(numbers):
-        if out and out[-1].split("-")[-1] == str(n - 1):
-            out[-1] = f"{out[-1].split('-')[0]}-{n}"
-        else:
-            out.append(str(n))
-    return ", ".join(out)
+                                          f"pairs: {number_ranges(seated)})")
 
 
 #: how far the weights of a weighted score may be from 100 (a float sum such as 3 x 33.3333)

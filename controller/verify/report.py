@@ -21,12 +21,13 @@ import csv
 import io
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from controller import wire
+from controller.commandline import number_ranges
 from controller.laws.cards import Seat
 from controller.laws.dealcheck import Finding
 from controller.verify.station import BoardResult
@@ -158,27 +159,12 @@ def summary_text(report: VerifyReport) -> str:
     if s["kinds"]:
         lines.append("faults: " + ", ".join(f"{k} x{n}" for k, n in s["kinds"].items()))
     if s["not_verified"]:
-        lines.append("not verified: " + _ranges(s["not_verified"]))
+        lines.append("not verified: " + number_ranges(s["not_verified"]))
     for p in report.file_problems:
         lines.append(f"deal file: {p}")
     for note, n in sorted(report.notes.items()):
         lines.append(f"note: {note}" + (f" (x{n})" if n > 1 else ""))
     return "\n".join(lines)
-
-
-def _ranges(numbers: Sequence[int]) -> str:
-    out: list[str] = []
-    start = prev = None
-    for n in sorted(numbers):
-        if prev is not None and n == prev + 1:
-            prev = n
-            continue
-        if start is not None:
-            out.append(f"{start}" if start == prev else f"{start}-{prev}")
-        start = prev = n
-    if start is not None:
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ", ".join(out)
 
 
 def progress_bar(done: int, total: int, faulty: int, width: int = 30) -> str:
