@@ -42,7 +42,7 @@ __all__ = [
     "TagEvent", "ButtonEvent", "Event", "Ruling", "Input",
     "Last", "Played", "ActiveIrregularity", "State", "Alert", "SeatLights", "Indicator",
     "ResultIrregularity", "Result", "FeedBoard", "FeedCall", "FeedCard", "FeedAuction",
-    "FeedPlay", "FeedResult", "Feed", "Error", "Ack", "BridgeStatus", "ControllerStatus",
+    "FeedPlay", "FeedResult", "Feed", "Error", "Ack", "BridgeStatus", "ControllerStatus", "Latency",
     "ReaderHealth", "Health", "PublicSession", "BoardView", "Finding", "VerifiedBoard",
     "VerifyBoard", "VerifyReport", "Verify", "TempoFlag", "Tempo", "ClaimPosition", "Press",
     "Evidence", "SeatLightsShown", "IndicatorShown",
@@ -434,6 +434,21 @@ class BridgeStatus(Struct, kw_only=True, omit_defaults=True):
     status: Literal["online", "offline"]
 
 
+class Latency(Struct, kw_only=True):
+    """1.16: the controller's own event -> outputs times since it started
+    (``controller.service.latency``): from an input's arrival in the controller to its
+    batch's outputs handed to the network to write. ``counts[i]`` events took at most
+    ``le_ms[i]`` ms (and more than the bound before it); the last count, beyond every bound.
+    Two statuses of one controller run subtract to a window's distribution."""
+
+    events: int
+    p50_ms: float | None
+    p99_ms: float | None
+    max_ms: float
+    le_ms: list[float]
+    counts: list[int]
+
+
 class ControllerStatus(Struct, kw_only=True, omit_defaults=True):
     """``bridge/controller/status`` and ``bridge/controller/{t}/status`` (retained)."""
 
@@ -454,6 +469,8 @@ class ControllerStatus(Struct, kw_only=True, omit_defaults=True):
     #: 1.15: the tables a controller given ``--tables``/``--partition`` serves (``tables``
     #: lists those it has heard from), when online: whose results its word covers
     serves: list[str] | None = None
+    #: 1.16: the controller's own event -> outputs times since it started, when online
+    latency: Latency | None = None
 
 
 class ReaderHealth(Struct, kw_only=True):

@@ -204,7 +204,8 @@ EXAMPLE_KINDS = {"Sensor events": "event", "`state`": "state", "`alert`": "alert
                  "`indicator`": "indicator", "Pairs at the table": "result",
                  "The director's evidence": "evidence", "Sensing model: play spots": "event",
                  "The presses for the director": "evidence",
-                 "The tables a partitioned controller serves": "status"}
+                 "The tables a partitioned controller serves": "status",
+                 "The controller's own event -> state time": "status"}
 
 
 def documented_examples() -> list[tuple[str, str, str]]:

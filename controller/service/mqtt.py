@@ -40,6 +40,7 @@ import queue
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -119,6 +120,9 @@ class Received:
     payload: bytes
     qos: int
     mid: int
+    #: ``time.perf_counter()`` when paho's network thread handed it over (the daemon's own
+    #: event -> state time starts here: ``controller.service.latency``)
+    at: float = 0.0
 
 
 def _sent(info: paho.MQTTMessageInfo) -> bool:
@@ -202,7 +206,7 @@ class Connection:
 
     def _on_message(self, client: paho.Client, userdata: Any, m: paho.MQTTMessage) -> None:
         self.inbox.put(Received(self, m._topic.decode("utf-8", "replace"),  # noqa: SLF001
-                                bytes(m.payload), m.qos, m.mid))
+                                bytes(m.payload), m.qos, m.mid, time.perf_counter()))
 
     def _on_subscribe(self, client: paho.Client, userdata: Any, mid: int,
                       reasons: Sequence[ReasonCode], properties: Any) -> None:
