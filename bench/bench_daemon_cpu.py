@@ -44,6 +44,16 @@ core at 2,000 tables).
 - ``--controllers N``: N partitioned controllers (``--partition K/N`` of every table the run
   uses, each with its own journal) on the one broker; CPU is the sum of theirs, and each
   one's share of the events is printed.
+- **the daemon's own time** ("own p50/p99"): the controller publishes its status every
+  second here, with the histogram of its own event -> outputs times (wire 1.16,
+  ``controller.service.latency``: from an event's arrival in its network thread to its
+  batch's outputs handed back to it). The level's window is the difference between the
+  last status before the level and the first after it; the figures are the upper bounds of
+  the histogram's buckets ("at most 20 ms").
+- ``--controller null``: in place of ``bridge-table controller``, a client that does
+  nothing but answer each event with a ``state`` naming it (no Laws, no journal): what the
+  generator, the broker and the machine alone give, the floor under the daemon's latency
+  on this machine.
 """
 
 from __future__ import annotations
@@ -79,6 +89,7 @@ from bench_controller import DEAL, board_record, pct, proc_cpu  # noqa: E402
 from controller.broker.mosquitto import Mosquitto  # noqa: E402
 from controller.demo import plan_board  # noqa: E402
 from controller.laws.cards import board_dealer, board_vulnerability  # noqa: E402
+from controller.service import latency  # noqa: E402
 
 WINDOW = 20_000
 SECTION = "## Daemon CPU per event and round-start bursts"
@@ -243,14 +254,22 @@ class Load:
         subscribed = threading.Event()
         self.client.on_subscribe = lambda *a: subscribed.set()
         self.client.connect("127.0.0.1", port, keepalive=60)
+        #: each controller's src -> (when its last online status came, its ``latency``)
+        self.statuses: dict[str, tuple[float, dict[str, Any]]] = {}
         self.client.loop_start()
-        self.client.subscribe("bridge/+/state", qos=0)
+        self.client.subscribe([("bridge/+/state", 0), ("bridge/controller/status", 0),
+                               ("bridge/controller/+/status", 0)])
         if not subscribed.wait(10):
             raise RuntimeError("no SUBACK from the broker")
 
     def _on_message(self, client: Any, userdata: Any, m: mqtt.MQTTMessage) -> None:
         now = time.perf_counter()
         table = m.topic.split("/")[1]
+        if table == "controller":
+            status = json.loads(m.payload)
+            if status.get("status") == "online" and "latency" in status:
+                self.statuses[status["src"]] = (now, status["latency"])
+            return
         try:  # only ``last``: a whole state decoded was most of this thread at 1,024 tables
             last = _STATE_LAST.decode(m.payload).last
         except msgspec.DecodeError:
@@ -268,6 +287,17 @@ class Load:
         seq, body = feed.encode(ev)
         self.timing.note_sent(feed.table, seq, time.perf_counter(), scan)
         self.client.publish(feed.topic, body, qos=1)
+
+    def latencies(self) -> dict[str, dict[str, Any]]:
+        return {src: lat for src, (_, lat) in self.statuses.items()}
+
+    def latencies_after(self, t: float, timeout: float = 5.0) -> dict[str, dict[str, Any]]:
+        """Each controller's first status (``latency``) sent after ``t`` (perf_counter)."""
+        limit = time.perf_counter() + timeout
+        while time.perf_counter() < limit and not (
+                self.statuses and all(at > t for at, _ in self.statuses.values())):
+            time.sleep(0.05)
+        return self.latencies()
 
     def close(self) -> None:
         self.client.disconnect()
@@ -290,6 +320,14 @@ class PaceResult:
     behind_s: float
     scan_lat: list[float]
     play_lat: list[float]
+    #: the controllers' own event -> outputs times in the level (``latency.window``), summed
+    own: list[int] | None = None
+
+    def own_pct(self, q: float) -> str:
+        if self.own is None:
+            return "-"
+        v = latency.percentile(self.own, q)
+        return "-" if v is None else f"<= {v:g}"
 
     def row(self) -> str:
         return (f"| {self.tables} | {self.events} | {self.events / self.wall_s:.0f} | "
@@ -297,13 +335,14 @@ class PaceResult:
                 f"{self.cpu_s / self.wall_s * 100:.0f}% | {pct(self.lat, 50):.1f} | "
                 f"{pct(self.lat, 99):.1f} | {max(self.lat, default=0) * 1000:.0f} | "
                 f"{self.missing} | {self.behind_s * 1000:.0f} | "
-                f"{pct(self.scan_lat, 99):.1f} | {pct(self.play_lat, 99):.1f} |")
+                f"{pct(self.scan_lat, 99):.1f} | {pct(self.play_lat, 99):.1f} | "
+                f"{self.own_pct(0.5)} | {self.own_pct(0.99)} |")
 
 
 PACE_HEADER = ("| tables | events | events/s | daemon CPU ms/event applied | daemon CPU "
                "| state p50 ms | state p99 ms | max ms | missing | sender late max ms "
-               "| round start p99 ms | calls/cards p99 ms |\n"
-               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+               "| round start p99 ms | calls/cards p99 ms | own p50 ms | own p99 ms |\n"
+               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
 def cpu_of(pids: list[int]) -> float:
@@ -381,6 +420,7 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
     # this process's own collections would be timed as the daemon's latency: the schedule
     # (100,000 entries at 1,024 tables passing their hands) and the samples are visited by
     # every full collection, tens of milliseconds each; nothing here makes cycles
+    own_before = load.latencies_after(time.perf_counter(), timeout=3.0)
     gc.collect()
     gc.freeze()
     gc.disable()
@@ -429,7 +469,24 @@ def run_pace(load: Load, pids: list[int], tables: int, duration: float, rate: fl
     scan_lat = [lat for _, lat, scan in samples if scan]
     play_lat = [lat for _, lat, scan in samples if not scan]
     return PaceResult(tables, events, cpu, wall, lat, timing.outstanding(), behind, scan_lat,
-                      play_lat)
+                      play_lat, own_window(own_before, load.latencies_after(time.perf_counter())))
+
+
+def own_window(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
+               ) -> list[int] | None:
+    """The controllers' own event -> outputs counts between two sets of statuses, summed;
+    None without statuses (``--controller null``) or across a restart."""
+    if not after:
+        return None
+    total: list[int] | None = None
+    for src, lat in after.items():
+        try:
+            counts = latency.window(before.get(src), lat)
+        except ValueError as e:
+            print(f"  {src}: {e}", file=sys.stderr)
+            return None
+        total = counts if total is None else [a + b for a, b in zip(total, counts, strict=True)]
+    return total
 
 
 @dataclass
@@ -472,9 +529,38 @@ def start_daemon(url: str, work: Path, deals: Path, extra: list[str],
     return subprocess.Popen(
         [sys.executable, "-m", "controller.cli", "controller", "--broker", url, *scope,
          "--deals", str(deals), "--journal", str(journal),
-         "--journal-sync", "full", "--max-tables", "100000", "--status-interval", "3600",
+         "--journal-sync", "full", "--max-tables", "100000", "--status-interval", "1",
          "--log-level", "WARNING", *extra],
         cwd=REPO, stdin=subprocess.DEVNULL)
+
+
+def start_null(url: str) -> subprocess.Popen[bytes]:
+    """``--controller null``: :func:`serve_null` in a subprocess."""
+    return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve-null", url],
+                            cwd=REPO, stdin=subprocess.DEVNULL)
+
+
+def serve_null(url: str) -> int:
+    """The null controller: each event answered with a ``state`` whose ``last`` names it, at
+    once, nothing else (QoS 1 in, QoS 0 out, as the daemon); until SIGTERM."""
+    import signal
+    host, _, port = url.removeprefix("mqtt://").partition(":")
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-null-controller")
+    last = msgspec.json.Decoder(_Last)
+    encode = msgspec.json.Encoder().encode
+
+    def on_message(c: Any, userdata: Any, m: mqtt.MQTTMessage) -> None:
+        ev = last.decode(m.payload)
+        c.publish(m.topic.rsplit("/", 1)[0] + "/state",
+                  encode({"last": {"seq": ev.seq, "src": ev.src}}), 0)
+
+    client.on_message = on_message
+    client.on_connect = lambda c, *a: c.subscribe("bridge/+/event", 1)
+    client.on_socket_open = _nodelay
+    client.connect(host, int(port))
+    signal.signal(signal.SIGTERM, lambda *a: client.disconnect())
+    client.loop_forever()
+    return 0
 
 
 def machine() -> str:
@@ -518,9 +604,18 @@ def main() -> int:
                     "tables, seconds into the level, latency ms, scan (1) or not (0)")
     ap.add_argument("--controllers", type=int, default=1,
                     help="partitioned controllers sharing the tables (--partition K/N)")
+    ap.add_argument("--controller", choices=("daemon", "null"), default="daemon",
+                    help="daemon: bridge-table controller; null: a client that answers each "
+                    "event with a state at once and does nothing else (the floor of the "
+                    "generator, the broker and the machine)")
+    ap.add_argument("--serve-null", metavar="URL", help=argparse.SUPPRESS)
     ap.add_argument("--write-docs", action="store_true",
                     help="append the figures to docs/benchmarks.md (our section)")
     args = ap.parse_args()
+    if args.serve_null:
+        return serve_null(args.serve_null)
+    if args.controller == "null" and args.controllers > 1:
+        ap.error("--controller null answers every table: one of it, not --controllers")
     if args.pass_interval <= PASS_REMOVED:
         ap.error(f"--pass-interval must be over {PASS_REMOVED} s: a card leaves the spot "
                  "before the next is laid on it")
@@ -537,7 +632,8 @@ def main() -> int:
                     + ([f"{DRAIN_PREFIX}0-{DRAIN_PREFIX}{args.drain - 1}"] if args.drain else []))
     with Mosquitto(work / "broker", persistence=False) as broker:
         n_ctl = max(1, args.controllers)
-        daemons = [start_daemon(broker.url, work, deals, args.daemon_arg,
+        daemons = [start_null(broker.url) if args.controller == "null" else
+                   start_daemon(broker.url, work, deals, args.daemon_arg,
                                 None if n_ctl == 1 else (k, n_ctl, spec))
                    for k in range(1, n_ctl + 1)]
         pids = [d.pid for d in daemons]
@@ -574,6 +670,8 @@ def main() -> int:
         f"--daemon-arg={a}" for a in args.daemon_arg)
     if args.controllers > 1:
         flags += f" --controllers {args.controllers}"
+    if args.controller != "daemon":
+        flags += f" --controller {args.controller}"
     if args.start != "scan":
         flags += f" --start {args.start}"
     if args.start == "pass" and args.pass_interval != 0.6:
@@ -582,7 +680,9 @@ def main() -> int:
                  f"--duration {args.duration:g} --spread {args.spread:g} --rate {args.rate:g} "
                  f"--drain {args.drain}{flags}` "
                  f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).")
-    lines.append(f"Machine: {machine()}; journal `sync = full`.")
+    lines.append(f"Machine: {machine()}; " + (
+        "journal `sync = full`." if args.controller == "daemon" else
+        "the null controller (no Laws, no journal)."))
     lines.append("")
     lines.append(PACE_HEADER)
     lines += [r.row() for r in paces]

@@ -25,10 +25,10 @@ _exit = journal.Journal._Txn.__exit__  # noqa: SLF001
 
 
 def append_incoming(self: journal.Journal, messages: Sequence[tuple[str, bytes]],
-                    received: float | None = None) -> list[int]:
+                    received: float | None = None, *, durable: bool = True) -> list[int]:
     global armed
     armed = len(messages) >= SMALLEST
-    return _append(self, messages, received)
+    return _append(self, messages, received, durable=durable)
 
 
 def txn_exit(self: journal.Journal._Txn, et: type[BaseException] | None,

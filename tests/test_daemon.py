@@ -5,19 +5,23 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
+import msgspec
 import pytest
 from boardevents import EventWriter, clean_board, t08_revoke
 from broker import Mosquitto
 from mqttwatch import Publisher, Seen, Watch, daemon_process, stop_process
 
+from controller import wire
 from controller.broker.settings import BrokerSettings
 from controller.commandline import ControllerError
 from controller.engine import Engine
+from controller.service import latency
 from controller.service.daemon import ControllerDaemon, build_engine
 from controller.service.journal import Journal, JournalError
 
@@ -90,6 +94,24 @@ async def test_a_whole_board_ends_in_its_result(mosquitto: Mosquitto,
     assert result["contract"] == "4H" and result["declarer"] == "S"
     assert result["tricks"] == 11 and result["score_ns"] == 650
     assert w.last("state", "1") == reference("1", events).snapshot("1")
+
+
+async def test_the_status_carries_the_daemons_own_event_to_state_times(
+        mosquitto: Mosquitto, daemon: ControllerDaemon) -> None:
+    """Wire 1.16: every event the daemon took in is counted once in the status' latency
+    histogram, and the histogram decodes as its Struct."""
+    events = list(EventWriter("table-1-pi").board(clean_board(5)))
+    async with Watch(mosquitto.url) as w:
+        await Publisher(mosquitto.url).events("1", events)
+        await w.wait(is_state("1", events[-1]["seq"]))
+        mark = len(w.seen)
+        online = (await w.wait(is_status("online"), after=mark)).payload
+    status = msgspec.convert(online, wire.ControllerStatus)
+    assert status.latency is not None
+    assert status.latency.events == len(events) == sum(status.latency.counts)
+    assert status.latency.le_ms == list(latency.BOUNDS_MS)
+    assert status.latency.p99_ms is not None
+    assert 0 < status.latency.p99_ms <= status.latency.max_ms < 60_000
 
 
 async def test_malformed_payloads_get_an_error_and_the_table_goes_on(
@@ -264,11 +286,11 @@ class FailingOnceJournal(Journal):
     failed = False
 
     def append_incoming(self, messages: Sequence[tuple[str, bytes]],
-                        received: float | None = None) -> list[int]:
+                        received: float | None = None, *, durable: bool = True) -> list[int]:
         if not FailingOnceJournal.failed:
             FailingOnceJournal.failed = True
             raise JournalError("disk full (injected)")
-        return super().append_incoming(messages, received)
+        return super().append_incoming(messages, received, durable=durable)
 
 
 async def test_a_message_not_journaled_is_not_acknowledged_and_comes_back(
@@ -291,6 +313,53 @@ async def test_a_message_not_journaled_is_not_acknowledged_and_comes_back(
             [e["seq"] for e in events]
         assert d.engine.snapshot("1") == reference("1", events).snapshot("1")
     finally:
+        await stop_daemon(d, stop, task)
+
+
+class HeldSyncJournal(Journal):
+    """A real journal whose ``sync`` waits until the test lets it go."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.held = False  # the daemon's own sync at connect goes through
+        self.syncing = threading.Event()
+        self.release = threading.Event()
+
+    def sync(self) -> None:
+        if not self.held:
+            super().sync()
+            return
+        self.syncing.set()
+        if not self.release.wait(30):
+            raise JournalError("held too long (test)")
+        super().sync()
+
+
+async def test_the_state_does_not_wait_for_the_disk_and_nothing_is_acked_before_it(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """The batch's state goes out while its fsync is under way; its end-to-end ack (and
+    its PUBACK) only once the fsync is done."""
+    events = list(EventWriter("table-1-pi").board(clean_board(5)))[:1]
+    journal = HeldSyncJournal(tmp_path / "j.sqlite")
+    d = ControllerDaemon(broker=BrokerSettings.from_url(mosquitto.url), engine=build_engine(),
+                         journal=journal)
+    stop = asyncio.Event()
+    task = asyncio.create_task(d.run(stop))
+    try:
+        await asyncio.wait_for(d.ready.wait(), 20)
+        journal.held = True
+        async with Watch(mosquitto.url) as w:
+            await Publisher(mosquitto.url).events("1", events)
+            await w.wait(is_state("1", events[0]["seq"]))
+            assert journal.syncing.is_set()
+            await asyncio.sleep(0.3)
+            assert not [m for m in w.seen if m.topic.startswith("bridge/1/ack/")]
+            assert journal.last_incoming == 1  # written before applied
+            journal.release.set()
+            ack = await w.wait(lambda m: m.topic == f"bridge/1/ack/{events[0]['src']}")
+            assert isinstance(ack.payload, dict) and ack.payload["seq"] == events[0]["seq"]
+    finally:
+        journal.release.set()
         await stop_daemon(d, stop, task)
 
 

@@ -115,3 +115,53 @@ def test_reading_a_long_journal_goes_past_one_chunk(tmp_path: Path) -> None:
         rows = [(i + 1, "bridge/1/state", b"{}", True, 1) for i in range(2500)]
         j.record_published(4500, rows)
         assert len(list(j.outgoing())) == 2500
+
+
+def _fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files ``os.fsync`` is called on from now on (through /proc/self/fd)."""
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_a_batch_written_not_durable_is_synced_once_through_the_wal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "j.sqlite"
+    with Journal(path) as j:
+        synced = _fsyncs(monkeypatch)
+        j.sync()  # nothing written yet: nothing to sync
+        assert synced == []
+        assert j.append_incoming([("bridge/1/event", b"a")], durable=False) == [1]
+        assert synced == []  # written, not synced: the caller publishes meanwhile
+        j.sync()
+        assert synced == [str(path) + "-wal"]
+        j.sync()  # once
+        assert synced == [str(path) + "-wal"]
+    with Journal(path) as j:  # and it is there, as a durable write would be
+        assert [e.payload for e in j.incoming()] == [b"a"]
+
+
+def test_sync_normal_never_syncs_and_a_failed_sync_is_the_journals_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Journal(tmp_path / "n.sqlite", sync="normal") as j:
+        synced = _fsyncs(monkeypatch)
+        j.append_incoming([("bridge/1/event", b"a")], durable=False)
+        j.sync()
+        assert synced == []
+    with Journal(tmp_path / "f.sqlite") as j:
+        j.append_incoming([("bridge/1/event", b"a")], durable=False)
+
+        def failing(fd: int) -> None:
+            raise OSError(5, "Input/output error")
+        monkeypatch.setattr(os, "fsync", failing)
+        with pytest.raises(JournalError, match="could not sync the journal: Input/output"):
+            j.sync()
+        monkeypatch.undo()
+        synced = _fsyncs(monkeypatch)
+        j.sync()  # still owed, and done now
+        assert synced == [str(tmp_path / "f.sqlite") + "-wal"]

@@ -9,20 +9,23 @@ The hot path is two threads: paho-mqtt's network thread (``controller.service.mq
 adapter) and one worker (:meth:`ControllerDaemon._serve`). The worker takes a batch of what
 has arrived, and for the batch:
 
-1. one journal transaction (``controller.service.journal``: group commit, synced with
-   ``--journal-sync full``);
-2. the PUBACKs (**manual acknowledgements**, paho-mqtt 2's ``manual_ack_set``/``ack``): a
-   message is acknowledged only once it is journaled, so a kill at any moment loses nothing
-   the broker considers delivered: what was not acknowledged is redelivered to the next
-   session;
-3. the Engine;
-4. the outputs handed to paho without waiting for their PUBACKs; paho reports each one sent
+1. one journal transaction (``controller.service.journal``: group commit), written: a
+   batch the journal cannot write never reaches the Engine;
+2. the Engine;
+3. the outputs handed to paho without waiting for their PUBACKs; paho reports each one sent
    (QoS 0) or acknowledged (QoS 1) and the worker advances the journal's published-through
    mark, which rides on the next commit. Retained ``state`` and ``indicator`` go out at QoS
    0 (wire contract 1.3): each replaces the last, and the retained copy and the journal keep
    them consistent. They are built once per table per batch (``Engine.defer``/``flush``,
-   wire contract 1.4), after the batch's other outputs; the acknowledgements are retained
-   at QoS 0 too (1.4).
+   wire contract 1.4), after the batch's other outputs;
+4. the batch made durable (``Journal.sync``: the ``fsync`` of ``--journal-sync full``),
+   after its outputs are on their way, so that no table's display waits for the disk;
+5. the PUBACKs (**manual acknowledgements**, paho-mqtt 2's ``manual_ack_set``/``ack``) and
+   the end-to-end acknowledgements (retained at QoS 0, 1.4): a message is acknowledged only
+   once it is durable in the journal, so a kill or a power cut at any moment loses nothing
+   the broker considers delivered: what was not acknowledged is redelivered to the next
+   session (and an event applied before the cut is dropped as a duplicate when it comes
+   again, ``Engine`` by ``src``/``boot``/``seq``).
 
 Only incoming events are journaled: the Engine is deterministic, so a restart rebuilds
 every table by re-feeding them to a fresh Engine, publishes the outputs after the
@@ -108,6 +111,7 @@ from controller.service import snapshot
 from controller.service.gcpolicy import GcPolicy
 from controller.service.intake import INTAKE_BURST, INTAKE_RATE, PAUSE, PAUSE_AFTER, Intake
 from controller.service.journal import IncomingEntry, Journal, JournalError
+from controller.service.latency import LatencyTally
 from controller.service.mqtt import LOST, Connection, MqttError, Received, check_versions
 
 if TYPE_CHECKING:
@@ -233,6 +237,9 @@ class ControllerDaemon:
     #: each table's events taken in at most (``controller.service.intake``); None: no bound
     intake: Intake | None = field(default_factory=Intake)
     counters: _Counters = field(default_factory=_Counters)
+    #: the daemon's own event -> outputs times since it started (``controller.service.latency``),
+    #: in each ``online`` status (wire 1.16)
+    latency: LatencyTally = field(default_factory=LatencyTally)
     #: no full garbage collection in the middle of a round (controller/service/gcpolicy.py); None:
     #: Python's own collector as it is
     gc_policy: GcPolicy | None = field(default_factory=GcPolicy)
@@ -417,7 +424,7 @@ class ControllerDaemon:
         if status == "online":
             payload.update(ts=round(time.time(), 3), tables=sorted(self.engine.tables),
                            counters=self.counters.as_dict(), engine=dict(self.engine.stats),
-                           **self.info)
+                           latency=self.latency.as_dict(), **self.info)
             if self.only_tables:  # 1.15: a relay trusts this controller's word for these
                 payload["serves"] = list(self.only_tables)
             refusals: Mapping[str, str] | None = getattr(self.engine, "refusals", None)
@@ -445,13 +452,12 @@ class ControllerDaemon:
                 plan.append(len(accepted))
                 accepted.append((m.topic, m.payload))
         if self.journal is not None:
-            # durable before acknowledged: if this raises, nothing is acked and the broker
-            # redelivers to the next session
-            ns = self.journal.append_incoming(accepted)
+            # written before applied: if this raises, the Engine never sees the batch,
+            # nothing is acked and the broker redelivers it to the next session; durable
+            # before acknowledged (_finish)
+            ns = self.journal.append_incoming(accepted, durable=False)
         else:
             ns = list(range(self._last_n + 1, self._last_n + len(accepted) + 1))
-        for m in batch:  # in order of receipt, as MQTT requires for PUBACKs
-            conn.ack(m.mid, m.qos)
         # one state and one indicator per table per batch (wire contract 1.4): the Engine
         # defers them to flush(), each output's cause its table's newest input here
         defer: Callable[[], None] | None = getattr(self.engine, "defer", None)
@@ -482,6 +488,15 @@ class ControllerDaemon:
             self._last_n = ns[-1]
         if self._snapshots and self.journal is not None:
             self.journal.stage_snapshots(snapshot.take(self.engine))
+
+    def _finish(self, conn: Connection, batch: Sequence[Received]) -> None:
+        """After a batch's outputs are on their way: the batch durable, then acknowledged
+        (the PUBACKs, the end-to-end acks). A journal that cannot sync raises here:
+        nothing of the batch is acknowledged, and the broker delivers it again."""
+        if self.journal is not None:
+            self.journal.sync()
+        for m in batch:  # in order of receipt, as MQTT requires for PUBACKs
+            conn.ack(m.mid, m.qos)
         self._send_acks(conn, self._acks_due())
 
     def _flush(self, flush: Callable[[], Mapping[str, Sequence[OutgoingLike]]]
@@ -566,6 +581,10 @@ class ControllerDaemon:
                 self._send(conn, 0, o)
             all_acks: Callable[[], Sequence[OutgoingLike]] | None = getattr(
                 self.engine, "acks", None)
+            if self.journal is not None:
+                # every ack covers only what is durable: a batch whose sync failed in the
+                # last session was applied, and is acknowledged once a sync succeeds
+                self.journal.sync()
             self._acks_due()  # every ack goes out below, these included
             self._send_acks(conn, list(all_acks()) if all_acks is not None else [])
             self._publish_status(conn)
@@ -612,6 +631,10 @@ class ControllerDaemon:
             if batch:
                 with conn.corked():
                     self._process(conn, batch)
+                # handed to paho's network thread to write as the cork comes off
+                self.latency.add_batch([m.at for m in batch], time.perf_counter())
+                with conn.corked():
+                    self._finish(conn, batch)
                 if self.gc_policy is not None:
                     self.gc_policy.after_batch()
             self._confirm(conn)

@@ -12,9 +12,14 @@ One SQLite file in WAL mode:
   ``incoming``), and the table keeps an old journal's rows readable.
 
 The daemon's order for a batch of messages is: ``append_incoming`` (one transaction for the
-batch, committed and synced: group commit) -> MQTT acknowledgements -> Engine -> publish
-without waiting -> ``mark_published`` once the broker has them, which rides on the next
-``append_incoming`` transaction (or ``flush_mark`` when idle) and costs no sync of its own.
+batch, written: group commit) -> Engine -> publish without waiting -> ``sync`` (the batch
+durable) -> MQTT acknowledgements -> ``mark_published`` once the broker has them, which
+rides on the next ``append_incoming`` transaction (or ``flush_mark`` when idle) and costs
+no sync of its own. A batch is written before it is applied (a journal that cannot write
+stops it before the Engine sees it), and durable before it is acknowledged; its ``state``
+goes out between the two, so that a table's display does not wait for the disk (an
+``fsync`` of an SD card can take tens of milliseconds). A power cut between the two loses
+nothing: the broker, not acknowledged, delivers the batch again, and the bridges resend it.
 So a message the broker considers delivered is always in the journal, and a restart rebuilds
 each table by feeding ``incoming`` to a fresh Engine, then publishes what was computed but
 not marked published (everything after ``published_through``; at worst some twice).
@@ -124,6 +129,9 @@ class Journal:
         # the daemon writes from a worker thread (asyncio.to_thread); one statement at a time
         self._mutex = threading.RLock()
         self._mark = 0           # published-through given by mark_published
+        #: written by append_incoming(durable=False) and not yet synced (``sync``)
+        self._unsynced = False
+        self._wal = Path(f"{path}-wal")
         self._mark_written = 0   # ... and as written in meta
         #: table -> (n, format, data): snapshots waiting for a transaction that may write them
         self._staged: dict[str, tuple[int, int, bytes]] = {}
@@ -219,14 +227,16 @@ class Journal:
 
     # -- writing --------------------------------------------------------------------------
     def append_incoming(self, messages: Sequence[tuple[str, bytes]],
-                        received: float | None = None) -> list[int]:
-        """Write messages in one transaction; return their ``n`` in order. Durable on return."""
+                        received: float | None = None, *, durable: bool = True) -> list[int]:
+        """Write messages in one transaction; return their ``n`` in order. Durable on return;
+        with ``durable=False`` written (a crash of the process loses nothing) and durable
+        once :meth:`sync` returns."""
         if not messages:
             return []
         when = time.time() if received is None else received
         try:
             new: dict[str, int] = {}
-            with self._transaction(self._sync) as db:
+            with self._transaction(self._sync if durable else "NORMAL") as db:
                 ns = []
                 for topic, payload in messages:
                     cur = db.execute(
@@ -243,9 +253,34 @@ class Journal:
                 self._write_snapshots(db)
             self._topics.update(new)
             self._mark_written = max(self._mark_written, mark)
+            if not durable and self._sync == "FULL":
+                self._unsynced = True
             return ns
         except sqlite3.Error as e:
             raise JournalError(self._write_failure(e)) from e
+
+    def sync(self) -> None:
+        """Make what ``append_incoming(..., durable=False)`` wrote durable: ``fsync`` of the
+        write-ahead log, where SQLite's commits put it (``synchronous=FULL`` does the same
+        at each commit; this lets the caller do its work in between). Nothing to do with
+        ``sync="normal"``, or when nothing was written since the last sync. A failure is
+        the journal's (:class:`JournalError`): the caller acknowledges nothing."""
+        if not self._unsynced:
+            return
+        with self._mutex:
+            try:
+                try:
+                    fd = os.open(self._wal, os.O_RDONLY)
+                except FileNotFoundError:  # checkpointed and gone: the database holds it
+                    fd = os.open(self.path, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as e:
+                raise JournalError(f"{self.path}: could not sync the journal: "
+                                   f"{e.strerror or e}") from e
+            self._unsynced = False
 
     def record_published(self, through: int,
                          published: Iterable[tuple[int, str, bytes, bool, int]],
