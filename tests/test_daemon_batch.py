@@ -92,8 +92,7 @@ async def test_one_batch_one_state_per_table_and_every_other_output_in_order(
         def process() -> None:
             with conn.corked():
                 daemon._process(conn, batch)
-            with conn.corked():
-                daemon._finish(conn, batch)
+            daemon._finish(conn, batch)
         await asyncio.to_thread(process)
         for t, last in acks.items():
             await w.wait(is_ack(t, last["src"], last["seq"]))

@@ -494,10 +494,11 @@ class ControllerDaemon:
         (the PUBACKs, the end-to-end acks). A journal that cannot sync raises here:
         nothing of the batch is acknowledged, and the broker delivers it again."""
         if self.journal is not None:
-            self.journal.sync()
-        for m in batch:  # in order of receipt, as MQTT requires for PUBACKs
-            conn.ack(m.mid, m.qos)
-        self._send_acks(conn, self._acks_due())
+            self.journal.sync()  # uncorked: paho writes the batch's outputs meanwhile
+        with conn.corked():
+            for m in batch:  # in order of receipt, as MQTT requires for PUBACKs
+                conn.ack(m.mid, m.qos)
+            self._send_acks(conn, self._acks_due())
 
     def _flush(self, flush: Callable[[], Mapping[str, Sequence[OutgoingLike]]]
                ) -> Mapping[str, Sequence[OutgoingLike]]:
@@ -633,8 +634,7 @@ class ControllerDaemon:
                     self._process(conn, batch)
                 # handed to paho's network thread to write as the cork comes off
                 self.latency.add_batch([m.at for m in batch], time.perf_counter())
-                with conn.corked():
-                    self._finish(conn, batch)
+                self._finish(conn, batch)
                 if self.gc_policy is not None:
                     self.gc_policy.after_batch()
             self._confirm(conn)
