@@ -16,7 +16,7 @@ from broker import Mosquitto
 from mqttwatch import Recorder, wait_until
 
 from controller.broadcast.gate import Gate, GatePolicy
-from controller.broadcast.relay import HeldStore, Relay, main
+from controller.broadcast.relay import HeldStore, Relay, main, status_text
 from controller.engine import Engine
 from controller.session.schedule import parse_movement
 
@@ -210,12 +210,45 @@ def test_operator_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["release", "--store", str(tmp_path / "r.sqlite"), "--board", "3",
                  "--table", "9"]) == 0
     assert main(["hold", "--store", str(tmp_path / "r.sqlite"), "--board", "4"]) == 0
-    assert main(["status", "--store", str(tmp_path / "r.sqlite")]) == 0
+    capsys.readouterr()
+    assert main(["status", "--store", str(tmp_path / "r.sqlite"), "--json"]) == 0
     out = capsys.readouterr().out
     status = json.loads(out[out.index("{"):])
     assert {"table": "9", "board": 3, "action": "release"} in status["manual"]
     assert {"table": "*", "board": 4, "action": "hold"} in status["manual"]
+    assert main(["status", "--store", str(tmp_path / "r.sqlite")]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0] == "Session club-1"
+    assert "  board 3 at table 9: release" in text
+    assert "  board 4 at every table: hold" in text
+    assert "Held: nothing" in text and "Finished: no board yet" in text
     assert main(["status", "--store", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_the_status_says_what_is_held_and_why_in_words() -> None:
+    status = {
+        "session": "club-1",
+        "held": [{"table": "2", "board": 3, "items": 14}, {"table": "7", "board": 3,
+                                                            "items": 1},
+                 {"table": "12", "board": None, "items": 2}],
+        "waiting": [{"table": "2", "board": 3, "waits_for": ["4", "5"]},
+                    {"table": "7", "board": 3, "waits_for": [], "why": "not in the movement"},
+                    {"table": "12", "board": None}],
+        "finished": ["1/1", "1/2", "1/3", "1/5", "10/1", "2/1"],
+        "manual": [], "reports": [{"table": "7", "board": 3, "reason": "table 7 does not "
+                                   "play board 3"}]}
+    assert status_text(status).splitlines() == [
+        "Session club-1",
+        "Held (not yet shown to the audience):",
+        "  board 3 at table 2: 14 items; waits for table(s) 4, 5 to finish it",
+        "  board 3 at table 7: 1 item; not in the movement",
+        "  table 12 (no board yet): 2 items",
+        "Finished:",
+        "  table 1: boards 1-3, 5",
+        "  table 2: board 1",
+        "  table 10: board 1",
+        "Reports:",
+        "  table 7 board 3: table 7 does not play board 3"]
 
 
 def test_live_release_gives_a_snapshot_of_the_board_in_progress(tmp_path: Path) -> None:

@@ -192,6 +192,9 @@ def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: St
     # each held board says which tables it waits for
     waiting = {(w["table"], w["board"]): w for w in status(stack)["waiting"]}
     assert waiting[("2", 2)]["waits_for"] == ["1"] and waiting[("1", 1)]["waits_for"] == ["2"]
+    # and says so in words to the operator
+    text = operator(stack, "status").stdout
+    assert "waits for table(s) 1 to finish it" in text and "board 2 at table 2:" in text
     # the operator cannot leak by accident: board 2 is not finished at table 1
     out = operator(stack, "release", "--board", "2", "--table", "2")
     assert out.returncode == 2 and "table(s) 1" in out.stderr and "--force" in out.stderr
@@ -214,7 +217,7 @@ def operator(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def status(stack: Stack) -> Any:
-    out = operator(stack, "status")
+    out = operator(stack, "status", "--json")
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

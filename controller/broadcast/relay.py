@@ -701,7 +701,10 @@ def _operator_main(action: str, argv: list[str]) -> int:
     if action == "comment":
         ap.add_argument("text", help=f"one line for the audience (at most {MAX_COMMENT} "
                                      "characters)")
-    elif action != "status":
+    elif action == "status":
+        ap.add_argument("--json", action="store_true",
+                        help="the status as JSON (held, waiting, finished, manual, reports)")
+    else:
         ap.add_argument("--board", type=int, required=True, help="the board number")
         ap.add_argument("--table", help="one table (default: every table)")
     if action == "release":
@@ -722,7 +725,8 @@ def _operator_main(action: str, argv: list[str]) -> int:
             print("bridge-table broadcast: the store names no session", file=sys.stderr)
             return 2
         if action == "status":
-            print(json.dumps(store.status(session), indent=1))
+            status = store.status(session)
+            print(json.dumps(status, indent=1) if args.json else status_text(status))
         elif action == "comment":
             try:
                 line = clean_comment(args.text)
@@ -742,6 +746,53 @@ def _operator_main(action: str, argv: list[str]) -> int:
     finally:
         store.close()
     return 0
+
+
+def status_text(status: Mapping[str, Any]) -> str:
+    """``broadcast status`` for the operator: what the audience does not see yet and why,
+    what is finished, the operator's decisions and the reports (``--json``: as stored)."""
+    lines = [f"Session {status['session']}"]
+    why = {(w["table"], w.get("board")): w for w in status.get("waiting", [])}
+    held = status.get("held", [])
+    if held:
+        lines.append("Held (not yet shown to the audience):")
+        for h in held:
+            board = h.get("board")
+            where = f"board {board} at table {h['table']}" if board is not None else \
+                f"table {h['table']} (no board yet)"
+            reasons = []
+            w = why.get((h["table"], board), {})
+            if w.get("waits_for"):
+                reasons.append("waits for table(s) " + ", ".join(w["waits_for"]) +
+                               " to finish it")
+            if w.get("why"):
+                reasons.append(str(w["why"]))
+            items = f"{h['items']} item{'s' if h['items'] != 1 else ''}"
+            lines.append(f"  {where}: {items}" + (f"; {'; '.join(reasons)}" if reasons else ""))
+    else:
+        lines.append("Held: nothing")
+    finished: dict[str, list[int]] = {}
+    for item in status.get("finished", []):
+        table, _, board = str(item).rpartition("/")
+        if board.isdigit():
+            finished.setdefault(table, []).append(int(board))
+    if finished:
+        lines.append("Finished:")
+        lines += [f"  table {t}: board{'s' if len(finished[t]) > 1 else ''} "
+                  f"{number_ranges(finished[t])}" for t in sorted(finished, key=_natural)]
+    else:
+        lines.append("Finished: no board yet")
+    manual = status.get("manual", [])
+    if manual:
+        lines.append("Operator decisions:")
+        for m in manual:
+            where = "every table" if m["table"] == "*" else f"table {m['table']}"
+            lines.append(f"  board {m['board']} at {where}: {m['action']}")
+    reports = status.get("reports", [])
+    if reports:
+        lines.append("Reports:")
+        lines += [f"  table {r['table']} board {r['board']}: {r['reason']}" for r in reports]
+    return "\n".join(lines)
 
 
 def _release_refusal(store: HeldStore, session: str, args: argparse.Namespace) -> str | None:
