@@ -521,8 +521,21 @@ def run_drain(load: Load, pids: list[int], tables: int, prefix: str, timeout: fl
     return DrainResult(tables, events, published, drain, cpu_of(pids) - cpu0, complete)
 
 
+def slow_fsync(work: Path, ms: float) -> dict[str, str]:
+    """The environment of a controller whose disk syncs in ``ms`` milliseconds at least:
+    ``bench/slow_fsync.c`` compiled and preloaded (a C compiler needed)."""
+    lib = work / "slow_fsync.so"
+    done = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(lib),
+                           str(REPO / "bench" / "slow_fsync.c"), "-ldl"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"--fsync-delay: could not build bench/slow_fsync.c: {done.stderr}")
+    return {**os.environ, "LD_PRELOAD": str(lib), "SLOW_FSYNC_MS": f"{ms:.0f}"}
+
+
 def start_daemon(url: str, work: Path, deals: Path, extra: list[str],
-                 part: tuple[int, int, str] | None = None) -> subprocess.Popen[bytes]:
+                 part: tuple[int, int, str] | None = None,
+                 env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """``part``: (K, N, the --tables of the whole run) for the K-th of N controllers."""
     scope = [] if part is None else ["--tables", part[2], "--partition", f"{part[0]}/{part[1]}"]
     journal = work / ("journal.sqlite" if part is None else f"journal-{part[0]}.sqlite")
@@ -531,7 +544,7 @@ def start_daemon(url: str, work: Path, deals: Path, extra: list[str],
          "--deals", str(deals), "--journal", str(journal),
          "--journal-sync", "full", "--max-tables", "100000", "--status-interval", "1",
          "--log-level", "WARNING", *extra],
-        cwd=REPO, stdin=subprocess.DEVNULL)
+        cwd=REPO, stdin=subprocess.DEVNULL, env=env)
 
 
 def start_null(url: str) -> subprocess.Popen[bytes]:
@@ -608,6 +621,9 @@ def main() -> int:
                     help="daemon: bridge-table controller; null: a client that answers each "
                     "event with a state at once and does nothing else (the floor of the "
                     "generator, the broker and the machine)")
+    ap.add_argument("--fsync-delay", type=float, default=0.0, metavar="MS",
+                    help="make the controller's disk sync in at least MS milliseconds (an "
+                    "SD card's, simulated: bench/slow_fsync.c preloaded; needs cc)")
     ap.add_argument("--serve-null", metavar="URL", help=argparse.SUPPRESS)
     ap.add_argument("--write-docs", action="store_true",
                     help="append the figures to docs/benchmarks.md (our section)")
@@ -632,9 +648,10 @@ def main() -> int:
                     + ([f"{DRAIN_PREFIX}0-{DRAIN_PREFIX}{args.drain - 1}"] if args.drain else []))
     with Mosquitto(work / "broker", persistence=False) as broker:
         n_ctl = max(1, args.controllers)
+        env = slow_fsync(work, args.fsync_delay) if args.fsync_delay > 0 else None
         daemons = [start_null(broker.url) if args.controller == "null" else
                    start_daemon(broker.url, work, deals, args.daemon_arg,
-                                None if n_ctl == 1 else (k, n_ctl, spec))
+                                None if n_ctl == 1 else (k, n_ctl, spec), env)
                    for k in range(1, n_ctl + 1)]
         pids = [d.pid for d in daemons]
         load: Load | None = None
@@ -672,6 +689,8 @@ def main() -> int:
         flags += f" --controllers {args.controllers}"
     if args.controller != "daemon":
         flags += f" --controller {args.controller}"
+    if args.fsync_delay > 0:
+        flags += f" --fsync-delay {args.fsync_delay:g}"
     if args.start != "scan":
         flags += f" --start {args.start}"
     if args.start == "pass" and args.pass_interval != 0.6:
