@@ -87,6 +87,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_controller import DEAL, board_record, pct, proc_cpu  # noqa: E402
 
 from controller.broker.mosquitto import Mosquitto  # noqa: E402
+from controller.broker.settings import BrokerSettings  # noqa: E402
 from controller.demo import plan_board  # noqa: E402
 from controller.laws.cards import board_dealer, board_vulnerability  # noqa: E402
 from controller.service import latency  # noqa: E402
@@ -557,7 +558,7 @@ def serve_null(url: str) -> int:
     """The null controller: each event answered with a ``state`` whose ``last`` names it, at
     once, nothing else (QoS 1 in, QoS 0 out, as the daemon); until SIGTERM."""
     import signal
-    host, _, port = url.removeprefix("mqtt://").partition(":")
+    broker = BrokerSettings.from_url(url)
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-null-controller")
     last = msgspec.json.Decoder(_Last)
     encode = msgspec.json.Encoder().encode
@@ -570,7 +571,7 @@ def serve_null(url: str) -> int:
     client.on_message = on_message
     client.on_connect = lambda c, *a: c.subscribe("bridge/+/event", 1)
     client.on_socket_open = _nodelay
-    client.connect(host, int(port))
+    client.connect(broker.host, broker.port)
     signal.signal(signal.SIGTERM, lambda *a: client.disconnect())
     client.loop_forever()
     return 0

@@ -129,10 +129,10 @@ class Journal:
         # the daemon writes from a worker thread (asyncio.to_thread); one statement at a time
         self._mutex = threading.RLock()
         self._mark = 0           # published-through given by mark_published
+        self._mark_written = 0   # ... and as written in meta
         #: written by append_incoming(durable=False) and not yet synced (``sync``)
         self._unsynced = False
-        self._wal = Path(f"{path}-wal")
-        self._mark_written = 0   # ... and as written in meta
+        self._wal = self.path.with_name(self.path.name + "-wal")  # SQLite's name for it
         #: table -> (n, format, data): snapshots waiting for a transaction that may write them
         self._staged: dict[str, tuple[int, int, bytes]] = {}
         self._lock()

@@ -81,15 +81,18 @@ def window(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> list[i
     """The counts of the events between two statuses' ``latency`` (``before`` None: since
     the start); ValueError when they are not of one controller run (a restart between
     them resets the counts, or the bounds differ)."""
-    late = [int(c) for c in after["counts"]]
-    if list(after["le_ms"]) != list(BOUNDS_MS):
-        raise ValueError("latency buckets differ from this version's")
+    late = _counts(after)
     if before is None:
         return late
-    early = [int(c) for c in before["counts"]]
-    if list(before["le_ms"]) != list(BOUNDS_MS) or len(early) != len(late):
-        raise ValueError("latency buckets differ from this version's")
-    diff = [b - a for a, b in zip(early, late, strict=True)]
+    diff = [b - a for a, b in zip(_counts(before), late, strict=True)]
     if any(d < 0 for d in diff):
         raise ValueError("the counts went down: the controller restarted between the two")
     return diff
+
+
+def _counts(latency: Mapping[str, Any]) -> list[int]:
+    """A status' ``latency`` counts, checked against this version's buckets."""
+    counts = [int(c) for c in latency["counts"]]
+    if list(latency["le_ms"]) != list(BOUNDS_MS) or len(counts) != len(BOUNDS_MS) + 1:
+        raise ValueError("latency buckets differ from this version's")
+    return counts
