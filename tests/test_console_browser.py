@@ -341,6 +341,9 @@ def test_a_log_that_loads_late_does_not_take_the_table_away(
     held: list[Any] = []
     try:
         _login(page, env.url)
+        # the room drawn: the console has started (init() listens for the route only once
+        # its options, deals, rounds and session are in; a slow start held the log back)
+        expect(page.locator("#table-7")).to_be_visible()
         page.route("**/console/api/log", lambda route: held.append(route))
         page.click("#nav-log")
         page.wait_for_function("() => location.hash === '#log'")
