@@ -28,10 +28,12 @@ def good(seq: int) -> bytes:
                        "action": "present", "uid": "B", "board": seq}).encode()
 
 
-def run(*args: str, user: int | None = None) -> subprocess.CompletedProcess[str]:
-    """``python ARGS``; as ``user`` (through util-linux's setpriv) when given."""
-    runner = [] if user is None else ["setpriv", f"--reuid={user}", f"--regid={user}",
-                                      "--clear-groups"]
+def run(*args: str, unprivileged: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python ARGS``; ``unprivileged``, as root, without root's capabilities (util-linux's
+    setpriv empties the bounding and inheritable sets, so the exec leaves none): the same user,
+    so it still reads a checkout only root may enter, but file permissions apply to it."""
+    runner = (["setpriv", "--bounding-set=-all", "--inh-caps=-all"]
+              if unprivileged and os.geteuid() == 0 else [])
     return subprocess.run([*runner, sys.executable, *args], capture_output=True, text=True,
                           cwd=REPO, timeout=60, stdin=subprocess.DEVNULL)
 
@@ -70,10 +72,10 @@ def test_replay_reports_a_line_nested_too_deeply_and_goes_on(tmp_path: Path) -> 
 
 
 @contextlib.contextmanager
-def unwritable_journal() -> Iterator[tuple[Path, int | None]]:
-    """A sound journal in a directory the controller's user may not write: as root, the
-    controller runs as nobody (root ignores permissions; util-linux's setpriv, which the
-    Debian base system has, drops to it); otherwise as this user."""
+def unwritable_journal() -> Iterator[Path]:
+    """A sound journal, read-only in a read-only directory: the controller, run
+    ``unprivileged`` (as root without the capabilities that ignore permissions), may not
+    write it."""
     base = Path(tempfile.mkdtemp(prefix="bt-ro-"))
     try:
         path = base / "j.sqlite"
@@ -82,17 +84,17 @@ def unwritable_journal() -> Iterator[tuple[Path, int | None]]:
         (base / "j.sqlite.lock").unlink()
         path.chmod(0o444)
         base.chmod(0o555)
-        yield path, (65534 if os.geteuid() == 0 else None)
+        yield path
     finally:
         base.chmod(0o755)
         shutil.rmtree(base, ignore_errors=True)
 
 
 def test_an_unwritable_journal_is_a_clear_error_naming_the_cause() -> None:
-    with unwritable_journal() as (path, user):
+    with unwritable_journal() as path:
         before = path.read_bytes()
         proc = run("-m", "controller.cli", "controller", "--broker", "mqtt://127.0.0.1:9",
-                   "--journal", str(path), user=user)
+                   "--journal", str(path), unprivileged=True)
         assert proc.returncode == 2, proc.stderr
         assert "Traceback" not in proc.stderr
         assert "permission denied" in proc.stderr and str(path) in proc.stderr
@@ -101,7 +103,7 @@ def test_an_unwritable_journal_is_a_clear_error_naming_the_cause() -> None:
 
 
 def test_an_unwritable_journal_file_with_a_writable_lock_is_the_same_error() -> None:
-    with unwritable_journal() as (path, user):
+    with unwritable_journal() as path:
         base = path.parent
         base.chmod(0o755)
         lock = base / "j.sqlite.lock"
@@ -109,7 +111,7 @@ def test_an_unwritable_journal_file_with_a_writable_lock_is_the_same_error() -> 
         lock.chmod(0o666)
         base.chmod(0o555)
         proc = run("-m", "controller.cli", "controller", "--broker", "mqtt://127.0.0.1:9",
-                   "--journal", str(path), user=user)
+                   "--journal", str(path), unprivileged=True)
         assert proc.returncode == 2, proc.stderr
         assert "permission denied" in proc.stderr and "move it away" not in proc.stderr
 
