@@ -1,6 +1,8 @@
 # Two commands on a fresh Debian / Raspberry Pi OS machine:
 #   make demo   - a whole board on a simulated table, live in the terminal
 #   make test   - the test suite
+#   make check  - ruff, mypy and the fast tier: the tests that start no broker, process or
+#                 browser and are not marked slow (tests/tiers.py), for the edit-test loop
 # Each installs what it needs: mosquitto (apt-get), a .venv with the project.
 
 PYTHON ?= python3
@@ -77,13 +79,23 @@ test: deps-system deps-browser $(STAMP) compiled bytecode
 	$(PY) -m mypy
 	$(PY) -m pytest -q
 
+# the fast tier (pytest --fast, tests/conftest.py): what -m "not broker and not processes and
+# not browser and not fault and not slow" selects, and a test in it that starts a process
+# anyway fails, naming the tier rule that missed it
+.PHONY: check
+check: $(STAMP)
+	$(PY) -m ruff check controller firmware_bridge tests bench
+	$(PY) -m mypy
+	$(PY) -m pytest -q --fast
+
 demo: deps-demo $(DEMO_STAMP) compiled bytecode
 	$(VENV)/bin/bridge-table demo
 
 lint: $(STAMP)
 	$(PY) -m ruff check controller firmware_bridge tests bench
 
-typecheck: $(STAMP)
+type.PHONY: check
+check: $(STAMP)
 	$(PY) -m mypy
 
 # the pictures of docs/console.md and docs/broadcast.md, taken by the browser tests
