@@ -157,6 +157,7 @@ movements = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(movements, st.integers(0, 2**32), st.sampled_from([0.0, 5.0, 60.0]))
 def test_nothing_public_before_every_table_has_finished(spec, seed: int, delay: float) -> None:

@@ -4,6 +4,8 @@ for board numbers of every length and every trick count."""
 
 from __future__ import annotations
 
+import pytest
+
 from controller.indicators.display_text import LANGUAGES, _ui, _ui_numbers
 from controller.laws.cards import Call, Contract, Seat, Vulnerability
 
@@ -39,6 +41,7 @@ def test_contract_rows_finished_with_the_tricks_are_the_rendered_ones() -> None:
                                 ns=ns, ew=ew)
 
 
+@pytest.mark.slow
 def test_a_tables_renderer_gives_the_rows_rendered_from_scratch() -> None:
     """``DisplayRenderer`` keeps the board and second rows of the last key: over random
     boards with seeded irregular inputs (alerts shown, undo, claims), every key it is

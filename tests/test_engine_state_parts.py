@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def _claim(rng: random.Random) -> dict[str, Any]:
             "tricks": rng.randint(0, 13)}
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), boards=st.integers(1, 3),
        junk=st.floats(0.0, 0.3), known=st.booleans(), pairs=st.booleans())

@@ -10,6 +10,7 @@ import json
 import tomllib
 from pathlib import Path
 
+import pytest
 from fuzzing import fuzz_settings, reads_or_refuses
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -77,24 +78,28 @@ CONFIG_KEYS = ["id", "src", "language", "url", "root", "keepalive", "files", "pa
                "alert_led", "driver", "cols", "rows", "interval", "client_id", "ca_file"]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(document(CONFIG_SECTIONS, CONFIG_KEYS))
 def test_bridge_config(tmp_path: Path, data: bytes) -> None:
     reads_or_refuses(tmp_path / "table.toml", data, load_config, ConfigError)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(document(CONFIG_SECTIONS, CONFIG_KEYS))
 def test_simulator_view_of_the_config(tmp_path: Path, data: bytes) -> None:
     reads_or_refuses(tmp_path / "sim.toml", data, SimTable.from_config, SimError)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(document(["tables"], ["1", "2", "7", "A12"]))
 def test_schedule(tmp_path: Path, data: bytes) -> None:
     reads_or_refuses(tmp_path / "round.toml", data, load_schedule, ScheduleError)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(document(["indicator", "indicator.codes"], ["default", "codes", "REVOKE",
                                                    "UNKNOWN_TAG", "DEFECTIVE_TRICK"]))
@@ -102,6 +107,7 @@ def test_policy(tmp_path: Path, data: bytes) -> None:
     reads_or_refuses(tmp_path / "policy.toml", data, IndicatorPolicy.load, PolicyError)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(document(["boards", "decks.1", "decks.x", "bidboxes.N", "bidboxes", "decks"],
                 ["version", "1", "SA", "1NT", "Pass", "STOP", "N"]))
@@ -109,6 +115,7 @@ def test_tag_registry(tmp_path: Path, data: bytes) -> None:
     reads_or_refuses(tmp_path / "tags.toml", data, RegistryFile.read, RegistryError)
 
 
+@pytest.mark.slow
 def test_the_generator_makes_valid_toml_with_content() -> None:
     """The documents are TOML that parses, and not all empty (else the fuzzing proves little)."""
     seen: list[bytes] = []

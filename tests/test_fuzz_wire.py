@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from fuzzing import fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
@@ -88,6 +89,7 @@ def test_random_bytes_never_raise(payload: bytes, kind: str) -> None:
     assert [o.topic for o in outs] == ["bridge/7/error"]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.dictionaries(st.sampled_from(["v", "src", "seq", "ts", "type", "zone", "seat",
                                         "action", "uid", "card", "deck", "call", "board",

@@ -337,6 +337,7 @@ def _normal(records: list[BoardRecord]) -> list[BoardRecord]:
             for r in records]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from([SCENARIOS, DATA / "import_format.pbn"]),
        st.lists(st.tuples(st.integers(0, 2), st.integers(0, 10**6), st.integers(0, 10**3)),

@@ -996,6 +996,7 @@ def check_invariants(play: Play) -> None:
     assert 0 <= play.declarer_tricks_played <= 13
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(board_strategy, st.booleans(), st.sampled_from([Rules.L2007, Rules.L2017]))
 def test_perturbed_play_with_rulings_never_breaks_the_tricks(

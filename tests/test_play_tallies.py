@@ -90,6 +90,7 @@ def _on_spot(event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), boards=st.integers(1, 3),
        junk=st.floats(0.0, 0.25), known=st.booleans(), spot=st.booleans())

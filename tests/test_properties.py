@@ -13,6 +13,7 @@ import random
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from endplay.types import Contract as EPContract
 from endplay.types import Vul as EPVul
 from hypothesis import HealthCheck, given, settings
@@ -240,6 +241,7 @@ def _random_input(rng: random.Random, deal: Deal) -> tuple[str, dict[str, Any]]:
     return "ruling", ruling
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), known=st.booleans(),
        rules=st.sampled_from(["2007", "2017"]))

@@ -53,6 +53,7 @@ class HidingTechnician(SimTechnician):
             self._firmware(spot).error(f"ANT{spot.antenna}", "collision_position_unknown")
 
 
+@pytest.mark.slow
 async def test_the_simulated_table_is_reported_per_antenna(tmp_path: Path) -> None:
     config = load_config(SIM)
     async with SimTable.from_config(SIM) as table:
@@ -155,6 +156,7 @@ type = "none"
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("collpos", ["nxp", "arduino"])
 async def test_a_board_of_emulated_chips(tmp_path: Path, collpos: str) -> None:
     board = Board("PI1", collpos=collpos)
@@ -196,6 +198,7 @@ def test_bad_configs_end_with_a_message(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["--config", str(SIM), "--repeats", "0"]) == 2
 
 
+@pytest.mark.slow
 def test_the_command_on_the_simulated_table(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     prefix = tmp_path / "out" / "table1"

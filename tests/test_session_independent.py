@@ -26,6 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -525,6 +526,7 @@ def check_teams(plan: dict[str, Any], scores: dict[tuple[str, int], int],
                      Fraction(round(vps[team], 2)).limit_denominator(100))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["matchpoints", "cross-imps", "imps"]))
 def test_an_independent_scorer_agrees_on_random_sessions(seed: int, method: str) -> None:

@@ -141,6 +141,7 @@ def assert_same(engine: Engine, reference: Engine) -> None:
     assert engine.stats == reference.stats
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_restarts_from_snapshots_equal_an_engine_that_handled_everything(
         tmp_path: Path, seed: int) -> None:

@@ -329,6 +329,7 @@ async def _run_sim(deals: dict[int, Deal], faults: list[Fault], layout: str = "p
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 async def test_500_boards_through_the_serial_path_of_the_simulated_station() -> None:
     deals = random_deals(500, seed=500)
