@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-import os
+import ctypes.util
+import platform
 import sys
 import threading
 from collections.abc import Iterator
@@ -82,6 +83,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Marks each test broker, processes or browser from what its source uses (tests/tiers.py),
     before ``-m`` selects on the marks; with ``--fast`` leaves out the slow tiers."""
     readers: dict[Path, Reader] = {}
+    grouped = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if not isinstance(item, pytest.Function):
             continue
@@ -91,6 +93,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for tier in sorted(reader.tiers_of_test(path.stem, item.originalname, cls,
                                                 item.fixturenames)):
             item.add_marker(tier)
+        if grouped and _shares_a_fixture(item):
+            # under pytest-xdist (--dist loadgroup) a module's tests that share a stack run on
+            # one worker, in order: tests/test_broadcast_e2e.py's numbered tests go on from
+            # the state the earlier ones left, and a stack or a browser starts once, not twice
+            item.add_marker(pytest.mark.xdist_group(path.stem))
     if config.getoption("fast"):
         kept = [item for item in items
                 if not any(item.get_closest_marker(tier) for tier in SLOW_TIERS)]
@@ -99,6 +106,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = kept
+
+
+def _shares_a_fixture(item: pytest.Function) -> bool:
+    """Whether ``item`` uses a fixture of the suite's (this conftest's, its module's) wider
+    than one test: module, class or session (pytest's and its plugins' own are not)."""
+    here = Path(item.path).parent
+    return any(definition.scope != "function"
+               and Path(getattr(getattr(definition.func, "__code__", None), "co_filename",
+                                "")).parent == here
+               for definitions in item._fixtureinfo.name2fixturedefs.values()
+               for definition in definitions)
 
 
 class FastTierGuard:
@@ -119,9 +137,9 @@ class FastTierGuard:
         self.seen: list[str] = []
         self._lock = threading.Lock()
 
-    #: where a child process is a library's probe, not the test's: ctypes.util.find_library
-    #: runs ldconfig -p (nfcpy's libusb lookup)
-    PROBES = (f"ctypes{os.sep}util.py",)
+    #: where a child process is the standard library's probe of the machine, not the test's:
+    #: ctypes.util.find_library runs ldconfig -p, platform.processor() uname -p (nfcpy)
+    PROBES = frozenset({ctypes.util.__file__, platform.__file__})
 
     def audit(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.armed:
@@ -142,7 +160,7 @@ class FastTierGuard:
     def _probe(self) -> bool:
         frame = sys._getframe(2)
         while frame is not None:
-            if frame.f_code.co_filename.endswith(self.PROBES):
+            if frame.f_code.co_filename in self.PROBES:
                 return True
             frame = frame.f_back  # type: ignore[assignment]
         return False
