@@ -324,8 +324,12 @@ async def test_a_controller_coming_online_with_nothing_waiting_is_no_resend(
             publisher.publish_event(body(e))
         await until(lambda: publisher.spool.depth() == 0)
         await controller.stop()
+        await until(lambda: not publisher._controllers_online)  # it saw the controller go
         daemon = await controller.start()  # online again: nothing of ours waits
         await until(lambda: daemon.ready.is_set())
-        await asyncio.sleep(0.5)
+        # it saw the controller come back, which asks for a resend, and its sender has
+        # looked at that request: a resend would have been counted by now
+        await until(lambda: bool(publisher._controllers_online))
+        await until(lambda: not publisher._resend_now)
     assert publisher.resends == 0
     await controller.stop()

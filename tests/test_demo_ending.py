@@ -141,8 +141,10 @@ def test_a_table_that_stops_ends_the_demo_with_its_reason(
                                     live=False))
 
 
-def _demo_brokers() -> set[int]:
-    """The pids of mosquitto processes a demo started (their config is in its folder)."""
+def _demo_brokers(under: int | None = None) -> set[int]:
+    """The pids of mosquitto processes a demo started (their config is in its folder); with
+    ``under``, only those descended from that process: another demo running at the same time
+    (a parallel test run, another checkout's) is not this test's."""
     pids = set()
     for proc in Path("/proc").iterdir():
         try:
@@ -150,8 +152,21 @@ def _demo_brokers() -> set[int]:
         except OSError:
             continue
         if b"mosquitto" in cmdline and b"bridge-table-demo-" in cmdline:
-            pids.add(int(proc.name))
+            if under is None or _descends_from(int(proc.name), under):
+                pids.add(int(proc.name))
     return pids
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            stat = (Path("/proc") / str(pid) / "stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state: ppid
+    return False
 
 
 @pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
@@ -161,7 +176,6 @@ def test_a_signal_mid_board_stops_the_demos_broker_and_exits_130(signum: str) ->
     warnings) and removes its folder."""
     import signal
 
-    before = _demo_brokers()
     proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "demo", "--plain",
                              "--speed", "0.5"], cwd=REPO, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -169,9 +183,9 @@ def test_a_signal_mid_board_stops_the_demos_broker_and_exits_130(signum: str) ->
     try:
         assert proc.stdout is not None
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (_demo_brokers() - before):
+        while time.monotonic() < deadline and not _demo_brokers(proc.pid):
             time.sleep(0.1)
-        started = _demo_brokers() - before
+        started = _demo_brokers(proc.pid)
         assert started, "the demo's broker did not start"
         time.sleep(3)  # into the board
         os.killpg(proc.pid, getattr(signal, signum))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from broker import Mosquitto
-from mqttwatch import REPO, Watch, stop_process
+from mqttwatch import REPO, Recorder, Watch, stop_process, wait_until
 
 from firmware_bridge.sim.firmware import VirtualFirmware
 
@@ -102,9 +102,13 @@ def test_stop_signal_ends_both_parts(tmp_path: Path) -> None:
         proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--config",
                                  str(cfg), "--broker", broker.url], cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        status = Recorder(broker.url, "bridge/controller/7/status")
         try:
-            import time
-            time.sleep(2.0)  # up and waiting for a reader that is not plugged in
+            # up (its controller online) and waiting for a reader that is not plugged in
+            wait_until(lambda: any(isinstance(p, dict) and p.get("status") == "online"
+                                   for _, p in status.of("status")) or proc.poll() is not None,
+                       60, "the table's controller online")
             assert proc.poll() is None
         finally:
+            status.close()
             assert stop_process(proc, signal.SIGINT) == 0
