@@ -77,16 +77,18 @@ compiled: $(DEMO_STAMP)
 test: deps-system deps-browser $(STAMP) compiled bytecode
 	$(PY) -m ruff check controller firmware_bridge tests bench
 	$(PY) -m mypy
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $${PYTEST_WORKERS:-2} --dist loadgroup
 
 # the fast tier (pytest --fast, tests/conftest.py): what -m "not broker and not processes and
 # not browser and not fault and not slow" selects, and a test in it that starts a process
-# anyway fails, naming the tier rule that missed it
+# anyway fails, naming the tier rule that missed it. make test and make check run pytest on
+# two workers (pytest-xdist; a module's tests that share a stack stay on one, in order:
+# --dist loadgroup); PYTEST_WORKERS=0 runs them in this process, one after another
 .PHONY: check
 check: $(STAMP)
 	$(PY) -m ruff check controller firmware_bridge tests bench
 	$(PY) -m mypy
-	$(PY) -m pytest -q --fast
+	$(PY) -m pytest -q --fast -n $${PYTEST_WORKERS:-2} --dist loadgroup
 
 demo: deps-demo $(DEMO_STAMP) compiled bytecode
 	$(VENV)/bin/bridge-table demo
