@@ -96,8 +96,7 @@ demo: deps-demo $(DEMO_STAMP) compiled bytecode
 lint: $(STAMP)
 	$(PY) -m ruff check controller firmware_bridge tests bench
 
-type.PHONY: check
-check: $(STAMP)
+typecheck: $(STAMP)
 	$(PY) -m mypy
 
 # the pictures of docs/console.md and docs/broadcast.md, taken by the browser tests
