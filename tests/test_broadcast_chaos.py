@@ -242,10 +242,12 @@ def test_every_board_released_once_none_early_under_faults(
         wait_until(lambda: sum(1 for t, _, _ in observer.snapshot()[before:]
                              if t.startswith("bridge/")) >= 2 * len(TABLES), 60,
                  "the next session's round 1 results")
-        time.sleep(2)
+        # the relay has read them: it held each table's as the next session's
+        wait_until(lambda: all(f"held: table {t}: the controller runs session 'chaos-2'"
+                               in relay.logs() for t in TABLES), 60,
+                   "the relay holding the next session's results")
         leaked = [t for t, _, _ in observer.snapshot()[before:] if t.startswith("public/")]
         assert leaked == [], "the relay published the next session"
-        assert "runs session 'chaos-2'" in relay.logs()
     finally:
         publisher.loop_stop()
         publisher.disconnect()
