@@ -77,18 +77,20 @@ compiled: $(DEMO_STAMP)
 test: deps-system deps-browser $(STAMP) compiled bytecode
 	$(PY) -m ruff check controller firmware_bridge tests bench
 	$(PY) -m mypy
-	$(PY) -m pytest -q -n $${PYTEST_WORKERS:-2} --dist loadgroup
+	$(PY) -m pytest -q -n $${PYTEST_WORKERS:-2} --dist loadfile
 
 # the fast tier (pytest --fast, tests/conftest.py): what -m "not broker and not processes and
 # not browser and not fault and not slow" selects, and a test in it that starts a process
 # anyway fails, naming the tier rule that missed it. make test and make check run pytest on
-# two workers (pytest-xdist; a module's tests that share a stack stay on one, in order:
-# --dist loadgroup); PYTEST_WORKERS=0 runs them in this process, one after another
+# two workers (pytest-xdist), each module's tests on one, in order (--dist loadfile): the
+# module-scoped stacks (tests/test_broadcast_e2e.py's numbered tests go on from what the
+# earlier ones left) start once and keep their order; PYTEST_WORKERS=0 runs them in this
+# process, one after another
 .PHONY: check
 check: $(STAMP)
 	$(PY) -m ruff check controller firmware_bridge tests bench
 	$(PY) -m mypy
-	$(PY) -m pytest -q --fast -n $${PYTEST_WORKERS:-2} --dist loadgroup
+	$(PY) -m pytest -q --fast -n $${PYTEST_WORKERS:-2} --dist loadfile
 
 demo: deps-demo $(DEMO_STAMP) compiled bytecode
 	$(VENV)/bin/bridge-table demo

@@ -83,7 +83,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Marks each test broker, processes or browser from what its source uses (tests/tiers.py),
     before ``-m`` selects on the marks; with ``--fast`` leaves out the slow tiers."""
     readers: dict[Path, Reader] = {}
-    grouped = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if not isinstance(item, pytest.Function):
             continue
@@ -93,11 +92,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for tier in sorted(reader.tiers_of_test(path.stem, item.originalname, cls,
                                                 item.fixturenames)):
             item.add_marker(tier)
-        if grouped and _shares_a_fixture(item):
-            # under pytest-xdist (--dist loadgroup) a module's tests that share a stack run on
-            # one worker, in order: tests/test_broadcast_e2e.py's numbered tests go on from
-            # the state the earlier ones left, and a stack or a browser starts once, not twice
-            item.add_marker(pytest.mark.xdist_group(path.stem))
     if config.getoption("fast"):
         kept = [item for item in items
                 if not any(item.get_closest_marker(tier) for tier in SLOW_TIERS)]
@@ -106,17 +100,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = kept
-
-
-def _shares_a_fixture(item: pytest.Function) -> bool:
-    """Whether ``item`` uses a fixture of the suite's (this conftest's, its module's) wider
-    than one test: module, class or session (pytest's and its plugins' own are not)."""
-    here = Path(item.path).parent
-    return any(definition.scope != "function"
-               and Path(getattr(getattr(definition.func, "__code__", None), "co_filename",
-                                "")).parent == here
-               for definitions in item._fixtureinfo.name2fixturedefs.values()
-               for definition in definitions)
 
 
 class FastTierGuard:

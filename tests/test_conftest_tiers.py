@@ -250,12 +250,49 @@ def test_the_fast_tier_fails_a_test_the_rule_missed(pytester: pytest.Pytester) -
                 importlib.import_module("sub" + "process").run(["true"])
             except Exception:
                 pass
+
+        def test_a_standard_library_probe_is_not_the_tests():
+            import platform
+            platform.processor()  # uname -p, as nfcpy asks
     """)
     fast = pytester.runpytest_subprocess("--fast")
-    fast.assert_outcomes(failed=2)
+    fast.assert_outcomes(failed=2, passed=1)
     output = fast.stdout.str()
     assert "test_hidden.py::test_hidden_child (call) is in the fast tier" in output
     assert "test_hidden.py::test_hidden_child_caught (call) is in the fast tier" in output
     assert "missed it" in output
     # without --fast (make test) nothing is refused
-    pytester.runpytest_subprocess().assert_outcomes(passed=2)
+    pytester.runpytest_subprocess().assert_outcomes(passed=3)
+
+
+def test_a_modules_tests_that_share_a_stack_keep_their_order_on_two_workers(
+        pytester: pytest.Pytester) -> None:
+    """make test's -n 2 --dist loadfile: a module's tests run on one worker, in order, as
+    tests/test_broadcast_e2e.py's numbered tests on one stack need (pytest-xdist's loadgroup
+    would not keep them together under pytest 9: its group suffix on the node id is lost)."""
+    pytest.importorskip("xdist")
+    _suite_in(pytester)
+    pytester.makepyfile(test_stack="""
+        import pytest
+
+        @pytest.fixture(scope="module")
+        def stack():
+            return []
+
+        def test_1_starts(stack):
+            stack.append(1)
+
+        def test_2_goes_on(stack):
+            assert stack == [1]
+
+        def test_3_goes_on(stack):
+            stack.append(3)
+            assert stack == [1, 3]
+    """, test_other="""
+        def test_a():
+            pass
+
+        def test_b():
+            pass
+    """)
+    pytester.runpytest_subprocess("-n", "2", "--dist", "loadfile").assert_outcomes(passed=5)
