@@ -114,15 +114,14 @@ class FastTierGuard:
     EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
               "os.system", "os.exec")
     MQTT_PORTS = (1883, 8883)
+    #: where a child process is the standard library's probe of the machine, not the test's:
+    #: ctypes.util.find_library runs ldconfig -p, platform.processor() uname -p (nfcpy)
+    PROBES = frozenset({ctypes.util.__file__, platform.__file__})
 
     def __init__(self) -> None:
         self.armed = False
         self.seen: list[str] = []
         self._lock = threading.Lock()
-
-    #: where a child process is the standard library's probe of the machine, not the test's:
-    #: ctypes.util.find_library runs ldconfig -p, platform.processor() uname -p (nfcpy)
-    PROBES = frozenset({ctypes.util.__file__, platform.__file__})
 
     def audit(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.armed:

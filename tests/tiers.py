@@ -21,15 +21,11 @@ silently turned into a slow fast tier.
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-
-#: the markers the classifier sets, with their pyproject.toml descriptions' subject
-TIER_MARKERS = ("broker", "processes", "browser")
 
 #: what the fast tier (make check, ``pytest --fast``) leaves out
 SLOW_TIERS = ("broker", "processes", "browser", "fault", "slow")
@@ -213,13 +209,6 @@ class Reader:
                                    if path.is_file() else None)
         return self._modules[name]
 
-    def add_module(self, name: str, source: str) -> ModuleSource:
-        """A module read from ``source`` (a test module outside tests/, the classifier's
-        own tests)."""
-        module = ModuleSource.parse(name, source)
-        self._modules[name] = module
-        return module
-
     def tiers_of_test(self, module_name: str, function: str, cls: str | None,
                       fixturenames: Iterable[str]) -> frozenset[str]:
         """The tiers of one test: its function, its fixtures, what they use."""
@@ -335,8 +324,3 @@ def _references(node: ast.AST) -> Iterator[str]:
                 yield dotted
         elif isinstance(child, ast.Name):
             yield child.id
-
-
-@functools.cache
-def reader() -> Reader:
-    return Reader()
