@@ -254,15 +254,24 @@ def test_the_fast_tier_fails_a_test_the_rule_missed(pytester: pytest.Pytester) -
         def test_a_standard_library_probe_is_not_the_tests():
             import platform
             platform.processor()  # uname -p, as nfcpy asks
+
+        def test_hidden_broker():
+            import socket
+            with socket.socket() as sock:
+                try:
+                    sock.connect(("127.0.0.1", 1883))
+                except OSError:
+                    pass
     """)
     fast = pytester.runpytest_subprocess("--fast")
-    fast.assert_outcomes(failed=2, passed=1)
+    fast.assert_outcomes(failed=3, passed=1)
     output = fast.stdout.str()
     assert "test_hidden.py::test_hidden_child (call) is in the fast tier" in output
     assert "test_hidden.py::test_hidden_child_caught (call) is in the fast tier" in output
+    assert "a connection to an MQTT broker at 127.0.0.1:1883" in output
     assert "missed it" in output
     # without --fast (make test) nothing is refused
-    pytester.runpytest_subprocess().assert_outcomes(passed=3)
+    pytester.runpytest_subprocess().assert_outcomes(passed=4)
 
 
 def test_a_modules_tests_that_share_a_stack_keep_their_order_on_two_workers(
