@@ -205,7 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.warning(message, *message_args)
     import uvicorn
 
-    from controller.web.console.app import ConsoleConfig, build_app
+    from controller.web.console.app import build_app
+    from controller.web.console.state import ConsoleConfig
     app = build_app(ConsoleConfig(broker=broker, password_hash=password_hash,
                                   db=Path(args.db), src=args.src, root=args.root,
                                   client_id=args.client_id,
