@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV, USEBIO"),
     "results": ("controller.service.results:main", "the ranking as the session goes; all records"),
     "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
-    "vugraph": ("controller.web.vugraph:main", "the audience's web view (reads public/# only)"),
+    "vugraph": ("controller.web.vugraph.cli:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
     "broker-config": ("controller.broker.config:main", "a locked-down mosquitto for a venue"),
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
