@@ -136,33 +136,36 @@ class Console:
             self.room_changed()
         if not self.pending:
             return
-        answer: tuple[int, str] | None = None
-        mine = [seq for seq, t in self.pending.items() if t == table]
-        if kind in ("alert", "feed"):
-            self.touched.update(mine)
-        elif kind == "result":
-            for waiting in mine:
-                if waiting in self.undecided and _changed(
-                        self.before.get(waiting, (None, None))[1], data):
-                    answer = (waiting, "applied")
-        elif kind == "state":
-            last = data.get("last")
-            if isinstance(last, dict) and last.get("src") == self.config.src:
-                seq = last.get("seq")
-                if isinstance(seq, int) and self.pending.get(seq) == table:
-                    answer = self._verdict(seq, data)
-        elif kind == "error" and data.get("input") == "ruling":
-            excerpt = str(data.get("excerpt", ""))
-            for seq, t in self.pending.items():
-                if t == table and f'"src":{json.dumps(self.config.src)},"seq":{seq},' in excerpt:
-                    answer = (seq, f"refused: {data.get('error')}")
-                    break
+        answer = self._answer(table, kind, data)
         if answer is None:
             return
         seq, text = answer
         if text == "":
             return    # applied, nothing changed yet: a result may follow (the engine's order)
         self._answered(seq, table, text)
+
+    def _answer(self, table: str, kind: str, data: dict[str, Any]) -> tuple[int, str] | None:
+        """The ruling of the table's still unanswered ones that a message of the controller
+        answers, and what it says ("" while a result may follow); None: none."""
+        mine = [seq for seq, t in self.pending.items() if t == table]
+        if kind in ("alert", "feed"):
+            self.touched.update(mine)
+        elif kind == "result":
+            changed = [seq for seq in mine if seq in self.undecided
+                       and _changed(self.before.get(seq, (None, None))[1], data)]
+            return (changed[-1], "applied") if changed else None
+        elif kind == "state":
+            last = data.get("last")
+            seq = last.get("seq") if isinstance(last, dict) \
+                and last.get("src") == self.config.src else None
+            if isinstance(seq, int) and self.pending.get(seq) == table:
+                return self._verdict(seq, data)
+        elif kind == "error" and data.get("input") == "ruling":
+            excerpt = str(data.get("excerpt", ""))
+            sent = f'"src":{json.dumps(self.config.src)},"seq":'
+            return next(((seq, f"refused: {data.get('error')}") for seq in mine
+                         if f"{sent}{seq}," in excerpt), None)
+        return None
 
     def _verdict(self, seq: int, state: dict[str, Any]) -> tuple[int, str]:
         """What the state that answers ``seq`` says it did: ``no change`` when the Laws
