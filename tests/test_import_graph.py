@@ -20,21 +20,25 @@ PACKAGES = ("controller", "firmware_bridge")
 FIRMWARE = ROOT / "firmware_bridge" / "mcu" / "btreader"
 
 #: the layers of ``controller/``, lowest first: a unit imports only its own layer's units
-#: (without a circle) or lower layers'. ``firmware_bridge`` sits between the broker and
-#: the live service (it reads broker settings; ``run``, the demo and the station drive it).
+#: (without a circle) or lower layers'. ``controller.broker`` (the broker settings, who is
+#: who, the private test broker) is a foundation: the bridge, the service and the apps read
+#: it; the venue's broker configuration (``controller.venue``) reads the session, so it sits
+#: with the apps. ``firmware_bridge`` sits between the replay and the live service (``run``,
+#: the demo and the station drive it). docs/architecture.md says the same in words.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"controller.laws"}),
     frozenset({"controller", "controller.compiled", "controller.commandline",
                "controller.tomlfile", "controller.wire", "controller.formats",
-               "controller.boards"}),
+               "controller.boards", "controller.broker"}),
     frozenset({"controller.evidence", "controller.indicators"}),
     frozenset({"controller.engine"}),
     frozenset({"controller.session"}),
-    frozenset({"controller.broker", "controller.replay"}),
+    frozenset({"controller.replay"}),
     frozenset({"firmware_bridge"}),
     frozenset({"controller.service"}),
     frozenset({"controller.web", "controller.broadcast", "controller.verify",
-               "controller.demo", "controller.cli", "controller.mypyc_core"}),
+               "controller.demo", "controller.venue", "controller.cli",
+               "controller.mypyc_core"}),
 )
 
 
