@@ -41,6 +41,13 @@ LAYERS: tuple[frozenset[str], ...] = (
                "controller.mypyc_core"}),
 )
 
+#: the only parts of ``controller/`` the firmware bridge (the code on the table's Pi) may
+#: import, each with what lies under it: the Pi installs the bridge without the service, the
+#: web stack or the session, so a new need is a decision (docs/architecture.md), not a habit
+FIRMWARE_BRIDGE_MAY_IMPORT = frozenset({
+    "controller.laws", "controller.wire", "controller.indicators", "controller.commandline",
+    "controller.tomlfile", "controller.formats.source", "controller.broker.settings"})
+
 
 def _modules() -> dict[str, Path]:
     found: dict[str, Path] = {}
@@ -224,3 +231,25 @@ def test_every_folder_says_its_job_first() -> None:
             if len(first) < 20:
                 missing.append(str(init.relative_to(ROOT)))
     assert missing == []
+
+
+def _allowed_to_the_bridge(module: str) -> bool:
+    return any(module == allowed or module.startswith(f"{allowed}.")
+               for allowed in FIRMWARE_BRIDGE_MAY_IMPORT)
+
+
+def test_the_firmware_bridge_imports_only_its_allow_list() -> None:
+    reached = [f"{path.relative_to(ROOT)}:{line}: {target}"
+               for module, path in MODULES.items() if module.startswith("firmware_bridge")
+               for line, target, _ in _imports(module, path)
+               if target.startswith("controller") and not _allowed_to_the_bridge(target)]
+    assert reached == [], ("the firmware bridge may import only FIRMWARE_BRIDGE_MAY_IMPORT of "
+                           "controller/ (docs/architecture.md, 'The firmware bridge')")
+
+
+def test_the_allow_list_is_read_as_prefixes() -> None:
+    assert _allowed_to_the_bridge("controller.laws.cards")
+    assert _allowed_to_the_bridge("controller.broker.settings")
+    assert not _allowed_to_the_bridge("controller.broker.mosquitto")
+    assert not _allowed_to_the_bridge("controller.lawsuit")
+    assert not _allowed_to_the_bridge("controller.engine")
