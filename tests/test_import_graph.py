@@ -1,8 +1,9 @@
 """The import graph drawn from the code (every ``import``, at module level or inside a
 function): no circle between modules or between the folders of ``controller/`` and
-``firmware_bridge/``, no import upward through the layers of ``controller/``
-(../shared/spec/layout.md), no module reaching into another's underscore names, and every
-folder saying its job in its docstring's first line."""
+``firmware_bridge/``, no import upward through the layers of ``controller/``, no module
+reaching into another's underscore names, the firmware bridge importing only its allow-list
+of ``controller/``, and every folder saying its job in its docstring's first line.
+docs/architecture.md gives the layers and these rules in words, and where new parts go."""
 
 from __future__ import annotations
 
@@ -62,6 +63,8 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+#: every failure points at the rules in words
+ARCHITECTURE = "docs/architecture.md: the layers, the rules and where new parts go"
 
 
 def _target(name: str) -> str | None:
@@ -154,7 +157,8 @@ def _layer(u: str) -> int:
     for rank, layer in enumerate(LAYERS):
         if name in layer:
             return rank
-    raise AssertionError(f"{u} is in no layer of tests/test_import_graph.py: place it")
+    raise AssertionError(f"{u} is in no layer of tests/test_import_graph.py: place it in "
+                         "LAYERS and in docs/architecture.md's table")
 
 
 def _unit_graph(graph: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, str]]:
@@ -182,7 +186,7 @@ def test_cycles_are_found() -> None:
 
 
 def test_no_module_imports_itself_back() -> None:
-    assert _cycles(_graph()) == []
+    assert _cycles(_graph()) == [], ARCHITECTURE
 
 
 def test_no_folder_imports_itself_back() -> None:
@@ -190,14 +194,14 @@ def test_no_folder_imports_itself_back() -> None:
     cycles = _cycles(units)
     detail = [f"{a} -> {b} ({units[a][b]})" for cycle in cycles for a in cycle for b in cycle
               if b in units.get(a, {})]
-    assert cycles == [], detail
+    assert cycles == [], (ARCHITECTURE, detail)
 
 
 def test_no_import_goes_up_the_layers() -> None:
     upward = [f"{a} (layer {_layer(a)}) -> {b} (layer {_layer(b)}): {where}"
               for a, targets in _unit_graph(_graph()).items()
               for b, where in targets.items() if _layer(b) > _layer(a)]
-    assert upward == []
+    assert upward == [], ARCHITECTURE
 
 
 def test_every_unit_has_a_layer() -> None:
@@ -217,7 +221,7 @@ def test_no_module_imports_another_modules_private_names() -> None:
                for line, target, name in _imports(module, path)
                if name is not None and name.startswith("_") and not name.startswith("__")
                and target != module]
-    assert reached == []
+    assert reached == [], ARCHITECTURE
 
 
 def test_every_folder_says_its_job_first() -> None:
@@ -230,7 +234,7 @@ def test_every_folder_says_its_job_first() -> None:
             first = (doc or "").splitlines()[0].strip() if doc else ""
             if len(first) < 20:
                 missing.append(str(init.relative_to(ROOT)))
-    assert missing == []
+    assert missing == [], ARCHITECTURE
 
 
 def _allowed_to_the_bridge(module: str) -> bool:

@@ -1,7 +1,10 @@
-"""The broker, as every program reaches it: the one broker-settings parser, who is who on the
-venue's broker (identities), and the private mosquitto the demo, tests and benches start.
+"""The broker as every program reaches it: broker settings, who is who, the test mosquitto.
 
-Standard library only (plus ``controller.commandline`` and ``controller.tomlfile``): the
-firmware bridge, the service and the apps all import it. The venue's broker configuration
-(``bridge-table broker-config``) lives with the apps, in ``controller.venue``.
+``settings`` is the one broker-settings parser of every command; ``identity`` reads who is
+who on the venue's broker (the ``identities.toml`` broker-config writes); ``mosquitto``
+starts the private mosquitto of the demo, the tests and the benches. Standard library only
+(plus ``controller.commandline`` and ``controller.tomlfile``): a foundation the firmware
+bridge, the service and the apps all import. The venue's broker configuration
+(``bridge-table broker-config``) reads the session, so it lives with the apps, in
+``controller.venue``.
 """
