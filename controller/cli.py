@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
     "vugraph": ("controller.web.vugraph.cli:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
-    "broker-config": ("controller.broker.config:main", "a locked-down mosquitto for a venue"),
+    "broker-config": ("controller.venue.config:main", "a locked-down mosquitto for a venue"),
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
     "firmware": ("firmware_bridge.flash:main", "reader firmware onto a MicroPython board"),
     "selftest": ("firmware_bridge.selftest:main", "commissioning test of a built table"),

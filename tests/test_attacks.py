@@ -45,7 +45,10 @@ from test_brokerconfig import (  # noqa: F401 - the fixture closes the probes
     probe,
 )
 
-from controller.broker.config import (
+from controller.broker.identity import load_identities
+from controller.broker.settings import read_credentials
+from controller.service.intake import Intake
+from controller.venue.config import (
     BrokerConfigError,
     BrokerPlan,
     accounts,
@@ -53,9 +56,6 @@ from controller.broker.config import (
     main,
     parse_tables,
 )
-from controller.broker.identity import load_identities
-from controller.broker.settings import read_credentials
-from controller.service.intake import Intake
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -417,7 +417,7 @@ def test_no_secret_is_ever_readable_by_others(tmp_path: Path) -> None:
 
     for extra in ([], ["--rotate", "all"]):
         proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from controller.broker.config import main; "
+            [sys.executable, "-c", "import sys; from controller.venue.config import main; "
              "sys.exit(main(sys.argv[1:]))", "1-4", "--out", str(out), "--host", "localhost",
              "--client-certs", *extra], env=dict(os.environ, PYTHONPATH=os.getcwd()),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

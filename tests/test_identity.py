@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.broker.config import BrokerPlan, identities
 from controller.broker.identity import (
     Identities,
     IdentityError,
     identities_text,
     load_identities,
 )
+from controller.venue.config import BrokerPlan, identities
 
 
 def test_the_file_broker_config_writes_reads_back(tmp_path: Path) -> None:
@@ -73,8 +73,8 @@ def test_run_logs_its_controller_in_with_its_own_credentials(tmp_path: Path) -> 
     (one connection per user), on the broker of the table file."""
     import argparse
 
-    from controller.broker.config import write_broker_config
     from controller.service.run import controller_for
+    from controller.venue.config import write_broker_config
     from firmware_bridge.config import config_from_dict
 
     out = tmp_path / "broker"

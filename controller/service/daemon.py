@@ -222,7 +222,7 @@ class ControllerDaemon:
     reconnect_max: float = 1.0
     connect_timeout: float = 2.0
     #: seconds a small batch waits for more events to share its journal commit (2 ms: at
-    #: 1,024 tables -23% CPU per event and a lower p99, docs/benchmarks.md)
+    #: 1,024 tables -23% CPU per event and a lower p99, docs/benchmarks-archive.md)
     gather: float = DEFAULT_GATHER
     info: Mapping[str, Any] = field(default_factory=dict)  # extra fields for the status
     #: serve only these tables (``bridge-table run``: one Pi, one table); empty: every table

@@ -33,7 +33,6 @@ import base64
 import contextlib
 import datetime
 import hashlib
-import importlib
 import ipaddress
 import os
 import re
@@ -57,6 +56,8 @@ from controller.broker.identity import (
 )
 from controller.broker.settings import BrokerSettingsError, read_credentials
 from controller.commandline import bounded
+from controller.session import load_session
+from controller.session.schedule import ScheduleError, load_schedule
 
 __all__ = ["Account", "BrokerConfigError", "BrokerPlan", "Limits", "accounts", "acl_text",
            "identities", "limits", "main", "make_ca", "make_cert", "mosquitto_conf",
@@ -157,19 +158,15 @@ def check_id(name: str) -> str:
 
 def tables_from_file(path: Path) -> list[str]:
     """The tables a session file (``controller.session``) or a schedule file names."""
-    # the session file's reader (controller.session.load_session) where this tree has it
-    load_session = getattr(importlib.import_module("controller.session"), "load_session", None)
-    if load_session is not None:
-        try:
-            session = load_session(path)
-        except Exception:  # noqa: BLE001 - not a session file: try the schedule form
-            session = None
-        if session is not None:
-            names: list[str] = []
-            for rnd in session.movement.rounds:
-                names += [str(t) for t in rnd.tables if str(t) not in names]
-            return [check_id(n) for n in names]
-    from controller.session.schedule import ScheduleError, load_schedule
+    try:
+        session = load_session(path)
+    except Exception:  # noqa: BLE001 - not a session file: try the schedule form
+        session = None
+    if session is not None:
+        names: list[str] = []
+        for rnd in session.movement.rounds:
+            names += [str(t) for t in rnd.tables if str(t) not in names]
+        return [check_id(n) for n in names]
     try:
         schedule = load_schedule(path)
     except (ScheduleError, OSError, ValueError) as e:
