@@ -45,12 +45,12 @@ from test_brokerconfig import (  # noqa: F401 - the fixture closes the probes
     probe,
 )
 
+from controller.broker.cli import main
 from controller.broker.config import (
     BrokerConfigError,
     BrokerPlan,
     accounts,
     check_id,
-    main,
     parse_tables,
 )
 from controller.broker.identity import load_identities
@@ -417,7 +417,7 @@ def test_no_secret_is_ever_readable_by_others(tmp_path: Path) -> None:
 
     for extra in ([], ["--rotate", "all"]):
         proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from controller.broker.config import main; "
+            [sys.executable, "-c", "import sys; from controller.broker.cli import main; "
              "sys.exit(main(sys.argv[1:]))", "1-4", "--out", str(out), "--host", "localhost",
              "--client-certs", *extra], env=dict(os.environ, PYTHONPATH=os.getcwd()),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
