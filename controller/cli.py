@@ -14,11 +14,11 @@ from controller.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("controller.replay.cli:main", "replay sensor events through the Laws core"),
     "controller": ("controller.service.daemon:main", "run the rules daemon on an MQTT broker"),
-    "bridge": ("firmware_bridge.bridge:main", "run the firmware bridge of one table"),
+    "bridge": ("firmware_bridge.cli_bridge:main", "run the firmware bridge of one table"),
     "run": ("controller.service.run:main", "bridge and controller together for one table"),
     "demo": ("controller.demo.cli:main",
              "a whole board on a simulated table, live in the terminal"),
-    "tags": ("firmware_bridge.tags:main", "tag registry: enroll a deck, list, check"),
+    "tags": ("firmware_bridge.cli_tags:main", "tag registry: enroll a deck, list, check"),
     "verify": ("controller.verify.cli:main", "check dealt boards against their deal file"),
     "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
     "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV, USEBIO"),
@@ -28,8 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
     "broker-config": ("controller.broker.cli:main", "a locked-down mosquitto for a venue"),
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
-    "firmware": ("firmware_bridge.flash:main", "reader firmware onto a MicroPython board"),
-    "selftest": ("firmware_bridge.selftest:main", "commissioning test of a built table"),
+    "firmware": ("firmware_bridge.cli_firmware:main", "reader firmware onto a MicroPython board"),
+    "selftest": ("firmware_bridge.cli_selftest:main", "commissioning test of a built table"),
 }
 
 
