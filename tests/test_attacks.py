@@ -555,7 +555,7 @@ async def test_a_station_checker_beside_its_bridge(tmp_path: Path) -> None:
     """A verification station's bridge (``verify-S``) and the checker following its events
     (``verify-S-check``, following and reporting on one connection) stay connected side by
     side; the checker sees the bridge's events and its verdict reaches the director."""
-    from controller.verify.cli import MqttReporter, follow_events
+    from controller.verify.runs import MqttReporter, follow_events
 
     broker, out = venue_broker(tmp_path, ["1"], stations=["V1"])
     venue = Venue(broker, out, 0)
