@@ -10,7 +10,9 @@ from collections.abc import Sequence
 
 from controller.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
-#: subcommand -> "module:function"; each function takes argv (list[str]) and returns an exit code.
+#: subcommand -> "module:main": ``main(argv: Sequence[str] | None = None) -> int`` in a module
+#: ``cli`` beside the code it drives, ``cli_COMMAND`` where one folder serves several
+#: commands (tests/test_commands.py holds every entry to it)
 COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("controller.replay.cli:main", "replay sensor events through the Laws core"),
     "controller": ("controller.service.daemon:main", "run the rules daemon on an MQTT broker"),
