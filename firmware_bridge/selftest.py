@@ -681,8 +681,8 @@ def write_report(report: Report, prefix: Path) -> tuple[Path, Path]:
 # ---------------------------------------------------------------------------------- running
 
 
-async def run_selftest(config: BridgeConfig, *, repeats: int = 3, timeout: float = 30.0,
-                       scripted: bool = False, readers: Sequence[str] = (),
+async def run_selftest(config: BridgeConfig, *, repeats: int, timeout: float, scripted: bool,
+                       readers: Sequence[str] = (),
                        hold: Callable[[SelfTest], None] = lambda test: None) -> Report:
     """The self-test of ``config``'s table (only ``readers`` when given): with a technician
     at the console, or (``scripted``) the simulated table's scripted one. ``hold`` gets the
