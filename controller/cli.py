@@ -10,14 +10,17 @@ from collections.abc import Sequence
 
 from controller.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
-#: subcommand -> "module:function"; each function takes argv (list[str]) and returns an exit code.
+#: subcommand -> "module:main": ``main(argv: Sequence[str] | None = None) -> int`` in a module
+#: ``cli`` beside the code it drives, ``cli_COMMAND`` where one folder serves several
+#: commands (tests/test_commands.py holds every entry to it)
 COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("controller.replay.cli:main", "replay sensor events through the Laws core"),
     "controller": ("controller.service.daemon:main", "run the rules daemon on an MQTT broker"),
-    "bridge": ("firmware_bridge.bridge:main", "run the firmware bridge of one table"),
+    "bridge": ("firmware_bridge.cli_bridge:main", "run the firmware bridge of one table"),
     "run": ("controller.service.run:main", "bridge and controller together for one table"),
-    "demo": ("controller.demo:main", "a whole board on a simulated table, live in the terminal"),
-    "tags": ("firmware_bridge.tags:main", "tag registry: enroll a deck, list, check"),
+    "demo": ("controller.demo.cli:main",
+             "a whole board on a simulated table, live in the terminal"),
+    "tags": ("firmware_bridge.cli_tags:main", "tag registry: enroll a deck, list, check"),
     "verify": ("controller.verify.cli:main", "check dealt boards against their deal file"),
     "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
     "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV, USEBIO"),
@@ -25,10 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
     "vugraph": ("controller.web.vugraph.cli:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
-    "broker-config": ("controller.venue.config:main", "a locked-down mosquitto for a venue"),
+    "broker-config": ("controller.venue.cli:main", "a locked-down mosquitto for a venue"),
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
-    "firmware": ("firmware_bridge.flash:main", "reader firmware onto a MicroPython board"),
-    "selftest": ("firmware_bridge.selftest:main", "commissioning test of a built table"),
+    "firmware": ("firmware_bridge.cli_firmware:main", "reader firmware onto a MicroPython board"),
+    "selftest": ("firmware_bridge.cli_selftest:main", "commissioning test of a built table"),
 }
 
 

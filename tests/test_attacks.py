@@ -48,12 +48,12 @@ from test_brokerconfig import (  # noqa: F401 - the fixture closes the probes
 from controller.broker.identity import load_identities
 from controller.broker.settings import read_credentials
 from controller.service.intake import Intake
+from controller.venue.cli import main
 from controller.venue.config import (
     BrokerConfigError,
     BrokerPlan,
     accounts,
     check_id,
-    main,
     parse_tables,
 )
 
@@ -417,7 +417,7 @@ def test_no_secret_is_ever_readable_by_others(tmp_path: Path) -> None:
 
     for extra in ([], ["--rotate", "all"]):
         proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from controller.venue.config import main; "
+            [sys.executable, "-c", "import sys; from controller.venue.cli import main; "
              "sys.exit(main(sys.argv[1:]))", "1-4", "--out", str(out), "--host", "localhost",
              "--client-certs", *extra], env=dict(os.environ, PYTHONPATH=os.getcwd()),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -555,7 +555,7 @@ async def test_a_station_checker_beside_its_bridge(tmp_path: Path) -> None:
     """A verification station's bridge (``verify-S``) and the checker following its events
     (``verify-S-check``, following and reporting on one connection) stay connected side by
     side; the checker sees the bridge's events and its verdict reaches the director."""
-    from controller.verify.cli import MqttReporter, follow_events
+    from controller.verify.runs import MqttReporter, follow_events
 
     broker, out = venue_broker(tmp_path, ["1"], stations=["V1"])
     venue = Venue(broker, out, 0)

@@ -28,11 +28,11 @@ from boardevents import EventWriter, clean_board
 from broker import Mosquitto, free_port, venue_broker
 
 from controller.broker.settings import BrokerSettings, read_credentials, resolve
+from controller.venue.cli import main
 from controller.venue.config import (
     BrokerConfigError,
     BrokerPlan,
     accounts,
-    main,
     parse_tables,
     write_broker_config,
 )
@@ -603,7 +603,7 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_cli_lists_the_command() -> None:
     from controller.cli import COMMANDS
-    assert COMMANDS["broker-config"][0] == "controller.venue.config:main"
+    assert COMMANDS["broker-config"][0] == "controller.venue.cli:main"
 
 
 async def test_a_pi_running_its_own_controller(tmp_path: Path) -> None:
