@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
     "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV, USEBIO"),
     "results": ("controller.service.results:main", "the ranking as the session goes; all records"),
-    "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
+    "broadcast": ("controller.broadcast.cli:main", "the feed to the public, under a release policy"),
     "vugraph": ("controller.web.vugraph:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
     "broker-config": ("controller.broker.config:main", "a locked-down mosquitto for a venue"),
