@@ -19,7 +19,8 @@ from broker import Mosquitto
 from mqttwatch import Publisher, Watch
 
 from controller.broker.settings import BrokerSettings
-from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.daemon import ControllerDaemon
+from controller.service.engines import build_engine
 from controller.service.journal import Journal
 
 pytestmark = pytest.mark.timeout(180)

@@ -22,7 +22,7 @@ from endplay.parsers import pbn as ep_pbn
 from controller.formats.lin import read_lin
 from controller.formats.pbn import read_pbn
 from controller.laws.cards import Seat, Suit, board_dealer
-from controller.service.daemon import build_engine
+from controller.service.engines import build_engine
 
 DEAL = t08_revoke().deal
 TABLES = ("1", "2", "3")

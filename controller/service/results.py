@@ -108,7 +108,7 @@ def journal_messages(session_path: str | Path, journal: str | Path,
     deterministic: the same inputs give the same messages), as JSON lines."""
     from controller.commandline import ControllerError
     from controller.replay.stream import replay_lines, write_messages
-    from controller.service.daemon import build_engine
+    from controller.service.engines import build_engine
     from controller.service.journal import Journal, JournalError
 
     path = Path(journal)
