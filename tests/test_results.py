@@ -257,7 +257,7 @@ async def test_a_message_arriving_at_an_idle_check_is_kept() -> None:
     import argparse
     from types import SimpleNamespace
 
-    from controller.service.results import Collected, _serve
+    from controller.service.ranking import Collected, _serve
     from controller.session import load_session
 
     payloads = [json.dumps({"v": 1, "table": "1", "board": 1, "kind": "call", "n": n,

@@ -21,16 +21,6 @@ from controller.session.movement import (
     mitchell,
     teams,
 )
-from controller.session.results import (
-    BoardResult,
-    PairScore,
-    ResultsError,
-    SessionScores,
-    TeamScore,
-    load_results,
-    read_results,
-)
-from controller.session.score import main
 from controller.session.sessionfile import (
     Adjustment,
     Competitor,
@@ -40,9 +30,18 @@ from controller.session.sessionfile import (
     load_session,
     parse_session,
 )
+from controller.session.table_results import (
+    BoardResult,
+    PairScore,
+    ResultsError,
+    SessionScores,
+    TeamScore,
+    load_results,
+    read_results,
+)
 
 __all__ = [
-    "BoardResult", "PairScore", "TeamScore", "SessionScores", "read_results", "main",
+    "BoardResult", "PairScore", "TeamScore", "SessionScores", "read_results",
     "ResultsError", "load_results",
     "Movement", "MovementError", "Round", "TableRound", "mitchell", "howell", "teams",
     "Competitor", "Session", "SessionError", "load_session", "parse_session",
