@@ -25,7 +25,7 @@ from controller.service.daemon import (
     EngineLike,
     run_until_signalled,
 )
-from controller.service.engines import build_engine
+from controller.service.engines import build_engine, session_info
 from controller.service.intake import INTAKE_BURST, INTAKE_RATE, Intake
 from controller.service.journal import Journal, JournalError
 
@@ -144,14 +144,7 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                             identities=identities,
                             intake=Intake(args.intake_burst, args.intake_rate),
                             info={"rules": str(args.rules),
-                                  **_session_info(engine)})
-
-
-def _session_info(engine: EngineLike) -> dict[str, str]:
-    """The session the engine runs, for the status (wire 1.8): a broadcast relay trusts
-    only the status of its own session."""
-    sid = getattr(engine, "session_id", None)
-    return {"session": sid} if isinstance(sid, str) and sid else {}
+                                  **session_info(engine)})
 
 
 def partition_from_args(args: argparse.Namespace, engine: EngineLike

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from controller.laws.record import DealInfo
     from controller.service.daemon import EngineLike
 
-__all__ = ["build_engine", "load_deals"]
+__all__ = ["build_engine", "load_deals", "session_info"]
 
 log = logging.getLogger("bridge_table.controller")
 
@@ -104,3 +104,10 @@ def build_engine(*, root: str = "bridge",
     if session_id:
         engine.session_id = session_id  # type: ignore[attr-defined]  # an Engine
     return engine
+
+
+def session_info(engine: EngineLike) -> dict[str, str]:
+    """The session the engine runs, for the status (wire 1.8): a broadcast relay trusts
+    only the status of its own session."""
+    sid = getattr(engine, "session_id", None)
+    return {"session": sid} if isinstance(sid, str) and sid else {}

@@ -2,6 +2,10 @@
 
 ``controller.session`` is the one import for the rest of the controller: the daemon's
 ``--session``, the broadcast's release gate and the console read ``load_session(path)``.
+
+The results read from the tables are ``table_results``; their scoring across tables is
+``scoring`` (as data and text: ``report``); the records out are ``export``; the ``score`` and
+``export`` commands are ``cli_score`` and ``cli_export``.
 """
 
 from __future__ import annotations
