@@ -78,7 +78,8 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
 
 
 def _daemon(venue: Venue, **kw: Any) -> Any:
-    from controller.service.daemon import ControllerDaemon, build_engine
+    from controller.service.daemon import ControllerDaemon
+    from controller.service.engines import build_engine
     return ControllerDaemon(broker=venue.settings("controller"), engine=build_engine(),
                             identities=load_identities(venue.out / "identities.toml"), **kw)
 
@@ -519,7 +520,8 @@ def test_a_bridges_table_id_is_anchored_at_its_end(tmp_path: Path) -> None:
 async def test_partitioned_controllers_each_log_in_as_their_own_user(tmp_path: Path) -> None:
     """``--partitions 2``: two controllers on one broker, each with its own user, stay
     connected side by side (one connection per user) and each answers its share."""
-    from controller.service.daemon import ControllerDaemon, build_engine
+    from controller.service.daemon import ControllerDaemon
+    from controller.service.engines import build_engine
     from controller.service.partition import hash_share, scope_name
 
     tables = ["1", "2", "3", "4", "5", "6"]

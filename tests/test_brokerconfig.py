@@ -419,7 +419,8 @@ async def test_bridge_controller_director_broadcast_public(venue: Venue, tmp_pat
 
     from controller.broadcast import Gate, GatePolicy, run_relay
     from controller.broadcast.relay import Relay
-    from controller.service.daemon import ControllerDaemon, build_engine
+    from controller.service.daemon import ControllerDaemon
+    from controller.service.engines import build_engine
     from controller.session.schedule import parse_movement
     from firmware_bridge.config import config_from_dict
     from firmware_bridge.publisher import Publisher, Spool
@@ -612,7 +613,8 @@ async def test_a_pi_running_its_own_controller(tmp_path: Path) -> None:
     board gets its result, and the controller's login still cannot answer for table 2."""
     import aiomqtt
 
-    from controller.service.daemon import ControllerDaemon, build_engine
+    from controller.service.daemon import ControllerDaemon
+    from controller.service.engines import build_engine
 
     broker, out = venue_broker(tmp_path, ["1", "2"], table_controllers=True)
     settings = resolve(credentials=out / "clients" / "table-1.toml", env={})

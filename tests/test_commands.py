@@ -17,16 +17,6 @@ import pytest
 
 from controller.cli import COMMANDS, main, version
 
-#: commands whose ``main`` another branch of the same refactoring (issue 39 item 3) moves
-#: into a ``cli`` module and gives the convention's signature: the service's, the
-#: session's, the broadcast's and the vugraph's. The tests below leave them out until those
-#: branches are merged; then this set is emptied, and what is still wrong is named.
-PENDING: frozenset[str] = frozenset({
-    "controller", "run", "results",  # controller/service
-    "score", "export",               # controller/session
-    "broadcast",                     # controller/broadcast
-})
-
 
 def _target(command: str) -> tuple[str, str]:
     module, _, function = COMMANDS[command][0].partition(":")
@@ -60,8 +50,8 @@ def _naming_problem(command: str, counts: dict[str, int]) -> str | None:
 
 
 def _assert_none(check: Callable[[str], str | None], what: str) -> None:
-    """One assertion naming every command (but the pending ones) that ``check`` finds wrong."""
-    problems = [problem for command in COMMANDS if command not in PENDING
+    """One assertion naming every command that ``check`` finds wrong."""
+    problems = [problem for command in COMMANDS
                 for problem in (check(command),) if problem is not None]
     assert not problems, f"{what}:\n  " + "\n  ".join(problems)
 
@@ -131,16 +121,6 @@ def test_every_main_is_importable() -> None:
 def test_every_main_takes_argv_and_returns_an_exit_code() -> None:
     _assert_none(_signature_problem,
                  "commands whose main is not main(argv: Sequence[str] | None = None) -> int")
-
-
-def test_a_pending_command_still_waits_for_its_move() -> None:
-    """A command of PENDING that follows the convention already is taken out of it, so that
-    the tests above hold it from then on."""
-    counts = _folder_counts()
-    done = sorted(command for command in PENDING if command not in COMMANDS
-                  or (_naming_problem(command, counts) is None
-                      and _signature_problem(command) is None))
-    assert not done, f"take out of PENDING (they follow the convention, or are gone): {done}"
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

@@ -63,7 +63,7 @@ def test_a_missing_file_is_refused(tmp_path: Path) -> None:
 def test_the_controller_stops_at_start_without_its_identities(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Fails closed: a missing or broken file is exit 2 (systemd does not restart it)."""
-    from controller.service.daemon import main
+    from controller.service.cli_controller import main
     assert main(["--identities", str(tmp_path / "missing.toml"), "--no-journal"]) == 2
     assert "missing.toml" in caplog.text
 
@@ -101,7 +101,7 @@ def test_the_controller_finds_who_is_who_beside_its_login(
     """Secure by default: broker-config's OUT/identities.toml above OUT/clients/USER.toml,
     or docs/install.md's /etc/bridge-table/identities.toml above credentials/USER.toml, is
     read without --identities; a login with none found is warned about."""
-    from controller.service.daemon import daemon_from_args, parser
+    from controller.service.cli_controller import daemon_from_args, parser
     monkeypatch.delenv("BRIDGE_TABLE_IDENTITIES", raising=False)
     monkeypatch.delenv("BRIDGE_TABLE_MQTT_CREDENTIALS", raising=False)
     folder = tmp_path / ("clients" if layout == "broker-config" else "credentials")

@@ -174,7 +174,7 @@ def _unit_graph(graph: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, s
 
 def test_the_graph_is_read_from_the_code() -> None:
     graph = _graph()
-    assert "controller.engine" in graph["controller.service.daemon"]
+    assert "controller.engine" in graph["controller.service.engines"]
     assert "controller.service.journal" in graph["controller.service.snapshot"]
     # an import inside a function counts as one at the top
     assert "controller.replay.jobs" in graph["controller.replay.cli"]
