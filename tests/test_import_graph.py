@@ -24,7 +24,7 @@ FIRMWARE = ROOT / "firmware_bridge" / "mcu" / "btreader"
 #: the live service (it reads broker settings; ``run``, the demo and the station drive it).
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"controller.laws"}),
-    frozenset({"controller", "controller.compiled", "controller.commandline",
+    frozenset({"controller", "controller.commandline",
                "controller.tomlfile", "controller.wire", "controller.formats",
                "controller.boards"}),
     frozenset({"controller.evidence", "controller.indicators"}),
@@ -34,7 +34,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"firmware_bridge"}),
     frozenset({"controller.service"}),
     frozenset({"controller.web", "controller.broadcast", "controller.verify",
-               "controller.demo", "controller.cli", "controller.mypyc_core"}),
+               "controller.demo", "controller.cli"}),
 )
 
 
