@@ -65,8 +65,9 @@ COMPILED: tuple[str, ...] = (
 #: cannot inherit builtin exceptions); the package ``__init__`` stays Python so that the
 #: shared library's import order is Python's
 NOT_COMPILED: tuple[str, ...] = ("controller/laws/__init__.py", "controller/laws/messages.py")
-#: the shared library of the compiled modules (``controller/laws_core__mypyc...so``)
-GROUP = "controller.laws_core__mypyc"
+#: the shared library of the compiled modules (mypyc names it
+#: ``controller/laws_core__mypyc.cpython-311-x86_64-linux-gnu.so``)
+GROUP = "controller.laws_core"
 
 #: the tests run against the installed compiled wheel (globs under the clone): the
 #: check that it is the compiled build, the Laws core's, the engine's and the evidence's
@@ -92,7 +93,10 @@ TESTS: tuple[str, ...] = (
 
 #: what the wheel is built from: copied into the build folder, and digested for ``STAMP``
 _TREE = ("controller", "firmware_bridge", "tools/__init__.py", "tools/compiled_build.py",
-         "setup.py", "pyproject.toml", "README.md", "LICENSE")
+         "setup.py", "pyproject.toml")
+#: copied too (the wheel's description and licence), not digested: an edit of them does
+#: not change what runs, and does not build again
+_TEXTS = ("README.md", "LICENSE")
 #: never copied nor digested: caches, and an extension module of an older in-place build
 _IGNORED = ("__pycache__", "*.pyc", "*.so", "*.egg-info", ".mypy_cache")
 
@@ -202,7 +206,7 @@ def build_wheel(root: Path = ROOT, dist: Path | None = None) -> Path:
     digest = sources_digest(root)
     with tempfile.TemporaryDirectory(prefix="bridge-table-compiled-") as tmp:
         copy, out = Path(tmp) / "src", Path(tmp) / "out"
-        for name in _TREE:
+        for name in (*_TREE, *_TEXTS):
             if (root / name).is_dir():
                 shutil.copytree(root / name, copy / name,
                                 ignore=shutil.ignore_patterns(*_IGNORED))
