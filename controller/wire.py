@@ -891,11 +891,16 @@ def _source_docstrings(defs: dict[str, Any]) -> None:
     from importlib.machinery import EXTENSION_SUFFIXES
     from pathlib import Path
 
-    compiled = [Path(file) for name, module in list(sys.modules.items())
-                if name.startswith("controller.")
-                and (file := getattr(module, "__file__", None) or "").endswith(
-                    tuple(EXTENSION_SUFFIXES))]
-    sources = [p.with_name(p.name.split(".", 1)[0] + ".py") for p in compiled]
+    import controller
+
+    # each compiled module's source found from its name: mypyc gives a module that a
+    # compiled module imported first a ``__file__`` with the package's folder twice
+    package = Path(controller.__file__).parent
+    sources = [package.joinpath(*name.split(".")[1:]).with_suffix(".py")
+               for name, module in list(sys.modules.items())
+               if name.startswith("controller.")
+               and (getattr(module, "__file__", None) or "").endswith(
+                   tuple(EXTENSION_SUFFIXES))]
     docs: dict[str, str | None] = {}
     for path in sorted(p for p in sources if p.is_file()):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -13,6 +13,7 @@ import sys
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
+import controller
 from controller.cli import compiled, version
 from tools.compiled_build import EXPECT_COMPILED, ROOT, compiled_sources, module_name
 
@@ -27,7 +28,9 @@ def test_the_compiled_modules_run_compiled_exactly_in_the_compiled_run() -> None
     if COMPILED_RUN:
         assert {m: f for m, f in files.items()
                 if not f.name.endswith(tuple(EXTENSION_SUFFIXES))} == {}
-        assert {m: f for m, f in files.items() if ROOT in f.resolve().parents} == {}
+        # installed, not the clone's (a compiled module's own __file__ may name the
+        # package's folder twice: mypyc's, for a module a compiled module imported first)
+        assert Path(controller.__file__).resolve().parent != ROOT / "controller"
     else:
         assert files == {module_name(source): source for source in compiled_sources()}
 
