@@ -335,8 +335,8 @@ def main() -> int:
         rows.append(("the earlier checkout's `bridge-table replay --topics result,alert` "
                      "command", cli_main_few, n_events))
     lines = [
-        f"Command: `.venv/bin/python bench/bench_replay.py --boards {args.boards} "
-        f"--seed {args.seed}`",
+        f"Command: `{os.path.relpath(sys.executable, ROOT)} bench/bench_replay.py --boards "
+        f"{args.boards} --seed {args.seed}`",
         f"Load average before the run: {' '.join(f'{x:.2f}' for x in load)}; after: "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}",
         f"Machine: {machine()}",
