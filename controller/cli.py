@@ -52,8 +52,19 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+def compiled() -> bool:
+    """Whether the Laws core runs compiled (the compiled wheel: tools/compiled_build.py),
+    not from its Python sources."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    from controller.laws import table
+
+    return (table.__file__ or "").endswith(tuple(EXTENSION_SUFFIXES))
+
+
 def version() -> str:
-    """``bridge-table 0.1.0 (wire contract v1)``: the package's version and the contract's."""
+    """``bridge-table 0.1.0 (wire contract v1) (sources)``: the package's version, the
+    contract's, and whether the compiled build or the Python sources run."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as dist_version
 
@@ -62,7 +73,8 @@ def version() -> str:
         package = dist_version("bridge-table")
     except PackageNotFoundError:  # run from a checkout that was never installed
         package = "unknown"
-    return f"bridge-table {package} (wire contract v{VERSION})"
+    build = "compiled" if compiled() else "sources"
+    return f"bridge-table {package} (wire contract v{VERSION}) ({build})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

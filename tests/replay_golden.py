@@ -126,7 +126,8 @@ def mixed_session(boards: int = 9, tables: int = 3, seed: int = 13, *,
 
 def replay_output(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:
     """What ``bridge-table replay`` writes for the session (run in this process, with the
-    modules as installed: the mypyc build where it is in place)."""
+    modules this process imports: the sources, or the installed compiled wheel in the
+    compiled run of tools/compiled_build.py)."""
     from controller.replay import cli as replay
 
     buf = io.BytesIO()
@@ -136,19 +137,17 @@ def replay_output(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:
 
 
 def replay_output_from_sources(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:
-    """What the ``bridge-table replay`` command writes for the session with the Python
-    sources running, a build in place or not (``BRIDGE_TABLE_PURE=1``:
-    controller/compiled.py)."""
-    import os
+    """What the ``bridge-table replay`` command writes for the session with the clone's
+    Python sources running (a process started in the clone imports them first, whatever
+    is installed)."""
     import subprocess
 
-    env = {**os.environ, "BRIDGE_TABLE_PURE": "1"}
     proc = subprocess.run(
         [sys.executable, "-c", "import sys, controller.engine as e; "
          "assert e.__file__.endswith('.py'), e.__file__; "
          "from controller.replay.cli import main; sys.exit(main(sys.argv[1:]))",
          str(events), "--deals", str(deals), *_topics(extra)],
-        capture_output=True, env=env, timeout=300, cwd=Path(__file__).resolve().parents[1])
+        capture_output=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
     return proc.stdout
 

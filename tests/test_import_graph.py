@@ -28,7 +28,7 @@ FIRMWARE = ROOT / "firmware_bridge" / "mcu" / "btreader"
 #: the demo and the station drive it). docs/architecture.md says the same in words.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"controller.laws"}),
-    frozenset({"controller", "controller.compiled", "controller.commandline",
+    frozenset({"controller", "controller.commandline",
                "controller.tomlfile", "controller.wire", "controller.formats",
                "controller.boards", "controller.broker"}),
     frozenset({"controller.evidence", "controller.indicators"}),
@@ -38,8 +38,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"firmware_bridge"}),
     frozenset({"controller.service"}),
     frozenset({"controller.web", "controller.broadcast", "controller.verify",
-               "controller.demo", "controller.venue", "controller.cli",
-               "controller.mypyc_core"}),
+               "controller.demo", "controller.venue", "controller.cli"}),
 )
 
 #: the only parts of ``controller/`` the firmware bridge (the code on the table's Pi) may
