@@ -38,7 +38,7 @@ SHARED = "laws_core__mypyc"
 #: set to 1: the sources run even where a build matches them (the pure-Python check)
 PURE_VARIABLE = "BRIDGE_TABLE_PURE"
 #: the folders under ``PACKAGE`` that hold compiled modules (controller/mypyc_core.py)
-_FOLDERS = ("", "laws", "indicators", "evidence", "replay")
+_FOLDERS = ("", "laws", "engine", "indicators", "evidence", "replay")
 
 
 def _in_place(package: Path) -> list[tuple[str, Path, Path | None]]:

@@ -48,11 +48,13 @@ GROUP = f"controller.{compiled.SHARED}"
 
 
 #: the engine's per-event modules compiled with the core (paths under ``controller/``):
-#: the display rows, the engine, the evidence (payloads and tempo log), replay's loop. Not
+#: the display rows, the engine's package but its ``__init__``, the evidence (payloads and
+#: tempo log), replay's loop. Not
 #: a module that defines a msgspec Struct (``wire.py``, ``replay/line.py``): mypyc drops a
 #: Struct's class keywords (``kw_only``) and its fields' defaults. A folder here is one
 #: ``controller.compiled`` looks in (its ``_FOLDERS``).
-OUTPUTS = ("indicators/display_text.py", "engine.py", "evidence/payload.py",
+OUTPUTS = ("indicators/display_text.py", "engine/intake.py", "engine/outgoing.py",
+           "engine/tables.py", "engine/render.py", "engine/core.py", "evidence/payload.py",
            "evidence/tempo.py", "replay/stream.py")
 
 

@@ -105,11 +105,11 @@ def test_the_finder_imports_the_named_modules_from_their_sources(tmp_path: Path)
 
 
 def _where(env: dict[str, str]) -> list[str]:
-    """The files of the core and the engine as a fresh process imports them, and the
-    package's reason for not running a build."""
+    """The files of the core and the engine's core as a fresh process imports them, and
+    the package's reason for not running a build."""
     proc = subprocess.run(
         [sys.executable, "-c", "import controller, controller.laws.table as t, "
-         "controller.engine as e; print(t.__file__); print(e.__file__); "
+         "controller.engine.core as e; print(t.__file__); print(e.__file__); "
          "print(len(controller.COMPILED_NOT_USED))"],
         capture_output=True, text=True, env=env, timeout=120,
         cwd=Path(controller.__file__).resolve().parents[1])
@@ -120,7 +120,7 @@ def _where(env: dict[str, str]) -> list[str]:
 def test_the_sources_run_when_asked_for_and_a_build_runs_only_when_it_matches() -> None:
     env = {k: v for k, v in os.environ.items() if k != compiled.PURE_VARIABLE}
     table, engine, reasons = _where({**env, compiled.PURE_VARIABLE: "1"})
-    assert table.endswith("table.py") and engine.endswith("engine.py")
+    assert table.endswith("table.py") and engine.endswith("core.py")
     assert reasons == ("1" if compiled.compiled_sources() else "0")
     table, engine, reasons = _where(env)
     in_place = bool(compiled.compiled_sources())
@@ -138,15 +138,15 @@ def test_an_edited_source_runs_in_place_of_its_build(tmp_path: Path) -> None:
     root = Path(controller.__file__).resolve().parent
     copy = tmp_path / "controller"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    engine = copy / "engine.py"
+    engine = copy / "engine" / "core.py"
     engine.write_text(engine.read_text() + "\nEDITED_AFTER_THE_BUILD = True\n")
     proc = subprocess.run(
-        [sys.executable, "-c", "import controller, controller.engine as e; "
+        [sys.executable, "-c", "import controller, controller.engine.core as e; "
          "print(e.__file__, e.EDITED_AFTER_THE_BUILD, controller.COMPILED_NOT_USED[0])"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
         env={**{k: v for k, v in os.environ.items()
                 if k not in (compiled.PURE_VARIABLE, "PYTHONPATH")},
              "PYTHONPATH": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == [str(engine), "True", "engine.py", "changed", "since",
-                                   "make", "mypyc"]
+    assert proc.stdout.split() == [str(engine), "True", "engine/core.py", "changed",
+                                   "since", "make", "mypyc"]

@@ -34,7 +34,7 @@ def test_the_modules_compiled_are_where_the_build_looks() -> None:
     # otherwise be left out of the build without a word
     assert all(p.is_file() for p in mypyc_core.sources())
     names = {p.relative_to(mypyc_core.CORE.parent).as_posix() for p in mypyc_core.sources()}
-    assert {"laws/table.py", "laws/play.py", "engine.py", "indicators/display_text.py",
+    assert {"laws/table.py", "laws/play.py", "engine/core.py", "indicators/display_text.py",
             "evidence/payload.py"} <= names
     assert not names & {"laws/__init__.py", "laws/messages.py", "wire.py"}
     # and the guard looks for compiled modules in every folder the build puts them in
@@ -115,7 +115,7 @@ def test_ensure_leaves_a_matching_build_alone(
 def test_ensure_builds_a_stale_build_again(
         package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _lay_build(package)
-    (package / "engine.py").write_text("# edited\n")
+    (package / "engine" / "core.py").write_text("# edited\n")
     built: list[bool] = []
     monkeypatch.setattr(mypyc_core, "cannot_build", lambda: None)
     monkeypatch.setattr(mypyc_core, "build", lambda: built.append(True) or 0)
@@ -126,9 +126,9 @@ def test_ensure_builds_again_when_a_module_to_compile_has_no_build(
         package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a build from before a module joined OUTPUTS: it matches its own sources, and lacks one
     _lay_build(package)
-    (package / f"engine{SUFFIX}").unlink()
+    (package / "engine" / f"core{SUFFIX}").unlink()
     stamp = json.loads(mypyc_core.STAMP.read_text())
-    del stamp["engine.py"]
+    del stamp["engine/core.py"]
     mypyc_core.STAMP.write_text(json.dumps(stamp))
     assert mypyc_core.stale() == []
     built: list[bool] = []
@@ -141,7 +141,7 @@ def test_ensure_without_a_compiler_runs_the_sources_and_does_not_fail(
         package: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     _lay_build(package)
-    (package / "engine.py").write_text("# edited\n")
+    (package / "engine" / "core.py").write_text("# edited\n")
     monkeypatch.setattr(mypyc_core, "cannot_build", lambda: "no C compiler (cc)")
     assert mypyc_core.ensure() == 0
     assert "no C compiler (cc): the pure Python core runs" in capsys.readouterr().out
