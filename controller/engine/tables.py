@@ -55,6 +55,11 @@ class StateParts:
 
 @dataclass
 class TableState:
+    """One table as the engine follows it: its ``Table``, its sources (``seqs``: the
+    intake's), the input last applied (``last``), the messages last built for it and the
+    parts they were built from (render.py), the director's evidence, and its share of
+    the engine's counts and Law 87 observations (what a snapshot carries)."""
+
     table: Table
     seqs: dict[str, Source] = field(default_factory=dict)
     last: dict[str, Any] | None = None
