@@ -85,7 +85,6 @@ class Engine:
         if unknown or not languages:
             raise ValueError(f"languages must be some of {', '.join(LANGUAGES)}, not "
                              f"{', '.join(unknown) or 'none'}")
-        self.languages = tuple(dict.fromkeys(languages))
         self.max_tables = max_tables
         self.max_sources = max_sources
         self.root = root
@@ -93,9 +92,9 @@ class Engine:
         self.rules = rules
         self.policy = policy or IndicatorPolicy()
         self.schedule = schedule or {}
-        self.pairs_at = pairs_at
-        #: builds the payloads of the messages (controller/engine/render.py)
-        self.payloads = Payloads(self.languages, self.policy, pairs_at)
+        #: builds the payloads of the messages (controller/engine/render.py): the display
+        #: in ``languages``, the pairs at each table from ``pairs_at``
+        self.payloads = Payloads(tuple(dict.fromkeys(languages)), self.policy, pairs_at)
         self.fouled = FouledBoardDetector()
         every = frozenset({"state", "alert", "indicator", "result", "feed", "error",
                            "evidence"})
