@@ -1,7 +1,7 @@
 """Golden replay sessions: inputs kept in ``tests/data/``, with the digest of every message
-``bridge-table replay`` wrote for them before its output side was made cheap (controller/
-engine.py output building, controller/indicators/display_text.py). ``tests/test_replay_golden.py``
-checks today's output against them byte for byte.
+``bridge-table replay`` wrote for them before its output side was made cheap (the engine's
+output building, controller/engine/render.py; controller/indicators/display_text.py).
+``tests/test_replay_golden.py`` checks today's output against them byte for byte.
 
     .venv/bin/python -m tests.replay_golden --write   # regenerate inputs and digests
 
@@ -9,7 +9,7 @@ Regenerate only on a deliberate, versioned change of the payloads (docs/wire-con
 One deliberate change since the recording: the ``notes`` of an undone input name North
 (``undone: tray present N H7``; before, seat 0 was taken for no seat and left out), the
 only difference in the mixed session's output, checked line by line. A second one, found
-when controller/engine.py was compiled with mypyc (which tests ``is not None`` there): the
+when the engine was compiled with mypyc (which tests ``is not None`` there): the
 feed's ``result`` item names North as declarer (``"declarer":"N"``; before, ``null``, a
 truth test of seat 0), one line of the mixed session, checked line by line. A third (issue
 29, the display's words): the indicators' display rows only (Chinese seats 北东南西, the
@@ -143,7 +143,7 @@ def replay_output_from_sources(events: Path, deals: Path, extra: tuple[str, ...]
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys, controller.engine as e; "
+        [sys.executable, "-c", "import sys, controller.engine.core as e; "
          "assert e.__file__.endswith('.py'), e.__file__; "
          "from controller.replay.cli import main; sys.exit(main(sys.argv[1:]))",
          str(events), "--deals", str(deals), *_topics(extra)],

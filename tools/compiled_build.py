@@ -56,15 +56,16 @@ VARIABLE = "BRIDGE_TABLE_MYPYC"
 COMPILED: tuple[str, ...] = (
     "controller/laws/*.py",
     "controller/indicators/display_text.py",
-    "controller/engine.py",
+    "controller/engine/*.py",
     "controller/evidence/payload.py",
     "controller/evidence/tempo.py",
     "controller/replay/stream.py",
 )
 #: taken by a glob of ``COMPILED`` but not compiled: ``MessageError(KeyError)`` (mypyc
-#: cannot inherit builtin exceptions); the package ``__init__`` stays Python so that the
+#: cannot inherit builtin exceptions); the packages' ``__init__`` stay Python so that the
 #: shared library's import order is Python's
-NOT_COMPILED: tuple[str, ...] = ("controller/laws/__init__.py", "controller/laws/messages.py")
+NOT_COMPILED: tuple[str, ...] = ("controller/laws/__init__.py", "controller/laws/messages.py",
+                                  "controller/engine/__init__.py")
 #: the shared library of the compiled modules (mypyc names it
 #: ``controller/laws_core__mypyc.cpython-311-x86_64-linux-gnu.so``)
 GROUP = "controller.laws_core"
