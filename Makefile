@@ -12,8 +12,12 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP  := $(VENV)/.installed
 # the demo needs the package alone: no test toolchain (Playwright, mypy, hypothesis) on a Pi
 DEMO_STAMP := $(VENV)/.installed-demo
+# mypy and setuptools for the compiled wheel's build (compiled-wheel)
+BUILD_STAMP := $(VENV)/.installed-build
+# where make test's last step installs the compiled wheel (tools/compiled_build.py VENV)
+COMPILED_VENV := .venv-compiled
 
-.PHONY: test demo lint typecheck bench screenshots clean deps-demo deps-system deps-browser mypyc mypyc-clean bytecode compiled
+.PHONY: test demo lint typecheck bench screenshots clean deps-demo deps-system deps-browser deps-compiler bytecode compiled-wheel
 
 # what the demo needs: the broker it starts and a Python that makes virtualenvs
 deps-demo:
@@ -23,15 +27,8 @@ deps-demo:
 	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
 
-# and what the tests need on top: the OLED's CJK font, systemd-analyze (the units' checks),
-# a C compiler and Debian's Python headers (the mypyc build the tests run against: compiled)
-deps-system: deps-demo
-	@[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || { \
-	  echo "installing a CJK font, the OLED's Chinese (apt-get)"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-wqy-microhei; }
-	@command -v systemd-analyze >/dev/null 2>&1 || { \
-	  echo "installing systemd-analyze (apt-get systemd)"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq systemd; }
+# a C compiler and Debian's Python headers: the compiled wheel's build (compiled-wheel)
+deps-compiler:
 	@command -v cc >/dev/null 2>&1 || { \
 	  echo "installing a C compiler for the mypyc build (apt-get gcc)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq gcc; }
@@ -39,6 +36,16 @@ deps-system: deps-demo
 	  [ -f "$$inc/Python.h" ] || case "$$inc" in /usr/include/*) \
 	  echo "installing Python's headers for the mypyc build (apt-get python3-dev)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-dev;; esac
+
+# and what the tests need on top: the OLED's CJK font, systemd-analyze (the units' checks),
+# a C compiler and Python's headers (the compiled wheel the tests' last step runs against)
+deps-system: deps-demo deps-compiler
+	@[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || { \
+	  echo "installing a CJK font, the OLED's Chinese (apt-get)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-wqy-microhei; }
+	@command -v systemd-analyze >/dev/null 2>&1 || { \
+	  echo "installing systemd-analyze (apt-get systemd)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq systemd; }
 
 # the browser the web tests drive (Playwright's own browser download is not used)
 deps-browser:
@@ -65,19 +72,26 @@ $(DEMO_STAMP): pyproject.toml
 bytecode: $(DEMO_STAMP)
 	@$(PY) -m compileall -q controller firmware_bridge
 
-# the Laws core and the engine's per-event modules compiled with mypyc, in place, where a C
-# compiler and Python's headers are (controller/mypyc_core.py: about two minutes, once, and
-# again after an edit of their sources; mypy, the compiler's front end, is installed for it).
-# Elsewhere the sources run: the same output, slower. BRIDGE_TABLE_PURE=1 skips the build.
-compiled: $(DEMO_STAMP)
-	@[ "$$BRIDGE_TABLE_PURE" = 1 ] || $(PY) -c 'import mypyc' 2>/dev/null || \
-	  ! command -v cc >/dev/null 2>&1 || $(PY) -m pip install -q 'mypy>=1.10'
-	@$(PY) -m controller.mypyc_core ensure
+# what building the compiled wheel needs in $(VENV) besides the package's dependencies:
+# mypy (mypyc, the compiler's front end) and a setuptools that reads pyproject.toml's licence
+$(BUILD_STAMP): $(DEMO_STAMP)
+	$(PY) -m pip install -q 'mypy>=1.10' 'setuptools>=77'
+	@touch $(BUILD_STAMP)
 
-test: deps-system deps-browser $(STAMP) compiled bytecode
-	$(PY) -m ruff check controller firmware_bridge tests bench
+# the compiled wheel: the Laws core and the engine's per-event modules compiled with mypyc
+# (tools/compiled_build.py: about two minutes), built from a copy of the tree into dist/;
+# built again only when the sources changed. The source tree always runs its sources.
+compiled-wheel: deps-compiler $(BUILD_STAMP)
+	$(PY) tools/compiled_build.py wheel
+
+# the suite on the sources; then (its own line) the compiled wheel, built when the sources
+# changed, installed in $(COMPILED_VENV), and the tests of its compiled modules run against
+# it (where no C compiler or Python headers are: skipped, but failed under CI=true)
+test: deps-system deps-browser $(STAMP) $(BUILD_STAMP) bytecode
+	$(PY) -m ruff check controller firmware_bridge tests bench tools setup.py
 	$(PY) -m mypy
 	$(PY) -m pytest -q -n $${PYTEST_WORKERS:-2} --dist loadfile
+	$(PY) tools/compiled_build.py test
 
 # the fast tier (pytest --fast, tests/conftest.py): what -m "not broker and not processes and
 # not browser and not fault and not slow" selects, and a test in it that starts a process
@@ -88,15 +102,15 @@ test: deps-system deps-browser $(STAMP) compiled bytecode
 # process, one after another
 .PHONY: check
 check: $(STAMP)
-	$(PY) -m ruff check controller firmware_bridge tests bench
+	$(PY) -m ruff check controller firmware_bridge tests bench tools setup.py
 	$(PY) -m mypy
 	$(PY) -m pytest -q --fast -n $${PYTEST_WORKERS:-2} --dist loadfile
 
-demo: deps-demo $(DEMO_STAMP) compiled bytecode
+demo: deps-demo $(DEMO_STAMP) bytecode
 	$(VENV)/bin/bridge-table demo
 
 lint: $(STAMP)
-	$(PY) -m ruff check controller firmware_bridge tests bench
+	$(PY) -m ruff check controller firmware_bridge tests bench tools setup.py
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
@@ -115,12 +129,5 @@ bench: deps-system $(STAMP)
 	$(PY) bench/bench_claims.py
 	$(PY) bench/bench_readers.py
 
-# the mypyc build again, by hand (make test and make demo build it when needed: compiled)
-mypyc: $(STAMP)
-	$(PY) -m controller.mypyc_core build
-
-mypyc-clean:
-	$(PY) -m controller.mypyc_core clean
-
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache
+	rm -rf $(VENV) $(COMPILED_VENV) dist .pytest_cache .mypy_cache

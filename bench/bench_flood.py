@@ -37,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 from controller.broker.identity import Identities  # noqa: E402
 from controller.broker.mosquitto import Mosquitto  # noqa: E402
 from controller.broker.settings import resolve  # noqa: E402
-from controller.service.daemon import ControllerDaemon, build_engine  # noqa: E402
+from controller.service.daemon import ControllerDaemon  # noqa: E402
+from controller.service.engines import build_engine  # noqa: E402
 from controller.service.intake import Intake  # noqa: E402
 from controller.service.journal import Journal  # noqa: E402
 

@@ -4,6 +4,11 @@ on generated boards against the same work done with endplay, in the same run.
     .venv/bin/python bench/bench_replay.py [--boards 1000] [--seed 1] [--stream spot|tray]
         [--no-jobs] [--write]
 
+The package this Python has installed is measured: the clone's sources from ``.venv`` (an
+editable install), the compiled wheel from ``.venv-compiled`` (``make test`` installs it
+there: tools/compiled_build.py), and then the clone's sources beside it, in the same
+rounds.
+
 Times are CPU seconds (``time.process_time``; the command's from ``getrusage`` of its
 process), best of three (the commands: best of ``--rounds`` rounds, each running every
 command once): on a machine shared with other work, wall-clock time measures the
@@ -36,7 +41,8 @@ from pathlib import Path
 import msgspec
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# after site-packages: the installed package first (the compiled wheel where it is)
+sys.path.append(str(ROOT))
 
 from controller.boards.generate import random_board  # noqa: E402
 from controller.engine import Engine  # noqa: E402
@@ -195,13 +201,19 @@ def bench_endplay(records: list[BoardRecord], data: bytes) -> tuple[float, int]:
     return time.process_time() - t, declarer_tricks
 
 
+#: a command of the installed package: -P, so that the clone it runs in is not put first
+#: on its sys.path (``python -m`` puts the folder it runs in first: the clone's sources)
+INSTALLED = (sys.executable, "-P", "-m", "controller.cli")
+#: the same command from the sources of the tree it runs in
+SOURCES = (sys.executable, "-m", "controller.cli")
+
+
 def core_kind() -> str:
-    """Which Laws core the commands import: the sources, or the mypyc build."""
-    proc = subprocess.run([sys.executable, "-c", "import controller.laws.table as t; "
-                           "print(t.__file__)"], capture_output=True, text=True, cwd=ROOT)
-    return "compiled with mypyc (built by `make test` and `make demo`: " \
-        "controller/mypyc_core.py)" if proc.stdout.strip().endswith(".so") \
-        else "pure Python (the sources)"
+    """Which Laws core the commands import: the sources, or the compiled wheel."""
+    proc = subprocess.run([*INSTALLED, "--version"], capture_output=True, text=True,
+                          cwd=ROOT)
+    return "compiled with mypyc (the compiled wheel, installed: tools/compiled_build.py)" \
+        if proc.stdout.strip().endswith("(compiled)") else "pure Python (the sources)"
 
 
 def machine() -> str:
@@ -254,13 +266,11 @@ def main() -> int:
         deals.write_text(pbn_text(records))
         def command(*extra: str, tree: Path = ROOT, pure: bool = False) -> float:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            # pure: the Python sources, a compiled build in place or not (controller/
-            # compiled.py)
-            env = {**os.environ, "BRIDGE_TABLE_PURE": "1"} if pure else None
-            proc = subprocess.run([sys.executable, "-m", "controller.cli", "replay",
-                                   str(events), "--deals", str(deals), *extra],
+            # pure: the Python sources of the tree, whatever is installed
+            proc = subprocess.run([*(SOURCES if pure or tree != ROOT else INSTALLED),
+                                   "replay", str(events), "--deals", str(deals), *extra],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  cwd=tree.resolve(), env=env)
+                                  cwd=tree.resolve())
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             assert proc.returncode == 0, proc.stderr[-2000:]
             # the command's own CPU time (user + system), start-up included
@@ -270,8 +280,8 @@ def main() -> int:
             """(CPU seconds of the command and its workers, wall-clock seconds)."""
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "controller.cli", "replay",
-                                   str(path), "--deals", str(deals), *extra],
+            proc = subprocess.run([*INSTALLED, "replay", str(path), "--deals", str(deals),
+                                   *extra],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
             wall = time.perf_counter() - start
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -315,7 +325,7 @@ def main() -> int:
         ("`bridge-table replay --topics result,alert` command", cli_few, n_events),
     ]
     if cli_pure is not None and cli_pure_few is not None:
-        rows.append(("the same command from the Python sources (`BRIDGE_TABLE_PURE=1`)",
+        rows.append(("the same command from the clone's Python sources",
                      cli_pure, n_events))
         rows.append(("the same `--topics result,alert` command from the Python sources",
                      cli_pure_few, n_events))
@@ -325,8 +335,8 @@ def main() -> int:
         rows.append(("the earlier checkout's `bridge-table replay --topics result,alert` "
                      "command", cli_main_few, n_events))
     lines = [
-        f"Command: `.venv/bin/python bench/bench_replay.py --boards {args.boards} "
-        f"--seed {args.seed}`",
+        f"Command: `{os.path.relpath(sys.executable, ROOT)} bench/bench_replay.py --boards "
+        f"{args.boards} --seed {args.seed}`",
         f"Load average before the run: {' '.join(f'{x:.2f}' for x in load)}; after: "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}",
         f"Machine: {machine()}",

@@ -30,7 +30,7 @@ from controller.broker.mosquitto import Mosquitto  # noqa: E402
 from controller.formats.dup import read_dup, write_dup  # noqa: E402
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat  # noqa: E402
 from controller.laws.dealcheck import DealIndex, check_board  # noqa: E402
-from controller.verify.cli import MqttReporter  # noqa: E402
+from controller.verify.runs import MqttReporter  # noqa: E402
 from controller.verify.station import Station, StationFollower, StationReader  # noqa: E402
 from firmware_bridge.sim.station import SimStation, SimTags, plan_boards  # noqa: E402
 

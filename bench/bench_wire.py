@@ -5,12 +5,14 @@ same events through ``Engine.handle`` with no outputs built but the result.
 
 The events are the generated boards' calls and cards (as ``bench/bench_replay.py``
 makes them), as JSON bytes, as a bridge publishes them. The decode figure is
-``controller.engine``'s one event parser on each payload (msgspec typed decode with
+``controller.engine.intake``'s one event parser on each payload (msgspec typed decode with
 ``controller.wire``'s Structs, then the core's values); the best of ``--repeat`` runs.
 
-``--against REV`` loads ``controller/engine.py`` as it was at git revision ``REV`` next to
-today's and times the two parsers in turns, in one process (so that a busy machine slows
-both alike): before this module, the engine's fast path was ``_fast_event``.
+``--against REV`` loads the engine's intake as it was at git revision ``REV`` next to
+today's (``controller/engine/intake.py``; before the engine was a package,
+``controller/engine.py``) and times the two parsers in turns, in one process (so that a
+busy machine slows both alike): before the wire module, the engine's fast path was
+``_fast_event``.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench_replay import make_session  # noqa: E402
 
-from controller import engine as engine_module  # noqa: E402
 from controller.engine import Engine  # noqa: E402
+from controller.engine import intake as intake_module  # noqa: E402
 from controller.laws.record import DealInfo  # noqa: E402
 
 
@@ -41,24 +43,32 @@ def make_lines(n: int, seed: int) -> tuple[dict[int, DealInfo], list[bytes]]:
     return deals, data.splitlines()
 
 
-def parser(module: types.ModuleType = engine_module) -> Callable[[bytes], Any]:
-    """The engine's event parser (``_event_input`` since the wire module; the fast path
+def parser(module: types.ModuleType = intake_module) -> Callable[[bytes], Any]:
+    """The engine's event parser (``event_input`` of ``controller/engine/intake.py``;
+    ``_event_input`` of ``controller/engine.py`` since the wire module; the fast path
     ``_fast_event`` before it)."""
-    new = getattr(module, "_event_input", None)
-    if new is not None:
-        return new  # type: ignore[no-any-return]
+    for name in ("event_input", "_event_input"):
+        found = getattr(module, name, None)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
     return module._fast_event  # type: ignore[no-any-return]
 
 
 def engine_at(rev: str) -> types.ModuleType:
-    """``controller/engine.py`` of git revision ``rev``, imported beside today's."""
-    source = subprocess.run(["git", "show", f"{rev}:controller/engine.py"], cwd=ROOT,
-                            capture_output=True, text=True, check=True, timeout=60).stdout
-    name = "controller._engine_at_" + "".join(c for c in rev if c.isalnum())
+    """The engine's intake of git revision ``rev`` (``controller/engine/intake.py``, or
+    ``controller/engine.py`` before the engine was a package), imported beside today's."""
+    path, package = "controller/engine/intake.py", "controller.engine"
+    shown = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60)
+    if shown.returncode != 0:
+        path, package = "controller/engine.py", "controller"
+        shown = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT,
+                               capture_output=True, text=True, check=True, timeout=60)
+    name = f"{package}._engine_at_" + "".join(c for c in rev if c.isalnum())
     module = types.ModuleType(name)
-    module.__package__ = "controller"
+    module.__package__ = package
     sys.modules[name] = module  # dataclasses look their module up
-    exec(compile(source, f"{rev}:controller/engine.py", "exec"), module.__dict__)
+    exec(compile(shown.stdout, f"{rev}:{path}", "exec"), module.__dict__)
     return module
 
 

@@ -10,25 +10,33 @@ from collections.abc import Sequence
 
 from controller.commandline import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
-#: subcommand -> "module:function"; each function takes argv (list[str]) and returns an exit code.
+#: subcommand -> "module:main": ``main(argv: Sequence[str] | None = None) -> int`` in a module
+#: ``cli`` beside the code it drives, ``cli_COMMAND`` where one folder serves several
+#: commands (tests/test_commands.py holds every entry to it)
 COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("controller.replay.cli:main", "replay sensor events through the Laws core"),
-    "controller": ("controller.service.daemon:main", "run the rules daemon on an MQTT broker"),
-    "bridge": ("firmware_bridge.bridge:main", "run the firmware bridge of one table"),
-    "run": ("controller.service.run:main", "bridge and controller together for one table"),
-    "demo": ("controller.demo:main", "a whole board on a simulated table, live in the terminal"),
-    "tags": ("firmware_bridge.tags:main", "tag registry: enroll a deck, list, check"),
+    "controller": ("controller.service.cli_controller:main",
+                   "run the rules daemon on an MQTT broker"),
+    "bridge": ("firmware_bridge.cli_bridge:main", "run the firmware bridge of one table"),
+    "run": ("controller.service.cli_run:main", "bridge and controller together for one table"),
+    "demo": ("controller.demo.cli:main",
+             "a whole board on a simulated table, live in the terminal"),
+    "tags": ("firmware_bridge.cli_tags:main", "tag registry: enroll a deck, list, check"),
     "verify": ("controller.verify.cli:main", "check dealt boards against their deal file"),
-    "score": ("controller.session:main", "matchpoints and IMPs across tables from results"),
-    "export": ("controller.session.export:main", "the session's records: PBN, LIN, CSV, USEBIO"),
-    "results": ("controller.service.results:main", "the ranking as the session goes; all records"),
-    "broadcast": ("controller.broadcast:main", "the feed to the public, under a release policy"),
-    "vugraph": ("controller.web.vugraph:main", "the audience's web view (reads public/# only)"),
+    "score": ("controller.session.cli_score:main",
+              "matchpoints and IMPs across tables from results"),
+    "export": ("controller.session.cli_export:main",
+               "the session's records: PBN, LIN, CSV, USEBIO"),
+    "results": ("controller.service.cli_results:main",
+                "the ranking as the session goes; all records"),
+    "broadcast": ("controller.broadcast.cli:main",
+                  "the feed to the public, under a release policy"),
+    "vugraph": ("controller.web.vugraph.cli:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
-    "broker-config": ("controller.broker.config:main", "a locked-down mosquitto for a venue"),
+    "broker-config": ("controller.venue.cli:main", "a locked-down mosquitto for a venue"),
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
-    "firmware": ("firmware_bridge.flash:main", "reader firmware onto a MicroPython board"),
-    "selftest": ("firmware_bridge.selftest:main", "commissioning test of a built table"),
+    "firmware": ("firmware_bridge.cli_firmware:main", "reader firmware onto a MicroPython board"),
+    "selftest": ("firmware_bridge.cli_selftest:main", "commissioning test of a built table"),
 }
 
 
@@ -44,8 +52,19 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+def compiled() -> bool:
+    """Whether the Laws core runs compiled (the compiled wheel: tools/compiled_build.py),
+    not from its Python sources."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    from controller.laws import table
+
+    return (table.__file__ or "").endswith(tuple(EXTENSION_SUFFIXES))
+
+
 def version() -> str:
-    """``bridge-table 0.1.0 (wire contract v1)``: the package's version and the contract's."""
+    """``bridge-table 0.1.0 (wire contract v1) (sources)``: the package's version, the
+    contract's, and whether the compiled build or the Python sources run."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as dist_version
 
@@ -54,7 +73,8 @@ def version() -> str:
         package = dist_version("bridge-table")
     except PackageNotFoundError:  # run from a checkout that was never installed
         package = "unknown"
-    return f"bridge-table {package} (wire contract v{VERSION})"
+    build = "compiled" if compiled() else "sources"
+    return f"bridge-table {package} (wire contract v{VERSION}) ({build})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -880,19 +880,29 @@ _COMPILED_STAND_IN = "mypyc filler docstring"
 
 
 def _source_docstrings(defs: dict[str, Any]) -> None:
-    """The descriptions the sources give, where a class of the mypyc build
-    (controller/mypyc_core.py) has a stand-in docstring: the schema is the same whichever
-    runs."""
+    """The descriptions the sources give, where a class of the compiled wheel
+    (tools/compiled_build.py) has a stand-in docstring: the schema is the same whichever
+    runs. The wheel ships each compiled module's source beside it."""
     stand_ins = [name for name, d in defs.items()
                  if isinstance(d, dict) and d.get("description") == _COMPILED_STAND_IN]
     if not stand_ins:
         return
     import ast
+    from importlib.machinery import EXTENSION_SUFFIXES
+    from pathlib import Path
 
-    from controller.compiled import compiled_sources
+    import controller
 
+    # each compiled module's source found from its name: mypyc gives a module that a
+    # compiled module imported first a ``__file__`` with the package's folder twice
+    package = Path(controller.__file__).parent
+    sources = [package.joinpath(*name.split(".")[1:]).with_suffix(".py")
+               for name, module in list(sys.modules.items())
+               if name.startswith("controller.")
+               and (getattr(module, "__file__", None) or "").endswith(
+                   tuple(EXTENSION_SUFFIXES))]
     docs: dict[str, str | None] = {}
-    for path in compiled_sources().values():
+    for path in sorted(p for p in sources if p.is_file()):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef):
                 docs.setdefault(node.name, ast.get_docstring(node))

@@ -27,30 +27,25 @@ was away reaches the controller as it happened, once.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
 import signal
-import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TextIO, cast
 
 from controller import wire
-from controller.commandline import add_log_level, setup_logging
 from controller.laws.events import Action, Button, Zone
-from firmware_bridge.config import BridgeConfig, ReaderConfig, load_config
+from firmware_bridge.config import BridgeConfig, ReaderConfig
 from firmware_bridge.display import Display, NullDisplay, make_display
 from firmware_bridge.errors import (
     BridgeError,
-    ConfigError,
     DisplayError,
     GpioError,
     IndicatorError,
-    SpoolError,
 )
 from firmware_bridge.extras import MissingExtra
 from firmware_bridge.gpio import SeatLights, TableGpio
@@ -565,20 +560,8 @@ class Bridge:
                 self._publish_health()
 
 
-# -- command line ------------------------------------------------------------------------
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bridge-table bridge",
-                                description="Run the firmware bridge of one table.")
-    p.add_argument("--config", required=True, help="the table's TOML file (hw_configs/*.toml)")
-    p.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
-    p.add_argument("--credentials", help="the broker login (credentials file from "
-                   "bridge-table broker-config), instead of the config's [broker] credentials")
-    add_log_level(p)
-    return p
-
-
-async def _run_until_signal(bridge: Bridge) -> None:
+async def run_until_signal(bridge: Bridge) -> None:
+    """``bridge.run`` until SIGINT or SIGTERM."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -588,29 +571,3 @@ async def _run_until_signal(bridge: Bridge) -> None:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    setup_logging(args)
-    try:
-        config = load_config(args.config, broker_url=args.broker,
-                             credentials=args.credentials)
-    except ConfigError as e:
-        print(f"bridge-table bridge: {e}", file=sys.stderr)
-        return 2
-    try:
-        asyncio.run(_run_until_signal(Bridge(config)))
-    except SpoolError as e:
-        # a spool it cannot open or write is set-up (a path, a permission): exit 2 so that
-        # systemd's RestartPreventExitStatus=2 stops instead of looping
-        print(f"bridge-table bridge: {e}", file=sys.stderr)
-        return 2
-    except BridgeError as e:
-        print(f"bridge-table bridge: {e}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

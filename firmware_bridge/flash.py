@@ -10,7 +10,6 @@ the board. MicroPython itself goes on the board first, once, as the board's make
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import math
@@ -21,14 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.commandline import plain_help
 from firmware_bridge.mcu import MAIN_FILE, firmware_files
 
-__all__ = ["BOARDS", "CHIPS", "settings_for", "mpremote_commands", "main"]
+__all__ = ["BOARDS", "CHIPS", "FlashError", "check_board", "find_mpremote", "flash",
+           "mpremote_commands", "read_settings", "settings_for", "settings_text"]
 
 #: The wiring of each board, as docs/hardware/wiring.md draws it.
 BOARDS: dict[str, dict[str, Any]] = {
@@ -156,7 +155,9 @@ def check_board(port: str, reader: str, antennas: int, timeout: float = 20.0) ->
                      "MicroPython, and are the chips wired as docs/hardware/wiring.md says?")
 
 
-def _mpremote(given: str | None) -> list[str]:
+def find_mpremote(given: str | None) -> list[str]:
+    """The mpremote command: ``given`` (split as a shell would), else mpremote on PATH, else
+    the installed module."""
     if given:
         return shlex.split(given)
     found = shutil.which("mpremote")
@@ -168,93 +169,52 @@ def _mpremote(given: str | None) -> list[str]:
     return [sys.executable, "-m", "mpremote"]
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bridge-table firmware",
-                                description=plain_help(__doc__, first_line=True))
-    sub = p.add_subparsers(dest="cmd", required=True)
-    for name, help_ in (("flash", "copy the firmware and the reader's settings to a board"),
-                        ("settings", "print the reader.json that flash would write")):
-        f = sub.add_parser(name, help=help_)
-        if name == "flash":
-            f.add_argument("--port", required=True, help="the board's serial port "
-                                                         "(/dev/ttyACM0, /dev/serial/by-id/...)")
-            f.add_argument("--mpremote", default=None,
-                           help="the mpremote command (default: mpremote on PATH)")
-            f.add_argument("--dry-run", action="store_true", help="print the commands only")
-            f.add_argument("--no-check", action="store_true",
-                           help="do not wait for the board to answer after the reset")
-            f.add_argument("--check-timeout", type=float, default=20.0,
-                           help="seconds to wait for the board's answer (default 20)")
-        f.add_argument("--reader", required=True, help="the reader's id on the wire (N1, BOX)")
-        f.add_argument("--antennas", type=int, default=1,
-                       help="antennas (front ends) on the board (default %(default)s)")
-        f.add_argument("--board", choices=tuple(BOARDS), default="pico",
-                       help="the microcontroller board (default %(default)s)")
-        f.add_argument("--chip", choices=CHIPS, default="mfrc522",
-                       help="the front end on each antenna (default %(default)s)")
-        f.add_argument("--mux", action="store_true",
-                       help="one chip behind an antenna multiplexer, even for few antennas")
-        f.add_argument("--link", choices=("usb", "uart"), default="usb",
-                       help="the line to the Pi: the board's USB port or its UART")
-        f.add_argument("--rate-ms", type=int, default=50, help="one round over all antennas")
-        f.add_argument("--settings", type=Path, default=None,
-                       help="a ready reader.json instead of the options above")
-    return p
-
-
-def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    if args.settings is not None:
-        try:
-            data = json.loads(args.settings.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise FlashError(f"{args.settings}: {error}") from None
-        if not isinstance(data, dict) or not {"reader", "chips", "antennas"} <= data.keys():
-            raise FlashError(f"{args.settings}: needs reader, chips and antennas")
-        return data
-    if not 10 <= args.rate_ms <= 10000:
-        raise FlashError(f"--rate-ms {args.rate_ms}: 10 to 10000")
-    return settings_for(args.reader, args.antennas, board=args.board, chip=args.chip,
-                        mux=args.mux, link=args.link, rate_ms=args.rate_ms)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def read_settings(path: Path) -> dict[str, Any]:
+    """A ready ``reader.json``."""
     try:
-        settings = _settings(args)
-        text = json.dumps(settings, indent=1) + "\n"
-        if args.cmd == "settings":
-            print(text, end="")
-            return 0
-        if not args.dry_run and not os.path.exists(args.port):
-            raise FlashError(f"{args.port}: no such port (is the board plugged in? "
-                             "ls /dev/serial/by-id/)")
-        mpremote = _mpremote(args.mpremote) if not args.dry_run else \
-            shlex.split(args.mpremote or "mpremote")
-        with tempfile.TemporaryDirectory() as tmp:
-            settings_file = Path(tmp) / "reader.json"
-            settings_file.write_text(text, encoding="utf-8")
-            for command in mpremote_commands(mpremote, args.port, settings_file):
-                print("$", shlex.join(command), flush=True)
-                if args.dry_run:
-                    continue
-                try:
-                    done = subprocess.run(command, timeout=120, check=False)
-                except (OSError, subprocess.TimeoutExpired) as error:
-                    raise FlashError(f"mpremote: {error}") from None
-                if done.returncode != 0:
-                    raise FlashError(f"mpremote failed (exit {done.returncode}); the board "
-                                     "keeps what it had")
-        if args.cmd == "flash" and not args.dry_run:
-            print(f"reader {settings['reader']} flashed: {len(settings['antennas'])} "
-                  "antenna(s)", flush=True)
-            if not args.no_check and settings.get("link", {}).get("type", "usb") == "usb":
-                print(check_board(args.port, str(settings["reader"]),
-                                  len(settings["antennas"]), args.check_timeout))
-                print(f"its URL: serial://{args.port}")
-    except FlashError as error:
-        print(f"bridge-table firmware: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("bridge-table firmware: interrupted", file=sys.stderr)
-        return 130
-    return 0
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise FlashError(f"{path}: {error}") from None
+    if not isinstance(data, dict) or not {"reader", "chips", "antennas"} <= data.keys():
+        raise FlashError(f"{path}: needs reader, chips and antennas")
+    return data
+
+
+def settings_text(settings: Mapping[str, Any]) -> str:
+    """``reader.json`` as it is written to the board."""
+    return json.dumps(settings, indent=1) + "\n"
+
+
+def flash(settings: Mapping[str, Any], port: str, *, mpremote: str | None = None,
+          dry_run: bool = False, check: bool = True, check_timeout: float = 20.0) -> None:
+    """Put the firmware and ``settings`` on the board at ``port`` with mpremote (``given``,
+    else found: :func:`find_mpremote`), each command printed as it runs; then, unless
+    ``check`` is off or the reader talks over a UART, wait for the board's answer
+    (:func:`check_board`). ``dry_run`` prints the commands only."""
+    if not dry_run and not os.path.exists(port):
+        raise FlashError(f"{port}: no such port (is the board plugged in? "
+                         "ls /dev/serial/by-id/)")
+    command_line = find_mpremote(mpremote) if not dry_run else \
+        shlex.split(mpremote or "mpremote")
+    with tempfile.TemporaryDirectory() as tmp:
+        settings_file = Path(tmp) / "reader.json"
+        settings_file.write_text(settings_text(settings), encoding="utf-8")
+        for command in mpremote_commands(command_line, port, settings_file):
+            print("$", shlex.join(command), flush=True)
+            if dry_run:
+                continue
+            try:
+                done = subprocess.run(command, timeout=120, check=False)
+            except (OSError, subprocess.TimeoutExpired) as error:
+                raise FlashError(f"mpremote: {error}") from None
+            if done.returncode != 0:
+                raise FlashError(f"mpremote failed (exit {done.returncode}); the board "
+                                 "keeps what it had")
+    if dry_run:
+        return
+    print(f"reader {settings['reader']} flashed: {len(settings['antennas'])} "
+          "antenna(s)", flush=True)
+    if check and settings.get("link", {}).get("type", "usb") == "usb":
+        print(check_board(port, str(settings["reader"]), len(settings["antennas"]),
+                          check_timeout))
+        print(f"its URL: serial://{port}")

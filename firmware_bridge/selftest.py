@@ -23,7 +23,6 @@ technician's hand; with a scripted one they are the reader's own.
 from __future__ import annotations
 
 import abc
-import argparse
 import asyncio
 import contextlib
 import io
@@ -37,14 +36,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.commandline import add_log_level, setup_logging
-from firmware_bridge.config import BridgeConfig, ReaderConfig, load_config
+from firmware_bridge.config import BridgeConfig, ReaderConfig
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.readers import ReaderError, ReaderHealth, TagRead, open_reader
-from firmware_bridge.sim.table import SimError
 
 __all__ = ["Spot", "Technician", "ConsoleTechnician", "SimTechnician", "FieldTechnician",
-           "SelfTest", "Settings", "Report", "AntennaResult", "CheckResult", "main"]
+           "SelfTest", "Settings", "Report", "AntennaResult", "CheckResult", "run_selftest",
+           "spots", "write_report"]
 
 
 @dataclass(frozen=True)
@@ -156,6 +154,11 @@ class Report:
         if self.interrupted:
             out.append("the test was interrupted: antennas not listed were not tested")
         return out or ["nothing was tested"]
+
+    def failed(self) -> bool:
+        """An antenna not working or unreliable, or a button, LED or display that failed."""
+        return any(a.verdict.startswith(("NOT", "UNRELIABLE")) for a in self.antennas) or \
+            any(not c.ok for c in self.buttons + self.leds + self.display)
 
 
 @dataclass(frozen=True)
@@ -675,33 +678,18 @@ def write_report(report: Report, prefix: Path) -> tuple[Path, Path]:
     return text, data
 
 
-# ---------------------------------------------------------------------------------- command
+# ---------------------------------------------------------------------------------- running
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="bridge-table selftest",
-        description="Commissioning test of a built table: every antenna, button, LED and the "
-                    "display; writes REPORT.txt and REPORT.json.")
-    p.add_argument("--config", required=True, help="the table's TOML file (docs/config.md)")
-    p.add_argument("--report", default="", help="report path without extension "
-                   "(default: selftest-table-ID in the current directory)")
-    p.add_argument("--reader", action="append", default=[],
-                   help="test only this reader (repeatable)")
-    p.add_argument("--repeats", type=int, default=3, help="lay-and-lift cycles per antenna")
-    p.add_argument("--timeout", type=float, default=30.0,
-                   help="seconds to wait for a read or a button press")
-    p.add_argument("--scripted", action="store_true",
-                   help="the simulated table (sim:// readers) with a scripted technician")
-    add_log_level(p, default="WARNING")
-    return p
-
-
-async def _run(config: BridgeConfig, args: argparse.Namespace,
-               hold: Callable[[SelfTest], None]) -> Report:
-    settings = Settings(repeats=args.repeats, timeout=args.timeout, press_timeout=args.timeout)
-    if not args.scripted:
-        test = SelfTest(config, ConsoleTechnician(), settings=settings, readers=args.reader)
+async def run_selftest(config: BridgeConfig, *, repeats: int, timeout: float, scripted: bool,
+                       readers: Sequence[str] = (),
+                       hold: Callable[[SelfTest], None] = lambda test: None) -> Report:
+    """The self-test of ``config``'s table (only ``readers`` when given): with a technician
+    at the console, or (``scripted``) the simulated table's scripted one. ``hold`` gets the
+    test before it starts, so that an interrupted run's partial report can be read."""
+    settings = Settings(repeats=repeats, timeout=timeout, press_timeout=timeout)
+    if not scripted:
+        test = SelfTest(config, ConsoleTechnician(), settings=settings, readers=readers)
         hold(test)
         return await test.run()
     from firmware_bridge.sim.table import SimTable
@@ -711,64 +699,7 @@ async def _run(config: BridgeConfig, args: argparse.Namespace,
     async with table:
         tech = SimTechnician(table, names)
         test = SelfTest(config, tech, settings=Settings(
-            repeats=args.repeats, timeout=args.timeout, hold=0.3, settle=1.0, press_timeout=2.0),
-            readers=args.reader)
+            repeats=repeats, timeout=timeout, hold=0.3, settle=1.0, press_timeout=2.0),
+            readers=readers)
         hold(test)
         return await test.run()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    setup_logging(args)
-    if args.repeats < 1 or args.timeout <= 0:
-        print("bridge-table selftest: --repeats is at least 1 and --timeout above 0",
-              file=sys.stderr)
-        return 2
-    try:
-        config = load_config(args.config)
-    except BridgeError as error:
-        print(f"bridge-table selftest: {error}", file=sys.stderr)
-        return 2
-    unknown = [r for r in args.reader if r not in {rc.name for rc in config.readers}]
-    if unknown:
-        print(f"bridge-table selftest: no reader {', '.join(unknown)} in {args.config}",
-              file=sys.stderr)
-        return 2
-    if not config.readers:
-        print(f"bridge-table selftest: {args.config} has no [[readers]] to test",
-              file=sys.stderr)
-        return 2
-    if args.scripted and any(not rc.url.startswith("sim://") for rc in config.readers):
-        print("bridge-table selftest: --scripted needs a simulated table (every reader "
-              "sim://), such as hw_configs/sim.toml", file=sys.stderr)
-        return 2
-    prefix = Path(args.report or f"selftest-table-{config.table.id}")
-    running: list[SelfTest] = []
-    code = 0
-    try:
-        report = asyncio.run(_run(config, args, running.append))
-    except (KeyboardInterrupt, EOFError) as stop:
-        if not running:
-            print("\nbridge-table selftest: interrupted before the first step", file=sys.stderr)
-            return 130
-        report = running[0].report
-        report.interrupted = True
-        why = "interrupted (Ctrl-C)" if isinstance(stop, KeyboardInterrupt) else str(stop)
-        print(f"\nbridge-table selftest: {why}; the partial report follows", file=sys.stderr)
-        code = 130
-    except (BridgeError, SimError) as error:
-        print(f"bridge-table selftest: {error}", file=sys.stderr)
-        return 2
-    try:
-        text, data = write_report(report, prefix)
-    except OSError as error:
-        print(report.text())
-        print(f"bridge-table selftest: cannot write the report: {error}", file=sys.stderr)
-        return 1
-    print(report.text())
-    print(f"report: {text} and {data}")
-    if code:
-        return code
-    failed = any(a.verdict.startswith(("NOT", "UNRELIABLE")) for a in report.antennas) or \
-        any(not c.ok for c in report.buttons + report.leds + report.display)
-    return 1 if failed else 0

@@ -12,18 +12,16 @@ Registry files are TOML (see ``hw_configs/tags-*.toml``)::
     Pass = ["04B1002300000", "04B10023010000"]
     STOP = "04A10000000000"
 
-``bridge-table tags enroll|enroll-bidbox|enroll-boards|list|check``: see :func:`main`.
+``bridge-table tags enroll|enroll-bidbox|enroll-boards|list|check``: see
+``firmware_bridge/cli_tags.py``.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
 import os
-import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,13 +29,13 @@ from typing import Any
 from controller.laws import CALL_NAMES, CARD_NAMES, MARKER_NAMES, SEAT_NAMES
 from controller.tomlfile import TomlFileError, load_toml
 from firmware_bridge.protocol import normalise_uid
-from firmware_bridge.readers.base import ReaderError
 from firmware_bridge.taginfo import NULL_REGISTRY, NullRegistry, TagInfo, TagKind, TagLookup
 
 __all__ = [
     "TagInfo", "TagKind", "TagLookup", "NullRegistry", "NULL_REGISTRY", "TagRegistry",
     "RegistryError", "RegistryFile", "CARD_ORDER",
-    "CALL_ORDER", "MARKERS", "Enrollment", "EnrollError", "sim_registry", "main",
+    "CALL_ORDER", "MARKERS", "Enrollment", "EnrollError", "check_files",
+    "enrollment_base", "sim_registry", "summary_lines",
 ]
 
 # The vocabulary is the Laws core's (controller.laws), not spelled again here.
@@ -393,6 +391,14 @@ class Enrollment:
         self.say(f"written {self.target.path}: {total} tags")
         return self.target
 
+    async def run_on_reader(self, url: str, kind: str | None = None) -> RegistryFile:
+        """:meth:`run` on the reads of the reader at ``url`` (``open_reader``)."""
+        from firmware_bridge.readers import open_reader
+
+        reader = open_reader("enroll", url, kind=kind)
+        async with reader:
+            return await self.run(aiter(reader))
+
     def _prompt(self) -> None:
         step = self.steps[len(self.uids)]
         self.say(f"[{len(self.uids) + 1}/{len(self.steps)}] put {step.label} on the reader")
@@ -417,90 +423,29 @@ class Enrollment:
                 self.target.boards[int(step.key[1])] = uid
 
 
-# --------------------------------------------------------------------------- CLI
+# --------------------------------------------------------------------------- files
 
 
-def _parse_numbers(text: str) -> list[int]:
-    """``1-36`` or ``1,2,5-8`` -> numbers."""
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        try:
-            first, last = int(lo), int(hi or lo)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a board list: {text!r}") from None
-        if not 1 <= first <= last <= MAX_BOARD:
-            raise argparse.ArgumentTypeError(f"boards must be 1..{MAX_BOARD}: {text!r}")
-        out += range(first, last + 1)
-    return out
+def enrollment_base(registry: Path, also: Sequence[Path]) -> tuple[RegistryFile, TagRegistry]:
+    """The registry file an enrolment adds to (new when missing) and every tag already
+    known, which it refuses: that file's and the ``also`` files'."""
+    target = RegistryFile.read(registry, missing_ok=True)
+    known = TagRegistry.load([f for f in also if f.resolve() != registry.resolve()],
+                             strict=False)
+    return target, TagRegistry([*known.entries(), *target.entries()], strict=False)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bridge-table tags", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
-    enrol = {
-        "enroll": "register a deck: its 52 cards in the order SA, SK, ..., C2",
-        "enroll-bidbox": "register a bidding box: 1C..7NT, Pass/X/XX copies, STOP, ALERT",
-        "enroll-boards": "register board wallets",
-    }
-    for name, help_ in enrol.items():
-        e = sub.add_parser(name, help=help_)
-        e.add_argument("--registry", type=Path, required=True, help="file to add to")
-        e.add_argument("--reader", required=True,
-                       help="reader URL: serial:///dev/ttyUSB0, nfc://usb, sim://...")
-        e.add_argument("--kind", choices=("inventory", "tap"), default=None)
-        e.add_argument("--also", type=Path, action="append", default=[],
-                       help="other registry files whose tags must not be enrolled again")
-        if name == "enroll":
-            e.add_argument("--deck", required=True, help="deck name (e.g. the board number)")
-        elif name == "enroll-bidbox":
-            e.add_argument("--box", required=True, help="bidding box name")
-            e.add_argument("--passes", type=int, default=8)
-            e.add_argument("--doubles", type=int, default=2)
-            e.add_argument("--redoubles", type=int, default=2)
-        else:
-            e.add_argument("--boards", type=_parse_numbers, required=True, help="e.g. 1-36")
-    for name, help_ in (("list", "what the registry files hold"),
-                        ("check", "check registry files: shapes, complete decks, conflicts")):
-        c = sub.add_parser(name, help=help_)
-        c.add_argument("files", type=Path, nargs="+")
-    g = sub.add_parser("generate-sim", help="write the simulated table's registry")
-    g.add_argument("file", type=Path)
-    g.add_argument("--boards", type=int, default=36)
-    return p
-
-
-async def _enroll(args: argparse.Namespace) -> int:
-    from firmware_bridge.readers import open_reader
-
-    target = RegistryFile.read(args.registry, missing_ok=True)
-    known = TagRegistry.load(
-        [f for f in args.also if f.resolve() != args.registry.resolve()], strict=False)
-    known = TagRegistry([*known.entries(), *target.entries()], strict=False)
-    if args.cmd == "enroll":
-        enrol = Enrollment.deck(target, args.deck, known)
-    elif args.cmd == "enroll-bidbox":
-        copies = {"Pass": args.passes, "X": args.doubles, "XX": args.redoubles}
-        enrol = Enrollment.bidbox(target, args.box, known, copies)
-    else:
-        enrol = Enrollment.boards(target, args.boards, known)
-    reader = open_reader("enroll", args.reader, kind=args.kind)
-    async with reader:
-        await enrol.run(aiter(reader))
-    return 0
-
-
-def _list(files: Sequence[Path]) -> int:
+def summary_lines(files: Sequence[Path]) -> Iterator[str]:
+    """What the registry files hold, a few lines a file (read one by one, as they come)."""
     for path in files:
         reg = RegistryFile.read(path)
-        print(f"{path}:")
+        yield f"{path}:"
         if reg.boards:
-            print(f"  board wallets: {len(reg.boards)} ({_ranges(sorted(reg.boards))})")
+            yield f"  board wallets: {len(reg.boards)} ({_ranges(sorted(reg.boards))})"
         for name, deck in reg.decks.items():
-            print(f"  deck {name}: {len(deck)}/52 cards")
+            yield f"  deck {name}: {len(deck)}/52 cards"
         for name, box in reg.bidboxes.items():
-            print(f"  bidding box {name}: {sum(len(u) for u in box.values())} cards")
-    return 0
+            yield f"  bidding box {name}: {sum(len(u) for u in box.values())} cards"
 
 
 def _ranges(numbers: list[int]) -> str:
@@ -536,32 +481,3 @@ def check_files(files: Sequence[Path]) -> list[str]:
         entries += reg.entries()
     problems += TagRegistry(entries, strict=False).conflicts
     return problems
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    try:
-        if args.cmd in ("enroll", "enroll-bidbox", "enroll-boards"):
-            return asyncio.run(_enroll(args))
-        if args.cmd == "list":
-            return _list(args.files)
-        if args.cmd == "check":
-            problems = check_files(args.files)
-            for problem in problems:
-                print(problem)
-            if not problems:
-                total = len(TagRegistry.load(args.files))
-                print(f"ok: {total} tags in {len(args.files)} file(s)")
-            return 2 if problems else 0  # files that cannot be used as they are
-        sim_registry(args.file, args.boards).write()
-        print(f"written {args.file}")
-        return 0
-    except RegistryError as error:  # a registry file missing or wrong: the input (exit 2)
-        print(f"bridge-table tags: {error}", file=sys.stderr)
-        return 2
-    except ReaderError as error:
-        print(f"bridge-table tags: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\ninterrupted: nothing written", file=sys.stderr)
-        return 130

@@ -1,7 +1,7 @@
 """A table whose bridge is killed and started again mid-board, through the real serial chain:
 ``bridge-table sim play`` (the simulated readers on pseudo-terminals), the real ``bridge-table
 bridge`` process with its spool, a private mosquitto and the real controller process
-(``python -m controller.service.daemon`` with its journal).
+(``python -m controller.service.cli_controller`` with its journal).
 
 The bridge is stopped (SIGTERM or SIGKILL) at chosen or seeded random points of the auction and
 the play, and started again ``down`` seconds later with the same config and spool. When the
@@ -307,8 +307,8 @@ class RestartSession:
         self.broker.start()
         try:
             self.controller = self._spawn(
-                ["-m", "controller.service.daemon", "--broker", self.broker.url, "--journal",
-                 str(self.journal), "--status-interval", "1", "--log-level", "INFO",
+                ["-m", "controller.service.cli_controller", "--broker", self.broker.url,
+                 "--journal", str(self.journal), "--status-interval", "1", "--log-level", "INFO",
                  *(["--deals", str(self.deals)] if self.deals else []),
                  *self.controller_args],
                 "controller.log")
@@ -383,7 +383,7 @@ class RestartSession:
     def check(self) -> Figures:
         """Re-feed the journal to a fresh Engine; compare with a clean replay of the file."""
         from controller.engine import Engine, Outgoing
-        from controller.service.daemon import load_deals
+        from controller.service.engines import load_deals
 
         figures = Figures(events=len(self.events), kills=list(self.done_kills))
 

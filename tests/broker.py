@@ -31,7 +31,7 @@ def venue_broker(workdir: Path, tables: Sequence[str], **plan: Any) -> tuple[Mos
     URL names the listener as ``localhost``. ``plan`` goes to ``BrokerPlan`` (e.g.
     ``client_certs=True``: then ``plan["cert_port"]`` is given or a free port).
     """
-    from controller.broker.config import BrokerPlan, write_broker_config
+    from controller.venue.config import BrokerPlan, write_broker_config
 
     out = Path(workdir) / "venue"
     port = free_port()

@@ -1,7 +1,7 @@
 """A multi-table session under faults, with real processes: a mosquitto (persistence on), the
-controller daemon (``python -m controller.service.daemon``, with its journal) and one bridge process
-per table, while the controller, the broker (SIGTERM and SIGKILL) and the bridges are killed
-and started again at random points.
+controller daemon (``python -m controller.service.cli_controller``, with its journal) and one
+bridge process per table, while the controller, the broker (SIGTERM and SIGKILL) and the
+bridges are killed and started again at random points.
 
 A bridge process here is the bridge's MQTT side as shipped (``firmware_bridge.publisher``:
 the spool, the acknowledgements, the resends) fed with a recorded session (boards from
@@ -162,9 +162,9 @@ class Session:
         log = open(self.workdir / "controller.log", "ab")  # noqa: SIM115 - the child's
         try:
             self.controller = subprocess.Popen(
-                [sys.executable, "-m", "controller.service.daemon", "--broker", self.broker.url,
-                 "--journal", str(self.journal), "--status-interval", "1",
-                 "--log-level", "INFO"],
+                [sys.executable, "-m", "controller.service.cli_controller",
+                 "--broker", self.broker.url, "--journal", str(self.journal),
+                 "--status-interval", "1", "--log-level", "INFO"],
                 stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=self._env(), cwd=ROOT)
         finally:
             log.close()

@@ -3,7 +3,7 @@
 Used by ``tests/test_daemon_hotpath.py``: the first journal transaction holding at least
 ``KILL_AT_BATCH`` (default 2) incoming messages is killed after its rows are inserted and
 before its COMMIT, the way a power cut or the OOM killer would end it. Everything else is the
-real daemon (``controller.service.daemon.main``) on a real broker.
+real daemon (``controller.service.cli_controller.main``) on a real broker.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from controller.service import journal
-from controller.service.daemon import main
+from controller.service.cli_controller import main
 
 SMALLEST = int(os.environ.get("KILL_AT_BATCH", "2"))
 armed = False

@@ -1,7 +1,7 @@
 """Golden replay sessions: inputs kept in ``tests/data/``, with the digest of every message
-``bridge-table replay`` wrote for them before its output side was made cheap (controller/
-engine.py output building, controller/indicators/display_text.py). ``tests/test_replay_golden.py``
-checks today's output against them byte for byte.
+``bridge-table replay`` wrote for them before its output side was made cheap (the engine's
+output building, controller/engine/render.py; controller/indicators/display_text.py).
+``tests/test_replay_golden.py`` checks today's output against them byte for byte.
 
     .venv/bin/python -m tests.replay_golden --write   # regenerate inputs and digests
 
@@ -9,7 +9,7 @@ Regenerate only on a deliberate, versioned change of the payloads (docs/wire-con
 One deliberate change since the recording: the ``notes`` of an undone input name North
 (``undone: tray present N H7``; before, seat 0 was taken for no seat and left out), the
 only difference in the mixed session's output, checked line by line. A second one, found
-when controller/engine.py was compiled with mypyc (which tests ``is not None`` there): the
+when the engine was compiled with mypyc (which tests ``is not None`` there): the
 feed's ``result`` item names North as declarer (``"declarer":"N"``; before, ``null``, a
 truth test of seat 0), one line of the mixed session, checked line by line. A third (issue
 29, the display's words): the indicators' display rows only (Chinese seats 北东南西, the
@@ -126,7 +126,8 @@ def mixed_session(boards: int = 9, tables: int = 3, seed: int = 13, *,
 
 def replay_output(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:
     """What ``bridge-table replay`` writes for the session (run in this process, with the
-    modules as installed: the mypyc build where it is in place)."""
+    modules this process imports: the sources, or the installed compiled wheel in the
+    compiled run of tools/compiled_build.py)."""
     from controller.replay import cli as replay
 
     buf = io.BytesIO()
@@ -136,19 +137,17 @@ def replay_output(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:
 
 
 def replay_output_from_sources(events: Path, deals: Path, extra: tuple[str, ...]) -> bytes:
-    """What the ``bridge-table replay`` command writes for the session with the Python
-    sources running, a build in place or not (``BRIDGE_TABLE_PURE=1``:
-    controller/compiled.py)."""
-    import os
+    """What the ``bridge-table replay`` command writes for the session with the clone's
+    Python sources running (a process started in the clone imports them first, whatever
+    is installed)."""
     import subprocess
 
-    env = {**os.environ, "BRIDGE_TABLE_PURE": "1"}
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys, controller.engine as e; "
+        [sys.executable, "-c", "import sys, controller.engine.core as e; "
          "assert e.__file__.endswith('.py'), e.__file__; "
          "from controller.replay.cli import main; sys.exit(main(sys.argv[1:]))",
          str(events), "--deals", str(deals), *_topics(extra)],
-        capture_output=True, env=env, timeout=300, cwd=Path(__file__).resolve().parents[1])
+        capture_output=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
     return proc.stdout
 

@@ -45,17 +45,17 @@ from test_brokerconfig import (  # noqa: F401 - the fixture closes the probes
     probe,
 )
 
-from controller.broker.config import (
+from controller.broker.identity import load_identities
+from controller.broker.settings import read_credentials
+from controller.service.intake import Intake
+from controller.venue.cli import main
+from controller.venue.config import (
     BrokerConfigError,
     BrokerPlan,
     accounts,
     check_id,
-    main,
     parse_tables,
 )
-from controller.broker.identity import load_identities
-from controller.broker.settings import read_credentials
-from controller.service.intake import Intake
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -78,7 +78,8 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
 
 
 def _daemon(venue: Venue, **kw: Any) -> Any:
-    from controller.service.daemon import ControllerDaemon, build_engine
+    from controller.service.daemon import ControllerDaemon
+    from controller.service.engines import build_engine
     return ControllerDaemon(broker=venue.settings("controller"), engine=build_engine(),
                             identities=load_identities(venue.out / "identities.toml"), **kw)
 
@@ -417,7 +418,7 @@ def test_no_secret_is_ever_readable_by_others(tmp_path: Path) -> None:
 
     for extra in ([], ["--rotate", "all"]):
         proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from controller.broker.config import main; "
+            [sys.executable, "-c", "import sys; from controller.venue.cli import main; "
              "sys.exit(main(sys.argv[1:]))", "1-4", "--out", str(out), "--host", "localhost",
              "--client-certs", *extra], env=dict(os.environ, PYTHONPATH=os.getcwd()),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -519,7 +520,8 @@ def test_a_bridges_table_id_is_anchored_at_its_end(tmp_path: Path) -> None:
 async def test_partitioned_controllers_each_log_in_as_their_own_user(tmp_path: Path) -> None:
     """``--partitions 2``: two controllers on one broker, each with its own user, stay
     connected side by side (one connection per user) and each answers its share."""
-    from controller.service.daemon import ControllerDaemon, build_engine
+    from controller.service.daemon import ControllerDaemon
+    from controller.service.engines import build_engine
     from controller.service.partition import hash_share, scope_name
 
     tables = ["1", "2", "3", "4", "5", "6"]
@@ -555,7 +557,7 @@ async def test_a_station_checker_beside_its_bridge(tmp_path: Path) -> None:
     """A verification station's bridge (``verify-S``) and the checker following its events
     (``verify-S-check``, following and reporting on one connection) stay connected side by
     side; the checker sees the bridge's events and its verdict reaches the director."""
-    from controller.verify.cli import MqttReporter, follow_events
+    from controller.verify.runs import MqttReporter, follow_events
 
     broker, out = venue_broker(tmp_path, ["1"], stations=["V1"])
     venue = Venue(broker, out, 0)

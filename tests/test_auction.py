@@ -331,7 +331,7 @@ def test_bid_at_rhos_turn_rho_acts_2017_not_comparable() -> None:
 
 def test_double_at_rhos_turn_rho_acts_2007_partner_pass_all() -> None:
     # W doubles N's 1C at S's turn (an admissible double: an inadmissible one out of
-    # rotation is Law 36, tests/test_laws_second_pass.py)
+    # rotation is Law 36, tests/test_law36_inadmissible_double.py)
     r = run(N, "N:1C E:P W:X TD:reject@1 S:1H", L2007)
     coor = r.one(Code.CALL_OUT_OF_ROTATION)
     assert (coor.status, coor.law) == (Status.RESOLVED, "32B2")
@@ -402,7 +402,7 @@ def test_insufficient_bid_rejected_lho_cannot_accept_any_more() -> None:
 
 
 def test_insufficient_replacement_is_struck_and_bid_still_pending() -> None:
-    # 2007 (2017 27B4 lets LHO accept the second insufficient bid: test_laws_second_pass)
+    # 2007 (2017 27B4 lets LHO accept the second insufficient bid: test_law27_insufficient_bid)
     r = run(N, "N:2S E:1H E:2H", L2007)
     ib = r.one(Code.INSUFFICIENT_BID)
     assert ib.is_open and ib.param("invalid_replacement") == "2H"

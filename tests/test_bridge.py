@@ -449,7 +449,7 @@ async def test_sigterm_stops_cleanly_and_says_offline(tmp_path: Path,
 
 
 def test_a_bad_config_exits_2_with_the_reason(tmp_path: Path) -> None:
-    from firmware_bridge.bridge import main
+    from firmware_bridge.cli_bridge import main
     path = tmp_path / "bad.toml"
     path.write_text('[table]\nid = "5"\n[gpio.seats.Q]\nturn_led = 3\n')
     proc = subprocess.run([sys.executable, "-m", "controller.cli", "bridge", "--config",
@@ -464,7 +464,7 @@ def test_a_spool_it_cannot_create_exits_2_so_systemd_stops(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Restart=always with RestartPreventExitStatus=2 (systemd/): a spool path that cannot be
     # made is set-up, and would fail again on every restart
-    from firmware_bridge.bridge import main
+    from firmware_bridge.cli_bridge import main
     (tmp_path / "a-file").write_text("not a directory")
     path = tmp_path / "table.toml"
     path.write_text('[table]\nid = "5"\n[spool]\npath = "a-file/spool.sqlite"\n'
@@ -626,7 +626,7 @@ async def test_tags_read_while_the_broker_is_down_arrive_once_in_order(
 
 def test_a_broken_tag_registry_stops_the_start_with_its_reason(
         tmp_path: Path, mosquitto: Mosquitto, capsys: pytest.CaptureFixture[str]) -> None:
-    from firmware_bridge.bridge import main
+    from firmware_bridge.cli_bridge import main
     (tmp_path / "tags.toml").write_text("version = 1\n[decks.1]\nSA = 12\n[[[broken\n")
     path = write_toml(tmp_path, mosquitto)
     path.write_text(path.read_text() + '[registry]\nfiles = ["tags.toml"]\n')

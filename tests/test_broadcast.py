@@ -15,8 +15,11 @@ from boardevents import BoardScript, EventWriter, clean_board
 from broker import Mosquitto
 from mqttwatch import Recorder, wait_until
 
+from controller.broadcast.cli import main
 from controller.broadcast.gate import Gate, GatePolicy
-from controller.broadcast.relay import HeldStore, Relay, main, status_text
+from controller.broadcast.operator import status_text
+from controller.broadcast.relay import Relay
+from controller.broadcast.store import HeldStore
 from controller.engine import Engine
 from controller.session.schedule import parse_movement
 
@@ -64,8 +67,8 @@ def session_engine(session: str = "club-1") -> Engine:
 def make_relay(tmp_path: Path, **kw: Any) -> tuple[Relay, HeldStore]:
     session = parse_movement(TWO_TABLES, "test")
     store = HeldStore(tmp_path / "relay.sqlite")
-    from controller.broadcast.relay import _session_views
-    info, sinfo = _session_views(session)
+    from controller.broadcast.view import session_views
+    info, sinfo = session_views(session)
     relay = Relay(Gate(GatePolicy(session.id, session.movement, **kw)), store=store,
                   info=info, session_info=sinfo, out=tmp_path / "out")
     return relay, store
@@ -320,7 +323,7 @@ def test_the_session_files_session_object_is_taken_as_it_is() -> None:
     drives the gate and the views with no adapter."""
     from dataclasses import dataclass as dc
 
-    from controller.broadcast.relay import _session_views
+    from controller.broadcast.view import session_views
 
     @dc(frozen=True)
     class Competitor:
@@ -343,7 +346,7 @@ def test_the_session_files_session_object_is_taken_as_it_is() -> None:
     session = Session()
     policy = GatePolicy.for_session(session)
     assert policy.session_id == "s-1" and policy.movement is movement
-    info, extra = _session_views(session)
+    info, extra = session_views(session)
     assert info[("1", 1)]["players"] == {"ns": "Ann - Bo"}
     assert extra == {"event": "Club", "scoring": "MP"}
 

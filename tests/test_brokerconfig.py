@@ -27,15 +27,15 @@ import pytest
 from boardevents import EventWriter, clean_board
 from broker import Mosquitto, free_port, venue_broker
 
-from controller.broker.config import (
+from controller.broker.settings import BrokerSettings, read_credentials, resolve
+from controller.venue.cli import main
+from controller.venue.config import (
     BrokerConfigError,
     BrokerPlan,
     accounts,
-    main,
     parse_tables,
     write_broker_config,
 )
-from controller.broker.settings import BrokerSettings, read_credentials, resolve
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -419,7 +419,8 @@ async def test_bridge_controller_director_broadcast_public(venue: Venue, tmp_pat
 
     from controller.broadcast import Gate, GatePolicy, run_relay
     from controller.broadcast.relay import Relay
-    from controller.service.daemon import ControllerDaemon, build_engine
+    from controller.service.daemon import ControllerDaemon
+    from controller.service.engines import build_engine
     from controller.session.schedule import parse_movement
     from firmware_bridge.config import config_from_dict
     from firmware_bridge.publisher import Publisher, Spool
@@ -547,7 +548,7 @@ def test_files_secrets_and_rotation(tmp_path: Path) -> None:
 
 
 def test_local_listener_only_on_loopback_and_only_when_asked(tmp_path: Path) -> None:
-    from controller.broker.config import mosquitto_conf
+    from controller.venue.config import mosquitto_conf
     conf = mosquitto_conf(BrokerPlan(tables=["1"], local_port=1883), tmp_path)
     assert "listener 1883 127.0.0.1\n" in conf
     assert conf.count("listener ") == 2
@@ -565,7 +566,7 @@ def test_table_controllers_may_answer_their_own_table_only() -> None:
 
 
 def test_queues_grow_with_the_session() -> None:
-    from controller.broker.config import mosquitto_conf
+    from controller.venue.config import mosquitto_conf
     conf = mosquitto_conf(BrokerPlan(tables=[str(t) for t in range(1, 201)]), Path("/x"))
     assert "max_queued_messages 360000" in conf
 
@@ -603,7 +604,7 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_cli_lists_the_command() -> None:
     from controller.cli import COMMANDS
-    assert COMMANDS["broker-config"][0] == "controller.broker.config:main"
+    assert COMMANDS["broker-config"][0] == "controller.venue.cli:main"
 
 
 async def test_a_pi_running_its_own_controller(tmp_path: Path) -> None:
@@ -612,7 +613,8 @@ async def test_a_pi_running_its_own_controller(tmp_path: Path) -> None:
     board gets its result, and the controller's login still cannot answer for table 2."""
     import aiomqtt
 
-    from controller.service.daemon import ControllerDaemon, build_engine
+    from controller.service.daemon import ControllerDaemon
+    from controller.service.engines import build_engine
 
     broker, out = venue_broker(tmp_path, ["1", "2"], table_controllers=True)
     settings = resolve(credentials=out / "clients" / "table-1.toml", env={})

@@ -27,10 +27,10 @@ def _credentials(tmp_path: Path, text: str) -> Path:
 
 
 def test_the_old_names_still_import() -> None:
-    from controller.service import daemon
+    from controller.service import daemon, engines
 
     assert daemon.BrokerSettings is BrokerSettings
-    assert daemon.ControllerError is ControllerError
+    assert engines.ControllerError is ControllerError
     assert issubclass(BrokerSettingsError, ControllerError)
 
 

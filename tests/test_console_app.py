@@ -19,7 +19,8 @@ from starlette.testclient import TestClient
 
 from controller.broker.settings import BrokerSettings
 from controller.web.auth import hash_password
-from controller.web.console.app import ConsoleConfig, build_app
+from controller.web.console.app import build_app
+from controller.web.console.state import ConsoleConfig
 
 PASSWORD = "director secret"
 

@@ -475,8 +475,8 @@ def _fifth_card_events(table: str) -> list[tuple[str, dict[str, Any]]]:
     """Board 5 (T06), 3NT by N; dummy wins trick 1 and is on lead, West (a defender) puts a
     card on the next trick: the controller's FIFTH_CARD waits for the director's choice
     (``params.choices`` ``penalty_card,lead``; docs/laws.md, 45E)."""
+    from law_cases import T06
     from scenarios import Harness
-    from test_laws_third_pass import T06
 
     h = Harness(5, T06, table=table, deals_known=False)
     h.board_tag(5)

@@ -22,7 +22,8 @@ from controller.broker.settings import BrokerSettings
 from controller.commandline import ControllerError
 from controller.engine import Engine
 from controller.service import latency
-from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.daemon import ControllerDaemon
+from controller.service.engines import build_engine
 from controller.service.journal import Journal, JournalError
 
 pytestmark = pytest.mark.timeout(180)
@@ -387,7 +388,7 @@ async def test_status_is_retained_and_the_will_says_offline(mosquitto: Mosquitto
 
 
 def test_journal_in_use_is_a_clear_error(tmp_path: Path) -> None:
-    from controller.service.daemon import main
+    from controller.service.cli_controller import main
     with Journal(tmp_path / "j.sqlite"):
         assert main(["--broker", "mqtt://127.0.0.1:9", "--journal",
                      str(tmp_path / "j.sqlite")]) == 2
@@ -407,7 +408,7 @@ def test_broker_url_forms() -> None:
 
 
 def test_deals_file_errors_are_clear(tmp_path: Path) -> None:
-    from controller.service.daemon import load_deals
+    from controller.service.engines import load_deals
     with pytest.raises(ControllerError, match="cannot read"):
         load_deals(tmp_path / "absent.pbn")
     f = tmp_path / "deals.pbn"

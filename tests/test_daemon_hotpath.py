@@ -186,7 +186,7 @@ def test_partition_arguments() -> None:
 
 
 def test_partition_needs_known_tables_and_says_so(tmp_path: Path) -> None:
-    from controller.service.daemon import main
+    from controller.service.cli_controller import main
     assert main(["--broker", "mqtt://127.0.0.1:9", "--partition", "1/2", "--journal",
                  str(tmp_path / "j.sqlite")]) == 2
     assert main(["--broker", "mqtt://127.0.0.1:9", "--tables", "9-1", "--journal",

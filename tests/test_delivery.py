@@ -21,7 +21,8 @@ from broker import Mosquitto
 
 from controller.broker.settings import BrokerSettings
 from controller.engine import Engine
-from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.daemon import ControllerDaemon
+from controller.service.engines import build_engine
 from controller.service.journal import Journal
 from firmware_bridge.config import config_from_dict
 from firmware_bridge.publisher import Publisher, Spool

@@ -68,7 +68,7 @@ def test_a_tables_renderer_gives_the_rows_rendered_from_scratch() -> None:
                     engine.handle("bridge/1/" + ("ruling" if "ruling" in item else "event"),
                                   item)
                     ts = engine._tables["1"]
-                    key = display_key(ts.table.board, engine._shown(ts))
+                    key = display_key(ts.table.board, engine.payloads.shown(ts))
                     assert renderer.render(key) == render_display(key, languages)
                     keys += 1
         assert keys > 150

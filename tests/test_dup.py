@@ -32,7 +32,7 @@ from controller.formats.dup import (
     write_dup,
 )
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat, board_dealer
-from controller.service.daemon import build_engine
+from controller.service.engines import build_engine
 
 DATA = Path(__file__).parent / "data"
 

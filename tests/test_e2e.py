@@ -30,7 +30,8 @@ from controller.demo import REPO_ROOT, bridge_config_dict, load_board, plan_boar
 from controller.formats.events import record_events
 from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.scoring import score_ns
-from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.daemon import ControllerDaemon
+from controller.service.engines import build_engine
 from controller.service.journal import Journal
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict

@@ -103,7 +103,8 @@ def test_limits_must_be_positive() -> None:
 
 
 def test_the_controller_command_line_sets_the_limits() -> None:
-    from controller.service.daemon import build_engine, parser
+    from controller.service.cli_controller import parser
+    from controller.service.engines import build_engine
 
     args = parser().parse_args(["--max-tables", "2", "--max-sources", "5"])
     engine = build_engine(max_tables=args.max_tables, max_sources=args.max_sources)

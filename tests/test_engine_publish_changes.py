@@ -21,11 +21,11 @@ from tests.replay_golden import _junk
 def fresh_indicator(engine: Engine, table: str) -> dict[str, Any]:
     ts = engine._tables[table]
     ts.display_key = ts.display = None  # render the rows again, not the table's copy
-    return engine._indicator(table, ts, engine._indicator_key(ts))
+    return engine.payloads.indicator(table, ts, engine.payloads.indicator_key(ts))
 
 
 def fresh_state(engine: Engine, table: str) -> dict[str, Any]:
-    return engine._state(table, engine._tables[table])
+    return engine.payloads.state(table, engine._tables[table])
 
 
 @settings(max_examples=25, deadline=None)

@@ -86,9 +86,9 @@ def test_an_input_that_changes_nothing_shown_publishes_the_same_state(
                     # the last state but ``last`` (and the notes of the input before)
                     last_state.pop("notes", None)
                     assert {**last_state, "last": full["last"]} == full
-                    key = engine._indicator_key(engine._tables["1"])
+                    key = engine.payloads.indicator_key(engine._tables["1"])
                     assert key == engine._tables["1"].indicator_key
-                    assert engine._indicator("1", engine._tables["1"], key) == indicator
+                    assert engine.payloads.indicator("1", engine._tables["1"], key) == indicator
                 for out in outs:
                     if out.topic == "bridge/1/state":
                         last_state = dict(out.payload)

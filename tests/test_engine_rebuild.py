@@ -68,9 +68,9 @@ def test_rebuild_builds_no_output() -> None:
     engine = Engine(deals=boards)
     engine.rebuild(items)
     assert engine.stats["events"] > 1000
-    # no state was built: a table's state and the parts it is built from (Engine._state
+    # no state was built: a table's state and the parts it is built from (Payloads.state
     # keeps them per board) are made only when next asked for. (Not counted by patching
-    # Engine._state: a class of the mypyc build cannot be patched.)
+    # Payloads.state: a class of the mypyc build cannot be patched.)
     tables = engine._tables
     assert tables and all(ts.state is None and ts.state_parts is None
                           for ts in tables.values())

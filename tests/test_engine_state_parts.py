@@ -1,8 +1,9 @@
-"""``state`` built from kept parts (controller/engine.py ``_state``, ``_StateParts``): after
-every input of generated boards with seeded irregular inputs (cards and calls out of turn,
-undo, claims, rulings, a board replaced before it is finished), the state published and
-the one kept for ``snapshot`` equal, byte for byte, a state built from nothing (no parts
-kept), and the kept parts go on from there."""
+"""``state`` built from kept parts (controller/engine/render.py ``Payloads.state``,
+controller/engine/tables.py ``StateParts``): after every input of generated boards with
+seeded irregular inputs (cards and calls out of turn, undo, claims, rulings, a board
+replaced before it is finished), the state published and the one kept for ``snapshot``
+equal, byte for byte, a state built from nothing (no parts kept), and the kept parts go
+on from there."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def full_state(engine: Engine, table: str) -> dict[str, Any]:
     kept = ts.state_parts, ts.auction_calls, ts.auction_texts
     ts.state_parts, ts.auction_calls, ts.auction_texts = None, None, ()
     try:
-        return engine._state(table, ts)
+        return engine.payloads.state(table, ts)
     finally:
         ts.state_parts, ts.auction_calls, ts.auction_texts = kept
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.broker.config import BrokerPlan, identities
 from controller.broker.identity import (
     Identities,
     IdentityError,
     identities_text,
     load_identities,
 )
+from controller.venue.config import BrokerPlan, identities
 
 
 def test_the_file_broker_config_writes_reads_back(tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def test_a_missing_file_is_refused(tmp_path: Path) -> None:
 def test_the_controller_stops_at_start_without_its_identities(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Fails closed: a missing or broken file is exit 2 (systemd does not restart it)."""
-    from controller.service.daemon import main
+    from controller.service.cli_controller import main
     assert main(["--identities", str(tmp_path / "missing.toml"), "--no-journal"]) == 2
     assert "missing.toml" in caplog.text
 
@@ -73,8 +73,8 @@ def test_run_logs_its_controller_in_with_its_own_credentials(tmp_path: Path) -> 
     (one connection per user), on the broker of the table file."""
     import argparse
 
-    from controller.broker.config import write_broker_config
     from controller.service.run import controller_for
+    from controller.venue.config import write_broker_config
     from firmware_bridge.config import config_from_dict
 
     out = tmp_path / "broker"
@@ -101,7 +101,7 @@ def test_the_controller_finds_who_is_who_beside_its_login(
     """Secure by default: broker-config's OUT/identities.toml above OUT/clients/USER.toml,
     or docs/install.md's /etc/bridge-table/identities.toml above credentials/USER.toml, is
     read without --identities; a login with none found is warned about."""
-    from controller.service.daemon import daemon_from_args, parser
+    from controller.service.cli_controller import daemon_from_args, parser
     monkeypatch.delenv("BRIDGE_TABLE_IDENTITIES", raising=False)
     monkeypatch.delenv("BRIDGE_TABLE_MQTT_CREDENTIALS", raising=False)
     folder = tmp_path / ("clients" if layout == "broker-config" else "credentials")

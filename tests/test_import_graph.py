@@ -1,8 +1,9 @@
 """The import graph drawn from the code (every ``import``, at module level or inside a
 function): no circle between modules or between the folders of ``controller/`` and
-``firmware_bridge/``, no import upward through the layers of ``controller/``
-(../shared/spec/layout.md), no module reaching into another's underscore names, and every
-folder saying its job in its docstring's first line."""
+``firmware_bridge/``, no import upward through the layers of ``controller/``, no module
+reaching into another's underscore names, the firmware bridge importing only its allow-list
+of ``controller/``, and every folder saying its job in its docstring's first line.
+docs/architecture.md gives the layers and these rules in words, and where new parts go."""
 
 from __future__ import annotations
 
@@ -20,22 +21,32 @@ PACKAGES = ("controller", "firmware_bridge")
 FIRMWARE = ROOT / "firmware_bridge" / "mcu" / "btreader"
 
 #: the layers of ``controller/``, lowest first: a unit imports only its own layer's units
-#: (without a circle) or lower layers'. ``firmware_bridge`` sits between the broker and
-#: the live service (it reads broker settings; ``run``, the demo and the station drive it).
+#: (without a circle) or lower layers'. ``controller.broker`` (the broker settings, who is
+#: who, the private test broker) is a foundation: the bridge, the service and the apps read
+#: it; the venue's broker configuration (``controller.venue``) reads the session, so it sits
+#: with the apps. ``firmware_bridge`` sits between the replay and the live service (``run``,
+#: the demo and the station drive it). docs/architecture.md says the same in words.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"controller.laws"}),
-    frozenset({"controller", "controller.compiled", "controller.commandline",
+    frozenset({"controller", "controller.commandline",
                "controller.tomlfile", "controller.wire", "controller.formats",
-               "controller.boards"}),
+               "controller.boards", "controller.broker"}),
     frozenset({"controller.evidence", "controller.indicators"}),
     frozenset({"controller.engine"}),
     frozenset({"controller.session"}),
-    frozenset({"controller.broker", "controller.replay"}),
+    frozenset({"controller.replay"}),
     frozenset({"firmware_bridge"}),
     frozenset({"controller.service"}),
     frozenset({"controller.web", "controller.broadcast", "controller.verify",
-               "controller.demo", "controller.cli", "controller.mypyc_core"}),
+               "controller.demo", "controller.venue", "controller.cli"}),
 )
+
+#: the only parts of ``controller/`` the firmware bridge (the code on the table's Pi) may
+#: import, each with what lies under it: the Pi installs the bridge without the service, the
+#: web stack or the session, so a new need is a decision (docs/architecture.md), not a habit
+FIRMWARE_BRIDGE_MAY_IMPORT = frozenset({
+    "controller.laws", "controller.wire", "controller.indicators", "controller.commandline",
+    "controller.tomlfile", "controller.formats.source", "controller.broker.settings"})
 
 
 def _modules() -> dict[str, Path]:
@@ -51,6 +62,8 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+#: every failure points at the rules in words
+ARCHITECTURE = "docs/architecture.md: the layers, the rules and where new parts go"
 
 
 def _target(name: str) -> str | None:
@@ -143,7 +156,8 @@ def _layer(u: str) -> int:
     for rank, layer in enumerate(LAYERS):
         if name in layer:
             return rank
-    raise AssertionError(f"{u} is in no layer of tests/test_import_graph.py: place it")
+    raise AssertionError(f"{u} is in no layer of tests/test_import_graph.py: place it in "
+                         "LAYERS and in docs/architecture.md's table")
 
 
 def _unit_graph(graph: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, str]]:
@@ -159,7 +173,7 @@ def _unit_graph(graph: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, s
 
 def test_the_graph_is_read_from_the_code() -> None:
     graph = _graph()
-    assert "controller.engine" in graph["controller.service.daemon"]
+    assert "controller.engine" in graph["controller.service.engines"]
     assert "controller.service.journal" in graph["controller.service.snapshot"]
     # an import inside a function counts as one at the top
     assert "controller.replay.jobs" in graph["controller.replay.cli"]
@@ -171,7 +185,7 @@ def test_cycles_are_found() -> None:
 
 
 def test_no_module_imports_itself_back() -> None:
-    assert _cycles(_graph()) == []
+    assert _cycles(_graph()) == [], ARCHITECTURE
 
 
 def test_no_folder_imports_itself_back() -> None:
@@ -179,14 +193,14 @@ def test_no_folder_imports_itself_back() -> None:
     cycles = _cycles(units)
     detail = [f"{a} -> {b} ({units[a][b]})" for cycle in cycles for a in cycle for b in cycle
               if b in units.get(a, {})]
-    assert cycles == [], detail
+    assert cycles == [], (ARCHITECTURE, detail)
 
 
 def test_no_import_goes_up_the_layers() -> None:
     upward = [f"{a} (layer {_layer(a)}) -> {b} (layer {_layer(b)}): {where}"
               for a, targets in _unit_graph(_graph()).items()
               for b, where in targets.items() if _layer(b) > _layer(a)]
-    assert upward == []
+    assert upward == [], ARCHITECTURE
 
 
 def test_every_unit_has_a_layer() -> None:
@@ -206,7 +220,7 @@ def test_no_module_imports_another_modules_private_names() -> None:
                for line, target, name in _imports(module, path)
                if name is not None and name.startswith("_") and not name.startswith("__")
                and target != module]
-    assert reached == []
+    assert reached == [], ARCHITECTURE
 
 
 def test_every_folder_says_its_job_first() -> None:
@@ -219,4 +233,26 @@ def test_every_folder_says_its_job_first() -> None:
             first = (doc or "").splitlines()[0].strip() if doc else ""
             if len(first) < 20:
                 missing.append(str(init.relative_to(ROOT)))
-    assert missing == []
+    assert missing == [], ARCHITECTURE
+
+
+def _allowed_to_the_bridge(module: str) -> bool:
+    return any(module == allowed or module.startswith(f"{allowed}.")
+               for allowed in FIRMWARE_BRIDGE_MAY_IMPORT)
+
+
+def test_the_firmware_bridge_imports_only_its_allow_list() -> None:
+    reached = [f"{path.relative_to(ROOT)}:{line}: {target}"
+               for module, path in MODULES.items() if module.startswith("firmware_bridge")
+               for line, target, _ in _imports(module, path)
+               if target.startswith("controller") and not _allowed_to_the_bridge(target)]
+    assert reached == [], ("the firmware bridge may import only FIRMWARE_BRIDGE_MAY_IMPORT of "
+                           "controller/ (docs/architecture.md, 'The firmware bridge')")
+
+
+def test_the_allow_list_is_read_as_prefixes() -> None:
+    assert _allowed_to_the_bridge("controller.laws.cards")
+    assert _allowed_to_the_bridge("controller.broker.settings")
+    assert not _allowed_to_the_bridge("controller.broker.mosquitto")
+    assert not _allowed_to_the_bridge("controller.lawsuit")
+    assert not _allowed_to_the_bridge("controller.engine")

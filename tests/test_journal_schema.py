@@ -11,7 +11,8 @@ from boardevents import EventWriter, t08_revoke
 
 from controller.broker.settings import BrokerSettings
 from controller.engine import Engine
-from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.daemon import ControllerDaemon
+from controller.service.engines import build_engine
 from controller.service.journal import SCHEMA_VERSION, Journal
 
 #: the schema the previous version created (controller/service/journal.py, schema 1), verbatim

@@ -23,7 +23,24 @@ from controller.formats.events import record_events
 from controller.laws.cards import Card, Rules, Seat
 from controller.laws.play import _LAST_TRICK, Play
 from controller.laws.record import DealInfo
-from tests import test_laws_second_pass, test_laws_third_pass, test_play, test_sensing, test_table
+from tests import (
+    test_law15_wrong_board,
+    test_law25_change_of_call,
+    test_law27_insufficient_bid,
+    test_law28_call_out_of_rotation,
+    test_law36_inadmissible_double,
+    test_law45_fifth_card,
+    test_law53_lead_out_of_turn,
+    test_law54_opening_lead_out_of_turn,
+    test_law55_declarer_lead_out_of_turn,
+    test_law57_premature_play,
+    test_law58_simultaneous_plays,
+    test_law63_established_revoke,
+    test_play,
+    test_ruling_options,
+    test_sensing,
+    test_table,
+)
 from tests.replay_golden import _junk
 
 _Tallies = tuple[tuple[int, int], int, set[tuple[Seat, Card]], int, int,
@@ -183,8 +200,13 @@ def test_the_laws_tests_keep_the_tallies_true(monkeypatch: pytest.MonkeyPatch) -
     for name in ("put", "take", "rule"):
         checked(name)
     ran = 0
-    for module in (test_play, test_laws_second_pass, test_laws_third_pass, test_table,
-                   test_sensing):
+    for module in (test_play, test_law15_wrong_board, test_law25_change_of_call,
+                   test_law27_insufficient_bid, test_law28_call_out_of_rotation,
+                   test_law36_inadmissible_double, test_law45_fifth_card,
+                   test_law53_lead_out_of_turn, test_law54_opening_lead_out_of_turn,
+                   test_law55_declarer_lead_out_of_turn, test_law57_premature_play,
+                   test_law58_simultaneous_plays, test_law63_established_revoke,
+                   test_ruling_options, test_table, test_sensing):
         for name, test in sorted(vars(module).items()):
             if not name.startswith("test_") or not callable(test) \
                     or hasattr(test, "hypothesis"):

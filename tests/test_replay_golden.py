@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from controller.cli import compiled
 from tests.replay_golden import (
     DIGESTS,
     SESSIONS,
@@ -15,9 +16,10 @@ from tests.replay_golden import (
     replay_output_from_sources,
 )
 
-#: the modules as installed (the mypyc build where make test built one: controller/
-#: mypyc_core.py), and the Python sources whatever is installed
-RUNS = {"installed": replay_output, "sources": replay_output_from_sources}
+#: the modules this process imports, and, where those are the compiled wheel's (the
+#: compiled run of tools/compiled_build.py), the clone's Python sources too
+RUNS = {"installed": replay_output,
+        **({"sources": replay_output_from_sources} if compiled() else {})}
 
 
 @pytest.mark.parametrize("run", RUNS)

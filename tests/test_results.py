@@ -19,7 +19,8 @@ from broker import Mosquitto
 from mqttwatch import Publisher, Watch
 
 from controller.broker.settings import BrokerSettings
-from controller.service.daemon import ControllerDaemon, build_engine
+from controller.service.daemon import ControllerDaemon
+from controller.service.engines import build_engine
 from controller.service.journal import Journal
 
 pytestmark = pytest.mark.timeout(180)
@@ -256,7 +257,7 @@ async def test_a_message_arriving_at_an_idle_check_is_kept() -> None:
     import argparse
     from types import SimpleNamespace
 
-    from controller.service.results import Collected, _serve
+    from controller.service.ranking import Collected, _serve
     from controller.session import load_session
 
     payloads = [json.dumps({"v": 1, "table": "1", "board": 1, "kind": "call", "n": n,

@@ -87,7 +87,7 @@ async def test_run_serves_its_table_and_stops_cleanly(mosquitto: Mosquitto,
 
 
 def test_bad_config_is_exit_code_2(tmp_path: Path) -> None:
-    from controller.service.run import main
+    from controller.service.cli_run import main
     bad = tmp_path / "bad.toml"
     bad.write_text("[table\n")
     assert main(["--config", str(bad)]) == 2

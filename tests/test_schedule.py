@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from controller.commandline import ControllerError
-from controller.service.daemon import build_engine
+from controller.service.engines import build_engine
 from controller.session.schedule import ScheduleError, load_schedule, parse_movement, parse_schedule
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from mcuboard import Board
 
+from firmware_bridge.cli_selftest import main
 from firmware_bridge.config import load_config
 from firmware_bridge.selftest import (
     FieldTechnician,
@@ -23,7 +24,6 @@ from firmware_bridge.selftest import (
     Settings,
     SimTechnician,
     Spot,
-    main,
     write_report,
 )
 from firmware_bridge.sim.mcu import EmulatedBoard

@@ -17,7 +17,7 @@ from controller.session import (
     set_adjustment,
     with_adjustments,
 )
-from controller.session.score import pairs_report
+from controller.session.report import pairs_report
 
 SESSION = ('# the club\'s Monday session\n[session]\nevent = "E"\ndate = "2026-12-01"\n'
            '[movement]\ntype = "mitchell"\ntables = 3\nboards_per_round = 2\n'

@@ -22,7 +22,7 @@ from endplay.parsers import pbn as ep_pbn
 from controller.formats.lin import read_lin
 from controller.formats.pbn import read_pbn
 from controller.laws.cards import Seat, Suit, board_dealer
-from controller.service.daemon import build_engine
+from controller.service.engines import build_engine
 
 DEAL = t08_revoke().deal
 TABLES = ("1", "2", "3")
@@ -437,7 +437,7 @@ def test_replay_with_the_session_names_the_pairs_then_export(tmp_path: Path) -> 
 
 def test_ctrl_c_during_an_export_ends_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from controller.session import export
+    from controller.session import cli_export, export
 
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
@@ -448,6 +448,6 @@ def test_ctrl_c_during_an_export_ends_cleanly(tmp_path: Path, monkeypatch: pytes
         '{"topic": "bridge/2/result", "payload": {"table": "2", "board": 1, "contract": "", '
         '"declarer": null, "tricks": null, "score_ns": 0, "dealer": "N", "vul": "None"}}\n')
     monkeypatch.setattr(export, "build_records", interrupted)
-    assert export.main([str(session), "--results", str(tmp_path / "r.jsonl"), "--out",
+    assert cli_export.main([str(session), "--results", str(tmp_path / "r.jsonl"), "--out",
                         str(tmp_path / "o")]) == 130
     assert "interrupted" in capsys.readouterr().err

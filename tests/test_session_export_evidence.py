@@ -19,7 +19,7 @@ from controller.evidence.claims import check_claim
 from controller.formats.lin import read_lin
 from controller.formats.pbn import read_pbn
 from controller.laws.cards import Seat, Suit
-from controller.service.daemon import build_engine
+from controller.service.engines import build_engine
 
 ep_pbn = pytest.importorskip("endplay.parsers.pbn")
 STEM = "club-pairs-2026-11-30-1"

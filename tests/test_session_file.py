@@ -12,7 +12,7 @@ import pytest
 from boardevents import EventWriter, clean_board
 
 from controller.commandline import ControllerError
-from controller.service.daemon import build_engine
+from controller.service.engines import build_engine
 from controller.session import SessionError, load_session
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 
 from controller.session import load_session
 from controller.session.export import export, read_published
-from controller.session.results import read_results
-from controller.session.score import pairs_report, teams_report
+from controller.session.report import pairs_report, teams_report
+from controller.session.table_results import read_results
 
 IMP_BOUNDS = [20, 50, 90, 130, 170, 220, 270, 320, 370, 430, 500, 600, 750, 900, 1100, 1300,
               1500, 1750, 2000, 2250, 2500, 3000, 3500, 4000]

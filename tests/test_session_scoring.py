@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from controller.session import load_session, read_results
-from controller.session.score import pairs_report, teams_report
+from controller.session.report import pairs_report, teams_report
 from controller.session.scoring import rank_labels, wbf_vp
 
 SCORES = [-1100, -800, -500, -200, -100, -50, 0, 90, 110, 140, 170, 420, 450, 620, 650, 1430]
@@ -308,7 +308,7 @@ class _Interrupted(io.StringIO):
 
 def test_ctrl_c_while_score_reads_standard_input(monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from controller.session import main
+    from controller.session.cli_score import main
 
     monkeypatch.setattr(sys, "stdin", _Interrupted())
     assert main(["-"]) == 130

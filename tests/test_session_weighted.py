@@ -33,7 +33,7 @@ from controller.session import (
 )
 from controller.session.adjustments import toml_value
 from controller.session.export import export, read_published
-from controller.session.score import pairs_report, teams_report
+from controller.session.report import pairs_report, teams_report
 
 #: five tables on board 1 (none vulnerable) and board 2 (NS vulnerable)
 SESSION = """[session]

@@ -52,7 +52,8 @@ def test_the_unit_restarts_but_never_loops_on_a_configuration_error(unit: str) -
     assert "Restart=always" in text and "RestartPreventExitStatus=2" in text
     assert "StartLimitBurst=5" in text and "StartLimitIntervalSec=60" in text
     # a relative spool or journal lands in the state directory (firmware_bridge/config.py,
-    # controller/service/daemon.py read $STATE_DIRECTORY); /etc/bridge-table is read-only there
+    # controller/service/cli_controller.py read $STATE_DIRECTORY); /etc/bridge-table is
+    # read-only there
     assert "StateDirectory=bridge-table" in text and "ProtectSystem=strict" in text
     # groups a plain Debian lacks (gpio, i2c, spi) would keep the unit from starting: the
     # user's own groups apply (User= runs initgroups)

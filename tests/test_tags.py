@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from firmware_bridge.cli_tags import main
 from firmware_bridge.readers import ReaderHealth, TagRead, open_reader
 from firmware_bridge.sim.firmware import VirtualFirmware
 from firmware_bridge.tags import (
@@ -20,7 +21,6 @@ from firmware_bridge.tags import (
     TagInfo,
     TagRegistry,
     check_files,
-    main,
     sim_registry,
 )
 

@@ -20,7 +20,7 @@ from controller.formats.dup import write_dup
 from controller.laws.cards import FULL_DECK, Card, Deal, Seat
 from controller.laws.dealcheck import FindingKind
 from controller.laws.events import Action, TagEvent, Zone
-from controller.verify.cli import demo_deals, load_deals, main, station_config
+from controller.verify.cli import main
 from controller.verify.report import (
     VerifyReport,
     progress_bar,
@@ -29,6 +29,7 @@ from controller.verify.report import (
     summary_text,
     write_report,
 )
+from controller.verify.runs import demo_deals, load_deals, station_config
 from controller.verify.station import (
     BoardResult,
     Station,
@@ -437,14 +438,15 @@ async def test_a_failing_consumer_does_not_stop_the_station() -> None:
 async def test_following_a_bridges_events_on_the_broker(mosquitto: Mosquitto, tmp_path: Path,
                                                         data_dir: Path) -> None:
     """A bridge runs the readers and publishes contract events: verify follows the topic."""
-    from controller.verify.cli import _events, _parser
+    from controller.verify.cli import _options, _parser
+    from controller.verify.runs import run_on_events
     deals = load_deals(data_dir / "four-boards.dup").deals
-    args = _parser().parse_args(["--deals", str(data_dir / "four-boards.dup"), "--events",
+    args = _options(_parser().parse_args(["--deals", str(data_dir / "four-boards.dup"), "--events",
                                  mosquitto.url, "--station", "st9", "-q", "--config",
-                                 str(tmp_path / "none.toml"), "--report", str(tmp_path / "r")])
+                                 str(tmp_path / "none.toml"), "--report", str(tmp_path / "r")]))
     out, err = io.StringIO(), io.StringIO()
     ready = asyncio.Event()
-    task = asyncio.create_task(_events(args, out, err, ready))
+    task = asyncio.create_task(run_on_events(args, out, err, ready))
     await asyncio.wait_for(ready.wait(), 10)
     seq = 0
 

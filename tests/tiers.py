@@ -60,14 +60,15 @@ ORIGIN_TIERS: dict[str, str] = {
 #: show (found by the fast tier's guard)
 PACKAGE_TIERS: dict[str, str] = {
     # the venue's certificates: Debian's openssl
-    "controller.broker.config.write_broker_config": "processes",
-    "controller.broker.config.main": "processes",
-    "controller.broker.config.make_ca": "processes",
-    "controller.broker.config.make_cert": "processes",
-    "controller.broker.config.revoke_cert": "processes",
-    "controller.broker.config.write_crl": "processes",
+    "controller.venue.config.write_broker_config": "processes",
+    "controller.venue.cli.main": "processes",
+    "controller.venue.config.make_ca": "processes",
+    "controller.venue.config.make_cert": "processes",
+    "controller.venue.config.revoke_cert": "processes",
+    "controller.venue.config.write_crl": "processes",
     # the demo starts its own mosquitto
     "controller.demo.runner.run_demo": "broker",
+    "controller.demo.cli.main": "broker",
 }
 
 #: a fixture's methods that start a process (pytester's runs in a child process)

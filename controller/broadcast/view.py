@@ -27,7 +27,8 @@ from typing import Any
 
 from controller import wire
 
-__all__ = ["new_view", "apply_item", "view_record", "pair_seats", "write_table_files"]
+__all__ = ["new_view", "apply_item", "view_record", "pair_seats", "write_table_files",
+           "session_views"]
 
 
 def new_view(session: str, table: str, board: int, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -171,3 +172,55 @@ def write_table_files(out: Path, table: str, views: Iterable[Mapping[str, Any]])
         lines.append(line)
     _atomic_write(out / f"table-{table}.lin", "".join(lines))
     _atomic_write(out / f"table-{table}.pbn", pbn_text(records) if records else "")
+
+
+def session_views(session: Any) -> tuple[dict[tuple[str, int], dict[str, Any]],
+                                         dict[str, Any]]:
+    """What the session gives each board's view: per (table, board) its round, pairs and
+    players' names, and the session's own fields (event, site, date, scoring)."""
+    info: dict[tuple[str, int], dict[str, Any]] = {}
+    if session is None:
+        return info, {}
+    def name_of(number: Any) -> str | None:
+        competitor = getattr(session, "competitor", None)
+        if callable(competitor):   # the session file's Session: Competitor(players, name)
+            try:
+                c = competitor(int(number))
+            except (TypeError, ValueError):
+                return None
+            players = " - ".join(getattr(c, "players", ()) or ())
+            return players or getattr(c, "name", "") or None
+        pairs = getattr(session, "pairs", None)
+        if isinstance(pairs, Mapping):
+            value = pairs.get(str(number), pairs.get(number))
+            return value if isinstance(value, str) else None
+        return None
+
+    for rnd in session.movement.rounds:
+        for table, tr in rnd.tables.items():
+            ns, ew = getattr(tr, "ns", None), getattr(tr, "ew", None)
+            for board in tr.boards:
+                entry: dict[str, Any] = {"round": rnd.number}
+                if ns is not None:
+                    entry["ns"] = str(ns)
+                if ew is not None:
+                    entry["ew"] = str(ew)
+                players = {side: n for side, n in (("ns", name_of(ns) if ns is not None
+                                                        else None),
+                                                       ("ew", name_of(ew) if ew is not None
+                                                        else None)) if n}
+                if players:
+                    entry["players"] = players
+                info[(str(table), board)] = entry
+    # the file's Event, Site, Date and Scoring (PBN's tags; a session file names them)
+    extra: dict[str, Any] = {}
+    for key in ("event", "site", "date"):
+        value = getattr(session, key, None)
+        if isinstance(value, str) and value:
+            extra[key] = value
+    scoring = getattr(session, "scoring", None)
+    kind = getattr(session.movement, "kind", None)
+    extra["scoring"] = ({"matchpoints": "MP", "imps": "IMP", "butler": "Butler"}.get(
+        scoring, scoring) if isinstance(scoring, str) and scoring else
+        "IMP" if kind == "teams" else "MP")
+    return info, extra

@@ -6,17 +6,16 @@ offending side plays to the next trick, and Law 64 transfers tricks when play en
 terminal the table is drawn live; otherwise (``not isatty``) it prints plain lines. It ends
 with the result, the score and the board's PBN.
 
-Three parts: ``plan`` (what the simulated players do, as wire-contract events),
-``view`` (the terminal, in the chosen language) and ``runner`` (the broker, the daemon, the
-firmware bridge on the simulated table, Ctrl-C).
+Four parts: ``plan`` (what the simulated players do, as wire-contract events),
+``view`` (the terminal, in the chosen language), ``runner`` (the broker, the daemon, the
+firmware bridge on the simulated table, Ctrl-C) and ``cli`` (the command line).
 """
 
 from __future__ import annotations
 
 from controller.demo.plan import DemoError, DemoPlan, load_board, plan_board
-from controller.demo.runner import REPO_ROOT, TABLE, bridge_config_dict, main, parser, run_demo
+from controller.demo.runner import REPO_ROOT, TABLE, bridge_config_dict, run_demo
 from controller.demo.view import LANGS, TableView, result_line
 
 __all__ = ["LANGS", "REPO_ROOT", "TABLE", "DemoError", "DemoPlan", "TableView",
-           "bridge_config_dict", "load_board", "main", "parser", "plan_board", "result_line",
-           "run_demo"]
+           "bridge_config_dict", "load_board", "plan_board", "result_line", "run_demo"]

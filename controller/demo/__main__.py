@@ -1,5 +1,5 @@
 """``python -m controller.demo``: the same as ``bridge-table demo``."""
 
-from controller.demo.runner import main
+from controller.demo.cli import main
 
 raise SystemExit(main())

@@ -9,13 +9,10 @@ and the simulated table placing and lifting the tags.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import dataclasses
 import json
-import math
-import os
 import shutil
 import signal
 import sys
@@ -29,22 +26,20 @@ import aiomqtt
 import msgspec
 
 from controller import wire
-from controller.broker.mosquitto import Mosquitto, MosquittoError
+from controller.broker.mosquitto import Mosquitto
 from controller.broker.settings import BrokerSettings
-from controller.commandline import add_log_level, bounded, setup_logging
 from controller.demo.plan import DemoError, load_board, plan_board
-from controller.demo.view import LANGS, TableView, event_text, print_end
+from controller.demo.view import TableView, event_text, print_end
 from controller.engine import Engine
 from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord, DealInfo
 from controller.service.daemon import ControllerDaemon, cancel_until_done
 from controller.service.journal import Journal
 
-__all__ = ["REPO_ROOT", "TABLE", "bridge_config_dict", "main", "parser", "run_demo"]
+__all__ = ["REPO_ROOT", "TABLE", "bridge_config_dict", "run_demo", "until_signal"]
 
 TABLE = "1"
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-_DESCRIPTION = "a whole board on a simulated table"
 
 
 def bridge_config_dict(sim_toml: Path, *, broker_url: str, spool: Path,
@@ -290,30 +285,7 @@ def _played_record(engine: Engine, original: BoardRecord) -> BoardRecord | None:
     return dataclasses.replace(record, tags=tags)
 
 
-#: a play speed: a finite number above 0 (0 would never play a card)
-_speed = bounded(float, lambda v: math.isfinite(v) and v > 0, "a number above 0")
-#: ``--revoke-trick``: 1 to 11 (the demo's revoke is established by a later trick)
-_trick = bounded(int, lambda v: 1 <= v <= 11, "a trick from 1 to 11")
-
-
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="bridge-table demo", description=_DESCRIPTION)
-    ap.add_argument("--lang", choices=LANGS, default=os.environ.get("BRIDGE_TABLE_LANG", "en"),
-                    help="the language of the table and the lines (default "
-                         "$BRIDGE_TABLE_LANG or en)")
-    ap.add_argument("--speed", type=_speed, default=1.0,
-                    help="play speed (2 = twice as fast; the board takes ~40 s at 1)")
-    ap.add_argument("--board", type=Path, help="another PBN board with full play")
-    ap.add_argument("--no-revoke", action="store_true", help="play the board as recorded")
-    ap.add_argument("--revoke-trick", type=_trick, default=6, metavar="N",
-                    help="the trick (1-11) from which a defender revokes at the first chance "
-                         "(default %(default)s)")
-    ap.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
-    add_log_level(ap, default="WARNING")
-    return ap
-
-
-async def _until_signal(demo: Coroutine[Any, Any, int]) -> int:
+async def until_signal(demo: Coroutine[Any, Any, int]) -> int:
     """Run the demo; Ctrl-C or SIGTERM (a closed terminal, ``kill``) cancels it, so that it
     stops its broker and removes its folder on the way out, and the command exits 130."""
     task = asyncio.ensure_future(demo)
@@ -337,20 +309,3 @@ async def _until_signal(demo: Coroutine[Any, Any, int]) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     return 130 if interrupted else result
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    setup_logging(args)
-    try:
-        return asyncio.run(_until_signal(run_demo(
-            lang=args.lang, speed=args.speed, live=False if args.plain else None,
-            board_file=args.board,
-            revoke_trick=None if args.no_revoke else args.revoke_trick)))
-    except (DemoError, MosquittoError) as e:
-        print(f"bridge-table demo: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-

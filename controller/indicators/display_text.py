@@ -229,7 +229,7 @@ def _alert_lines(irr: Irregularity, lang: str) -> list[str]:
 #: What a display's rows depend on (``display_key``): the board row's values, the middle
 #: rows' values and the alert shown. Equal keys give equal rows, so the rows are rendered
 #: once per key and language (cached), and a table whose key did not change is not
-#: rendered at all (controller/engine.py keeps the last key per table).
+#: rendered at all (controller/engine/render.py keeps the last key per table).
 DisplayKey = tuple[tuple[object, ...] | None,
                    tuple[tuple[object, ...], tuple[object, ...], tuple[object, ...]],
                    Irregularity | None]
@@ -394,8 +394,9 @@ class DisplayRenderer:
     event; the contract and tricks row, new every trick, is finished from its contract's
     ``_TricksRows``), the third row (whose turn it is: a few values all day) is looked up
     in the renderer's own table. The indicator is built after nearly every event
-    (``turn`` changes), so this is its hot path (controller/engine.py, ``_indicator``);
-    the rows are those of ``render_display`` (tests/test_display_text_cache.py)."""
+    (``turn`` changes), so this is its hot path (controller/engine/render.py,
+    ``Payloads.indicator``); the rows are those of ``render_display``
+    (tests/test_display_text_cache.py)."""
 
     __slots__ = ("languages", "_head", "_head_rows", "_second", "_second_rows", "_alert",
                  "_alert_rows", "_contract", "_declarer", "_tricks", "_thirds", "_blank")

@@ -650,7 +650,7 @@ class Auction:
 
     def _in_rotation(self, seat: Seat, call: Call, entry: int, *, oor: int | None = None,
                      check_obligation: bool = True) -> None:
-        """A call at the caller's turn: 37, 36, 27, or it stands."""
+        """A call at the caller's turn: 37, 36, 27 (``_law27_insufficient_bid``), or it stands."""
         kind = call.kind
         if check_obligation and kind is not _PASS and self._oblig.get(seat):
             item = self.log.open(Code.CALL_BY_PLAYER_REQUIRED_TO_PASS, law="37", seat=seat,
@@ -669,17 +669,8 @@ class Auction:
                 self._pending = _Pending(_Kind.INADMISSIBLE, item.id, seat, call, entry,
                                          seat, oor)
                 return
-        elif kind is _BID:
-            bid = call.bid
-            last = self._last_bid
-            assert bid is not None
-            if last is not None and bid.rank <= last.rank:
-                item = self.log.open(Code.INSUFFICIENT_BID, law="27", seat=seat, call=call,
-                                     detail="pending", last_bid=str(last))
-                self._own(item, entry)
-                self._pending = _Pending(_Kind.INSUFFICIENT, item.id, seat, call, entry,
-                                         seat, oor)
-                return
+        elif kind is _BID and self._law27_insufficient_bid(seat, call, entry, oor):
+            return
         self._apply(seat, call, entry, oor)
 
     def _admissible(self, seat: Seat, kind: CallKind) -> bool:
@@ -715,13 +706,7 @@ class Auction:
             else:
                 self._while_pending(seat, call, entry)
         elif kind is _Kind.INSUFFICIENT:
-            if seat is p.seat:
-                self._replace_insufficient(p, call, entry)
-            elif seat is lho and not p.rejected:
-                self._accept(p, "27B4" if p.first is not None else "27A1")
-                self._dispatch(seat, call, entry)
-            else:
-                self._while_pending(seat, call, entry)
+            self._law27_next_call(p, seat, call, entry)
         elif kind is _Kind.INADMISSIBLE:
             if seat is lho:
                 # 36A: cancel it and every later call; back to the offender, no rectification
@@ -775,11 +760,7 @@ class Auction:
             elif rk is RulingKind.REJECT:
                 self._reject_out_of_rotation(p)
         elif kind is _Kind.INSUFFICIENT:
-            if rk is RulingKind.ACCEPT:
-                self._accept(p, "27B4" if p.first is not None else "27A1")
-            elif rk is RulingKind.REJECT and not p.rejected:
-                p.rejected = True
-                self.log.update(p.irr, detail="rejected", law="27B")
+            self._law27_ruling(p, rk)
         elif kind is _Kind.INADMISSIBLE:
             if rk is RulingKind.REJECT:
                 self._reject_inadmissible(p)
@@ -797,12 +778,6 @@ class Auction:
             self._settle_change(p, accept=False, detail="cancelled", law="25B")
 
     # ------------------------------------------------------------------ settling pending calls
-    def _accept(self, p: _Pending, law: str) -> None:
-        """The pending call stands as made (27A1): its legality is not checked again."""
-        self._pending = None
-        self.log.update(p.irr, status=Status.RESOLVED, detail="accepted", law=law)
-        self._apply(p.seat, p.call, p.entry, p.oor)
-
     def _accept_out_of_rotation(self, p: _Pending) -> None:
         """29A: the call stands and rotation continues from the offender."""
         self._pending = None
@@ -867,7 +842,68 @@ class Auction:
         self._own(item, entry)
         self._cancel(entry, item.id)
 
-    def _replace_insufficient(self, p: _Pending, call: Call, entry: int) -> None:
+    def _above_seven(self, seat: Seat, call: Call, entry: int) -> None:
+        """38: cancelled, a pass substituted at his turn, both offenders pass throughout."""
+        substitute = self._pending is None and seat is self._turn
+        item = self.log.open(Code.BID_ABOVE_SEVEN, law="38", seat=seat, call=call,
+                             detail="substituted_pass" if substitute else "cancelled,pass_all",
+                             status=Status.RESOLVED)
+        self._own(item, entry)
+        self._cancel(entry, item.id)
+        self._oblige(seat, PASS_ALL, item.id)
+        self._oblige(seat.partner, PASS_ALL, item.id)
+        self._restrict(item.id, seat, None)
+        if substitute:
+            self._substitute_pass(seat, "substituted pass (38)")
+
+    # ------------------------------------------------------------------ Law 27: insufficient bid
+    def _law27_insufficient_bid(self, seat: Seat, call: Call, entry: int,
+                                oor: int | None) -> bool:
+        """Law 27, applied to a bid at the caller's turn: one no higher than the last bid is
+        an insufficient bid, held pending until LHO calls over it (27A1), the offender
+        replaces it (27B, ``_law27_replacement``) or the director rules (``_law27_ruling``).
+        True if it was one (and is now pending)."""
+        bid = call.bid
+        last = self._last_bid
+        assert bid is not None
+        if last is not None and bid.rank <= last.rank:
+            item = self.log.open(Code.INSUFFICIENT_BID, law="27", seat=seat, call=call,
+                                 detail="pending", last_bid=str(last))
+            self._own(item, entry)
+            self._pending = _Pending(_Kind.INSUFFICIENT, item.id, seat, call, entry,
+                                     seat, oor)
+            return True
+        return False
+
+    def _law27_next_call(self, p: _Pending, seat: Seat, call: Call, entry: int) -> None:
+        """A call while an insufficient bid is pending: the offender's is a replacement (27B);
+        LHO's, unless the director rejected it, accepts it (27A1, 2017 27B4)."""
+        if seat is p.seat:
+            self._law27_replacement(p, call, entry)
+        elif seat is p.seat.lho and not p.rejected:
+            self._law27_accept(p)
+            self._dispatch(seat, call, entry)
+        else:
+            self._while_pending(seat, call, entry)
+
+    def _law27_ruling(self, p: _Pending, rk: RulingKind) -> None:
+        """The director accepts the pending insufficient bid (27A1) or rejects it (27B: the
+        offender must replace it; LHO's call no longer accepts it)."""
+        if rk is RulingKind.ACCEPT:
+            self._law27_accept(p)
+        elif rk is RulingKind.REJECT and not p.rejected:
+            p.rejected = True
+            self.log.update(p.irr, detail="rejected", law="27B")
+
+    def _law27_accept(self, p: _Pending) -> None:
+        """The pending bid stands as made (27A1; 2017 27B4 for an insufficient replacement):
+        its legality is not checked again."""
+        self._pending = None
+        self.log.update(p.irr, status=Status.RESOLVED, detail="accepted",
+                        law="27B4" if p.first is not None else "27A1")
+        self._apply(p.seat, p.call, p.entry, p.oor)
+
+    def _law27_replacement(self, p: _Pending, call: Call, entry: int) -> None:
         """27B: the offender replaces his insufficient bid (27C: an early one stands)."""
         ib = (p.first or p.call).bid
         assert ib is not None
@@ -917,20 +953,6 @@ class Auction:
         self.log.update(p.irr, status=Status.RESOLVED, detail="replaced,pass_all", law="27B2",
                         replacement=str(call))
         self._in_rotation(p.seat, call, entry)
-
-    def _above_seven(self, seat: Seat, call: Call, entry: int) -> None:
-        """38: cancelled, a pass substituted at his turn, both offenders pass throughout."""
-        substitute = self._pending is None and seat is self._turn
-        item = self.log.open(Code.BID_ABOVE_SEVEN, law="38", seat=seat, call=call,
-                             detail="substituted_pass" if substitute else "cancelled,pass_all",
-                             status=Status.RESOLVED)
-        self._own(item, entry)
-        self._cancel(entry, item.id)
-        self._oblige(seat, PASS_ALL, item.id)
-        self._oblige(seat.partner, PASS_ALL, item.id)
-        self._restrict(item.id, seat, None)
-        if substitute:
-            self._substitute_pass(seat, "substituted pass (38)")
 
     # ------------------------------------------------------------------ Laws 30-32
     def _reject_out_of_rotation(self, p: _Pending) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import IO
 
 from controller.boards.deals import DealsError, load_deals
@@ -25,7 +25,7 @@ from controller.laws.record import DealInfo
 from controller.replay.stream import KINDS, replay_to
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="bridge-table replay", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("events", help="JSONL file of sensor events ('-' for standard input)")
@@ -51,7 +51,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def main(argv: list[str], out: IO[bytes] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, out: IO[bytes] | None = None) -> int:
     """The command; ``out`` is where the messages go (standard output by default)."""
     args = parse_args(argv)
     kinds: set[str] | None = None

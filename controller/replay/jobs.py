@@ -4,7 +4,7 @@ processes, the outputs merged back in input order, the same bytes as one process
 Each table's messages depend only on that table's inputs, with two exceptions, both kept
 exact:
 
-- Law 87 (controller/engine.py ``_compare_tables``): a board's hands are compared across
+- Law 87 (controller/engine/core.py ``_compare_tables``): a board's hands are compared across
   tables, and a difference flags a fouled board at the table that saw it. Each worker
   records every hand its tables showed the detector (``Engine.observed``, with the
   input line as ``Engine.position``); the parent feeds all of them, in input order, to one

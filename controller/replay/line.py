@@ -2,7 +2,7 @@
 ``topic`` and raw ``payload``, or a bare payload.
 
 A module of its own, interpreted: replay's loop is compiled with the engine
-(controller/mypyc_core.py), and mypyc drops a msgspec Struct's field defaults."""
+(tools/compiled_build.py), and mypyc drops a msgspec Struct's field defaults."""
 
 from __future__ import annotations
 

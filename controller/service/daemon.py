@@ -1,4 +1,4 @@
-"""``bridge-table controller``: the rules daemon on an MQTT broker.
+"""The rules daemon on an MQTT broker (``bridge-table controller``: ``cli_controller``).
 
 It subscribes ``{root}/+/event`` and ``{root}/+/ruling`` (QoS 1; with ``--tables`` or
 ``--partition``, those of its own tables only: ``controller.service.partition``, ``docs/scale.md``),
@@ -77,12 +77,10 @@ clients of the other commands.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import itertools
 import logging
-import os
 import queue
 import signal
 import socket
@@ -90,35 +88,24 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import aiomqtt
 import msgspec
 
 from controller import wire
-from controller.broker.identity import Identities, IdentityError, identities_beside, load_identities
-from controller.broker.settings import BrokerSettings, add_broker_arguments, settings_from_args
-from controller.commandline import (
-    ControllerError,
-    OutageLog,
-    add_log_level,
-    bounded,
-    setup_logging,
-)
-from controller.indicators.policy import IndicatorPolicy, PolicyError
+from controller.broker.identity import Identities
+from controller.broker.settings import BrokerSettings
+from controller.commandline import OutageLog
 from controller.service import snapshot
 from controller.service.gcpolicy import GcPolicy
-from controller.service.intake import INTAKE_BURST, INTAKE_RATE, PAUSE, PAUSE_AFTER, Intake
+from controller.service.intake import PAUSE, PAUSE_AFTER, Intake
 from controller.service.journal import IncomingEntry, Journal, JournalError
 from controller.service.latency import LatencyTally
 from controller.service.mqtt import LOST, Connection, MqttError, Received, check_versions
 
-if TYPE_CHECKING:
-    from controller.laws.record import DealInfo
-
-__all__ = ["ControllerDaemon", "EngineLike", "OutgoingLike", "build_engine", "load_deals",
-           "main"]
+__all__ = ["ControllerDaemon", "EngineLike", "OutgoingLike", "install_stop_signals",
+           "run_until_signalled"]
 
 log = logging.getLogger("bridge_table.controller")
 
@@ -222,7 +209,7 @@ class ControllerDaemon:
     reconnect_max: float = 1.0
     connect_timeout: float = 2.0
     #: seconds a small batch waits for more events to share its journal commit (2 ms: at
-    #: 1,024 tables -23% CPU per event and a lower p99, docs/benchmarks.md)
+    #: 1,024 tables -23% CPU per event and a lower p99, docs/benchmarks-archive.md)
     gather: float = DEFAULT_GATHER
     info: Mapping[str, Any] = field(default_factory=dict)  # extra fields for the status
     #: serve only these tables (``bridge-table run``: one Pi, one table); empty: every table
@@ -816,241 +803,9 @@ async def cancel_until_done(task: asyncio.Future[Any], interval: float = 0.1) ->
             task.result()
 
 
-# -- building from the command line --------------------------------------------------------
-def load_deals(path: str | Path, first_board: int | None = None) -> dict[int, DealInfo]:
-    """The boards of a deals file (PBN, DUP, BRI, DGE) by number; broken boards are logged
-    and left out (the sound ones still load)."""
-    from controller.boards.deals import DealsError
-    from controller.boards.deals import load_deals as read_deals
-
-    try:
-        deals, problems = read_deals(path, first_board)
-    except DealsError as e:
-        raise ControllerError(str(e)) from e
-    for problem in problems:
-        log.warning("%s: %s", path, problem)
-    log.info("%s: %d board(s)", path, len(deals))
-    return deals
-
-
-def build_engine(*, root: str = "bridge",
-                 deals: str | Path | Mapping[int, DealInfo] | None = None,
-                 rules: str = "2017", policy: str | Path | None = None,
-                 schedule: str | Path | None = None,
-                 session: str | Path | None = None,
-                 first_board: int | None = None, max_tables: int | None = None,
-                 max_sources: int | None = None) -> EngineLike:
-    """The Engine for the command line's settings; ``deals`` a deals file or the boards.
-    ``session``: the session file; its movement is the schedule (unless ``schedule`` is
-    given too) and names the pairs at each table, its deals file is used without ``deals``."""
-    from controller.engine import MAX_SOURCES, MAX_TABLES, Engine
-    from controller.laws.cards import ParseError, Rules
-
-    try:
-        rules_value = Rules.parse(rules)
-    except ParseError as e:
-        raise ControllerError(str(e)) from e
-    try:
-        policy_value = IndicatorPolicy.load(policy) if policy else None
-    except PolicyError as e:
-        raise ControllerError(str(e)) from e
-    pairs_at = None
-    tables = None
-    session_id = None
-    if session:
-        from controller.session import SessionError, load_session
-        try:
-            sess = load_session(session)
-        except SessionError as e:
-            raise ControllerError(str(e)) from e
-        tables = sess.movement.schedule()
-        pairs_at = sess.movement.pairs_at
-        session_id = sess.id
-        # said before the boards line, so a director can see the right file was taken
-        log.info("session %s (%s): %s movement, %d table(s), %d round(s), %d %s",
-                 session, sess.id, sess.movement.kind, len(sess.movement.tables),
-                 len(sess.movement.rounds), len(sess.movement.pairs),
-                 "team(s)" if sess.is_teams else "pair(s)")
-        if not deals:
-            deals = sess.deals
-            first_board = first_board or sess.deals_first_board
-    boards = deals if isinstance(deals, Mapping) else (
-        load_deals(deals, first_board) if deals else None)
-    if schedule:
-        from controller.session.schedule import ScheduleError, load_movement, load_schedule
-        try:
-            try:
-                tables = load_schedule(schedule)
-                whole = load_movement(schedule)
-            except ScheduleError as one_round:
-                try:   # the every-round form (docs/broadcast.md) names the session too
-                    whole = load_movement(schedule)
-                except ScheduleError:
-                    raise one_round from None
-                tables = whole.movement.schedule()
-                pairs_at = pairs_at or whole.movement.pairs_at
-            # the id ``bridge-table broadcast --schedule`` derives from the same file
-            session_id = session_id or whole.id
-        except ScheduleError as e:
-            raise ControllerError(str(e)) from e
-    engine: EngineLike = Engine(root=root, deals=boards, rules=rules_value,
-                                policy=policy_value, schedule=tables, pairs_at=pairs_at,
-                                max_tables=max_tables or MAX_TABLES,
-                                max_sources=max_sources or MAX_SOURCES)
-    if session_id:
-        engine.session_id = session_id  # type: ignore[attr-defined]  # an Engine
-    return engine
-
-
-def default_journal_path() -> Path:
-    state = os.environ.get("STATE_DIRECTORY")  # systemd's StateDirectory=
-    return Path(state.split(":")[0]) / "journal.sqlite" if state else \
-        Path("var") / "controller-journal.sqlite"
-
-
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="bridge-table controller",
-                                 description="The rules daemon for every table on a broker.")
-    add_broker_arguments(ap)
-    ap.add_argument("--deals", help="PBN deals file of the session (hands and markings)")
-    ap.add_argument("--journal", help="journal file (default $STATE_DIRECTORY/journal.sqlite "
-                                      "or var/controller-journal.sqlite)")
-    ap.add_argument("--no-journal", action="store_true",
-                    help="keep nothing on disk (a restart forgets every table)")
-    ap.add_argument("--journal-sync", choices=("full", "normal"), default="full",
-                    help="full: every commit synced (survives a power cut); "
-                         "normal: survives a crash of the daemon only")
-    ap.add_argument("--commit-gather", type=float, default=DEFAULT_GATHER * 1000, metavar="MS",
-                    help="a batch of fewer than 32 events waits this many milliseconds for "
-                         "more to share its journal commit (default %(default)g; 0: commit "
-                         "at once)")
-    ap.add_argument("--root", default="bridge", help="topic root (default %(default)s)")
-    ap.add_argument("--rules", default="2017", help="Laws edition: 2017 or 2007")
-    ap.add_argument("--policy", help="indicator policy file (TOML); default: the contract's")
-    ap.add_argument("--schedule", help="the round's schedule (TOML): the boards each table "
-                    "plays; another board read at a table is WRONG_BOARD")
-    ap.add_argument("--first-board", type=int, default=None, metavar="N",
-                    help="the board number of a .bri/.dge/.dup deals file's first record")
-    ap.add_argument("--session", help="the session file (TOML, docs/session.md): its movement "
-                    "is the schedule, state and result name the pairs at the table, its "
-                    "deals file is the default --deals")
-    ap.add_argument("--client-id", default="", help="MQTT client id (fixed: the broker keeps "
-                                                    "the session under it)")
-    ap.add_argument("--tables", metavar="SPEC",
-                    help="serve only these tables: ids and ranges, e.g. 1-500,A1-A20 "
-                         "(partitioned controllers, docs/scale.md)")
-    ap.add_argument("--partition", metavar="K/N",
-                    help="serve share K of N of the tables (stable hash of the table id) of "
-                         "--tables, or of the session's movement or --schedule")
-    ap.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="BYTES",
-                    help="an input larger than this is refused before the journal "
-                         "(default %(default)s)")
-    ap.add_argument("--max-tables", type=_positive, default=None,
-                    help="tables followed at most; an event for one more is refused with an "
-                         "error (default 1000)")
-    ap.add_argument("--max-sources", type=_positive, default=None,
-                    help="sources (src) per table at most (default 64)")
-    ap.add_argument("--identities", metavar="FILE",
-                    default=os.environ.get("BRIDGE_TABLE_IDENTITIES"),
-                    help="who is who (identities.toml of bridge-table broker-config): an "
-                         "input whose src may not speak on its topic is refused with an "
-                         "error (default $BRIDGE_TABLE_IDENTITIES)")
-    ap.add_argument("--intake-burst", type=_positive, default=INTAKE_BURST,
-                    help="events a table may send at once (default %(default)s)")
-    ap.add_argument("--intake-rate", type=float, default=INTAKE_RATE,
-                    help="events a second a table may send past the burst; more are dropped "
-                         "(the bridge sends them again) with an error (default %(default)g)")
-    ap.add_argument("--status-interval", type=float, default=30.0, metavar="SECONDS",
-                    help="how often the retained status is published again (default "
-                         "%(default)g)")
-    add_log_level(ap)
-    return ap
-
-
-_positive = bounded(int, lambda v: v >= 1, "a whole number of at least 1")
-
-
-def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
-    broker = settings_from_args(args)
-    engine = build_engine(root=args.root, deals=args.deals, rules=args.rules,
-                          policy=args.policy, schedule=args.schedule, session=args.session,
-                          first_board=args.first_board,
-                          max_tables=args.max_tables, max_sources=args.max_sources)
-    tables, name = partition_from_args(args, engine)
-    identities = None
-    # secure by default: the identities broker-config wrote beside this login, when the
-    # option does not name them
-    found = args.identities or identities_beside(
-        args.credentials or os.environ.get("BRIDGE_TABLE_MQTT_CREDENTIALS"))
-    if found:
-        try:
-            identities = load_identities(Path(found))
-        except IdentityError as e:
-            raise ControllerError(str(e)) from e
-        if not args.identities:
-            log.info("who is who: %s (found beside the credentials)", found)
-    elif broker.username:
-        log.warning("no --identities: any login that may publish on a table's topics may "
-                    "use any src there (docs/security.md, 'Who is who')")
-    if args.intake_rate <= 0:
-        raise ControllerError("--intake-rate must be above 0")
-    journal = None
-    if not args.no_journal:
-        path = Path(args.journal) if args.journal else default_journal_path()
-        if name and not args.journal:  # each controller its own journal
-            path = path.with_name(f"{path.stem}-{name}{path.suffix}")
-        try:
-            journal = Journal(path, sync=args.journal_sync)
-        except JournalError as e:
-            raise ControllerError(str(e)) from e
-        log.info("journal %s", path)
-    return ControllerDaemon(broker=broker, engine=engine, journal=journal, root=args.root,
-                            client_id=args.client_id, max_payload=args.max_payload,
-                            status_interval=args.status_interval,
-                            only_tables=tables, name=name,
-                            gather=max(0.0, args.commit_gather) / 1000,
-                            identities=identities,
-                            intake=Intake(args.intake_burst, args.intake_rate),
-                            info={"rules": str(args.rules),
-                                  **_session_info(engine)})
-
-
-def _session_info(engine: EngineLike) -> dict[str, str]:
-    """The session the engine runs, for the status (wire 1.8): a broadcast relay trusts
-    only the status of its own session."""
-    sid = getattr(engine, "session_id", None)
-    return {"session": sid} if isinstance(sid, str) and sid else {}
-
-
-def partition_from_args(args: argparse.Namespace, engine: EngineLike
-                        ) -> tuple[tuple[str, ...], str]:
-    """The tables this controller serves (empty: all) and its name, from ``--tables`` and
-    ``--partition`` (``controller.service.partition``)."""
-    from controller.service.partition import (
-        PartitionError,
-        hash_share,
-        parse_partition,
-        parse_tables,
-        scope_name,
-    )
-
-    if not args.tables and not args.partition:
-        return (), ""
-    tables = parse_tables(args.tables) if args.tables else ()
-    part = parse_partition(args.partition) if args.partition else None
-    if part is not None:
-        known = tables or tuple(sorted(getattr(engine, "schedule", {}) or {}))
-        if not known:
-            raise PartitionError("--partition needs the tables to share: --tables, or a "
-                                 "--session or --schedule naming them")
-        tables = hash_share(known, *part)
-        if not tables:
-            raise PartitionError(f"--partition {args.partition}: no table falls in this share "
-                                 f"of {len(known)}")
-    return tables, scope_name(args.tables, part)
-
-
 def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:
+    """SIGTERM and SIGINT set ``stop`` (a daemon's clean stop); the function returned removes
+    the handlers."""
     loop = asyncio.get_running_loop()
     sigs = (signal.SIGTERM, signal.SIGINT)
     for sig in sigs:
@@ -1062,31 +817,11 @@ def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:
     return remove
 
 
-async def _serve(daemon: ControllerDaemon) -> None:
+async def run_until_signalled(daemon: ControllerDaemon) -> None:
+    """Run ``daemon`` until SIGTERM or SIGINT."""
     stop = asyncio.Event()
     remove = install_stop_signals(stop)
     try:
         await daemon.run(stop)
     finally:
         remove()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    setup_logging(args)
-    try:
-        daemon = daemon_from_args(args)
-    except ControllerError as e:
-        log.error("%s", e)
-        return 2
-    try:
-        asyncio.run(_serve(daemon))
-    finally:
-        if daemon.journal is not None:
-            daemon.journal.close()
-    log.info("stopped")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

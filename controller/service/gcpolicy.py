@@ -2,7 +2,7 @@
 
 A full (generation 2) collection visits every object the process holds: at 1,024 tables
 about 300,000 objects, 160 ms on the benchmark machine, and those pauses were most of the
-daemon's event -> state p99 (``docs/benchmarks.md``, "Garbage collector"). The Engine's
+daemon's event -> state p99 (``docs/benchmarks-archive.md``, issue 13). The Engine's
 state holds no reference cycles (``tests/test_gcpolicy.py`` runs a session with the
 collector off and finds none), so reference counting frees it; the collector is there for
 the cycles that exceptions and libraries make, which die young. So:
@@ -15,7 +15,7 @@ the cycles that exceptions and libraries make, which die young. So:
   generation only visits what survived since the last batch. Freezing every 10 s let full
   collections of 70-90 ms through; every second, collections of the second and third
   generations of 10-50 ms (what 1,024 tables' hands passed across the play spots leave
-  in a second, ``docs/benchmarks.md``, issue 32 item 3);
+  in a second, ``docs/benchmarks-archive.md``, issue 32 item 3);
 - a full collection of everything (``gc.unfreeze`` then ``gc.collect``) runs when the
   daemon is idle (nothing received for ``IDLE`` seconds: between rounds) and the last one
   is at least ``full_every`` seconds old, so that a cycle that was frozen (the libraries

@@ -3,7 +3,7 @@
 What a load generator measures (``bench/bench_daemon_cpu.py``: an event published, its
 table's ``state`` received) is the daemon's time plus the broker's, the generator's and the
 machine's; on a 2-core machine that also runs the generator and the broker, those are most
-of the tail (``docs/benchmarks.md``, issue 32 item 3: a controller that does nothing but
+of the tail (``docs/benchmarks-archive.md``, issue 32 item 3: a controller that does nothing but
 echo gives a p99 of 30 ms there). This tally is the daemon's part alone: from the moment
 paho's network thread hands an event to the daemon (``controller.service.mqtt.Received.at``)
 to the moment its batch's outputs (its table's ``state``, ``indicator`` and ``ack``) are

@@ -19,7 +19,7 @@ connection is one MQTT session of the daemon (``clean_session=False``, a fixed c
   each message, in the order they were handed over, rather than setting ``on_publish``:
   for every QoS 0 message paho wrote, that callback made a ``ReasonCode`` and a
   ``Properties`` the adapter threw away, 14% of the daemon's time with 1,024 tables
-  passing their hands (``docs/benchmarks.md``, issue 32 item 3).
+  passing their hands (``docs/benchmarks-archive.md``, issue 32 item 3).
 
 A new :class:`Connection` (a new paho client) for each session: mids, in-flight messages and
 the unacknowledged messages of a lost session are never mixed with the next one's; what was

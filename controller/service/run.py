@@ -1,4 +1,4 @@
-"""``bridge-table run --config hw_configs/X.toml``: one table's bridge and controller together.
+"""One table's bridge and controller together in one process (``bridge-table run``: ``cli_run``).
 
 The normal way to start a table's Pi: one asyncio process runs the firmware bridge
 (``firmware_bridge.bridge.Bridge``) and a rules daemon (``controller.service.daemon``) that serves
@@ -20,49 +20,18 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.commandline import ControllerError, add_log_level, setup_logging
-from controller.service.daemon import (
-    DEFAULT_MAX_PAYLOAD,
-    ControllerDaemon,
-    build_engine,
-    install_stop_signals,
-)
+from controller.commandline import ControllerError
+from controller.service.daemon import DEFAULT_MAX_PAYLOAD, ControllerDaemon, install_stop_signals
+from controller.service.engines import build_engine
 from controller.service.journal import Journal, JournalError
 
-__all__ = ["main", "run_table", "controller_for"]
+__all__ = ["serve_table", "run_table", "controller_for"]
 
 log = logging.getLogger("bridge_table.run")
-
-
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="bridge-table run",
-                                 description="Bridge and controller of one table, one process.")
-    ap.add_argument("--config", required=True, help="the table's TOML file (hw_configs/*.toml)")
-    ap.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
-    ap.add_argument("--credentials", help="the broker login (credentials file from "
-                    "bridge-table broker-config), instead of the config's [broker] credentials")
-    ap.add_argument("--controller-credentials",
-                    default=os.environ.get("BRIDGE_TABLE_CONTROLLER_CREDENTIALS"),
-                    help="the controller's own login (clients/table-T-controller.toml of "
-                         "broker-config --table-controllers: one connection per user); "
-                         "default $BRIDGE_TABLE_CONTROLLER_CREDENTIALS, else the bridge's")
-    ap.add_argument("--deals", help="PBN (or DUP/BRI/DGE) deals file of the session")
-    ap.add_argument("--journal", help="controller journal (default: beside the spool)")
-    ap.add_argument("--no-journal", action="store_true",
-                    help="keep no journal (a restart then rebuilds nothing)")
-    ap.add_argument("--journal-sync", choices=("full", "normal"), default="full",
-                    help="full (default): an acknowledged event survives a power cut; "
-                         "normal: a crash of the program")
-    ap.add_argument("--rules", default="2017", help="Laws edition: 2017 or 2007")
-    ap.add_argument("--policy", help="indicator policy file (TOML)")
-    add_log_level(ap)
-    return ap
 
 
 def controller_for(config: Any, args: argparse.Namespace) -> ControllerDaemon:
@@ -116,7 +85,9 @@ async def run_table(bridge: Any, daemon: ControllerDaemon, stop: asyncio.Event) 
     return code
 
 
-async def _main(args: argparse.Namespace) -> int:
+async def serve_table(args: argparse.Namespace) -> int:
+    """The table of ``args.config`` served until SIGTERM or SIGINT: its exit code (2 for a
+    bad config or spool, 1 when a part failed)."""
     from firmware_bridge.bridge import Bridge
     from firmware_bridge.config import load_config
     from firmware_bridge.errors import BridgeError, ConfigError, SpoolError
@@ -148,13 +119,3 @@ async def _main(args: argparse.Namespace) -> int:
         if daemon.journal is not None:
             with contextlib.suppress(Exception):
                 daemon.journal.close()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    setup_logging(args)
-    return asyncio.run(_main(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

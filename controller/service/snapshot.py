@@ -87,7 +87,7 @@ class Snapshot(msgspec.Struct, forbid_unknown_fields=True):
     result: dict[str, Any] | None
     sources: list[_SourceSnap]
     observed: list[_Observed]
-    #: the table's share of ``Engine.stats`` (``_TableState.counts``), its input included
+    #: the table's share of ``Engine.stats`` (``TableState.counts``), its input included
     counts: dict[str, int]
 
 

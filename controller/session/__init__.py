@@ -2,6 +2,10 @@
 
 ``controller.session`` is the one import for the rest of the controller: the daemon's
 ``--session``, the broadcast's release gate and the console read ``load_session(path)``.
+
+The results read from the tables are ``table_results``; their scoring across tables is
+``scoring`` (as data and text: ``report``); the records out are ``export``; the ``score`` and
+``export`` commands are ``cli_score`` and ``cli_export``.
 """
 
 from __future__ import annotations
@@ -21,16 +25,6 @@ from controller.session.movement import (
     mitchell,
     teams,
 )
-from controller.session.results import (
-    BoardResult,
-    PairScore,
-    ResultsError,
-    SessionScores,
-    TeamScore,
-    load_results,
-    read_results,
-)
-from controller.session.score import main
 from controller.session.sessionfile import (
     Adjustment,
     Competitor,
@@ -40,9 +34,18 @@ from controller.session.sessionfile import (
     load_session,
     parse_session,
 )
+from controller.session.table_results import (
+    BoardResult,
+    PairScore,
+    ResultsError,
+    SessionScores,
+    TeamScore,
+    load_results,
+    read_results,
+)
 
 __all__ = [
-    "BoardResult", "PairScore", "TeamScore", "SessionScores", "read_results", "main",
+    "BoardResult", "PairScore", "TeamScore", "SessionScores", "read_results",
     "ResultsError", "load_results",
     "Movement", "MovementError", "Round", "TableRound", "mitchell", "howell", "teams",
     "Competitor", "Session", "SessionError", "load_session", "parse_session",

@@ -1,4 +1,5 @@
-"""``bridge-table export``: the session's records, from what the controller published.
+"""The session's records, from what the controller published (``bridge-table export``:
+``cli_export``).
 
 The source is the controller's own output for every table: the JSONL of
 ``{"topic": ..., "payload": ...}`` lines that ``bridge-table replay`` writes (or a journal
@@ -27,10 +28,8 @@ out of turn, is left out and reported), ``csv`` (the travellers and the ranking)
 
 from __future__ import annotations
 
-import argparse
 import csv
 import errno
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,14 +51,6 @@ from controller.laws.irregularities import Code, Irregularity, Status
 from controller.laws.play import trick_winner
 from controller.laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
 from controller.session.movement import table_key
-from controller.session.results import (
-    BoardResult,
-    ResultsError,
-    SessionScores,
-    json_lines,
-    load_jsonl,
-)
-from controller.session.score import report_strays
 from controller.session.scoring import (
     BoardScore,
     MatchScore,
@@ -71,10 +62,16 @@ from controller.session.scoring import (
     team_board_scores,
     team_totals,
 )
-from controller.session.sessionfile import Session, SessionError, load_session
+from controller.session.sessionfile import Session, SessionError
+from controller.session.table_results import (
+    BoardResult,
+    SessionScores,
+    json_lines,
+    load_jsonl,
+)
 
 __all__ = ["Published", "read_published", "load_published", "build_records", "write_pbn_session",
-           "write_csv_session", "parse_formats", "main"]
+           "write_csv_session", "parse_formats", "export", "scores_of"]
 
 FORMATS = ("pbn", "lin", "csv", "usebio")
 
@@ -559,38 +556,3 @@ def export(session: Session, published: Mapping[tuple[str, int], Published], out
             write_usebio(usebio_tree(session, board_scores, ranked, totals, matches), fx)
         written.append(path)
     return written
-
-
-def main(argv: Sequence[str]) -> int:
-    ap = argparse.ArgumentParser(prog="bridge-table export",
-                                 description="The session's records (PBN, LIN, CSV, USEBIO) "
-                                             "from what the controller published.")
-    ap.add_argument("session", help="the session file (TOML, docs/session.md)")
-    ap.add_argument("--results", required=True,
-                    help="JSONL of the controller's messages (bridge-table replay's output)")
-    ap.add_argument("--out", required=True, help="the directory to write into")
-    ap.add_argument("--format", default=",".join(FORMATS),
-                    help=f"{','.join(FORMATS)} (default: all)")
-    args = ap.parse_args(list(argv))
-    try:
-        formats = parse_formats(args.format)
-        session = load_session(args.session)
-        published = load_published(args.results, sys.stderr)
-        if not any(item.result is not None for item in published.values()):
-            raise ResultsError(f"{args.results}: no result in it (an empty or truncated file, "
-                               f"or not the controller's messages)")
-        report_strays(session, scores_of(published), "bridge-table export")
-        written = export(session, published, Path(args.out), formats, sys.stderr)
-    except (ValueError, SessionError, ResultsError) as exc:
-        print(f"bridge-table export: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"bridge-table export: {exc.filename or args.out}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("bridge-table export: interrupted", file=sys.stderr)
-        return 130
-    for path in written:
-        print(path)
-    return 0

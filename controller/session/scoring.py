@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 from controller.laws.scoring import imps, matchpoints, matchpoints_ew, neuberg
 from controller.session.movement import table_key
-from controller.session.results import BoardResult, SessionScores
 from controller.session.sessionfile import DEFAULT_ARTIFICIAL, Adjustment, Session
+from controller.session.table_results import BoardResult, SessionScores
 
 __all__ = ["BoardScore", "Standing", "BoardImps", "MatchScore", "TeamTotal", "score_pairs",
            "standings", "score_teams", "team_board_scores", "team_totals", "wbf_vp",

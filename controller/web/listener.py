@@ -198,18 +198,13 @@ class TableStore:
             return
         table, kind = parsed.table, parsed.kind
         if kind == "bridge":
-            data = wire.json_object(payload)
-            status = data.get("status") if data is not None else None
-            if data is None or not isinstance(status, str):
-                self.malformed += 1
-                return
-            self._view(table).bridge = status
-            self._changed(table, kind, data)
+            self._bridge(table, payload)
             return
         if not payload:   # a retained message cleared
             return
         data = wire.json_object(payload)
-        if data is None:
+        if data is None or (kind == "alert" and (not isinstance(data.get("id"), int)
+                                                 or isinstance(data.get("id"), bool))):
             self.malformed += 1
             return
         if kind == "event":
@@ -218,12 +213,25 @@ class TableStore:
             # of the events, only the hand scans: the presses for the director come from
             # the controller (1.14: ``evidence.presses``)
             return
-        if kind == "alert" and (not isinstance(data.get("id"), int)
-                                or isinstance(data.get("id"), bool)):
-            self.malformed += 1
-            return
         view = self._view(table)
         now = self.clock()
+        self._take(table, view, kind, data, now)
+        view.updated = now
+        self._changed(table, kind, data)
+
+    def _bridge(self, table: str, payload: bytes) -> None:
+        """``bridge/{t}/bridge``: the bridge online or offline (its will)."""
+        data = wire.json_object(payload)
+        status = data.get("status") if data is not None else None
+        if data is None or not isinstance(status, str):
+            self.malformed += 1
+            return
+        self._view(table).bridge = status
+        self._changed(table, "bridge", data)
+
+    def _take(self, table: str, view: TableView, kind: str, data: dict[str, Any],
+              now: float) -> None:
+        """One message of the controller's into the table's view."""
         if kind == "state":
             board = data.get("board")
             view.new_board(board if isinstance(board, int) else None)
@@ -242,8 +250,6 @@ class TableStore:
             self._feed(view, data)
         elif kind == "evidence":
             self._evidence(table, view, data)
-        view.updated = now
-        self._changed(table, kind, data)
 
     # -- helpers --------------------------------------------------------------------------
     def _view(self, table: str) -> TableView:
@@ -394,6 +400,31 @@ def _consumed(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+async def _read(client: aiomqtt.Client, handle: Callable[[str, bytes], object],
+                stop: asyncio.Event) -> None:
+    """Hand each message's topic and payload to ``handle`` until ``stop`` (returns) or the
+    connection is lost (``aiomqtt.MqttError``)."""
+    messages = aiter(client.messages)
+    getter: asyncio.Future[aiomqtt.Message] | None = None
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            getter = asyncio.ensure_future(anext(messages))
+            done, _ = await asyncio.wait({getter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if getter not in done:
+                return
+            msg, getter = getter.result(), None
+            payload = msg.payload if isinstance(msg.payload, bytes) else \
+                str(msg.payload or "").encode()
+            handle(str(msg.topic), payload)
+    finally:
+        stopper.cancel()
+        if getter is not None:  # stopped (or cancelled) while waiting for one
+            getter.cancel()
+            # the client's disconnection may still end it with an MqttError
+            getter.add_done_callback(_consumed)
+
+
 async def listen(settings: BrokerSettings, topics: Sequence[str],
                  handle: Callable[[str, bytes], object], stop: asyncio.Event, *,
                  client_id: str = "", conn: Connection | None = None,
@@ -421,26 +452,7 @@ async def listen(settings: BrokerSettings, topics: Sequence[str],
                     connected(True)
                 outage.recovered()
                 log.info("connected to %s", settings.url)
-                messages = aiter(client.messages)
-                getter: asyncio.Future[aiomqtt.Message] | None = None
-                stopper = asyncio.ensure_future(stop.wait())
-                try:
-                    while True:
-                        getter = asyncio.ensure_future(anext(messages))
-                        done, _ = await asyncio.wait({getter, stopper},
-                                                     return_when=asyncio.FIRST_COMPLETED)
-                        if getter not in done:
-                            break
-                        msg, getter = getter.result(), None
-                        payload = msg.payload if isinstance(msg.payload, bytes) else \
-                            str(msg.payload or "").encode()
-                        handle(str(msg.topic), payload)
-                finally:
-                    stopper.cancel()
-                    if getter is not None:  # stopped (or cancelled) while waiting for one
-                        getter.cancel()
-                        # the client's disconnection may still end it with an MqttError
-                        getter.add_done_callback(_consumed)
+                await _read(client, handle, stop)
         except aiomqtt.MqttError as exc:
             outage.failed(exc, 1.0)
         finally:

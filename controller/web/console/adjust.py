@@ -120,16 +120,7 @@ def _weighted(text: Any) -> list[dict[str, Any]]:
 def check_adjustment(session: Session, body: dict[str, Any]) -> ScoreAdjustment:
     """The adjusted score the director asked for, or ValueError saying what is wrong
     (an unknown kind or artificial score, a table that does not play the board)."""
-    table = body.get("table")
-    if not isinstance(table, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", table):
-        raise ValueError("no table")
-    try:
-        board = int(body.get("board"))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError("board must be a number") from None
-    if board not in session.movement.boards_of_table(table):
-        raise ValueError(f"table {table} does not play board {board} in the session's "
-                         "movement")
+    table, board = _table_and_board(session, body)
     kind = body.get("kind")
     if kind == "artificial":
         ns, ew = (str(body.get(side) or "").strip() for side in ("ns", "ew"))
@@ -152,6 +143,22 @@ def check_adjustment(session: Session, body: dict[str, Any]) -> ScoreAdjustment:
             raise ValueError(str(exc).removeprefix("adjustment: ")) from None
         return ScoreAdjustment(table, board, kind, weighted=tuple(parts))
     raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+
+
+def _table_and_board(session: Session, body: dict[str, Any]) -> tuple[str, int]:
+    """The table and board an adjusted score is for: a board the table plays in the
+    session's movement, or ValueError."""
+    table = body.get("table")
+    if not isinstance(table, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", table):
+        raise ValueError("no table")
+    try:
+        board = int(body.get("board"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError("board must be a number") from None
+    if board not in session.movement.boards_of_table(table):
+        raise ValueError(f"table {table} does not play board {board} in the session's "
+                         "movement")
+    return table, board
 
 
 def _replace(path: Path, text: str) -> Session:

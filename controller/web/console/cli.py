@@ -14,6 +14,7 @@ import ssl
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.boards.deals import DealsError
 from controller.broker.settings import add_broker_arguments, settings_from_args
@@ -27,6 +28,9 @@ from controller.web.auth import (
 )
 from controller.web.listener import Hub
 from controller.web.serving import check_bindable, parse_listen
+
+if TYPE_CHECKING:
+    from controller.session import Session as SessionFile
 
 log = logging.getLogger("bridge_table.console")
 
@@ -149,6 +153,30 @@ async def _serve(server: object, hub: Hub) -> None:
     await server.serve()
 
 
+def _session_inputs(args: argparse.Namespace, warnings: list[tuple[str, tuple[object, ...]]]
+                    ) -> tuple[SessionFile | None, dict[str, dict[int, int]],
+                               dict[int, dict[str, list[str]]]]:
+    """The session file (``--session``), the round of each table's board from it, and the
+    hands of the deals file (``--deals``, else the session's); the deals file's problems
+    are added to ``warnings``. SessionError (a ValueError) and DealsError when unreadable."""
+    deals: dict[int, dict[str, list[str]]] = {}
+    rounds: dict[str, dict[int, int]] = {}
+    session = None
+    deals_file = Path(args.deals) if args.deals else None
+    if args.session:
+        from controller.session import load_session
+        from controller.web.console.app import rounds_of_session
+        session = load_session(args.session)   # SessionError is a ValueError
+        rounds = rounds_of_session(session.movement)
+        deals_file = deals_file or session.deals
+    if deals_file is not None:
+        from controller.web.console.app import deals_for_console
+        deals, problems = deals_for_console(deals_file)
+        for problem in problems:
+            warnings.append(("%s: %s", (deals_file, problem)))
+    return session, rounds, deals
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["passwd"]:
@@ -174,21 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "given at login is not checked; give each director their own "
                              "with bridge-table console passwd %s --name NAME",
                              (args.director_password_file, args.director_password_file)))
-        deals: dict[int, dict[str, list[str]]] = {}
-        rounds: dict[str, dict[int, int]] = {}
-        session = None
-        deals_file = Path(args.deals) if args.deals else None
-        if args.session:
-            from controller.session import load_session
-            from controller.web.console.app import rounds_of_session
-            session = load_session(args.session)   # SessionError is a ValueError
-            rounds = rounds_of_session(session.movement)
-            deals_file = deals_file or session.deals
-        if deals_file is not None:
-            from controller.web.console.app import deals_for_console
-            deals, problems = deals_for_console(deals_file)
-            for problem in problems:
-                warnings.append(("%s: %s", (deals_file, problem)))
+        session, rounds, deals = _session_inputs(args, warnings)
     except (ControllerError, ValueError, PasswordFileError, DealsError) as exc:
         log.error("%s", exc)
         return 2
@@ -205,7 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.warning(message, *message_args)
     import uvicorn
 
-    from controller.web.console.app import ConsoleConfig, build_app
+    from controller.web.console.app import build_app
+    from controller.web.console.state import ConsoleConfig
     app = build_app(ConsoleConfig(broker=broker, password_hash=password_hash,
                                   db=Path(args.db), src=args.src, root=args.root,
                                   client_id=args.client_id,

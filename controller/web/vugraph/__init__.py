@@ -1,5 +1,2 @@
-"""``bridge-table vugraph``: the public's web view of a session, from ``public/#`` only."""
-
-from controller.web.vugraph.app import build_app, main
-
-__all__ = ["build_app", "main"]
+"""``bridge-table vugraph``: the public's web view of a session, from ``public/#`` only
+(``app.py`` the store and the app, ``cli.py`` the command)."""

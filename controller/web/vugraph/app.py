@@ -18,23 +18,27 @@ released session. Pages (one HTML file, no build step, assets in the package):
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
 import logging
 import signal
-import sys
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
 from controller import wire
 from controller.broker.settings import BrokerSettings
 from controller.session.scoring import rank_labels
 
-__all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "main"]
+__all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "serve"]
 
 log = logging.getLogger("bridge_table.vugraph")
 STATIC = Path(__file__).parent / "static"
@@ -313,81 +317,102 @@ def dd_trace(view: dict[str, Any]) -> dict[str, Any]:
             "tricks": _TRACE_CACHE[key]}
 
 
-def build_app(store: Store, *, lifespan: Any = None) -> Any:
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
-    from starlette.routing import Mount, Route
-    from starlette.staticfiles import StaticFiles
+# -- the routes: each reads the store from ``request.app.state.store`` -------------------------
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
 
-    async def index(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", media_type="text/html")
 
-    def session_of(request: Request) -> str:
-        return store.current(request.query_params.get("session") or None)
+def _shown(request: Request) -> str:
+    """The session a request is about: the one it asks for (``?session=``), else the
+    store's current one."""
+    return _store(request).current(request.query_params.get("session") or None)
 
-    async def state(request: Request) -> Response:
-        return JSONResponse(store.state(request.query_params.get("session") or None))
 
-    async def table_view(request: Request) -> Response:
-        t = request.path_params["table"]
-        sid = session_of(request)
-        boards = {b: v for (x, b), v in store.session_boards(sid).items() if x == t}
-        return JSONResponse({"table": t, "session": sid,
-                             "snapshot": store.snapshots.get((sid, t)),
-                             "now": store.now.get((sid, t)),
-                             "boards": [boards[b] for b in sorted(boards)]})
+def _not_found(error: str) -> Response:
+    return JSONResponse({"error": error}, status_code=404)
 
-    async def board(request: Request) -> Response:
-        try:
-            number = int(request.path_params["board"])
-        except ValueError:
-            return JSONResponse({"error": "not a board"}, status_code=404)
-        summary = await asyncio.to_thread(board_summary, store, number, session_of(request))
-        return JSONResponse(summary)
 
-    async def trace(request: Request) -> Response:
-        try:
-            key = (session_of(request), request.path_params["table"],
-                   int(request.path_params["board"]))
-        except ValueError:
-            return JSONResponse({"error": "not a board"}, status_code=404)
-        view = store.boards.get(key)
-        if view is None:
-            return JSONResponse({"error": "no such released board"}, status_code=404)
-        return JSONResponse(await asyncio.to_thread(dd_trace, view))
+async def index(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html", media_type="text/html")
 
-    async def events(request: Request) -> Response:
-        queue: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
-        store.listeners.add(queue)
 
-        async def stream() -> AsyncIterator[str]:
+async def state(request: Request) -> Response:
+    return JSONResponse(_store(request).state(request.query_params.get("session") or None))
+
+
+async def table_view(request: Request) -> Response:
+    store, t, sid = _store(request), request.path_params["table"], _shown(request)
+    boards = {b: v for (x, b), v in store.session_boards(sid).items() if x == t}
+    return JSONResponse({"table": t, "session": sid,
+                         "snapshot": store.snapshots.get((sid, t)),
+                         "now": store.now.get((sid, t)),
+                         "boards": [boards[b] for b in sorted(boards)]})
+
+
+async def board(request: Request) -> Response:
+    try:
+        number = int(request.path_params["board"])
+    except ValueError:
+        return _not_found("not a board")
+    summary = await asyncio.to_thread(board_summary, _store(request), number,
+                                      _shown(request))
+    return JSONResponse(summary)
+
+
+async def trace(request: Request) -> Response:
+    try:
+        key = (_shown(request), request.path_params["table"],
+               int(request.path_params["board"]))
+    except ValueError:
+        return _not_found("not a board")
+    view = _store(request).boards.get(key)
+    if view is None:
+        return _not_found("no such released board")
+    return JSONResponse(await asyncio.to_thread(dd_trace, view))
+
+
+async def events(request: Request) -> Response:
+    """Server-Sent Events: every change the store notifies, keep-alive comments."""
+    store = _store(request)
+    queue: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
+    store.listeners.add(queue)
+    return StreamingResponse(_stream(request, store, queue), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+async def _stream(request: Request, store: Store,
+                  queue: asyncio.Queue[str]) -> AsyncIterator[str]:
+    try:
+        yield "retry: 2000\n\n"
+        yield f"data: {json.dumps({'topic': 'hello'})}\n\n"
+        while True:
             try:
-                yield "retry: 2000\n\n"
-                yield f"data: {json.dumps({'topic': 'hello'})}\n\n"
-                while True:
-                    try:
-                        text = await asyncio.wait_for(queue.get(), 15)
-                        if text is _END:
-                            break
-                        yield f"data: {text}\n\n"
-                    except TimeoutError:
-                        yield ": keep-alive\n\n"
-                    if await request.is_disconnected():
-                        break
-            finally:
-                store.listeners.discard(queue)
+                text = await asyncio.wait_for(queue.get(), 15)
+                if text is _END:
+                    break
+                yield f"data: {text}\n\n"
+            except TimeoutError:
+                yield ": keep-alive\n\n"
+            if await request.is_disconnected():
+                break
+    finally:
+        store.listeners.discard(queue)
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache",
-                                          "X-Accel-Buffering": "no"})
 
-    return Starlette(routes=[
-        Route("/", index), Route("/api/state", state), Route("/api/table/{table}", table_view),
-        Route("/api/board/{board}", board), Route("/api/dd/{table}/{board}", trace),
-        Route("/events", events),
-        Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
-    ], lifespan=lifespan)
+ROUTES = (
+    Route("/", index), Route("/api/state", state), Route("/api/table/{table}", table_view),
+    Route("/api/board/{board}", board), Route("/api/dd/{table}/{board}", trace),
+    Route("/events", events),
+    Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+)
+
+
+def build_app(store: Store, *, lifespan: Any = None) -> Starlette:
+    """The vugraph's app, its routes reading ``store`` (``app.state.store``)."""
+    app = Starlette(routes=ROUTES, lifespan=lifespan)
+    app.state.store = store
+    return app
 
 
 async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> None:
@@ -402,31 +427,10 @@ async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> N
                            connected=store.set_connected)
 
 
-def main(argv: list[str]) -> int:
-    from controller.broker.settings import add_broker_arguments, settings_from_args
-    from controller.commandline import ControllerError, add_log_level, setup_logging
-    from controller.web.serving import check_bindable, parse_listen
-
-    ap = argparse.ArgumentParser(prog="bridge-table vugraph",
-                                 description="the audience's web view of a session "
-                                             "(reads public/# only)")
-    add_broker_arguments(ap)
-    ap.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default "
-                                                                "127.0.0.1:8080)")
-    ap.add_argument("--public", default="public", help="topic root of the released feed")
-    add_log_level(ap)
-    args = ap.parse_args(argv)
-    setup_logging(args)
-    try:
-        broker = settings_from_args(args)
-        host, port = parse_listen(args.listen)
-        check_bindable(host, port)
-    except (ControllerError, ValueError) as exc:
-        print(f"bridge-table vugraph: {exc}", file=sys.stderr)
-        return 2
+def serve(store: Store, broker: BrokerSettings, host: str, port: int) -> None:
+    """Serve the vugraph on ``host:port``, ``store`` fed from the broker, until SIGINT or
+    SIGTERM."""
     import uvicorn
-
-    store = Store(args.public)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -441,7 +445,7 @@ def main(argv: list[str]) -> int:
                 await task
 
     app = build_app(store, lifespan=lifespan)
-    log.info("vugraph on http://%s:%d/ (public topics %s/# of %s)", host, port, args.public,
+    log.info("vugraph on http://%s:%d/ (public topics %s/# of %s)", host, port, store.public,
              broker.url)
     # uvicorn's own signal handling waited on every viewer's live stream (a SIGTERM hung
     # until systemd killed it) and then re-raised the signal (exit status 143): ours
@@ -455,7 +459,6 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         pass
     log.info("stopped")
-    return 0
 
 
 async def _serve(server: Any, store: Store) -> None:

@@ -1,23 +1,17 @@
-"""``bridge-table score``: the session's scores from the tables' results.
+"""The session's scores as a report: JSON-ready data (``score --json``) and its printed form.
 
-``bridge-table score RESULTS.jsonl [--session FILE] [--teams 1:2,3:4] [--json]``: results
-as ``controller.session.results`` reads them. Without a session file, each board's results
-are matchpointed against each other (and ``--teams`` compares table pairs in IMPs); with
-one, the movement names the pairs, missing results are factored (Neuberg), the session
-file's adjustments are applied, and the pairs' totals and ranking (or, for teams, the
-matches in IMPs and VPs) follow.
+``report`` gives the pairs' (``pairs_report``) or the teams' (``teams_report``) scores as
+``controller.session.scoring`` computes them from the results read from the tables
+(``controller.session.table_results``); ``print_report`` prints them as ``bridge-table score``
+does (``cli_score``), ``bridge-table results`` prints their ranking as the session goes.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from controller.commandline import add_log_level, setup_logging
-from controller.session.results import ResultsError, SessionScores, load_results
 from controller.session.scoring import (
     BoardScore,
     score_pairs,
@@ -26,23 +20,11 @@ from controller.session.scoring import (
     stray_results,
     team_totals,
 )
-from controller.session.sessionfile import Session, SessionError, load_session
+from controller.session.sessionfile import Session
+from controller.session.table_results import SessionScores
 
-__all__ = ["main", "pairs_report", "teams_report", "report", "print_report",
-           "report_strays"]
-
-
-def _parse_teams(text: str) -> list[tuple[str, str]]:
-    matches = []
-    for part in text.split(","):
-        home, sep, away = part.strip().partition(":")
-        home, away = home.strip(), away.strip()
-        if not sep or not home or not away:
-            raise ValueError(f"--teams wants HOME:AWAY pairs of tables, not {part!r}")
-        if home == away:
-            raise ValueError(f"--teams {part.strip()}: a table plays a match against another")
-        matches.append((home, away))
-    return matches
+__all__ = ["pairs_report", "teams_report", "report", "print_report", "print_pairs",
+           "print_teams", "report_strays", "table_matches", "print_table_matches"]
 
 
 def _board_json(s: BoardScore) -> dict[str, Any]:
@@ -81,6 +63,7 @@ def pairs_report(session: Session | None, scores: SessionScores) -> dict[str, An
 
 
 def teams_report(session: Session, scores: SessionScores) -> dict[str, Any]:
+    """The teams' scores as JSON-ready data: boards, matches in IMPs and VPs, ranking."""
     per_board, matches = score_teams(session, scores)
     totals = team_totals(matches, session.vp_scale == "wbf")
     return {
@@ -101,7 +84,8 @@ def teams_report(session: Session, scores: SessionScores) -> dict[str, Any]:
     }
 
 
-def _print_pairs(report: dict[str, Any]) -> None:
+def print_pairs(report: dict[str, Any]) -> None:
+    """``pairs_report``'s data as ``score`` prints it: each board's results, the ranking."""
     for board in report["boards"]:
         print(f"Board {board['board']}")
         for r in board["results"]:
@@ -127,7 +111,8 @@ def _print_pairs(report: dict[str, Any]) -> None:
               f"{st['top']:g}  {st['percent']:6.2f}%  {st['names']}")
 
 
-def _print_teams(report: dict[str, Any]) -> None:
+def print_teams(report: dict[str, Any]) -> None:
+    """``teams_report``'s data as ``score`` prints it: boards, matches, the ranking."""
     for b in report["boards"]:
         print(f"Board {b['board']}: team {b['home']} (NS at table {b['home_table']}) "
               f"{b['imps_home']:+g}, team {b['away']} {b['imps_away']:+g} IMPs")
@@ -152,9 +137,9 @@ def report(session: Session | None, scores: SessionScores) -> dict[str, Any]:
 def print_report(out: dict[str, Any]) -> None:
     """``report``'s data as ``score`` prints it."""
     if out.get("method") == "imps":
-        _print_teams(out)
+        print_teams(out)
     else:
-        _print_pairs(out)
+        print_pairs(out)
 
 
 def report_strays(session: Session | None, scores: SessionScores, prog: str) -> None:
@@ -165,55 +150,19 @@ def report_strays(session: Session | None, scores: SessionScores, prog: str) -> 
               f"table this board; its result ({r.score_ns:+d}) is not scored", file=sys.stderr)
 
 
-def main(argv: Sequence[str]) -> int:
-    ap = argparse.ArgumentParser(prog="bridge-table score",
-                                 description="Scores across tables (Law 78) from the tables' "
-                                             "results.")
-    ap.add_argument("results", help="JSONL of result messages ('-' for standard input)")
-    ap.add_argument("--session", help="the session file (TOML, docs/session.md): movement, "
-                                      "pairs, adjustments, scoring method")
-    ap.add_argument("--teams", help="without a session file: teams matches as HOME:AWAY "
-                                    "pairs of tables, e.g. 1:2,3:4")
-    ap.add_argument("--json", action="store_true", help="write JSON instead of a table")
-    add_log_level(ap, default="WARNING")
-    args = ap.parse_args(list(argv))
-    setup_logging(args)
-    try:
-        matches = _parse_teams(args.teams) if args.teams else []
-        session = load_session(args.session) if args.session else None
-        scores = load_results(args.results, sys.stderr, sys.stdin)
-    except (ValueError, SessionError, ResultsError) as exc:
-        print(f"bridge-table score: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:       # Ctrl-C while reading (standard input waits for it)
-        print("bridge-table score: interrupted", file=sys.stderr)
-        return 130
-    if not scores.boards:
-        print(f"bridge-table score: {args.results}: no result in it (an empty or truncated "
-              f"file, or not the controller's results)", file=sys.stderr)
-        return 2
-    report_strays(session, scores, "bridge-table score")
-    if session is not None and session.is_teams:
-        out = teams_report(session, scores)
-        if args.json:
-            print(json.dumps(out, indent=1))
-        else:
-            _print_teams(out)
-        return 0
-    out = pairs_report(session, scores)
-    if matches:
-        out["teams"] = [{"board": t.board, "home": t.home.table, "away": t.away.table,
-                            "imps_home": t.imps_home} for t in scores.teams(matches)]
-        compared = {(t["home"], t["away"]) for t in out["teams"]}
-        for home, away in matches:
-            if (home, away) not in compared:  # said, not silently left out of the report
-                print(f"bridge-table score: --teams {home}:{away}: no board played at both "
-                      "tables in these results", file=sys.stderr)
-    if args.json:
-        print(json.dumps(out, indent=1))
-        return 0
-    _print_pairs(out)
-    for t in out.get("teams", []):
+
+def table_matches(scores: SessionScores, matches: Sequence[tuple[str, str]]
+                  ) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Without a session file (``score --teams``): each board both tables of a match played,
+    IMPs to the home table's NS team; and the matches with no such board."""
+    rows = [{"board": t.board, "home": t.home.table, "away": t.away.table,
+             "imps_home": t.imps_home} for t in scores.teams(matches)]
+    compared = {(t["home"], t["away"]) for t in rows}
+    return rows, [(home, away) for home, away in matches if (home, away) not in compared]
+
+
+def print_table_matches(rows: Sequence[dict[str, Any]]) -> None:
+    """``table_matches``' rows as ``score`` prints them."""
+    for t in rows:
         print(f"Board {t['board']}: table {t['home']} v table {t['away']}: "
               f"{t['imps_home']:+d} IMPs to table {t['home']}'s NS team")
-    return 0

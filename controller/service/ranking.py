@@ -1,30 +1,26 @@
-"""``bridge-table results``: the session's ranking as it goes, and every record at the end.
+"""The session's ranking as it goes, and every record at the end (``bridge-table results``:
+``cli_results``).
 
 The controller publishes each table's ``result`` (retained) and the ``feed``, ``alert``
-and ``evidence`` of every board (wire contract). This command reads them from one of:
+and ``evidence`` of every board (wire contract). The ranking is read from one of:
 
-- the broker (the default): it subscribes to ``ROOT/+/result``, ``feed``, ``alert`` and
-  ``evidence`` with the same broker options as every command (``--broker``,
-  ``--credentials`` ...: controller/broker/settings.py), prints the ranking again after each
-  new result, and ends on Ctrl-C, when every table has a result for every board the
-  movement gives it (``--until-complete``), or once the retained results are in
-  (``--once``: a broker keeps only each table's last result, so that is the ranking of
-  the boards now on the tables, not the session's);
-- the controller's journal (``--journal FILE``, once the controller is stopped: the
+- the broker (``follow_broker``): it subscribes to ``ROOT/+/result``, ``feed``, ``alert``
+  and ``evidence``, prints the ranking again after each new result, and ends on Ctrl-C or
+  SIGTERM, when every table has a result for every board the movement gives it
+  (``until_complete``), or once the retained results are in (``once``: a broker keeps only
+  each table's last result, so that is the ranking of the boards now on the tables, not the
+  session's);
+- the controller's journal (``published_from_journal``, once the controller is stopped: the
   journal is one process's at a time): the messages are computed again from it, exactly
   as the controller published them (``bridge-table replay``);
-- a file of published messages (``--results FILE``: what ``bridge-table replay`` or this
-  command's ``--out`` writes).
+- a file of published messages (what ``bridge-table replay`` or ``write_records`` writes).
 
-With ``--out DIR`` it writes, at the end, every record ``bridge-table export`` writes
-(``--format``, all by default) and, from the broker, ``ID-messages.jsonl``: the messages it
-received, which ``--results`` reads again. Empty or truncated input is an error (exit 2,
-one line on standard error), as a bad session file is.
+At the end, ``write_records`` writes every record ``bridge-table export`` writes and, from
+the broker, ``ID-messages.jsonl``: the messages received, which a file source reads again.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import io
@@ -32,32 +28,40 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, Protocol, cast
 
-from controller.session.export import (
-    FORMATS,
-    Published,
-    export,
-    parse_formats,
-    read_published,
-    scores_of,
-)
-from controller.session.results import BoardResult, ResultsError, SessionScores, load_jsonl
-from controller.session.score import print_report, report
+from controller.session.export import Published, export, read_published, scores_of
+from controller.session.report import print_report, report
 from controller.session.scoring import stray_results
-from controller.session.sessionfile import Session, SessionError, load_session
+from controller.session.sessionfile import Session, SessionError
+from controller.session.table_results import BoardResult, ResultsError, SessionScores
 
 if TYPE_CHECKING:
     import aiomqtt
 
+    from controller.broker.settings import BrokerSettings
     from controller.engine import Engine
 
-__all__ = ["Collected", "main", "journal_messages"]
+__all__ = ["Collected", "ListenOptions", "follow_broker", "journal_messages",
+           "published_from_journal", "require_a_result", "final_ranking", "show_ranking",
+           "write_records"]
 
 PROG = "bridge-table results"
 KINDS = ("result", "feed", "alert", "evidence")
+
+
+
+class ListenOptions(Protocol):
+    """How the ranking follows the broker (the command line's ``--root``, ``--once``,
+    ``--settle``, ``--until-complete``, ``--json``)."""
+
+    root: str
+    once: bool
+    settle: float
+    until_complete: bool
+    json: bool
 
 
 class Collected:
@@ -108,7 +112,7 @@ def journal_messages(session_path: str | Path, journal: str | Path,
     deterministic: the same inputs give the same messages), as JSON lines."""
     from controller.commandline import ControllerError
     from controller.replay.stream import replay_lines, write_messages
-    from controller.service.daemon import build_engine
+    from controller.service.engines import build_engine
     from controller.service.journal import Journal, JournalError
 
     path = Path(journal)
@@ -139,8 +143,9 @@ def journal_messages(session_path: str | Path, journal: str | Path,
     return out.getvalue().decode("utf-8").splitlines(keepends=True)
 
 
-def _show(session: Session, scores: SessionScores, *, as_json: bool,
-          header: str = "") -> None:
+def show_ranking(session: Session, scores: SessionScores, *, as_json: bool,
+                 header: str = "") -> None:
+    """The ranking (``--json``: the whole report) on standard output."""
     data = report(session, scores)
     if as_json:
         print(json.dumps(data, indent=1))
@@ -158,8 +163,10 @@ def _complete(session: Session, scores: SessionScores) -> bool:
                for t, boards in session.movement.schedule().items() for b in boards)
 
 
-def _write(session: Session, published: dict[tuple[str, int], Published], out: Path,
-           formats: Sequence[str], lines: Sequence[str] | None) -> None:
+def write_records(session: Session, published: dict[tuple[str, int], Published], out: Path,
+                  formats: Sequence[str], lines: Sequence[str] | None) -> None:
+    """Every record ``bridge-table export`` writes, and the messages received (``lines``,
+    from the broker) as ``ID-messages.jsonl``."""
     for path in export(session, published, out, formats, sys.stderr):
         print(path)
     if lines is not None:
@@ -168,16 +175,14 @@ def _write(session: Session, published: dict[tuple[str, int], Published], out: P
         print(path)
 
 
-async def _listen(args: argparse.Namespace, session: Session, collected: Collected,
-                  stop: asyncio.Event) -> None:
+async def _listen(broker: BrokerSettings, options: ListenOptions, session: Session,
+                  collected: Collected, stop: asyncio.Event) -> None:
     """Collect the controller's messages until a stop condition; a broker that goes away
     during the session is reconnected to (what it retained comes again, kept once)."""
     import aiomqtt
 
     from controller import wire
-    from controller.broker.settings import settings_from_args
 
-    broker = settings_from_args(args)
     connected = False
     seen: set[tuple[str, bytes]] = set()
     _stop_on_sigterm(stop)
@@ -185,9 +190,9 @@ async def _listen(args: argparse.Namespace, session: Session, collected: Collect
         try:
             async with aiomqtt.Client(**broker.client_args()) as client:
                 connected = True
-                await client.subscribe([(wire.topic("+", kind, root=args.root), 1)
+                await client.subscribe([(wire.topic("+", kind, root=options.root), 1)
                                         for kind in KINDS])
-                if await _serve(client, args, session, collected, seen, stop):
+                if await _serve(client, options, session, collected, seen, stop):
                     return
         except aiomqtt.MqttError as exc:
             if not connected:
@@ -196,10 +201,10 @@ async def _listen(args: argparse.Namespace, session: Session, collected: Collect
             await asyncio.sleep(1.0)
 
 
-async def _listen_until_stopped(args: argparse.Namespace, session: Session,
-                                collected: Collected) -> None:
+async def _listen_until_stopped(broker: BrokerSettings, options: ListenOptions,
+                                session: Session, collected: Collected) -> None:
     stop = asyncio.Event()
-    await _listen(args, session, collected, stop)
+    await _listen(broker, options, session, collected, stop)
     if stop.is_set():
         print(f"{PROG}: stopped: the records of the results received", file=sys.stderr)
 
@@ -212,7 +217,7 @@ def _stop_on_sigterm(stop: asyncio.Event) -> None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
 
 
-async def _serve(client: aiomqtt.Client, args: argparse.Namespace, session: Session,
+async def _serve(client: aiomqtt.Client, args: ListenOptions, session: Session,
                  collected: Collected, seen: set[tuple[str, bytes]],
                  stop: asyncio.Event | None = None) -> bool:
     """Messages until a stop condition (True: ``--once`` settled, ``--until-complete``,
@@ -242,7 +247,7 @@ async def _serve(client: aiomqtt.Client, args: argparse.Namespace, session: Sess
             reading.cancel()
 
 
-def _take(msg: aiomqtt.Message, args: argparse.Namespace, session: Session,
+def _take(msg: aiomqtt.Message, args: ListenOptions, session: Session,
           collected: Collected, seen: set[tuple[str, bytes]]) -> bool:
     """One message kept (and the ranking shown again after a result); True to stop."""
     payload = msg.payload if isinstance(msg.payload, bytes) else str(msg.payload).encode()
@@ -256,78 +261,51 @@ def _take(msg: aiomqtt.Message, args: argparse.Namespace, session: Session,
     collected.report_strays(session, scores)
     if not args.once and not args.json:
         r = json.loads(payload)
-        _show(session, scores, as_json=False,
+        show_ranking(session, scores, as_json=False,
               header=f"\n-- after table {r.get('table')} board {r.get('board')} "
                      f"({collected.results} results) --")
     return bool(args.until_complete and _complete(session, scores))
 
 
-def main(argv: Sequence[str]) -> int:
-    from controller.broker.settings import BrokerSettingsError, add_broker_arguments
-    from controller.commandline import add_log_level, setup_logging
 
-    ap = argparse.ArgumentParser(prog=PROG, description="The session's ranking as it goes, "
-                                 "and every record at the end.",
-                                 epilog="docs/session.md: 'Results live and at the end'")
-    ap.add_argument("--session", required=True, help="the session file (docs/session.md)")
-    src = ap.add_mutually_exclusive_group()
-    src.add_argument("--journal", help="the controller's journal (the controller stopped)")
-    src.add_argument("--results", help="a file of published messages (JSONL)")
-    add_broker_arguments(ap)
-    ap.add_argument("--root", default="bridge", help="topic root (default: bridge)")
-    ap.add_argument("--once", action="store_true",
-                    help="broker: the ranking from the retained results, then stop")
-    ap.add_argument("--settle", type=float, default=1.0, metavar="S",
-                    help="--once: stop after S seconds without a message (default 1)")
-    ap.add_argument("--until-complete", action="store_true",
-                    help="broker: stop when every table has every board's result")
-    ap.add_argument("--out", help="write every record into this directory at the end")
-    ap.add_argument("--format", default=",".join(FORMATS),
-                    help=f"records to write (default: {','.join(FORMATS)})")
-    ap.add_argument("--json", action="store_true", help="the final scores as JSON")
-    add_log_level(ap, default="WARNING")
-    args = ap.parse_args(list(argv))
-    setup_logging(args)
+def follow_broker(broker: BrokerSettings, options: ListenOptions,
+                  session: Session) -> Collected:
+    """The controller's messages from the broker until a stop condition, Ctrl-C or
+    SIGTERM (then what was received so far)."""
+    collected = Collected()
     try:
-        formats = parse_formats(args.format)
-        session = load_session(args.session)
-        lines: list[str] | None = None
-        if args.journal:
-            published = read_published(journal_messages(args.session, args.journal,
-                                                        sys.stderr), sys.stderr, args.journal)
-        elif args.results:
-            published = load_jsonl(args.results, read_published, sys.stderr)
-        else:
-            collected = Collected()
-            try:
-                asyncio.run(_listen_until_stopped(args, session, collected))
-            except KeyboardInterrupt:
-                print(f"{PROG}: interrupted: the records of the results received",
-                      file=sys.stderr)
-            lines = collected.lines
-            published = collected.published(sys.stderr)
-        source = args.journal or args.results or "the broker"
-        if not any(item.result is not None for item in published.values()):
-            if not args.journal and not args.results:
-                raise ResultsError(f"{args.broker or 'the broker'}: no result received "
-                                   "(no table had finished a board, or the controller "
-                                   f"publishes under another --root than {args.root})")
-            raise ResultsError(f"{source}: no result in it (an empty or truncated input, or "
-                               f"not the controller's messages)")
-        if lines is None:
-            Collected().report_strays(session, scores_of(published))
-        _show(session, scores_of(published), as_json=args.json,
-              header="" if args.json else f"Results of {session.event} ({source})")
-        if args.out:
-            _write(session, published, Path(args.out), formats, lines)
-    except (ValueError, SessionError, ResultsError, BrokerSettingsError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"{PROG}: {getattr(exc, 'filename', None) or ''} {exc.strerror or exc}".strip(),
-              file=sys.stderr)
-        return 2
+        asyncio.run(_listen_until_stopped(broker, options, session, collected))
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    return 0
+        print(f"{PROG}: interrupted: the records of the results received", file=sys.stderr)
+    return collected
+
+
+def published_from_journal(session_path: str | Path, journal: str | Path,
+                           errors: IO[str] | None = None) -> dict[tuple[str, int], Published]:
+    """What the controller published, computed again from its journal, by table and board."""
+    return read_published(journal_messages(session_path, journal, errors), errors,
+                          str(journal))
+
+
+def require_a_result(published: Mapping[tuple[str, int], Published], source: str, *,
+                     broker: str | None = None, root: str = "bridge") -> None:
+    """ResultsError when ``published`` holds no result; ``broker``: they came from this
+    broker (its URL, or "the broker"), under ``root``."""
+    if any(item.result is not None for item in published.values()):
+        return
+    if broker is not None:
+        raise ResultsError(f"{broker}: no result received (no table had finished a board, "
+                           f"or the controller publishes under another --root than {root})")
+    raise ResultsError(f"{source}: no result in it (an empty or truncated input, or not the "
+                       f"controller's messages)")
+
+
+def final_ranking(session: Session, published: Mapping[tuple[str, int], Published], *,
+                  source: str, as_json: bool, strays_said: bool = False) -> None:
+    """The ranking at the end (``strays_said``: the results the movement does not give
+    their table were named as they came)."""
+    scores = scores_of(published)
+    if not strays_said:
+        Collected().report_strays(session, scores)
+    show_ranking(session, scores, as_json=as_json,
+                 header="" if as_json else f"Results of {session.event} ({source})")

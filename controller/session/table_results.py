@@ -1,4 +1,5 @@
-"""Results across tables (Law 78): matchpoints for pairs, IMPs for teams.
+"""The results read from the tables: each table's result of each board, compared across
+tables (Law 78: matchpoints for pairs, IMPs for teams).
 
 Each table's controller publishes a retained ``result`` per board (Law 77 score from
 North-South's side). ``SessionScores`` gathers those results, the last one of each table and
@@ -6,7 +7,8 @@ board winning (a director's ruling republishes it), and compares them board by b
 
 ``read_results`` reads result messages (the lines ``bridge-table replay`` writes, a daemon
 journal export, or bare ``result`` payloads); ``load_results`` a file of them, with a clear
-error for a file that is not text. ``controller.session.score`` is the command.
+error for a file that is not text. ``controller.session.scoring`` scores a session from
+them; ``controller.session.cli_score`` is the ``score`` command.
 """
 
 from __future__ import annotations

@@ -1,0 +1,43 @@
+"""``bridge-table vugraph``: the audience's web view of a session (reads ``public/#`` only)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from controller.broker.settings import add_broker_arguments, settings_from_args
+from controller.commandline import ControllerError, add_log_level, setup_logging
+from controller.web.serving import check_bindable, parse_listen
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="bridge-table vugraph",
+                                 description="the audience's web view of a session "
+                                             "(reads public/# only)")
+    add_broker_arguments(ap)
+    ap.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default "
+                                                                "127.0.0.1:8080)")
+    ap.add_argument("--public", default="public", help="topic root of the released feed")
+    add_log_level(ap)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    setup_logging(args)
+    try:
+        broker = settings_from_args(args)
+        host, port = parse_listen(args.listen)
+        check_bindable(host, port)
+    except (ControllerError, ValueError) as exc:
+        print(f"bridge-table vugraph: {exc}", file=sys.stderr)
+        return 2
+    from controller.web.vugraph.app import Store, serve
+
+    serve(Store(args.public), broker, host, port)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

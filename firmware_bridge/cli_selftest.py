@@ -1,0 +1,94 @@
+"""``bridge-table selftest``: the command line of the commissioning test of a built table
+(``firmware_bridge.selftest``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from controller.commandline import add_log_level, setup_logging
+from firmware_bridge.config import load_config
+from firmware_bridge.errors import BridgeError
+from firmware_bridge.selftest import SelfTest, run_selftest, write_report
+from firmware_bridge.sim.table import SimError
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="bridge-table selftest",
+        description="Commissioning test of a built table: every antenna, button, LED and the "
+                    "display; writes REPORT.txt and REPORT.json.")
+    p.add_argument("--config", required=True, help="the table's TOML file (docs/config.md)")
+    p.add_argument("--report", default="", help="report path without extension "
+                   "(default: selftest-table-ID in the current directory)")
+    p.add_argument("--reader", action="append", default=[],
+                   help="test only this reader (repeatable)")
+    p.add_argument("--repeats", type=int, default=3, help="lay-and-lift cycles per antenna")
+    p.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds to wait for a read or a button press")
+    p.add_argument("--scripted", action="store_true",
+                   help="the simulated table (sim:// readers) with a scripted technician")
+    add_log_level(p, default="WARNING")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    setup_logging(args)
+    if args.repeats < 1 or args.timeout <= 0:
+        print("bridge-table selftest: --repeats is at least 1 and --timeout above 0",
+              file=sys.stderr)
+        return 2
+    try:
+        config = load_config(args.config)
+    except BridgeError as error:
+        print(f"bridge-table selftest: {error}", file=sys.stderr)
+        return 2
+    unknown = [r for r in args.reader if r not in {rc.name for rc in config.readers}]
+    if unknown:
+        print(f"bridge-table selftest: no reader {', '.join(unknown)} in {args.config}",
+              file=sys.stderr)
+        return 2
+    if not config.readers:
+        print(f"bridge-table selftest: {args.config} has no [[readers]] to test",
+              file=sys.stderr)
+        return 2
+    if args.scripted and any(not rc.url.startswith("sim://") for rc in config.readers):
+        print("bridge-table selftest: --scripted needs a simulated table (every reader "
+              "sim://), such as hw_configs/sim.toml", file=sys.stderr)
+        return 2
+    prefix = Path(args.report or f"selftest-table-{config.table.id}")
+    running: list[SelfTest] = []
+    code = 0
+    try:
+        report = asyncio.run(run_selftest(
+            config, repeats=args.repeats, timeout=args.timeout, scripted=args.scripted,
+            readers=args.reader, hold=running.append))
+    except (KeyboardInterrupt, EOFError) as stop:
+        if not running:
+            print("\nbridge-table selftest: interrupted before the first step", file=sys.stderr)
+            return 130
+        report = running[0].report
+        report.interrupted = True
+        why = "interrupted (Ctrl-C)" if isinstance(stop, KeyboardInterrupt) else str(stop)
+        print(f"\nbridge-table selftest: {why}; the partial report follows", file=sys.stderr)
+        code = 130
+    except (BridgeError, SimError) as error:
+        print(f"bridge-table selftest: {error}", file=sys.stderr)
+        return 2
+    try:
+        text, data = write_report(report, prefix)
+    except OSError as error:
+        print(report.text())
+        print(f"bridge-table selftest: cannot write the report: {error}", file=sys.stderr)
+        return 1
+    print(report.text())
+    print(f"report: {text} and {data}")
+    if code:
+        return code
+    return 1 if report.failed() else 0

@@ -1,0 +1,2 @@
+"""The clone's build tools (not part of the installed package): tools/compiled_build.py
+builds the compiled wheel."""
