@@ -8,6 +8,8 @@ import importlib
 import re
 from pathlib import Path
 
+from shared_data import _absent, shared_root
+
 LAWS_MD = Path(__file__).resolve().parents[1] / "docs" / "laws.md"
 #: ``controller.laws.auction:Auction._law27_insufficient_bid``
 FUNCTION = re.compile(r"`((?:controller|firmware_bridge)(?:\.\w+)+):([\w.]+)`")
@@ -59,3 +61,31 @@ def test_a_name_that_is_gone_would_be_seen() -> None:
     except AttributeError:
         return
     raise AssertionError("a missing method resolved")
+
+
+PARAPHRASE = LAWS_MD.parent / "laws-paraphrase.md"
+
+
+def _paraphrase_body(text: str) -> str:
+    """docs/laws-paraphrase.md less its opening comment (where the copy comes from)."""
+    assert text.startswith("<!--"), "docs/laws-paraphrase.md opens with where it comes from"
+    return text[text.index("-->") + len("-->"):].lstrip("\n")
+
+
+def test_the_paraphrase_in_the_house_is_the_spec() -> None:
+    """docs/laws.md cites docs/laws-paraphrase.md, the copy a clone has of the steering spec's
+    laws.md: where ../shared is present the two must be equal (a spec change is copied in)."""
+    spec = shared_root() / "spec" / "laws.md"
+    if not spec.is_file():
+        _absent(f"the Laws paraphrase of the spec is not here: {spec} is absent (a user's "
+                "clone has no ../shared)")
+    ours = _paraphrase_body(PARAPHRASE.read_text(encoding="utf-8"))
+    assert ours == spec.read_text(encoding="utf-8"), \
+        "docs/laws-paraphrase.md differs from ../shared/spec/laws.md: copy the spec in"
+
+
+def test_the_paraphrase_has_the_worked_scenarios() -> None:
+    text = _paraphrase_body(PARAPHRASE.read_text(encoding="utf-8"))
+    assert text.startswith("# The Laws as the controller applies them")
+    assert "## 7. Test vectors" in text
+    assert "](laws-paraphrase.md)" in LAWS_MD.read_text(encoding="utf-8")
