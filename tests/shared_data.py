@@ -27,7 +27,7 @@ def required() -> bool:
     return os.environ.get(REQUIRE_VARIABLE, "") not in ("", "0")
 
 
-def _absent(reason: str) -> None:
+def absent(reason: str) -> None:
     if required():
         pytest.fail(f"{reason} ({REQUIRE_VARIABLE} is set, so this is a failure)")
     pytest.skip(reason)
@@ -37,7 +37,7 @@ def real_dir() -> Path:
     """``shared/data/real``, or skip (fail under CI) with the reason."""
     path = shared_root() / "data" / "real"
     if not path.is_dir():
-        _absent(f"the real tournament files are not here: {path} is absent (a user's clone "
+        absent(f"the real tournament files are not here: {path} is absent (a user's clone "
                 "has no ../shared)")
     return path
 

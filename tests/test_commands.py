@@ -12,6 +12,7 @@ import importlib.util
 import inspect
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -38,12 +39,19 @@ def _naming_problem(command: str, counts: dict[str, int]) -> str | None:
     own = "cli_" + command.replace("-", "_")
     if function != "main":
         return f"{command}: the function is {function!r}, not 'main'"
+    if module == "controller.cli":
+        return f"{command}: controller.cli is the dispatcher of every command: the command's " \
+               "main goes in a cli module in the folder of the code it drives " \
+               "(docs/architecture.md, 'A new command')"
     if name == "cli":
         if counts[folder] > 1:
             return f"{command}: {module} in a folder of {counts[folder]} commands: " \
                    f"{folder}.{own}"
         return None
     if name != own:
+        if folder == "controller":
+            return f"{command}: {module} is a module at the top of controller/: the " \
+                   f"command's main goes in a folder of its own code, controller/FOLDER/cli.py"
         choices = f"{folder}.{own}" if counts[folder] > 1 else f"{folder}.cli"
         return f"{command}: {module} is not {choices}"
     return None
@@ -153,3 +161,34 @@ def test_the_one_installed_program_is_bridge_table() -> None:
                             .read_text(encoding="utf-8"))["project"]
     assert project["scripts"] == {"bridge-table": "controller.cli:main"}
     assert "gui-scripts" not in project and "entry-points" not in project
+
+
+def readme_commands(text: str) -> set[str]:
+    """The commands README.md's "Commands" table has a row for (``bridge-table X ...``)."""
+    table = text[text.index("## Commands"):]
+    table = table[:table.index("\n## ", 1)] if "\n## " in table[1:] else table
+    return {line.split("`bridge-table ", 1)[1].split()[0].rstrip("`")
+            for line in table.splitlines() if line.startswith("| `bridge-table ")}
+
+
+def test_every_command_has_its_row_in_the_readme() -> None:
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    missing = sorted(set(COMMANDS) - readme_commands(text))
+    assert missing == [], f"commands with no row in README.md's Commands table: {missing}"
+
+
+def test_a_missing_row_would_be_seen() -> None:
+    text = "## Commands\n\n| `bridge-table run --config X` | a |\n| `bridge-table sim run` | b |\n"
+    assert readme_commands(text + "\n## Next\n| `bridge-table demo` | c |\n") == {"run", "sim"}
+
+
+@pytest.mark.parametrize(("target", "said"), [
+    ("controller.cli:main", "controller.cli is the dispatcher"),
+    ("controller.wire:main", "a module at the top of controller/"),
+    ("controller.replay.stream:main", "controller.replay.stream is not controller.replay.cli"),
+])
+def test_a_main_in_the_wrong_place_is_told_where_it_goes(
+        target: str, said: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(COMMANDS, "hello", (target, "a command placed wrongly"))
+    problem = _naming_problem("hello", _folder_counts())
+    assert problem is not None and said in problem

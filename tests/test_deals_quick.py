@@ -7,11 +7,11 @@ import random
 from pathlib import Path
 
 import pytest
+from shared_data import real_dir
 
 from controller.boards.deals import load_deals, pbn_deal_tags, read_deals
 from controller.boards.generate import random_board
 from controller.formats.pbn import pbn_text
-from tests.shared_data import real_dir
 
 DATA = Path(__file__).resolve().parent / "data"
 

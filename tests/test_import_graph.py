@@ -256,3 +256,37 @@ def test_the_allow_list_is_read_as_prefixes() -> None:
     assert not _allowed_to_the_bridge("controller.broker.mosquitto")
     assert not _allowed_to_the_bridge("controller.lawsuit")
     assert not _allowed_to_the_bridge("controller.engine")
+
+
+def documented_layers(text: str) -> list[frozenset[str]]:
+    """The units of each row of docs/architecture.md's layer table (``| 1 | `wire.py`,
+    `formats/` | ... |``), named as LAYERS names them."""
+    table = text[text.index("| layer | units | job |"):].splitlines()[2:]
+    layers: list[frozenset[str]] = []
+    for row in table:
+        if not row.startswith("| "):
+            break
+        cells = row.split(" | ")
+        units = set()
+        for name in cells[1].split("`")[1::2]:
+            name = name.removeprefix("controller/").rstrip("/").removesuffix(".py")
+            if name == "firmware_bridge":
+                units.add(name)
+            else:
+                units.add("controller" if name == "__init__" else f"controller.{name}")
+        layers.append(frozenset(units))
+    return layers
+
+
+def test_the_layers_in_the_doc_are_the_layers_enforced() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert documented_layers(text) == list(LAYERS), \
+        "docs/architecture.md's layer table and LAYERS disagree: fix the one that is wrong"
+
+
+def test_a_unit_missing_from_the_doc_would_be_seen() -> None:
+    text = ("| layer | units | job |\n|---|---|---|\n| 0 | `controller/laws/` | core |\n"
+            "| 1 | `controller/__init__.py`, `wire.py`, `formats/` | base |\n\nprose")
+    assert documented_layers(text) == [
+        frozenset({"controller.laws"}),
+        frozenset({"controller", "controller.wire", "controller.formats"})]

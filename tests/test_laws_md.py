@@ -8,7 +8,7 @@ import importlib
 import re
 from pathlib import Path
 
-from shared_data import _absent, shared_root
+from shared_data import absent, shared_root
 
 LAWS_MD = Path(__file__).resolve().parents[1] / "docs" / "laws.md"
 #: ``controller.laws.auction:Auction._law27_insufficient_bid``
@@ -77,7 +77,7 @@ def test_the_paraphrase_in_the_house_is_the_spec() -> None:
     laws.md: where ../shared is present the two must be equal (a spec change is copied in)."""
     spec = shared_root() / "spec" / "laws.md"
     if not spec.is_file():
-        _absent(f"the Laws paraphrase of the spec is not here: {spec} is absent (a user's "
+        absent(f"the Laws paraphrase of the spec is not here: {spec} is absent (a user's "
                 "clone has no ../shared)")
     ours = _paraphrase_body(PARAPHRASE.read_text(encoding="utf-8"))
     assert ours == spec.read_text(encoding="utf-8"), \

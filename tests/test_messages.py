@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from shared_data import _absent, shared_root
+from shared_data import absent, shared_root
 
 from controller.indicators.display_text import columns
 from controller.laws.cards import Call, Card, Contract, Seat, Suit, Vulnerability
@@ -263,7 +263,8 @@ def test_the_docs_glossary_is_the_shared_one() -> None:
     notes after it."""
     glossary = shared_root() / "spec" / "glossary.md"
     if not glossary.is_file():
-        _absent(f"the glossary is not here: {glossary} is absent")
+        absent(f"the glossary is not here: {glossary} is absent (a user's clone has no "
+               "../shared)")
     shared = glossary.read_text(encoding="utf-8")
     copied = DOCS_GLOSSARY.read_text(encoding="utf-8")
     assert _glossary_rows(DOCS_GLOSSARY) == _glossary_rows(glossary)
