@@ -35,7 +35,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from boardevents import EventWriter, clean_board
 from broker import venue_broker
-from test_brokerconfig import (  # noqa: F401 - the fixture closes the probes
+from test_venue_config import (  # noqa: F401 - the fixture closes the probes
     NOT_AUTHORIZED,
     WAIT,
     Venue,
