@@ -124,8 +124,13 @@ class MFRC522(Frontend):
         self.write(COMMAND, SOFT_RESET)
         # the chip is up when PowerDown reads 0 (§9.3.1.2); registers written before are lost
         start = self.clock.ticks_ms()
-        while self.read(COMMAND) & POWER_DOWN:
-            if self._elapsed(start) > WAIT_MS:
+        while True:
+            # the deadline is read before the chip: a pause of this loop itself (a garbage
+            # collection, a busy host) past WAIT_MS is not taken for the chip's silence
+            late = self._elapsed(start) > WAIT_MS
+            if not self.read(COMMAND) & POWER_DOWN:
+                break
+            if late:
                 raise OSError(5, "MFRC522 does not come out of its soft reset")
             self._sleep(1)
         # timer: 13.56 MHz / (2*169+1) = 40 kHz, reload 80 -> 2 ms receive timeout
@@ -155,10 +160,11 @@ class MFRC522(Frontend):
         # bounded by time, not by a number of polls: a fast SPI clock polls many times in 2 ms
         start = self.clock.ticks_ms()
         while True:
+            late = self._elapsed(start) > WAIT_MS  # before the read, as in init
             irq = self.read(COM_IRQ)
             if irq & (IRQ_RX | IRQ_IDLE | IRQ_ERR | IRQ_TIMER):
                 break
-            if self._elapsed(start) > WAIT_MS:
+            if late:
                 # not even the timer fired: the chip is gone (a module off its cable reads 0)
                 raise OSError(5, "MFRC522 does not answer")
         self.write(BIT_FRAMING, 0)

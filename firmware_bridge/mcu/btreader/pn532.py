@@ -103,10 +103,13 @@ class I2cTransport(Transport):
         clock = self.clock
         start = clock.ticks_ms() if clock is not None else 0
         while True:
+            # the deadline is read before the try: a pause of this loop itself past WAIT_MS
+            # is not taken for the chip's silence
+            late = clock is None or clock.ticks_diff(clock.ticks_ms(), start) > WAIT_MS
             try:
                 return transaction(*args)  # type: ignore[operator]
             except OSError:
-                if clock is None or clock.ticks_diff(clock.ticks_ms(), start) > WAIT_MS:
+                if late or clock is None:
                     raise
                 clock.sleep_ms(1)
 
@@ -177,8 +180,11 @@ class PN532(Frontend):
 
     def _wait_ready(self, timeout_ms: int) -> None:
         start = self.clock.ticks_ms()
-        while not self.transport.ready():
-            if self.clock.ticks_diff(self.clock.ticks_ms(), start) > timeout_ms:
+        while True:
+            late = self.clock.ticks_diff(self.clock.ticks_ms(), start) > timeout_ms
+            if self.transport.ready():  # read after the deadline, as in _retry
+                return
+            if late:
                 raise PN532Error("no answer")
             self.clock.sleep_ms(1)
 
