@@ -193,7 +193,15 @@ def test_every_board_released_once_none_early_under_faults(
 
         wait_until(lambda: released() >= expected, 120,
                  f"every board released (controller log: {tmp_path})")
-        time.sleep(2)   # anything late or duplicated shows up now
+        # anything late or duplicated was published before the relay took two sentinels
+        # after it (another session's alerts, reported once taken): the first, taken after
+        # every earlier message; the second, only once the first left the relay idle, so
+        # after the release step that followed
+        for mark in ("sentinel-released", "sentinel-after"):
+            publisher.publish("bridge/9/alert", json.dumps(
+                {"v": 1, "table": "9", "session": mark}), qos=1).wait_for_publish(10)
+            wait_until(lambda mark=mark: f"session {mark!r}" in relay.logs(), 30,
+                       f"the relay taking {mark}")
         seen = observer.snapshot()
         finished: set[tuple[str, int]] = set()
         results: dict[tuple[str, int], int] = {}

@@ -7,12 +7,12 @@ One stack for the module (starting it takes seconds); the tests run in order.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -85,6 +85,7 @@ class Stack:
         (tmp / "session.toml").write_text(SCHEDULE)
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.writers: dict[str, EventWriter] = {}
+        self.sentinels = 0   # relay_took's marks, each its own
         self.start("controller", "controller", "--broker", self.url, "--deals",
                    str(tmp / "deals.pbn"), "--schedule", str(tmp / "session.toml"),
                    "--no-journal", "--status-interval", "1")
@@ -131,7 +132,11 @@ class Stack:
         wait_until(lambda: any(t == f"bridge/{table}/result" and p and p.get("board") == board
                              for t, p, _ in self.bridge.seen[n:]), 30,
                  f"the result of board {board} at table {table}")
-        time.sleep(0.5)   # let the relay take the last messages
+        # every relay running on the tables' topics has taken the last messages
+        self.sentinels += 1
+        relay_took(self, f"sentinel-{self.sentinels}-after-{table}-{board}",
+                   *(name for name, p in self.procs.items()
+                     if name in ("relay", "relay-next") and p.poll() is None))
 
     def get(self, path: str) -> Any:
         with urllib.request.urlopen(self.web + path, timeout=10) as r:
@@ -212,8 +217,24 @@ def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: St
     assert now["1"]["board"] == 1 and now["1"]["contract"] == "4H"
     assert not {"auction", "current", "cards", "deal"} & set(now["1"])
     assert "9" not in now
-    time.sleep(1.5)
+    # the relay has taken all of it and gone through its release step since (a second
+    # sentinel is taken only once the first left it idle): nothing released
+    relay_took(stack, "sentinel-round-one-taken", "relay")
+    relay_took(stack, "sentinel-round-one-released", "relay")
     assert board_topics(stack) == []
+
+
+def relay_took(stack: Stack, mark: str, *relays: str) -> None:
+    """A sentinel through the relays' own path: an alert naming the session ``mark``,
+    published after everything before it; each relay in ``relays`` reports it once taken
+    (``held: ... the controller runs session 'mark'``), so it has taken every earlier
+    message. Another session's: kept apart in the store, never public."""
+    stack.bridge.publish("bridge/9/alert", {"v": 1, "table": "9", "session": mark})
+    def took(name: str) -> bool:
+        return f"session {mark!r}" in stack.log(name)
+
+    for name in relays:
+        wait_until(functools.partial(took, name), 30, f"{name} taking the sentinel {mark}")
 
 
 def operator(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
@@ -400,7 +421,10 @@ def test_8_two_relays_coexist_and_ctrl_c_ends_cleanly(stack: Stack) -> None:
     w = Recorder(stack.url, "public2/#")
     try:
         wait_until(lambda: "public2/session" in w.topics(), 20, "the second relay")
-        time.sleep(2)
+        # both relays take a message sent after the second one connected: had the second
+        # one's connection pushed the first off the broker (one client id for two), the
+        # first would have said "retrying" before anything reached it again
+        relay_took(stack, "sentinel-two-relays", "relay", "relay2")
         assert stack.procs["relay"].poll() is None and second.poll() is None
         assert "retrying" not in stack.log("relay2") and "retrying" not in stack.log("relay")
     finally:
@@ -443,7 +467,20 @@ def test_9_a_relay_left_running_publishes_nothing_of_the_next_session(stack: Sta
     stack.play("2", 1, src="pi-2-next")
     wait_until(lambda: all(released(stack, t, b, "club-2026-12-07") for t in ("1", "2")
                          for b in (1, 2)), 20, "the next session's boards, by its own relay")
-    time.sleep(1)
+    # the morning relay has taken every result of the next session (a first sentinel
+    # after them) and gone through its release step since (a second one, taken only once
+    # the first left the relay idle); what it published then reached the broker before a
+    # commentary line of the next session's relay, which the recorder sees after it
+    relay_took(stack, "sentinel-next-session-taken", "relay")
+    relay_took(stack, "sentinel-next-session-released", "relay")
+    fence = "The next session's boards are out"
+    out = subprocess.run(cli("broadcast", "comment", fence, "--store",
+                             str(stack.tmp / "relay-next.sqlite")), cwd=ROOT,
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    wait_until(lambda: any(t == "public/commentary" and p.get("text") == fence
+                           for t, p, _ in stack.public.snapshot()[n:]), 20,
+               "the next session's relay's commentary")
     later = [(t, p) for t, p, _ in stack.public.seen[n:] if t != "public/session"]
     assert later and all(p.get("session") == "club-2026-12-07" for _, p in later), \
         "the morning's relay published the next session"

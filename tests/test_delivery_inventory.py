@@ -66,6 +66,10 @@ def test_cards_read_again_on_their_tray_change_nothing(script: Any) -> None:
         assert reread, "the cut must leave cards lying"
 
 
+#: the card ``across_a_restart`` puts down last, after everything else it waits for
+SENTINEL_UID = "04FFC0DE"
+
+
 def card_registry(uids: dict[str, str]) -> Registry:
     registry = Registry()
     for uid, card in uids.items():
@@ -96,11 +100,21 @@ async def across_a_restart(mosquitto: Mosquitto, config: BridgeConfig, registry:
             await sub.wait_for(lambda: len(sub.on("/event")) >= due)
         due = meanwhile()
         published = len(sub.on("/event"))
+        for reader in readers:
+            reader.inventory_answered.clear()
         again = new_bridge(config, registry)
         async with running(again):
             await sub.wait_for(lambda: len(sub.on("/event")) >= published + due)
-            await asyncio.sleep(0.5)  # anything more (a re-report) would come now
-    return sub.on("/event")[published:], again
+            # a re-report would come of the inventory the new bridge asks each reader for
+            # on connecting: a card put down once they answered is reported after it
+            for reader in readers:
+                await asyncio.wait_for(reader.inventory_answered.wait(), 10)
+            registry.tags[SENTINEL_UID] = Info(SENTINEL_UID, "card", card="DK", deck="7")
+            readers[0].place(0, SENTINEL_UID)
+            await sub.wait_for(lambda: any(e.get("uid") == SENTINEL_UID
+                                           for e in sub.on("/event")[published:]))
+    events = sub.on("/event")[published:]
+    return events[:next(i for i, e in enumerate(events) if e.get("uid") == SENTINEL_UID)], again
 
 
 async def test_a_restarted_bridge_reports_only_what_changed_while_it_was_down(

@@ -192,10 +192,20 @@ async def test_the_display_speaks_the_tables_language(mosquitto: Mosquitto,
     first_call = next(i for i, e in enumerate(events) if e["zone"] == "bid")
     async with rig(mosquitto, tmp_path, lang="zh") as r:
         await r.play(events[:first_call + 2])
-        await r.watch.wait(lambda m: m.kind == "state" and m.table == "1"
-                           and len(m.payload.get("auction") or []) == 2)
-        await asyncio.sleep(0.3)
-        indicator = r.watch.last("indicator", "1")
+        state = await r.watch.wait(lambda m: m.kind == "state" and m.table == "1"
+                                   and len(m.payload.get("auction") or []) == 2)
+        # the indicator built with that state, and the bridge's display drawing it (from
+        # its own thread): what a fixed pause stood in for
+        after = next(i for i, m in enumerate(r.watch.seen) if m is state) + 1
+        indicator = (await r.watch.wait(lambda m: m.kind == "indicator" and m.table == "1",
+                                        after=after)).payload
+        drawn = TerminalDisplay(r.config.display.cols, r.config.display.rows,
+                                stream=io.StringIO())
+        drawn.show_indicator(indicator["display"], r.config.table.language)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 15
+        while r.display.lines != drawn.lines and loop.time() < end:
+            await asyncio.sleep(0.02)
         shown = list(r.display.lines)
     assert shown and any(line.strip() for line in shown)
     zh = [line for line in indicator["display"]["zh"] if line]

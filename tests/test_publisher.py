@@ -205,7 +205,9 @@ async def test_nothing_lost_across_a_broker_restart(tmp_path: Path, mosquitto: M
         await asyncio.wait_for(publisher.drained.wait(), 10)
         mosquitto.stop()
         during = [publisher.publish_event(tag_body(100 + i)) for i in range(40)]
-        await asyncio.sleep(0.3)  # let the bridge notice; not an assertion on time
+        async with asyncio.timeout(20):   # the bridge notices the broker gone
+            while publisher.connected.is_set():
+                await asyncio.sleep(0.02)
         assert publisher.spool.depth() == 40
         mosquitto.start()
         after = [publisher.publish_event(tag_body(200 + i)) for i in range(5)]

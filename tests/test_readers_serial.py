@@ -10,8 +10,10 @@ import asyncio
 import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import serial_asyncio_fast
 
 from firmware_bridge.protocol import CommandOp
 from firmware_bridge.readers import ReaderError, ReaderHealth, TagRead, open_reader
@@ -198,7 +200,16 @@ async def test_reader_reset_mid_line(firmware: VirtualFirmware) -> None:
         await reader.__aexit__(None, None, None)
 
 
-async def test_unplugged_and_back(firmware: VirtualFirmware) -> None:
+async def test_unplugged_and_back(firmware: VirtualFirmware,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    reopened = 0
+    real_open = serial_asyncio_fast.open_serial_connection
+
+    async def counted_open(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reopened
+        reopened += 1
+        return await real_open(*args, **kwargs)
+
     reader, watcher = await connected(firmware, reconnect_interval=0.05)
     try:
         firmware.place(0, UID_A)
@@ -207,10 +218,14 @@ async def test_unplugged_and_back(firmware: VirtualFirmware) -> None:
         await firmware.unplug()
         assert firmware.link is not None and not firmware.link.exists()
         await watcher.until(has_health("disconnected"))
+        monkeypatch.setattr(serial_asyncio_fast, "open_serial_connection", counted_open)
         # While unplugged: A is taken away, C arrives.
         firmware.lift_silently(0, UID_A)
         firmware.place_silently(1, UID_C)
-        await asyncio.sleep(0.2)  # let the reader fail to reopen a few times
+        # the reader fails to reopen a few times (then "disconnected" once is not by luck)
+        async with asyncio.timeout(20):
+            while reopened < 3:
+                await asyncio.sleep(0.02)
         await firmware.replug()
         assert os.path.realpath(firmware.link) == firmware.slave_path  # found by the symlink
         await watcher.until(lambda items: has_health("reconnected")(items) and has_reads(4)(items))

@@ -64,6 +64,22 @@ def ranking(path: Path) -> list[tuple[str, str, str]]:
         return [(r["pair"], r["points"], r["percent"]) for r in csv.DictReader(fp)]
 
 
+def connections(broker: Mosquitto) -> int:
+    """How many clients have connected to ``broker`` so far (its log says each)."""
+    return broker.log.read_text(errors="replace").count("New client connected")
+
+
+async def connected(broker: Mosquitto, before: int, timeout: float = 30.0) -> None:
+    """Until a client more than ``before`` has connected: ``results`` subscribes right after
+    connecting, and says nothing itself (a fixed pause was too short for a loaded machine
+    to start Python)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while connections(broker) <= before:
+        assert loop.time() < end, "the results command never connected"
+        await asyncio.sleep(0.05)
+
+
 @pytest.mark.asyncio
 async def test_results_live_and_at_the_end(mosquitto: Mosquitto, tmp_path: Path) -> None:
     session = tmp_path / "live.toml"
@@ -78,12 +94,13 @@ async def test_results_live_and_at_the_end(mosquitto: Mosquitto, tmp_path: Path)
     try:
         await asyncio.wait_for(daemon.ready.wait(), 20)
         # the scorer starts the live ranking before the first board ends
+        clients = connections(mosquitto)
         live = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "controller.cli", "results", "--session", str(session),
             "--broker", mosquitto.url, "--out", str(tmp_path / "live"),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        await asyncio.sleep(1.5)             # subscribed (a result before is retained anyway)
+        await connected(mosquitto, clients)   # and subscribes (a result before is retained)
         async with Watch(mosquitto.url) as watch:
             # round 1 and 2 of a 3-table Mitchell: board 1 at table 1 (4H by S) and at
             # table 3 (passed out), board 2 at table 2
@@ -187,12 +204,13 @@ async def test_results_until_complete_ends_by_itself(mosquitto: Mosquitto, tmp_p
                        'type = "mitchell"\ntables = 2\nboards_per_round = 1\n'
                        'even_tables = "skip"\n'
                        '[[adjustment]]\ntable = "2"\nboard = 2\nns = "A+"\new = "A-"\n')
+    clients = connections(mosquitto)
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "controller.cli", "results", "--session", str(session),
         "--broker", mosquitto.url, "--until-complete", "--out", str(tmp_path / "out"),
         "--format", "csv", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
-        await asyncio.sleep(1.5)
+        await connected(mosquitto, clients)   # and subscribes: the result comes live
         host, port = mosquitto.url.removeprefix("mqtt://").split(":")
         async with aiomqtt.Client(host, int(port)) as client:
             # a 2-table skip Mitchell has one round: table 1 board 1, table 2 board 2, which

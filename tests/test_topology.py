@@ -290,7 +290,8 @@ def test_rooms_bridged_to_the_centre_lose_nothing_when_the_link_is_cut(tmp_path:
         states = Recorder(central.url, "bridge/+/state", client_id="centre-states",
                           clean_session=False)
         listeners.append(states)
-        time.sleep(0.3)
+        # subscribed once the centre's retained states come (every table has one by now)
+        wait_until(lambda: bool(states.of("state")), 30, "the centre's retained states")
         director.publish("bridge/A2/ruling", json.dumps(ruling), qos=1).wait_for_publish(10)
         wait_until(lambda: any(t == "bridge/A2/state" and (p.get("last") or {}).get("src")
                              == "director-centre" for t, p in states.of("state")), 30,
