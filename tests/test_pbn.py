@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from shared_data import real_dir
 
@@ -339,6 +339,9 @@ def _normal(records: list[BoardRecord]) -> list[BoardRecord]:
 
 @pytest.mark.slow
 @settings(max_examples=150, deadline=None)
+# a "{" after trick 3's first card opens a comment that runs to the end of the file: the
+# trick cut short was read with its tagged out-of-turn leader once written back with "-"s
+@example(path=SCENARIOS, edits=[(0, 0, 0), (1, 3957, 132)])
 @given(st.sampled_from([SCENARIOS, DATA / "import_format.pbn"]),
        st.lists(st.tuples(st.integers(0, 2), st.integers(0, 10**6), st.integers(0, 10**3)),
                 min_size=1, max_size=6))

@@ -573,7 +573,11 @@ def _parse_play(
         row = cells[start:start + 4]
         by_seat = {columns[i]: row[i] for i in range(len(row))}
         marked_leader = [s for s, (_, m, _) in by_seat.items() if "^L" in m]
-        if not marked_leader and number in leads and leads[number] in by_seat:
+        # a tagged lead out of turn names this trick's leader only where that seat's card is
+        # in the row: a "-" in its column (a trick cut short) is no lead, so the row reads
+        # the same whether the missing cards are written as "-" or not at all
+        if not marked_leader and number in leads \
+                and by_seat.get(leads[number], (None,))[0] is not None:
             marked_leader = [leads[number]]
         this_leader = marked_leader[0] if marked_leader else leader
         order = ([this_leader.rotated(i) for i in range(4)] if this_leader is not None
