@@ -200,8 +200,14 @@ def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: St
                "the relay refusing the forgery")
     assert board_topics(stack) == []
     # each held board says which tables it waits for
-    waiting = {(w["table"], w["board"]): w for w in status(stack)["waiting"]}
-    assert waiting[("2", 2)]["waits_for"] == ["1"] and waiting[("1", 1)]["waits_for"] == ["2"]
+    def waits_for() -> dict[tuple[str, int], list[str]]:
+        return {(w["table"], w["board"]): w["waits_for"] for w in status(stack)["waiting"]}
+
+    # (read until it holds: the relay records a table's board finished from the messages
+    # after its result, which a loaded machine may deliver a moment after the sentinel)
+    wait_until(lambda: {k: v for k, v in waits_for().items() if k in (("2", 2), ("1", 1))}
+               == {("2", 2): ["1"], ("1", 1): ["2"]}, 30,
+               "board 2 at table 2 waiting for table 1, board 1 at table 1 for table 2")
     # and says so in words to the operator
     text = operator(stack, "status").stdout
     assert "waits for table(s) 1 to finish it" in text and "board 2 at table 2:" in text
