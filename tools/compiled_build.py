@@ -76,7 +76,8 @@ GROUP = "controller.laws_core"
 #: sources), and the golden replays, byte for byte against the sources
 TESTS: tuple[str, ...] = (
     "tests/test_compiled.py",
-    "tests/test_laws_*.py",
+    "tests/test_law*.py",
+    "tests/test_ruling_options.py",
     "tests/test_table.py",
     "tests/test_auction.py",
     "tests/test_play.py",
