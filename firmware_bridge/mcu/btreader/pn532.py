@@ -101,15 +101,17 @@ class I2cTransport(Transport):
     def _retry(self, transaction: object, *args: object) -> object:
         """``transaction(*args)``, again while the chip NAKs (busy), for up to WAIT_MS."""
         clock = self.clock
-        start = clock.ticks_ms() if clock is not None else 0
+        if clock is None:  # no clock to wait by: one try
+            return transaction(*args)  # type: ignore[operator]
+        start = clock.ticks_ms()
         while True:
             # the deadline is read before the try: a pause of this loop itself past WAIT_MS
             # is not taken for the chip's silence
-            late = clock is None or clock.ticks_diff(clock.ticks_ms(), start) > WAIT_MS
+            late = clock.ticks_diff(clock.ticks_ms(), start) > WAIT_MS
             try:
                 return transaction(*args)  # type: ignore[operator]
             except OSError:
-                if late or clock is None:
+                if late:
                     raise
                 clock.sleep_ms(1)
 
