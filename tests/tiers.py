@@ -160,13 +160,8 @@ class ModuleSource:
             found = [node for node in self.definitions.get(function, ())
                      if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
             return found[-1] if found else None
-        for node in self.definitions.get(cls, ()):
-            if isinstance(node, ast.ClassDef):
-                for member in node.body:
-                    if (isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef)
-                            and member.name == function):
-                        return member
-        return None
+        members = _methods(self, cls).get(function)
+        return members[0] if members else None
 
 
 def _fixture_name(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
