@@ -16,8 +16,12 @@ DEMO_STAMP := $(VENV)/.installed-demo
 BUILD_STAMP := $(VENV)/.installed-build
 # where make test's last step installs the compiled wheel (tools/compiled_build.py VENV)
 COMPILED_VENV := .venv-compiled
+# the checkers and the test runner as every target runs them: ruff over all the code, and
+# pytest on two workers, each module's tests on one in order (PYTEST_WORKERS=0: in process)
+RUFF   := $(PY) -m ruff check controller firmware_bridge tests bench tools setup.py
+PYTEST := $(PY) -m pytest -q -n $${PYTEST_WORKERS:-2} --dist loadfile
 
-.PHONY: test demo lint typecheck bench screenshots clean deps-demo deps-system deps-browser deps-compiler bytecode compiled-wheel
+.PHONY: test check demo lint typecheck bench screenshots clean deps-demo deps-system deps-browser deps-compiler bytecode compiled-wheel
 
 # what the demo needs: the broker it starts and a Python that makes virtualenvs
 deps-demo:
@@ -88,9 +92,9 @@ compiled-wheel: deps-compiler $(BUILD_STAMP)
 # changed, installed in $(COMPILED_VENV), and the tests of its compiled modules run against
 # it (where no C compiler or Python headers are: skipped, but failed under CI=true)
 test: deps-system deps-browser $(STAMP) $(BUILD_STAMP) bytecode
-	$(PY) -m ruff check controller firmware_bridge tests bench tools setup.py
+	$(RUFF)
 	$(PY) -m mypy
-	$(PY) -m pytest -q -n $${PYTEST_WORKERS:-2} --dist loadfile
+	$(PYTEST)
 	$(PY) tools/compiled_build.py test
 
 # the fast tier (pytest --fast, tests/conftest.py): what -m "not broker and not processes and
@@ -100,17 +104,16 @@ test: deps-system deps-browser $(STAMP) $(BUILD_STAMP) bytecode
 # module-scoped stacks (tests/test_broadcast_e2e.py's numbered tests go on from what the
 # earlier ones left) start once and keep their order; PYTEST_WORKERS=0 runs them in this
 # process, one after another
-.PHONY: check
 check: $(STAMP)
-	$(PY) -m ruff check controller firmware_bridge tests bench tools setup.py
+	$(RUFF)
 	$(PY) -m mypy
-	$(PY) -m pytest -q --fast -n $${PYTEST_WORKERS:-2} --dist loadfile
+	$(PYTEST) --fast
 
 demo: deps-demo $(DEMO_STAMP) bytecode
 	$(VENV)/bin/bridge-table demo
 
 lint: $(STAMP)
-	$(PY) -m ruff check controller firmware_bridge tests bench tools setup.py
+	$(RUFF)
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
