@@ -1,0 +1,88 @@
+"""``bridge-table layout``: a table's geometry checked against the design rules, or drawn.
+
+    bridge-table layout check hw_configs/geometry-club.toml [--config TABLE.toml]
+    bridge-table layout draw hw_configs/geometry-club.toml --svg OUT.svg [--png OUT.png]
+
+``check`` prints every finding (``RULE: what, with the numbers``) and exits 1 when there is
+one, 0 when the geometry passes, 2 when a file cannot be read. With ``--config`` (or the
+geometry's ``[table] config``) it also checks that the reader config maps the same readers,
+antennas, seats and zones. ``draw`` writes the dimensioned drawing as SVG, and as PNG through
+Debian's chromium (headless) when ``--png`` is given. docs/hardware/layout.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from controller.commandline import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from firmware_bridge.layout.draw import DrawError, svg, write_png
+from firmware_bridge.layout.geometry import Geometry, load_geometry
+from firmware_bridge.layout.rules import agree, check, read_config_map
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bridge-table layout", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check", help="the design rules (exit 1 naming each rule broken)")
+    c.add_argument("geometry", type=Path, help="a geometry file (hw_configs/geometry-*.toml)")
+    c.add_argument("--config", type=Path, default=None,
+                   help="the table's reader config, checked against the geometry (default: "
+                        "the geometry's [table] config, if it names one)")
+    d = sub.add_parser("draw", help="the dimensioned drawing: whole table and one seat's edge")
+    d.add_argument("geometry", type=Path)
+    d.add_argument("--svg", type=Path, required=True, help="where to write the SVG")
+    d.add_argument("--png", type=Path, default=None,
+                   help="also a PNG, rendered by chromium --headless")
+    return p
+
+
+def _load(path: Path) -> Geometry | None:
+    geometry, problems = load_geometry(path)
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return geometry
+
+
+def _check(geometry: Geometry, config: Path | None) -> int:
+    findings = check(geometry)
+    if config is None and geometry.table.config is not None:
+        config = geometry.path.parent / geometry.table.config
+    if config is not None:
+        mapped, problem = read_config_map(config)
+        if mapped is None:
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+        findings += agree(geometry, mapped, config.name)
+    for finding in findings:
+        print(finding)
+    name = geometry.path.name
+    if findings:
+        print(f"{name}: {len(findings)} finding(s)", file=sys.stderr)
+        return EXIT_FAILURE
+    print(f"{name}: passes every design rule ({len(geometry.antennas)} antennas, "
+          f"{len(geometry.areas)} areas, {len(geometry.devices)} devices, "
+          f"{len(geometry.cables)} cable runs)" + (f"; agrees with {config.name}"
+                                                    if config is not None else ""))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    geometry = _load(args.geometry)
+    if geometry is None:
+        return EXIT_USAGE
+    if args.cmd == "check":
+        return _check(geometry, args.config)
+    try:
+        args.svg.write_text(svg(geometry), encoding="utf-8")
+        if args.png is not None:
+            write_png(args.svg, args.png)
+    except (OSError, DrawError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
