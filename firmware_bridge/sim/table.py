@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from controller.tomlfile import read_toml
 from firmware_bridge.sim.firmware import Collision, VirtualFirmware
@@ -82,6 +82,14 @@ DEFAULT_LAYOUT: Final[tuple[SimReaderSpec, ...]] = (
 )
 
 
+class Mover(Protocol):
+    """Where a tag goes when it leaves an antenna, and which antennas read it there
+    (firmware_bridge/sim/placement.py: a table built from a geometry)."""
+
+    def moved(self, table: SimTable, event: Event, fw: VirtualFirmware, antenna: int,
+              uid: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class PlayReport:
     played: int
@@ -121,9 +129,11 @@ class SimTable:
     def __init__(self, table_id: str = "1", layout: Sequence[SimReaderSpec] = DEFAULT_LAYOUT, *,
                  registry: TagRegistry | None = None, link_dir: Path | None = None,
                  heartbeat_interval: float | None = 2.0,
-                 physics: Physics = Physics()) -> None:
+                 physics: Physics = Physics(), placement: Mover | None = None) -> None:
         self.table_id = table_id
         self.physics = physics
+        #: told of every tag moved, so that the antennas near where it lands read it
+        self.placement = placement
         self.layout = {spec.name: spec for spec in layout}
         self._registry = registry
         self._own_link_dir = link_dir is None
@@ -342,10 +352,17 @@ class SimTable:
         ``dwell``: the polling rounds a ``present`` tag stays over the antenna (a card slid
         across it); None: it lies there."""
         fw, antenna, uid = self.locate(event)
+        sent = self._line(event, fw, antenna, uid, hardware_time, dwell)
+        if self.placement is not None:
+            self.placement.moved(self, event, fw, antenna, uid)
+        return fw, sent
+
+    def _line(self, event: Event, fw: VirtualFirmware, antenna: int, uid: str,
+              hardware_time: bool, dwell: int | None) -> int | None:
         ts = event.get("ts") if hardware_time else None
         hw_time = float(ts) if isinstance(ts, int | float) else None
         if event.get("action") == "removed":
-            return fw, fw.lift(antenna, uid, hw_time=hw_time)
+            return fw.lift(antenna, uid, hw_time=hw_time)
         if event.get("action") == "present":
             if event.get("call") is not None:
                 self._call_used[uid] = next(self._ticks)
@@ -356,7 +373,7 @@ class SimTable:
             if tap:
                 lifted = fw.lift(antenna, uid, hw_time=hw_time)
                 seq = lifted if lifted is not None else seq
-            return fw, seq
+            return seq
         raise SimError(f"bad action {event.get('action')!r}")
 
     async def play(
