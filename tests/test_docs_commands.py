@@ -290,6 +290,7 @@ COMMANDS: dict[str, Spec] = {
     "export": Spec(),
     "verify": Spec(),
     "tags": Spec(),
+    "layout": Spec(),
     "broker-config": Spec(prepare=lambda ws: _rotate(ws) if "--rotate" in ws.current else None),
     "selftest": Spec(needs_sim=True),
     "console passwd": Spec(stdin=PASSWORD_TWICE),
