@@ -42,3 +42,14 @@ def test_the_drawing_shows_every_item_and_the_clearances() -> None:
         assert f">{name}<" in drawing
     assert ">850 mm<" in drawing
     assert "88.5 mm to dummy N (reach 44)" in drawing   # the check's own numbers
+
+
+def test_the_committed_field_figure_is_generated_from_the_model(tmp_path: Path) -> None:
+    out, field = tmp_path / "drawing.svg", tmp_path / "field.svg"
+    assert main(["draw", str(ROOT / "hw_configs" / "geometry-club.toml"), "--svg", str(out),
+                 "--field", str(field)]) == 0
+    assert field.read_text(encoding="utf-8") == \
+        (IMG / "field-model.svg").read_text(encoding="utf-8"), \
+        "regenerate: bridge-table layout draw hw_configs/geometry-club.toml --svg /dev/null " \
+        "--field docs/hardware/img/field-model.svg"
+    assert "Hmin 1.5 A/m" in field.read_text(encoding="utf-8")

@@ -2,12 +2,14 @@
 
     bridge-table layout check hw_configs/geometry-club.toml [--config TABLE.toml]
     bridge-table layout draw hw_configs/geometry-club.toml --svg OUT.svg [--png OUT.png]
+        [--field FIELD.svg]
 
 ``check`` prints every finding (``RULE: what, with the numbers``) and exits 1 when there is
 one, 0 when the geometry passes, 2 when a file cannot be read. With ``--config`` (or the
 geometry's ``[table] config``) it also checks that the reader config maps the same readers,
 antennas, seats and zones. ``draw`` writes the dimensioned drawing as SVG, and as PNG through
-Debian's chromium (headless) when ``--png`` is given. docs/hardware/layout.md.
+Debian's chromium (headless) when ``--png`` is given, and the field model's figure for the
+geometry's loop and tag with ``--field``. docs/hardware/layout.md.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from controller.commandline import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from firmware_bridge.layout.draw import DrawError, svg, write_png
+from firmware_bridge.layout.draw import DrawError, field_svg, svg, write_png
 from firmware_bridge.layout.geometry import Geometry, load_geometry
 from firmware_bridge.layout.rules import agree, check, read_config_map
 
@@ -38,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--svg", type=Path, required=True, help="where to write the SVG")
     d.add_argument("--png", type=Path, default=None,
                    help="also a PNG, rendered by chromium --headless")
+    d.add_argument("--field", type=Path, default=None,
+                   help="also the field model's figure for the geometry's loop and tag (SVG)")
     return p
 
 
@@ -82,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.svg.write_text(svg(geometry), encoding="utf-8")
         if args.png is not None:
             write_png(args.svg, args.png)
+        if args.field is not None:
+            args.field.write_text(field_svg(geometry), encoding="utf-8")
     except (OSError, DrawError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
