@@ -24,6 +24,8 @@ PLANTED = {
     "overlap": r"^overlap: spot N bid and call row N overlap on the top by 22 x 30 mm",
     "row-in-range": r"^cross-read: a tag in trick row N can lie 62 mm from antenna N spot's "
                     r"centre, within its reach of 79 mm \(69 mm at 4.5 mm height",
+    "dummy-over-board": r"^cross-read: a tag in dummy N can lie 0 mm from antenna board's "
+                        r"centre, within its reach of 44 mm",
     "spot-read": r"^spot-read: a tag 17 mm off the centre of spot board, 25 mm above its "
                  r"loop, gets 0.63 A/m < 1.5 A/m",
     "spot-size": r"^spot-size: spot N spot is 55 x 85 mm, smaller than a playing card "

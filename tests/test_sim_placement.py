@@ -21,6 +21,7 @@ from firmware_bridge.sim.placement import geometry_layout, geometry_readers, geo
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "hw_configs").glob("geometry-*.toml"))
 ROW_IN_RANGE = ROOT / "tests" / "data" / "layout" / "row-in-range.toml"
+DUMMY_OVER_BOARD = ROOT / "tests" / "data" / "layout" / "dummy-over-board.toml"
 
 
 def _geometry(path: Path) -> Geometry:
@@ -58,8 +59,26 @@ async def test_a_shipped_geometry_reads_each_card_only_where_it_is_laid(path: Pa
     assert report.played == len(events)
     assert placement is not None and placement.cross_reads == 0  # type: ignore[attr-defined]
     assert (reads["peak_tags"], reads["collisions"]) == (1, 0)
-    # the quitted cards did go to the rows (a positive control for the placement)
+    # the quitted cards did go to the rows, and dummy's hand was spread in dummy's area (a
+    # positive control for the placement)
     assert sum(len(row) for row in placement.rows.values()) > 0  # type: ignore[attr-defined]
+    assert placement.dummy_cards == 13  # type: ignore[attr-defined]
+
+
+async def test_dummys_hand_spread_over_the_board_reader_is_read_by_it() -> None:
+    """Law 41D: dummy's hand lies face up from the opening lead; spread over the board
+    reader, the card lying on its loop is read by it, as the board reader would."""
+    events = _board_events()
+    async with geometry_table(_geometry(DUMMY_OVER_BOARD), heartbeat_interval=None) as table:
+        await table.play(events, strict=True)
+        placement = table.placement
+        registry = table.registry
+    log = placement.read_log  # type: ignore[attr-defined]
+    assert [antenna for _, antenna in log] == ["board"]
+    uid, _ = log[0]
+    dummy_plays = {registry.uid_for_card(str(e["deck"]), str(e["card"])) for e in events
+                   if e["zone"] == "spot" and e["seat"] == "N" and e["action"] == "present"}
+    assert uid in dummy_plays
 
 
 async def test_a_row_within_its_spots_reach_is_read_on_the_spot_again() -> None:

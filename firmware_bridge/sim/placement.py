@@ -11,13 +11,17 @@ the spot. Every antenna whose field reaches that place (the model's upper band, 
 on the top) reads it there, as its reader would: a ``+`` line, or a collision when that
 antenna already holds a tag; the card is lifted from them when it moves again or when the
 cards are gathered (the next board's wallet, or, for the calls, the opening lead). A card
-passed across its spot (the shoe-style hand read) goes back to the hand. Dummy's cards
-(Law 41D) are not placed: the design-rule check holds dummy's area clear of every antenna.
+passed across its spot (the shoe-style hand read) goes back to the hand. At the opening lead
+dummy's hand is spread in dummy's area (Law 41D: a column a suit, pointing at declarer, the
+first card nearest dummy) and each card is lifted from there when it is played; the hand is
+known from the events given to one :meth:`SimTable.play` (the cards dummy's seat plays after
+the opening lead), so a board played an event at a time places no dummy.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from firmware_bridge.layout.field import reads
@@ -30,6 +34,10 @@ __all__ = ["Placement", "geometry_table", "geometry_layout", "geometry_readers"]
 #: a row holds at most this many cards side by side (a trick row 13; a call row's calls
 #: overlap, and the next is laid where the last is when it is full)
 ROW_SLOTS = {"trick_row": 13, "call_row": 10}
+#: the seat on each seat's left (dummy is the opening leader's left-hand opponent's partner,
+#: that is the seat after the leader)
+NEXT_SEAT = {"N": "E", "E": "S", "S": "W", "W": "N"}
+SUITS = "SHDC"
 
 
 def geometry_layout(geometry: Geometry) -> tuple[SimReaderSpec, ...]:
@@ -79,6 +87,12 @@ class Placement:
         #: cross-read), counted per moving tag and antenna
         self.cross_reads = 0
         self._last: tuple[str, str, int, str] | None = None  # (action, reader, antenna, uid)
+        #: id of an opening lead's event -> (dummy's seat, dummy's cards as (card, uid))
+        self._dummies: dict[int, tuple[str, list[tuple[str, str]]]] = {}
+        #: dummy's cards spread on the table so far
+        self.dummy_cards = 0
+        #: (uid, antenna name) of every tag read where it lies by an antenna not its own
+        self.read_log: list[tuple[str, str]] = []
         self._drive = geometry.model.drives[2]
 
     # ------------------------------------------------------------------ where a tag lands
@@ -116,6 +130,59 @@ class Placement:
                 found.append(antenna)
         return found
 
+    def dummy_places(self, seat: str, cards: Sequence[str]) -> list[tuple[float, float]]:
+        """Where dummy's cards lie (Law 41D): a column a suit across dummy's area, each
+        column pointing from dummy's edge towards declarer, the cards overlapping."""
+        area = self.geometry.area("dummy", seat)
+        if area is None:
+            return []
+        columns = [[c for c in cards if c[0] == suit] for suit in SUITS]
+        columns = [c for c in columns if c]
+        long = max(self.geometry.table.card)
+        rect = area.rect
+        along_x = seat in "NS"            # the columns run across the seat's edge
+        span = rect.width if along_x else rect.height
+        depth = rect.height if along_x else rect.width
+        deepest = max((len(c) for c in columns), default=1)
+        pitch = (depth - long) / (deepest - 1) if deepest > 1 else 0.0
+        gap = span / len(columns) if columns else span
+        places: dict[str, tuple[float, float]] = {}
+        for i, column in enumerate(columns):
+            across = (rect.x0 if along_x else rect.y0) + gap * (i + 0.5)
+            for j, card in enumerate(column):
+                # from dummy's edge inwards: N's edge is high y, E's high x, S's low y, W's
+                # low x
+                start = {"N": rect.y1 - long / 2, "S": rect.y0 + long / 2,
+                         "E": rect.x1 - long / 2, "W": rect.x0 + long / 2}[seat]
+                step = -pitch if seat in "NE" else pitch
+                inward = start + j * step
+                places[card] = (across, inward) if along_x else (inward, across)
+        return [places[c] for c in cards]
+
+    def planned(self, table: SimTable, events: Sequence[Event]) -> None:
+        """Find each board's opening lead and dummy's hand in the events to be played."""
+        registry = table.registry
+        self._dummies.clear()
+        bids_seen = False
+        lead: Event | None = None
+        for event in events:
+            zone, action = event.get("zone"), event.get("action")
+            if zone == "board":
+                bids_seen, lead = False, None
+            elif zone == "bid":
+                bids_seen = True
+            elif zone == "spot" and action == "present" and bids_seen and lead is None:
+                lead = event
+                dummy = NEXT_SEAT.get(str(event.get("seat")), "")
+                self._dummies[id(lead)] = (dummy, [])
+            elif zone == "spot" and action == "present" and lead is not None:
+                dummy, cards = self._dummies[id(lead)]
+                card = event.get("card")
+                if event.get("seat") == dummy and card is not None:
+                    uid = registry.uid_for_card(str(event.get("deck")), str(card))
+                    if uid is not None:
+                        cards.append((str(card), uid))
+
     # ------------------------------------------------------------------ moves
 
     def moved(self, table: SimTable, event: Event, fw: VirtualFirmware, antenna: int,
@@ -127,9 +194,12 @@ class Placement:
         zone, seat = event.get("zone"), event.get("seat")
         if action == "present":
             if zone == "board":        # a new board: the cards and calls are gathered
-                self._gather(table, ("trick_row", "call_row"))
+                self._gather(table, ("trick_row", "call_row", "dummy"))
             elif zone == "spot":       # play (or a hand read): the calls are back in the box
                 self._gather(table, ("call_row",))
+                spread = self._dummies.pop(id(event), None)
+                if spread is not None:   # the opening lead: dummy spreads his hand
+                    self._spread(table, *spread)
             return
         if last == ("present", reader, antenna, uid) and zone == "spot":
             return                     # passed across the spot: back into the hand
@@ -141,11 +211,23 @@ class Placement:
         row = self.rows[(kind, str(seat))]
         x, y = self.slot(area, source, len(row))
         row.append(uid)
+        self._lay(table, uid, x, y)
+
+    def _spread(self, table: SimTable, seat: str, cards: list[tuple[str, str]]) -> None:
+        places = self.dummy_places(seat, [card for card, _ in cards])
+        for (_, uid), (x, y) in zip(cards, places, strict=True):
+            self.rows[("dummy", seat)].append(uid)
+            self.dummy_cards += 1
+            self._lay(table, uid, x, y)
+
+    def _lay(self, table: SimTable, uid: str, x: float, y: float) -> None:
+        """A tag comes to lie at (x, y): every antenna whose field reaches it reads it."""
         for other in self.readers_at(x, y):
             other_fw = table.firmwares.get(other.reader)
             if other_fw is None:
                 continue
             self.cross_reads += 1
+            self.read_log.append((uid, other.name))
             other_fw.place(other.antenna, uid)
             self.read_by.setdefault(uid, []).append((other.reader, other.antenna))
 

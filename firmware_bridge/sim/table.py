@@ -89,6 +89,10 @@ class Mover(Protocol):
     def moved(self, table: SimTable, event: Event, fw: VirtualFirmware, antenna: int,
               uid: str) -> None: ...
 
+    def planned(self, table: SimTable, events: Sequence[Event]) -> None:
+        """The events about to be played (where cards will lie before they are played:
+        dummy's hand, Law 41D)."""
+
 
 @dataclass(frozen=True)
 class PlayReport:
@@ -404,6 +408,8 @@ class SimTable:
         skipped: list[str] = []
         last_ts: float | None = None
         events = list(events)
+        if self.placement is not None:
+            self.placement.planned(self, events)
         for index, event in enumerate(events):
             dropped: str | None = None
             if faults and index in faults:
