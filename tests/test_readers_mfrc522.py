@@ -98,7 +98,7 @@ def test_the_club_table_file_loads_with_the_agreed_readers_and_pins() -> None:
         "board": ("tap", [(None, "board")])}
     readers = [open_reader(r.name, r.url, kind=r.kind) for r in config.readers]
     assert all(isinstance(r, Mfrc522Reader) and r.devices == [(0, 0)] and r.speed_hz == 1000000
-               and r.rate_ms == 100 for r in readers)
+               and r.rate_ms == 300 and r.misses == 2 for r in readers)
     cs = list(club_pins().values())
     leds = [p for s in config.gpio.seats.values() for p in (s.turn_led, s.alert_led) if p]
     buttons = list(config.gpio.buttons.values())
@@ -131,7 +131,7 @@ async def test_nine_readers_on_chip_selects_read_their_own_spot_one_field_at_a_t
         factory.pin(pin).drive_high()
     spidev = SharedBusSpidev(factory, chips)
     config = load_config(CLUB)
-    readers = [open_reader(r.name, r.url.replace("rate_ms=100", "rate_ms=10"), kind=r.kind,
+    readers = [open_reader(r.name, r.url.replace("rate_ms=300", "rate_ms=10"), kind=r.kind,
                            spidev=spidev, pin_factory=factory) for r in config.readers]
     turn = bus_turn("spi0")
     before = turn.rounds

@@ -43,7 +43,7 @@ __all__ = ["Mfrc522Reader", "HostMFRC522", "GpioChipSelectPort", "POLL_PAUSE_S"]
 #: the sleep between two polls of the chip while it works: a tag's answer takes about 0.1 to
 #: 0.5 ms on the air and the receive timeout 2 ms, so a few polls a wait instead of a spin
 #: (the cost of a round on a Pi Zero 2 W: bench/bench_poll_round.py, docs/benchmarks.md)
-POLL_PAUSE_S = 0.0002
+POLL_PAUSE_S = 0.0005
 
 
 class HostMFRC522(MFRC522):
