@@ -114,3 +114,11 @@ def test_bad_rows_are_named_and_the_rest_still_totals() -> None:
         assert expected in text
     assert bom_from_dict({"version": 2}).problems == ["version must be 1, not 2"]
     assert load_bom(Path("/nonexistent/bom.toml")).problems
+
+
+def test_the_guide_quotes_each_builds_total_from_the_data() -> None:
+    """docs/hardware/README.md's "about €N a table" is the data's total, rounded."""
+    readme = (ROOT / "docs" / "hardware" / "README.md").read_text(encoding="utf-8")
+    for build in ("club", "boards"):
+        euros_now = round(table_total(BOM, build))
+        assert f"bout €{euros_now} a table" in readme, build

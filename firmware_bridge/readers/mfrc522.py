@@ -15,7 +15,8 @@ it gives ``2**len(mux)`` antennas (or ``channels=N``) after the others (no switc
 13.56 MHz is named in docs/hardware, which builds one chip per antenna). Inventory readers: all
 the tags lying on an antenna are listed every round (the firmware's MFRC522 driver,
 ``firmware_bridge/mcu/btreader/mfrc522.py``). Needs ``spidev`` (``pip install
-'bridge-table[readers]'``) and SPI enabled (``dtparam=spi=on``; ``dtoverlay=spi1-3cs`` for SPI1).
+'bridge-table[readers]'``; GPIO chip selects need gpiozero too, ``[pi]``) and SPI
+enabled (``dtparam=spi=on``; ``dtoverlay=spi1-3cs`` for SPI1; ``dtoverlay=spi0-0cs`` with ``cs=``).
 """
 
 from __future__ import annotations
