@@ -27,7 +27,8 @@ from typing import Any
 from firmware_bridge.mcu import MAIN_FILE, firmware_files
 
 __all__ = ["BOARDS", "CHIPS", "FlashError", "check_board", "find_mpremote", "flash",
-           "mpremote_commands", "read_settings", "settings_for", "settings_text"]
+           "udev_rule", "UDEV_RULES", "mpremote_commands", "read_settings", "settings_for",
+           "settings_text"]
 
 #: The wiring of each board, as docs/hardware/wiring.md draws it.
 BOARDS: dict[str, dict[str, Any]] = {
@@ -113,6 +114,25 @@ def mpremote_commands(mpremote: Sequence[str], port: str, settings_file: Path
     ]
 
 
+#: the rules file docs/install.md installs (systemd/99-bridge-table-readers.rules)
+UDEV_RULES = "/etc/udev/rules.d/99-bridge-table-readers.rules"
+
+
+def udev_rule(reader: str, serial_no: str) -> str:
+    """The udev line that names a Pico reader board by what it is: stock MicroPython's rp2
+    port reports USB 2e8a:0005 with the flash's unique id in lower-case hex as its serial
+    number, the id the firmware sends upper-case in its IDENT answer. The board then has
+    ``/dev/bridge-table/reader-READER`` wherever it is plugged (hw_configs/table-boards.toml)."""
+    return (f'SUBSYSTEM=="tty", ATTRS{{idVendor}}=="2e8a", ATTRS{{idProduct}}=="0005", '
+            f'ATTRS{{serial}}=="{serial_no.lower()}", SYMLINK+="bridge-table/reader-{reader}"')
+
+
+def udev_advice(reader: str, serial_no: str) -> str:
+    return (f"its stable name: add this line to {UDEV_RULES}, then "
+            f"`sudo udevadm control --reload && sudo udevadm trigger`:\n"
+            f"{udev_rule(reader, serial_no)}")
+
+
 def check_board(port: str, reader: str, antennas: int, timeout: float = 20.0) -> str:
     """After the reset: open ``port`` (the board comes back on it once it has booted), ask
     ``IDENT`` until it answers, and say what answered. Raises FlashError if nothing did, or
@@ -149,8 +169,11 @@ def check_board(port: str, reader: str, antennas: int, timeout: float = 20.0) ->
                     model, version, serial_no, count = item.args
                     if int(count) != antennas:
                         raise FlashError(f"the board has {count} antenna(s), not {antennas}")
-                    return (f"reader {reader} answers: {model} firmware {version}, serial "
-                            f"{serial_no}, {count} antenna(s)")
+                    answer = (f"reader {reader} answers: {model} firmware {version}, "
+                              f"serial {serial_no}, {count} antenna(s)")
+                    if model == "BTR-PICO":
+                        answer += "\n" + udev_advice(reader, serial_no)
+                    return answer
     raise FlashError(f"no answer from {port} within {timeout:g} s: is the board running "
                      "MicroPython, and are the chips wired as docs/hardware/wiring.md says?")
 

@@ -8,31 +8,19 @@ scans once raised four alerts a board and timed their texts (docs/benchmarks.md,
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from benchmodule import load_bench
 
 from controller.engine import Engine, Outgoing
 from controller.laws.record import BoardRecord
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-
 
 def _bench() -> ModuleType:
-    name = "bench_daemon_cpu"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_daemon_cpu")
 
 
 def _engine(bench: ModuleType) -> Engine:

@@ -126,7 +126,8 @@ def test_policy_toml(tmp_path: Path, data: bytes) -> None:
 
 @SETTINGS
 @given(st.sampled_from([(REPO / "hw_configs" / n).read_bytes()
-                        for n in ("sim.toml", "table-4reader.toml")]).flatmap(mutated)
+                        for n in ("sim.toml", "table-boards.toml", "table-club.toml")])
+       .flatmap(mutated)
        | st.binary(max_size=500))
 def test_bridge_config_toml(tmp_path: Path, data: bytes) -> None:
     reads_or_refuses(tmp_path / "table.toml", data, load_config, ConfigError)

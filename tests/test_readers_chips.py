@@ -16,7 +16,6 @@ from firmware_bridge.readers import ReaderError, ReaderHealth, TagRead, open_rea
 from firmware_bridge.readers.chipreader import ChipReader
 from firmware_bridge.readers.mfrc522 import Mfrc522Reader
 from firmware_bridge.readers.pn532 import Pn532Reader
-from firmware_bridge.readers.serial import SerialReader
 from firmware_bridge.sim.chips import COLLPOS_READINGS, EmuMFRC522, EmuPN532, Field
 
 Item = TagRead | ReaderHealth
@@ -247,30 +246,6 @@ async def test_mfrc522_behind_a_multiplexer_on_gpio_select_lines() -> None:
         open_reader("x", "mfrc522://0.0?mux=22&channels=3")
     with pytest.raises(ReaderError):
         open_reader("x", "mfrc522://0.0?mux=GPIO22")
-
-
-def test_the_pi_readers_table_file_loads_and_its_readers_open() -> None:
-    """hw_configs/table-pi-readers.toml (docs/hardware/wiring.md, layout B): valid, its
-    readers are the Pi-attached backends, and no GPIO pin of it is an SPI or I2C pin."""
-    from pathlib import Path
-
-    from firmware_bridge.config import load_config
-
-    root = Path(__file__).resolve().parent.parent
-    config = load_config(root / "hw_configs" / "table-pi-readers.toml")
-    kinds = {r.name: type(open_reader(r.name, r.url, kind=r.kind)) for r in config.readers}
-    # the call spots are a reader board on USB: the Pi has no chip select left for them
-    assert kinds == {"north": Mfrc522Reader, "east": Mfrc522Reader, "south": Mfrc522Reader,
-                     "west": Mfrc522Reader, "bidbox": SerialReader, "board": Mfrc522Reader}
-    # a PN532 on I2C is for a Pi 5 only (wiring.md): not in the file
-    assert not any(r.url.startswith("pn532://i2c") for r in config.readers)
-    box = open_reader("bidbox", "mfrc522://1.2?mux=22,23")
-    assert isinstance(box, Mfrc522Reader) and box.channels == 4
-    bus_pins = {2, 3, 7, 8, 9, 10, 11, 16, 17, 18, 19, 20, 21}
-    used = {p for s in config.gpio.seats.values() for p in (s.turn_led, s.alert_led) if p}
-    used |= set(config.gpio.buttons.values())
-    assert not used & bus_pins and len(used) == 12
-    assert set(config.gpio.buttons) == {"director", "claim", "undo", "next"}
 
 
 async def test_a_round_that_cannot_finish_is_reported_and_removes_nothing() -> None:

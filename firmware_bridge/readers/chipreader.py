@@ -13,8 +13,11 @@ and removes nothing.
 from __future__ import annotations
 
 import abc
+import contextlib
 import importlib
+import threading
 import urllib.parse
+from types import TracebackType
 from typing import Any
 
 from firmware_bridge.mcu import HOST_TICKS
@@ -24,7 +27,8 @@ from firmware_bridge.mcu.btreader.ports import I2cPort, SpiPort
 from firmware_bridge.readers.base import ReaderError, ReaderKind
 from firmware_bridge.readers.threaded import ThreadedReader
 
-__all__ = ["ChipReader", "SpidevPort", "SmbusPort", "parse_chip_url", "bus_module"]
+__all__ = ["ChipReader", "SpidevPort", "SmbusPort", "parse_chip_url", "bus_module", "BusTurn",
+           "bus_turn"]
 
 
 def parse_chip_url(url: str, scheme: str) -> tuple[str, dict[str, str]]:
@@ -56,6 +60,49 @@ def bus_module(given: Any, name: str, scheme: str) -> Any:
     except ImportError:
         raise ReaderError(f"the {scheme}:// reader needs {name}: "
                           "pip install 'bridge-table[readers]'") from None
+
+
+class BusTurn:
+    """Readers on one SPI bus take turns, first come first served, one antenna round each.
+
+    Held for a whole round (field on, inventory, field off), so that on a bus of many chips
+    (the club build's nine, docs/hardware/wiring.md) one field is on at a time, as on a reader
+    board that polls its antennas in turn: no carrier beats against a neighbour's receiver,
+    and the modules' 3.3 V supply carries one transmitter. First come first served (a ticket
+    queue, not a bare lock, which a thread that releases and asks again at once may win
+    every time): each reader gets its round once per turn of the others."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._next = 0
+        self._serving = 0
+        #: rounds taken, for the benchmark and the tests
+        self.rounds = 0
+
+    def __enter__(self) -> BusTurn:
+        with self._changed:
+            ticket = self._next
+            self._next += 1
+            while ticket != self._serving:
+                self._changed.wait()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        with self._changed:
+            self._serving += 1
+            self.rounds += 1
+            self._changed.notify_all()
+
+
+_BUS_TURNS: dict[str, BusTurn] = {}
+_BUS_TURNS_LOCK = threading.Lock()
+
+
+def bus_turn(bus: str) -> BusTurn:
+    """The one BusTurn of ``bus`` ("spi0") in this process, shared by every reader on it."""
+    with _BUS_TURNS_LOCK:
+        return _BUS_TURNS.setdefault(bus, BusTurn())
 
 
 class SpidevPort(SpiPort):
@@ -128,6 +175,10 @@ class ChipReader(ThreadedReader):
         self._init_thread()
         self._reported: dict[int, set[str]] = {}
 
+    def _turn(self) -> contextlib.AbstractContextManager[object]:
+        """Held around each antenna's round: a bus shared with other readers (BusTurn)."""
+        return contextlib.nullcontext()
+
     @abc.abstractmethod
     def _open(self) -> list[Antenna]:
         """Open the buses; the antennas to poll (raises OSError/ReaderError if it cannot)."""
@@ -159,7 +210,8 @@ class ChipReader(ThreadedReader):
         try:
             scanner = Scanner(antennas, self.misses)
             for antenna in antennas:
-                scanner.settle(antenna)
+                with self._turn():
+                    scanner.settle(antenna)
                 if antenna.fault:
                     self._to_loop(self._health, "disconnected",
                                   f"antenna {antenna.index}: {antenna.chip.model} "
@@ -170,7 +222,8 @@ class ChipReader(ThreadedReader):
             while not self._stopping.is_set():
                 start = self.clock.ticks_ms()
                 for antenna in antennas:
-                    self._scan(scanner, antenna)
+                    with self._turn():
+                        self._scan(scanner, antenna)
                 self.rounds += 1
                 rest = self.rate_ms - self.clock.ticks_diff(self.clock.ticks_ms(), start)
                 if rest > 0:
