@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from controller import wire
 from controller.broker.settings import BrokerSettings, BrokerSettingsError, resolve
@@ -547,6 +547,49 @@ def _health(root: _Section) -> HealthConfig:
     return HealthConfig(interval=interval, duplicate_window=window)
 
 
+#: the BCM pins of each I2C bus a display may be on: (SDA, SCL)
+I2C_PINS: dict[int, tuple[int, int]] = {0: (0, 1), 1: (2, 3)}
+
+
+def _pin_uses(gpio: GpioConfig, display: DisplayConfig) -> dict[int, str]:
+    """Every BCM pin the table's LEDs, buttons and display take, with the key naming it."""
+    uses: dict[int, str] = {}
+    for seat, s in gpio.seats.items():
+        where = f"gpio.seats.{seat}"
+        for key, pin in (("turn_led", s.turn_led), ("alert_led", s.alert_led)):
+            if pin is not None:
+                uses[pin] = f"{where}.{key}"
+        for i, pin in enumerate(s.rgb_led or ()):
+            uses[pin] = f"{where}.rgb_led[{i}]"
+        uses.update((pin, f"{where}.{name}") for name, pin in s.buttons.items())
+    uses.update((pin, f"gpio.buttons.{name}") for name, pin in gpio.buttons.items())
+    if display.type in ("hd44780", "ssd1306") and display.i2c_port in I2C_PINS:
+        sda, scl = I2C_PINS[display.i2c_port]
+        uses[sda] = f"display (I2C{display.i2c_port} SDA)"
+        uses[scl] = f"display (I2C{display.i2c_port} SCL)"
+    return uses
+
+
+def _check_chip_selects(root: _Section, readers: tuple[ReaderConfig, ...], gpio: GpioConfig,
+                        display: DisplayConfig) -> None:
+    """A reader's chip-select pin (``cs=`` in its URL) is that chip's alone: not a LED, a
+    button or the display's bus, and not another reader's chip select. The pins of a
+    ``cs=`` list are checked as numbers; the reader's own driver rejects a malformed one."""
+    uses = _pin_uses(gpio, display)
+    for i, reader in enumerate(readers):
+        query = parse_qs(urlsplit(reader.url).query)
+        where = f"readers[{i}].url"
+        for text in ",".join(query.get("cs", [])).split(","):
+            if not text.strip().isdigit():
+                continue
+            pin = int(text)
+            if pin in uses:
+                raise ConfigError(root.file, where,
+                                  f"chip select cs={pin} of reader {reader.name!r} is BCM pin "
+                                  f"{pin}, which is also {uses[pin]}: one pin, one use")
+            uses[pin] = f"{where} (the chip select of reader {reader.name!r})"
+
+
 def config_from_dict(data: Mapping[str, Any], path: Path) -> BridgeConfig:
     """Validate already-parsed TOML; ``path`` names the file in errors and anchors paths."""
     path = Path(path)
@@ -564,6 +607,7 @@ def config_from_dict(data: Mapping[str, Any], path: Path) -> BridgeConfig:
         display=_display(root, base),
         health=_health(root),
     )
+    _check_chip_selects(root, config.readers, config.gpio, config.display)
     root.finish()
     return config
 

@@ -186,6 +186,22 @@ def test_mqtts_defaults_to_port_8883(tmp_path: Path) -> None:
     ('[table]\nid = "1"\n[display]\ntype = "hd44780"\ncols = 17\nrows = 3\n', "display.cols",
      "an HD44780 is"),
     ('[table]\nid = "1"\n[display]\ntype = "vfd"\n', "display.type", "not one of"),
+    # a chip select is its chip's alone (docs/hardware/wiring.md, the club build)
+    ('[table]\nid = "1"\n[[readers]]\nname = "north"\nurl = "mfrc522://0.0?cs=17"\n'
+     'antennas = { "0" = { seat = "N", zone = "spot" } }\n[gpio.seats.N]\nturn_led = 17\n',
+     "readers[0].url", "chip select cs=17 of reader 'north' is BCM pin 17, which is also "
+                       "gpio.seats.N.turn_led"),
+    ('[table]\nid = "1"\n[[readers]]\nname = "board"\nurl = "mfrc522://0.0?cs=4"\n'
+     'antennas = { "0" = { zone = "board" } }\n[gpio.buttons]\ndirector = 4\n',
+     "readers[0].url", "which is also gpio.buttons.director"),
+    ('[table]\nid = "1"\n[[readers]]\nname = "board"\nurl = "mfrc522://0.0?cs=3"\n'
+     'antennas = { "0" = { zone = "board" } }\n[display]\ntype = "hd44780"\n',
+     "readers[0].url", "which is also display (I2C1 SCL)"),
+    ('[table]\nid = "1"\n[[readers]]\nname = "a"\nurl = "mfrc522://0.0?cs=5"\n'
+     'antennas = { "0" = { seat = "N", zone = "spot" } }\n'
+     '[[readers]]\nname = "b"\nurl = "mfrc522://0.0?cs=5&speed_hz=1000000"\n'
+     'antennas = { "0" = { seat = "E", zone = "spot" } }\n',
+     "readers[1].url", "which is also readers[0].url (the chip select of reader 'a')"),
 ])
 def test_errors_name_file_key_and_problem(tmp_path: Path, fragment: str, key: str,
                                           problem: str) -> None:
