@@ -30,7 +30,9 @@ def test_a_seats_item_is_the_norths_turned_a_quarter_at_a_time() -> None:
 def test_places_are_found_by_name() -> None:
     geometry, _ = load_geometry(ROOT / "hw_configs" / "geometry-boards.toml")
     assert geometry is not None
-    assert geometry.place("board") == (0.0, 0.0)
+    assert geometry.place("board") == (0.0, 104.0)
+    assert geometry.place("wallet") == (0.0, 0.0)
+    assert geometry.table.config == "table-boards.toml"
     assert geometry.place("pico N") == (-15.0, 265.0)
     assert geometry.place("nowhere") is None
     assert geometry.area("trick_row", "S") is not None

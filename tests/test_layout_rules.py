@@ -6,13 +6,15 @@ file is a usage error, never a traceback."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from firmware_bridge.layout.cli import main
 from firmware_bridge.layout.geometry import load_geometry
-from firmware_bridge.layout.rules import RULES, check
+from firmware_bridge.layout.readermap import ReaderBus, read_reader_map, reader_bus
+from firmware_bridge.layout.rules import RULES, check, named_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "layout"
@@ -109,6 +111,96 @@ def test_the_shipped_reader_config_agrees_with_its_geometry(
         pytest.skip(f"{config.name} is not in this tree yet")
     assert main(["check", str(ROOT / "hw_configs" / f"geometry-{build}.toml"),
                  "--config", str(config)]) == 0, capsys.readouterr().out
+
+
+def test_each_shipped_geometry_names_its_reader_config_and_is_checked_against_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for path in SHIPPED:
+        geometry, _ = load_geometry(path)
+        assert geometry is not None and geometry.table.config is not None
+        assert named_config(geometry) == path.parent / geometry.table.config
+        assert main(["check", str(path)]) == 0
+        assert f"agrees with {geometry.table.config}" in capsys.readouterr().out
+
+
+#: a reader config planted beside the club geometry -> what its findings must say
+PLANTED_CONFIGS = {
+    "table-club-4mhz.toml": [r"^bus-load: line spi0: 9 runs, 3780 mm of cable, 289 pF, over "
+                             r"the 284 pF it may carry at 4 MHz \(speed_hz of reader north in "
+                             r"table-club-4mhz.toml\)$"],
+    "table-club-spi1.toml": [r"^config: the spi run pi -> S spot is on line spi0 in the "
+                             r"geometry, on spi1 in reader south in table-club-spi1.toml: "
+                             r"mfrc522://1.0\?cs=13",
+                             r"^config: the spi run pi -> S bid is on line spi0 in the geometry"
+                             r", on spi1 in reader south-call"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED_CONFIGS))
+def test_a_config_whose_bus_or_clock_disagrees_with_the_runs_fails(
+        name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    club = ROOT / "hw_configs" / "geometry-club.toml"
+    assert main(["check", str(club), "--config", str(DATA / name)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    for pattern in PLANTED_CONFIGS[name]:
+        assert any(re.match(pattern, line) for line in lines), (pattern, lines)
+    assert len(lines) == len(PLANTED_CONFIGS[name])
+
+
+def test_the_run_is_checked_at_the_config_clock_not_the_drivers_default() -> None:
+    """The same nine runs on one line pass at the config's 1 MHz and fail at the Pi
+    driver's default 4 MHz (the geometry alone, without its config)."""
+    geometry, _ = load_geometry(ROOT / "hw_configs" / "geometry-club.toml")
+    assert geometry is not None
+    config, problem = read_reader_map(ROOT / "hw_configs" / "table-club.toml")
+    assert problem is None and config is not None
+    assert {bus.line for bus in config.buses.values()} == {"spi0"}
+    assert {bus.clock for bus in config.buses.values()} == {1_000_000.0}
+    assert check(geometry, config) == []
+    alone = replace(geometry, table=replace(geometry.table, config=None))
+    assert [f.rule for f in check(alone)] == ["bus-load"]
+
+
+def test_a_reader_board_where_the_geometry_has_the_pi_is_a_disagreement(
+        tmp_path: Path) -> None:
+    text = (DATA / "table-club.toml").read_text(encoding="utf-8").replace(
+        "mfrc522://0.0?cs=5&speed_hz=1000000&rate_ms=300&misses=2",
+        "serial:///dev/bridge-table/reader-N?baudrate=115200")
+    path = tmp_path / "table-pico.toml"
+    path.write_text(text, encoding="utf-8")
+    geometry, _ = load_geometry(ROOT / "hw_configs" / "geometry-club.toml")
+    config, _ = read_reader_map(path)
+    assert geometry is not None and config is not None
+    said = [str(f) for f in check(geometry, config)]
+    assert said == ["config: the spi run pi -> N spot is clocked by the pi in the geometry, by "
+                    "the pico in reader north in table-pico.toml: serial:///dev/bridge-table/"
+                    "reader-N?baudrate=115200"]
+
+
+@pytest.mark.parametrize(("url", "bus"), [
+    ("mfrc522://0.0?cs=5&speed_hz=1000000", ReaderBus("pi", "spi0", 1e6, "speed_hz")),
+    ("mfrc522://1.2", ReaderBus("pi", "spi1", 4e6, "the Pi driver's default")),
+    ("serial:///dev/ttyACM0", ReaderBus("pico", None, 1e6, "the reader firmware's clock")),
+    ("sim://1/north", None),
+    ("mfrc522://0.0?speed_hz=fast", "speed_hz='fast' is not a clock in Hz"),
+    ("mfrc522://x", "no spidev bus"),
+])
+def test_a_reader_url_gives_its_line_and_clock(url: str, bus: ReaderBus | str | None) -> None:
+    got = reader_bus(url)
+    if isinstance(bus, str):
+        assert isinstance(got, str) and bus in got
+    else:
+        assert got == bus
+
+
+def test_a_bad_reader_url_in_the_config_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "table.toml"
+    path.write_text("[[readers]]\nname = 'a'\nurl = 'mfrc522://0.0?speed_hz=x'\n"
+                    "antennas = { '0' = { zone = 'board' } }\n", encoding="utf-8")
+    club = ROOT / "hw_configs" / "geometry-club.toml"
+    assert main(["check", str(club), "--config", str(path)]) == 2
+    assert "readers[0].url" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("text", "says"), [

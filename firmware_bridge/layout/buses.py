@@ -63,10 +63,12 @@ class _Limits:
     usb: float = 5000.0
 
 
-def run_limit(bus: str, driver: str | None = None) -> float:
-    """The longest one run may be (mm)."""
+def run_limit(bus: str, driver: str | None = None, clock: float | None = None) -> float:
+    """The longest one run may be (mm); an SPI run at ``clock`` (Hz), or at its driver's
+    default clock."""
     if bus == "spi":
-        return min(3000.0, 1000.0 * 4_000_000 / spi_clock(driver))
+        hz = spi_clock(driver) if clock is None else clock
+        return min(3000.0, 1000.0 * 4_000_000 / hz)
     if bus == "i2c":
         return (I2C_MAX_PF - 2 * INPUT_PF) / I2C_CABLE_PF_PER_M * 1000
     return float(getattr(_Limits(), bus))
@@ -79,10 +81,12 @@ def line_load(bus: str, lengths_mm: list[float]) -> float:
     return sum(lengths_mm) / 1000 * per_m + (len(lengths_mm) + 1) * INPUT_PF
 
 
-def load_limit(bus: str, driver: str | None = None) -> float | None:
-    """The most capacitance (pF) a line may carry, or None when only run lengths count."""
+def load_limit(bus: str, driver: str | None = None,
+               clock: float | None = None) -> float | None:
+    """The most capacitance (pF) a line may carry (an SPI line at ``clock``, Hz, or at its
+    driver's default), or None when only run lengths count."""
     if bus == "spi":
-        quarter_period = 0.25 / spi_clock(driver)
+        quarter_period = 0.25 / (spi_clock(driver) if clock is None else clock)
         return quarter_period / (2.2 * MISO_OHMS) * 1e12
     if bus == "i2c":
         return I2C_MAX_PF

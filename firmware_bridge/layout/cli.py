@@ -7,7 +7,9 @@
 ``check`` prints every finding (``RULE: what, with the numbers``) and exits 1 when there is
 one, 0 when the geometry passes, 2 when a file cannot be read. With ``--config`` (or the
 geometry's ``[table] config``) it also checks that the reader config maps the same readers,
-antennas, seats and zones. ``draw`` writes the dimensioned drawing as SVG, and as PNG through
+antennas, seats and zones, and checks each SPI run at the line and clock the config's reader
+URL gives it (``mfrc522://0.0?...&speed_hz=1000000``: line spi0 at 1 MHz; ``serial://``: a
+Pico's firmware clock). ``draw`` writes the dimensioned drawing as SVG, and as PNG through
 Debian's chromium (headless) when ``--png`` is given, and the field model's figure for the
 geometry's loop and tag with ``--field``. docs/hardware/layout.md.
 """
@@ -22,7 +24,8 @@ from pathlib import Path
 from controller.commandline import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from firmware_bridge.layout.draw import DrawError, field_svg, svg, write_png
 from firmware_bridge.layout.geometry import Geometry, load_geometry
-from firmware_bridge.layout.rules import agree, check, read_config_map
+from firmware_bridge.layout.readermap import ReaderMap, read_reader_map
+from firmware_bridge.layout.rules import check, named_config
 
 __all__ = ["main"]
 
@@ -52,16 +55,15 @@ def _load(path: Path) -> Geometry | None:
     return geometry
 
 
-def _check(geometry: Geometry, config: Path | None) -> int:
-    findings = check(geometry)
-    if config is None and geometry.table.config is not None:
-        config = geometry.path.parent / geometry.table.config
-    if config is not None:
-        mapped, problem = read_config_map(config)
-        if mapped is None:
+def _check(geometry: Geometry, path: Path | None) -> int:
+    config: ReaderMap | None = None
+    path = path if path is not None else named_config(geometry)
+    if path is not None:
+        config, problem = read_reader_map(path)
+        if config is None:
             print(f"error: {problem}", file=sys.stderr)
             return EXIT_USAGE
-        findings += agree(geometry, mapped, config.name)
+    findings = check(geometry, config)
     for finding in findings:
         print(finding)
     name = geometry.path.name

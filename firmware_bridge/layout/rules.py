@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.tomlfile import TomlFileError, load_toml
-from firmware_bridge.layout.buses import load_limit, run_limit, spi_clock
+from firmware_bridge.layout.buses import line_load, load_limit, run_limit, spi_clock
 from firmware_bridge.layout.field import lateral_reach, mean_normal_field
-from firmware_bridge.layout.geometry import Antenna, Geometry, Rect
+from firmware_bridge.layout.geometry import Antenna, Cable, Geometry, Rect
+from firmware_bridge.layout.readermap import ReaderMap, read_reader_map
 
-__all__ = ["Finding", "check", "agree", "reach", "tag_zones", "RULES", "read_config_map"]
+__all__ = ["Finding", "check", "agree", "reach", "tag_zones", "RULES", "named_config"]
 
 #: every rule, and what it holds the geometry to
 RULES = {
@@ -35,7 +35,8 @@ RULES = {
     "bus-length": "no run longer than its bus allows at its clock",
     "bus-load": "no line carrying more capacitance than its driver charges in time",
     "cable-short": "no run shorter than the distance between its ends",
-    "config": "the reader config maps the same readers, antennas, seats and zones",
+    "config": "the reader config maps the same readers, antennas, seats and zones, and "
+              "drives each SPI run on the geometry's line and by its driver",
 }
 
 
@@ -183,9 +184,56 @@ def _metal(geometry: Geometry) -> Iterator[Finding]:
                                        "clearance")
 
 
-def _cables(geometry: Geometry) -> Iterator[Finding]:
-    lines: dict[str, list[float]] = defaultdict(list)
+@dataclass(frozen=True)
+class _Run:
+    """One cable run as the rules check it: its line and clock from the reader config when
+    the config's URL gives them, else the geometry's."""
+
+    cable: Cable
+    line: str
+    clock: float | None        # Hz, SPI runs only
+    why: str                   # where the clock comes from
+
+
+def _runs(geometry: Geometry, config: ReaderMap | None) -> tuple[list[_Run], list[Finding]]:
+    """Every run at its line and clock, and where the config's URLs disagree with the
+    geometry's lines and drivers."""
+    runs: list[_Run] = []
+    found: list[Finding] = []
     for cable in geometry.cables:
+        if cable.bus != "spi":
+            runs.append(_Run(cable, cable.line, None, ""))
+            continue
+        ends = (geometry.antenna(cable.target), geometry.antenna(cable.source))
+        antenna = next((a for a in ends if a is not None), None)
+        bus = None if config is None or antenna is None else config.buses.get(antenna.reader)
+        if bus is None or antenna is None or config is None:
+            why = ("the reader firmware's clock" if cable.driver == "pico"
+                   else "the Pi driver's default")
+            runs.append(_Run(cable, cable.line, spi_clock(cable.driver), why))
+            continue
+        where = f"reader {antenna.reader} in {config.name}: {config.urls[antenna.reader]}"
+        run = f"the spi run {cable.source} -> {cable.target}"
+        if bus.driver != cable.driver:
+            found.append(Finding("config", f"{run} is clocked by the {cable.driver} in the "
+                                           f"geometry, by the {bus.driver} in {where}"))
+        line = bus.line or cable.line
+        if line != cable.line:
+            found.append(Finding("config", f"{run} is on line {cable.line} in the geometry, "
+                                           f"on {line} in {where}"))
+        runs.append(_Run(cable, line, bus.clock,
+                         f"{bus.why} of reader {antenna.reader} in {config.name}"))
+    return runs, found
+
+
+def _at(clock: float | None, why: str) -> str:
+    return "" if clock is None else f" at {clock / 1e6:g} MHz ({why})"
+
+
+def _cables(geometry: Geometry, runs: list[_Run]) -> Iterator[Finding]:
+    lines: dict[str, list[_Run]] = defaultdict(list)
+    for run in runs:
+        cable = run.cable
         ends = geometry.place(cable.source), geometry.place(cable.target)
         if ends[0] is not None and ends[1] is not None:
             straight = math.dist(ends[0], ends[1])
@@ -193,58 +241,49 @@ def _cables(geometry: Geometry) -> Iterator[Finding]:
                 yield Finding("cable-short", f"the {cable.bus} run {cable.source} -> "
                                              f"{cable.target} is {cable.length:g} mm, shorter "
                                              f"than the {straight:.0f} mm between its ends")
-        limit = run_limit(cable.bus, cable.driver)
+        limit = run_limit(cable.bus, cable.driver, run.clock)
         if cable.length > limit:
-            clock = f" at {spi_clock(cable.driver) / 1e6:g} MHz" if cable.bus == "spi" else ""
             yield Finding("bus-length", f"the {cable.bus} run {cable.source} -> {cable.target}"
                                         f" is {cable.length:g} mm, over the {limit:.0f} mm a "
-                                        f"run may be{clock}")
-        lines[cable.line].append(cable.length)
-    drivers = {c.line: (c.bus, c.driver) for c in geometry.cables}
-    for line, lengths in sorted(lines.items()):
-        bus, driver = drivers[line]
-        budget = load_limit(bus, driver)
+                                        f"run may be{_at(run.clock, run.why)}")
+        lines[run.line].append(run)
+    for line, members in sorted(lines.items()):
+        bus = members[0].cable.bus
+        fastest = max(members, key=lambda r: r.clock or 0.0)   # it sets the line's budget
+        budget = load_limit(bus, fastest.cable.driver, fastest.clock)
         if budget is None:
             continue
-        from firmware_bridge.layout.buses import line_load
-
+        lengths = [r.cable.length for r in members]
         load = line_load(bus, lengths)
         if load > budget:
-            clock = f" at {spi_clock(driver) / 1e6:g} MHz" if bus == "spi" else ""
             yield Finding("bus-load", f"line {line}: {len(lengths)} runs, {sum(lengths):.0f} mm"
                                       f" of cable, {load:.0f} pF, over the {budget:.0f} pF "
-                                      f"it may carry{clock}")
+                                      f"it may carry{_at(fastest.clock, fastest.why)}")
 
 
-def check(geometry: Geometry) -> list[Finding]:
-    """Every design rule's findings; none for a sound geometry."""
-    return [*_off_table(geometry), *_overlap(geometry), *_cross_read(geometry),
-            *_spot_read(geometry), *_spot_size(geometry), *_metal(geometry),
-            *_cables(geometry)]
+def named_config(geometry: Geometry) -> Path | None:
+    """The reader config the geometry names (``[table] config``), beside the geometry."""
+    if geometry.table.config is None:
+        return None
+    return geometry.path.parent / geometry.table.config
 
 
-def read_config_map(path: Path) -> tuple[set[tuple[str, int, str, str | None]] | None, str | None]:
-    """(reader, antenna, zone, seat) of every mapped antenna of a table config, or the
-    problem reading it."""
-    try:
-        data = load_toml(path)
-    except TomlFileError as error:
-        return None, str(error)
-    mapped: set[tuple[str, int, str, str | None]] = set()
-    readers = data.get("readers", [])
-    if not isinstance(readers, list):
-        return None, f"{path}: readers must be an array of tables"
-    for i, reader in enumerate(readers):
-        antennas = reader.get("antennas") if isinstance(reader, dict) else None
-        if not isinstance(antennas, dict) or not isinstance(reader.get("name"), str):
-            return None, f"{path}: readers[{i}] has no name or no antennas"
-        for key, value in antennas.items():
-            if not isinstance(value, dict) or not str(key).isdigit():
-                return None, f"{path}: readers[{i}].antennas.{key}: not an antenna"
-            seat = value.get("seat")
-            mapped.add((reader["name"], int(key), str(value.get("zone")),
-                        seat if isinstance(seat, str) else None))
-    return mapped, None
+def check(geometry: Geometry, config: ReaderMap | None = None) -> list[Finding]:
+    """Every design rule's findings; none for a sound geometry. With a reader config (by
+    default the one the geometry names), each SPI run is checked at the line and clock the
+    config's URL gives it, and the config's antenna map must be the geometry's."""
+    found: list[Finding] = []
+    if config is None and (path := named_config(geometry)) is not None:
+        config, problem = read_reader_map(path)
+        if problem is not None:
+            found.append(Finding("config", problem))
+    runs, disagree = _runs(geometry, config)
+    found += [*_off_table(geometry), *_overlap(geometry), *_cross_read(geometry),
+              *_spot_read(geometry), *_spot_size(geometry), *_metal(geometry),
+              *_cables(geometry, runs)]
+    if config is not None:
+        found += disagree + agree(geometry, set(config.antennas), config.name)
+    return found
 
 
 def agree(geometry: Geometry, mapped: set[tuple[str, int, str, str | None]],
