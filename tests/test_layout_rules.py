@@ -14,7 +14,7 @@ import pytest
 from firmware_bridge.layout.cli import main
 from firmware_bridge.layout.geometry import load_geometry
 from firmware_bridge.layout.readermap import ReaderBus, read_reader_map, reader_bus
-from firmware_bridge.layout.rules import RULES, check, named_config
+from firmware_bridge.layout.rules import RULES, check, named_config, reach
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "layout"
@@ -34,6 +34,8 @@ PLANTED = {
                  r"\(57 x 89 mm\)",
     "metal": r"^metal: loop N bid lies 5 mm from the steel frame \(40 mm wide\), under the "
              r"20 mm clearance",
+    "wallet-in-range": r"^cross-read: a tag in wallet can lie 29 mm from antenna board's "
+                       r"centre, within its reach of 44 mm",
     "bus-length": r"^bus-length: the spi run pi -> N spot is 1400 mm, over the 1000 mm a run "
                   r"may be at 4 MHz",
     "bus-load": r"^bus-load: line spi0: 9 runs, 4500 mm of cable, 325 pF, over the 284 pF",
@@ -86,6 +88,19 @@ def test_the_geometry_holds_dummys_cards_clear_of_every_antenna_and_the_rows_at_
         for antenna in geometry.antennas:
             for area in geometry.areas:
                 assert not area.rect.overlaps(antenna.spot), (area.name, antenna.name)
+
+
+def test_the_wallet_rests_clear_of_every_antenna() -> None:
+    """Where the board lies during play (Law 7A: the table's centre) no antenna reads its
+    sticker: the area's nearest point is beyond each antenna's reach, margin included."""
+    for path in SHIPPED:
+        geometry, _ = load_geometry(path)
+        assert geometry is not None
+        wallets = [a for a in geometry.areas if a.kind == "wallet"]
+        assert len(wallets) == 1 and wallets[0].rect.centre == (0.0, 0.0), path.name
+        for antenna in geometry.antennas:
+            distance = wallets[0].rect.distance_to(antenna.x, antenna.y)
+            assert distance >= reach(geometry, antenna)[1], (path.name, antenna.name)
 
 
 def test_the_reader_config_and_the_geometry_agree_both_ways(

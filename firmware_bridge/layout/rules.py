@@ -3,7 +3,7 @@ its numbers (``bridge-table layout check``; docs/hardware/layout.md lists the ru
 
 Where a tag can lie: a card's tag is at the centre of its back, so in a row, dummy's area or
 the tray a tag lies at least half a card's width inside the area's edge; on a spot, within
-the recess's slack around its centre; the wallet's tag anywhere on the board square. An
+the recess's slack around its centre; the wallet's sticker anywhere in the wallet's place. An
 antenna reads as far as the field model's upper band says (the calibration's longest
 published range) plus the geometry's margin.
 """
@@ -22,7 +22,8 @@ from firmware_bridge.layout.field import lateral_reach, mean_normal_field
 from firmware_bridge.layout.geometry import Antenna, Cable, Geometry, Rect
 from firmware_bridge.layout.readermap import ReaderMap, read_reader_map
 
-__all__ = ["Finding", "check", "agree", "reach", "tag_zones", "RULES", "named_config"]
+__all__ = ["Finding", "check", "agree", "reach", "tag_zones", "RULES", "named_config",
+           "LineUse", "line_uses"]
 
 #: every rule, and what it holds the geometry to
 RULES = {
@@ -230,8 +231,48 @@ def _at(clock: float | None, why: str) -> str:
     return "" if clock is None else f" at {clock / 1e6:g} MHz ({why})"
 
 
-def _cables(geometry: Geometry, runs: list[_Run]) -> Iterator[Finding]:
+@dataclass(frozen=True)
+class LineUse:
+    """What one line's runs ask of it, at its fastest run's clock (docs/hardware/
+    field-model.md, "Cable runs", quotes these)."""
+
+    line: str
+    bus: str
+    runs: int
+    longest: float          # mm
+    cable: float            # mm, every run together
+    clock: float | None     # Hz, SPI only
+    why: str                # where the clock comes from
+    run_limit: float        # mm
+    load: float             # pF
+    budget: float | None    # pF, None where only run lengths count
+
+
+def _line_uses(runs: list[_Run]) -> list[LineUse]:
     lines: dict[str, list[_Run]] = defaultdict(list)
+    for run in runs:
+        lines[run.line].append(run)
+    uses: list[LineUse] = []
+    for line, members in sorted(lines.items()):
+        bus = members[0].cable.bus
+        fastest = max(members, key=lambda r: r.clock or 0.0)   # it sets the line's budget
+        lengths = [r.cable.length for r in members]
+        uses.append(LineUse(line, bus, len(members), max(lengths), sum(lengths), fastest.clock,
+                            fastest.why, run_limit(bus, fastest.cable.driver, fastest.clock),
+                            line_load(bus, lengths),
+                            load_limit(bus, fastest.cable.driver, fastest.clock)))
+    return uses
+
+
+def line_uses(geometry: Geometry, config: ReaderMap | None = None) -> list[LineUse]:
+    """Every line of the geometry at the clock its reader config gives (by default the
+    config the geometry names; the drivers' defaults without one)."""
+    if config is None and (path := named_config(geometry)) is not None:
+        config, _ = read_reader_map(path)
+    return _line_uses(_runs(geometry, config)[0])
+
+
+def _cables(geometry: Geometry, runs: list[_Run]) -> Iterator[Finding]:
     for run in runs:
         cable = run.cable
         ends = geometry.place(cable.source), geometry.place(cable.target)
@@ -246,19 +287,12 @@ def _cables(geometry: Geometry, runs: list[_Run]) -> Iterator[Finding]:
             yield Finding("bus-length", f"the {cable.bus} run {cable.source} -> {cable.target}"
                                         f" is {cable.length:g} mm, over the {limit:.0f} mm a "
                                         f"run may be{_at(run.clock, run.why)}")
-        lines[run.line].append(run)
-    for line, members in sorted(lines.items()):
-        bus = members[0].cable.bus
-        fastest = max(members, key=lambda r: r.clock or 0.0)   # it sets the line's budget
-        budget = load_limit(bus, fastest.cable.driver, fastest.clock)
-        if budget is None:
-            continue
-        lengths = [r.cable.length for r in members]
-        load = line_load(bus, lengths)
-        if load > budget:
-            yield Finding("bus-load", f"line {line}: {len(lengths)} runs, {sum(lengths):.0f} mm"
-                                      f" of cable, {load:.0f} pF, over the {budget:.0f} pF "
-                                      f"it may carry{_at(fastest.clock, fastest.why)}")
+    for use in _line_uses(runs):
+        if use.budget is not None and use.load > use.budget:
+            yield Finding("bus-load", f"line {use.line}: {use.runs} runs, {use.cable:.0f} mm"
+                                      f" of cable, {use.load:.0f} pF, over the "
+                                      f"{use.budget:.0f} pF it may carry"
+                                      f"{_at(use.clock, use.why)}")
 
 
 def named_config(geometry: Geometry) -> Path | None:
