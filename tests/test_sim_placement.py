@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "hw_configs").glob("geometry-*.toml"))
 ROW_IN_RANGE = ROOT / "tests" / "data" / "layout" / "row-in-range.toml"
 DUMMY_OVER_BOARD = ROOT / "tests" / "data" / "layout" / "dummy-over-board.toml"
+WALLET_IN_RANGE = ROOT / "tests" / "data" / "layout" / "wallet-in-range.toml"
 
 
 def _geometry(path: Path) -> Geometry:
@@ -79,6 +80,21 @@ async def test_dummys_hand_spread_over_the_board_reader_is_read_by_it() -> None:
     dummy_plays = {registry.uid_for_card(str(e["deck"]), str(e["card"])) for e in events
                    if e["zone"] == "spot" and e["seat"] == "N" and e["action"] == "present"}
     assert uid in dummy_plays
+
+
+async def test_the_wallet_rests_in_its_place_read_only_where_the_check_says() -> None:
+    """Tapped, the wallet lies in its place in the centre (Law 7A): on a shipped geometry no
+    antenna reads it there; 22 mm nearer the board reader (the planted wallet-in-range), the
+    board reader does."""
+    events = _board_events()
+    for path, read_by in ((SHIPPED[1], []), (WALLET_IN_RANGE, ["board"])):
+        async with geometry_table(_geometry(path), heartbeat_interval=None) as table:
+            await table.play(events, strict=True)
+            placement = table.placement
+        wallets = placement.rows[("wallet", "")]  # type: ignore[attr-defined]
+        assert len(wallets) == 1
+        assert placement.read_log == [(wallets[0], name)  # type: ignore[attr-defined]
+                                      for name in read_by], path.name
 
 
 async def test_a_row_within_its_spots_reach_is_read_on_the_spot_again() -> None:

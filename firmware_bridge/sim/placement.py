@@ -10,8 +10,9 @@ a call slid off its call spot into the call row, each to the next place along it
 the spot. Every antenna whose field reaches that place (the model's upper band, a tag lying
 on the top) reads it there, as its reader would: a ``+`` line, or a collision when that
 antenna already holds a tag; the card is lifted from them when it moves again or when the
-cards are gathered (the next board's wallet, or, for the calls, the opening lead). A card
-passed across its spot (the shoe-style hand read) goes back to the hand. At the opening lead
+cards are gathered (the next board's wallet, or, for the calls, the opening lead); a tapped
+wallet is put down in the geometry's ``wallet`` place until the next is tapped. A card passed
+across its spot (the shoe-style hand read) goes back to the hand. At the opening lead
 dummy's hand is spread in dummy's area (Law 41D: a column a suit, pointing at declarer, the
 first card nearest dummy) and each card is lifted from there when it is played; the hand is
 known from the events given to one :meth:`SimTable.play` (the cards dummy's seat plays after
@@ -193,8 +194,9 @@ class Placement:
         self._lift(table, uid)
         zone, seat = event.get("zone"), event.get("seat")
         if action == "present":
-            if zone == "board":        # a new board: the cards and calls are gathered
-                self._gather(table, ("trick_row", "call_row", "dummy"))
+            if zone == "board":        # a new board: the cards, calls and last wallet go
+                self._gather(table, ("trick_row", "call_row", "dummy", "wallet"))
+                self._rest_wallet(table, uid)
             elif zone == "spot":       # play (or a hand read): the calls are back in the box
                 self._gather(table, ("call_row",))
                 spread = self._dummies.pop(id(event), None)
@@ -211,6 +213,19 @@ class Placement:
         row = self.rows[(kind, str(seat))]
         x, y = self.slot(area, source, len(row))
         row.append(uid)
+        self._lay(table, uid, x, y)
+
+    def _rest_wallet(self, table: SimTable, uid: str) -> None:
+        """Tapped, the wallet is put down in its place for the play (Law 7A), its sticker
+        at the place's point nearest the board reader (where the check's rule is tightest)."""
+        area = next((a for a in self.geometry.areas if a.kind == "wallet"), None)
+        board = self.geometry.antenna("board")
+        if area is None:
+            return
+        rect = area.rect
+        x, y = rect.centre if board is None else (min(max(board.x, rect.x0), rect.x1),
+                                                  min(max(board.y, rect.y0), rect.y1))
+        self.rows[("wallet", "")].append(uid)
         self._lay(table, uid, x, y)
 
     def _spread(self, table: SimTable, seat: str, cards: list[tuple[str, str]]) -> None:
