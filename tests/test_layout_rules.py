@@ -196,7 +196,7 @@ def test_a_reader_board_where_the_geometry_has_the_pi_is_a_disagreement(
 @pytest.mark.parametrize(("url", "bus"), [
     ("mfrc522://0.0?cs=5&speed_hz=1000000", ReaderBus("pi", "spi0", 1e6, "speed_hz")),
     ("mfrc522://1.2", ReaderBus("pi", "spi1", 4e6, "the Pi driver's default")),
-    ("serial:///dev/ttyACM0", ReaderBus("pico", None, 1e6, "the reader firmware's clock")),
+    ("serial:///dev/ttyACM0", ReaderBus("pico", None, 4e6, "the reader firmware's clock")),
     ("sim://1/north", None),
     ("mfrc522://0.0?speed_hz=fast", "speed_hz='fast' is not a clock in Hz"),
     ("mfrc522://x", "no spidev bus"),

@@ -12,12 +12,9 @@ import inspect
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["spi_clock", "run_limit", "load_limit", "line_load", "PICO_SPI_CLOCK",
-           "CABLE_PF_PER_M", "INPUT_PF", "SOURCES"]
+__all__ = ["spi_clock", "run_limit", "load_limit", "line_load", "CABLE_PF_PER_M",
+           "INPUT_PF", "SOURCES"]
 
-#: the reader firmware's SPI clock when a board's settings give none
-#: (firmware_bridge/mcu/btreader/board.py: ``spec.get("baudrate", 1000000)``)
-PICO_SPI_CLOCK: Final = 1_000_000
 #: flat ribbon cable, conductor to conductor with a ground beside it (3M 3302 series: about
 #: 50 pF/m); twisted pairs are about the same
 CABLE_PF_PER_M: Final = 50.0
@@ -47,9 +44,14 @@ SOURCES: Final = {
 
 def spi_clock(driver: str | None) -> float:
     """The SPI clock (Hz) of the driver that runs a line: the Pi's MFRC522 backend's
-    default ``speed_hz`` or the reader firmware's."""
+    default ``speed_hz``, or the reader firmware's: the ``baudrate`` that ``bridge-table
+    firmware flash`` writes into a Pico's reader.json (firmware_bridge/flash.py, ``BOARDS``;
+    the firmware's own fallback, 1 MHz in firmware_bridge/mcu/btreader/board.py, applies
+    only to a board flashed without settings)."""
     if driver == "pico":
-        return float(PICO_SPI_CLOCK)
+        from firmware_bridge.flash import BOARDS
+
+        return float(BOARDS["pico"]["spi"]["baudrate"])
     from firmware_bridge.readers.mfrc522 import Mfrc522Reader
 
     default = inspect.signature(Mfrc522Reader.__init__).parameters["speed_hz"].default

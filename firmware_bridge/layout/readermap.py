@@ -3,7 +3,8 @@ its chip is on and the clock it is driven at, read from its URL.
 
 ``mfrc522://B.D?cs=N&speed_hz=S`` is a chip on the Pi's SPI bus ``B`` (line ``spiB``),
 clocked at ``speed_hz`` or the Pi backend's default; ``serial://...`` is a reader board
-(a Pico) whose firmware clocks its own SPI (``buses.PICO_SPI_CLOCK``). Any other URL
+(a Pico) whose firmware clocks its own SPI (``buses.spi_clock("pico")``: the baudrate
+``firmware flash`` writes). Any other URL
 (``sim://``, ``nfc://``) says nothing of a bus, and the geometry's own ``line`` and
 ``driver`` stand. The design-rule check (firmware_bridge/layout/rules.py) checks every run
 at the line and clock found here, so that a config whose bus or clock disagrees with the
@@ -19,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from controller.tomlfile import TomlFileError, load_toml
-from firmware_bridge.layout.buses import PICO_SPI_CLOCK, spi_clock
+from firmware_bridge.layout.buses import spi_clock
 
 __all__ = ["ReaderBus", "ReaderMap", "reader_bus", "read_reader_map"]
 
@@ -52,7 +53,7 @@ def reader_bus(url: str) -> ReaderBus | str | None:
     parts = urllib.parse.urlsplit(url)
     query = {k: v[-1] for k, v in urllib.parse.parse_qs(parts.query).items()}
     if parts.scheme == "serial":
-        return ReaderBus("pico", None, float(PICO_SPI_CLOCK), "the reader firmware's clock")
+        return ReaderBus("pico", None, spi_clock("pico"), "the reader firmware's clock")
     if parts.scheme != "mfrc522":
         return None
     bus = (parts.netloc + parts.path).removeprefix("spi").partition(".")[0]

@@ -218,8 +218,10 @@ def _runs(geometry: Geometry, config: ReaderMap | None) -> tuple[list[_Run], lis
         if bus.driver != cable.driver:
             found.append(Finding("config", f"{run} is clocked by the {cable.driver} in the "
                                            f"geometry, by the {bus.driver} in {where}"))
-        line = bus.line or cable.line
-        if line != cable.line:
+        # a reader board's chips are on its own line, whatever the geometry drew
+        line = bus.line or (cable.line if bus.driver == cable.driver
+                            else f"{antenna.reader}'s own SPI")
+        if bus.line is not None and line != cable.line:
             found.append(Finding("config", f"{run} is on line {cable.line} in the geometry, "
                                            f"on {line} in {where}"))
         runs.append(_Run(cable, line, bus.clock,
