@@ -237,6 +237,19 @@ def test_a_broken_geometry_is_a_usage_error_naming_the_key(
     assert says in capsys.readouterr().err
 
 
+def test_a_named_reader_config_that_is_missing_is_a_usage_error_and_a_finding(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (ROOT / "hw_configs" / "geometry-club.toml").read_text(encoding="utf-8")
+    path = tmp_path / "geometry.toml"
+    path.write_text(text.replace('config = "table-club.toml"', 'config = "none.toml"'),
+                    encoding="utf-8")
+    assert main(["check", str(path)]) == 2
+    assert "none.toml" in capsys.readouterr().err
+    geometry, _ = load_geometry(path)
+    assert geometry is not None
+    assert [f.rule for f in check(geometry)][:1] == ["config"]
+
+
 def test_a_missing_reader_config_is_a_usage_error(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     club = ROOT / "hw_configs" / "geometry-club.toml"
