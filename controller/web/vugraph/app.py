@@ -28,15 +28,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from controller import wire
+from controller.broadcast.outgoing import problem, public_kind
 from controller.broker.settings import BrokerSettings
 from controller.session.scoring import rank_labels
+from controller.web.app import create_app
 
 __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "serve"]
 
@@ -64,6 +65,11 @@ class Store:
     def take(self, topic: str, payload: Any) -> bool:
         parts = topic.split("/")
         if not parts or parts[0] != self.public or not isinstance(payload, dict):
+            return False
+        kind = public_kind(topic)
+        if kind is None or problem(kind, payload) is not None:
+            # not what the relay publishes (it refuses such a payload): never shown
+            log.debug("%s: not a %s payload of the wire contract, dropped", topic, kind)
             return False
         sid = str(payload.get("session") or "")
         if parts[1:] == ["session"]:
@@ -154,9 +160,12 @@ def board_summary(store: Store, board: int, session: str | None = None,
             continue
         deal = deal or view.get("deal")
         res = view.get("result")
-        if not res or view.get("status") != "complete" or res.get("score_ns") is None:
+        # a view the relay would not have published (put on public/# by hand) counts as
+        # no result, never as an error for the whole page
+        if not isinstance(res, dict) or view.get("status") != "complete" or \
+                type(res.get("score_ns")) is not int:
             continue
-        cards = view.get("cards") or []
+        cards = [c for c in view.get("cards") or [] if isinstance(c, list) and len(c) == 2]
         rows.append({"table": t, "ns": view.get("ns"), "ew": view.get("ew"),
                      "players": view.get("players") or {},
                      "contract": res.get("contract"), "declarer": res.get("declarer"),
@@ -408,11 +417,10 @@ ROUTES = (
 )
 
 
-def build_app(store: Store, *, lifespan: Any = None) -> Starlette:
-    """The vugraph's app, its routes reading ``store`` (``app.state.store``)."""
-    app = Starlette(routes=ROUTES, lifespan=lifespan)
-    app.state.store = store
-    return app
+def build_app(store: Store, *, lifespan: Any = None) -> Any:
+    """The vugraph's app, its routes reading ``store`` (``app.state.store``): the web apps'
+    one factory, with the console's security headers (controller/web/app.py)."""
+    return create_app(ROUTES, lifespan=lifespan, state={"store": store})
 
 
 async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> None:
