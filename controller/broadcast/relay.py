@@ -114,10 +114,6 @@ class Relay:
             self._now_playing(table, payload)
         elif kind in ("feed", "alert", "result"):
             fresh = not retained or (kind == "result" and "session" in payload)
-            if fresh and not self.refusals.check(f"{self.public}/{table}/{kind}", kind,
-                                                 {**payload, "session": self.session}):
-                self._saved()   # what no page may show is never held, nor released
-                return
             other = payload.get("session")
             if fresh and isinstance(other, str) and other and other != self.session:
                 # another session's: kept in the store under its own id, never published
@@ -127,6 +123,9 @@ class Relay:
                     self.store.keep_other(other, table, kind, payload, now,
                                           _digest(table, kind, payload))
             elif fresh and self.gate.ours(table, payload):
+                if not self._publishable(table, kind, payload):
+                    self._saved()   # what no page may show is never held, nor released
+                    return
                 digest = _digest(table, kind, payload)
                 if digest not in self.digests:   # not a redelivered copy
                     self.digests.add(digest)
@@ -139,6 +138,12 @@ class Relay:
             if kind == "result":
                 self.gate.result(table, payload, now=now)
         self._saved(added, digests)
+
+    def _publishable(self, table: str, kind: str, payload: Mapping[str, Any]) -> bool:
+        """Whether the public copy of this ``feed``, ``alert`` or ``result`` decodes as its
+        wire Struct (``outgoing.py``); refused and reported if not."""
+        return self.refusals.check(f"{self.public}/{table}/{kind}", kind,
+                                   {**payload, "session": self.session})
 
     def _now_playing(self, table: str, state: Mapping[str, Any]) -> None:
         """``public/{t}/now``: the board a table plays and its contract once the auction

@@ -22,8 +22,9 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from starlette.requests import Request
 
@@ -172,11 +173,22 @@ class LoginThrottle:
         self._fails.pop(address, None)
 
 
-@dataclass
+@dataclass(eq=False)
 class Session:
     name: str
     csrf: str
     expires: float
+    #: the session's open event streams (their queues): a logout ends them
+    streams: set[asyncio.Queue[Any]] = field(default_factory=set)
+    ended: bool = False
+
+    def end(self) -> None:
+        """The session is over: each of its event streams wakes and ends."""
+        self.ended = True
+        for queue in list(self.streams):
+            while not queue.empty():
+                queue.get_nowait()
+            queue.put_nowait(None)
 
 
 class Sessions:
@@ -202,5 +214,6 @@ class Sessions:
 
     def drop(self, request: Request) -> None:
         token = request.cookies.get(COOKIE)
-        if token:
-            self._sessions.pop(token, None)
+        session = self._sessions.pop(token, None) if token else None
+        if session is not None:
+            session.end()

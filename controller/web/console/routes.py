@@ -43,6 +43,7 @@ from controller.web.console.room import RoomBook
 from controller.web.console.state import SCORE_RULING, Console, free_text
 from controller.web.console.store import RulingLog
 from controller.web.i18n import LABELS, LANGS
+from controller.web.limits import client_of
 
 log = logging.getLogger("bridge_table.console")
 
@@ -146,22 +147,34 @@ class Logins:
     """What the login shares: the throttle of wrong passwords and the scrypt checks."""
 
     throttle: LoginThrottle = field(default_factory=LoginThrottle)
+    #: the same per account (the name given): guesses from many addresses at one
+    #: director's password are slowed and locked out as one address's are
+    accounts: LoginThrottle = field(default_factory=LoginThrottle)
     #: checked for a name with no account, so that it costs what a real check costs
     no_account: str = field(default_factory=lambda: hash_password(os.urandom(16).hex()))
     #: scrypt checks at once (each takes some 50 ms of a core and 16 MiB)
     checking: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
 
-    async def check(self, address: str, password: str, digest: str) -> bool:
-        """One password check, one at a time from an address; a wrong one costs the
-        throttle's delay."""
-        async with self.throttle.lock(address):
+    def wait_left(self, address: str, name: str) -> float:
+        """Seconds before ``address`` may try ``name`` again (0: it may)."""
+        return max(self.throttle.wait_left(address), self.accounts.wait_left(name))
+
+    async def check(self, address: str, name: str, password: str, digest: str) -> bool:
+        """One password check, one at a time from an address and for an account; a wrong
+        one costs the throttle's delay and counts for both."""
+        async with self.throttle.lock(address), self.accounts.lock(name):
             async with self.checking:
                 ok = await asyncio.to_thread(verify_password, password, digest)
             if not ok:
                 self.throttle.failed(address)
+                self.accounts.failed(name)
                 log.warning("wrong name or password from %s", address)
-                await asyncio.sleep(self.throttle.delay)
+                await asyncio.sleep(max(self.throttle.delay, self.accounts.delay))
         return ok
+
+    def succeeded(self, address: str, name: str) -> None:
+        self.throttle.succeeded(address)
+        self.accounts.succeeded(name)
 
 
 async def index(request: Request) -> Response:
@@ -183,15 +196,15 @@ async def login(request: Request) -> Response:
     name = (form.get("name", [""])[0].strip() or "director")[:60]
     lang = form.get("lang", ["en"])[0]
     lang = lang if lang in LANGS else "en"
-    address = request.client.host if request.client else "?"
-    if logins.throttle.wait_left(address):
+    address = client_of(request.client)   # the socket's, or a trusted proxy's word
+    if logins.wait_left(address, name):
         log.warning("login refused from %s: too many wrong passwords", address)
         return login_page(lang, error=True, status=429)
     config = console.config
     digest = config.accounts.get(name) or config.password_hash or logins.no_account
-    if not await logins.check(address, form.get("password", [""])[0], digest):
+    if not await logins.check(address, name, form.get("password", [""])[0], digest):
         return login_page(lang, error=True, status=401)
-    logins.throttle.succeeded(address)
+    logins.succeeded(address, name)
     token, _ = console.sessions.create(name)
     response = RedirectResponse("/console" + landing_fragment(form.get("fragment", [""])[0]),
                                 status_code=303)
@@ -202,10 +215,14 @@ async def login(request: Request) -> Response:
 
 
 async def logout(request: Request) -> Response:
+    """Ends the session and its event streams; without the session's CSRF token it is
+    refused (403) and nothing ends: another site cannot log a director out."""
     console: Console = request.app.state.console
     session = console.sessions.get(request)
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
-    if session is not None and form.get("csrf", [""])[0] == session.csrf:
+    if session is not None:
+        if form.get("csrf", [""])[0] != session.csrf:
+            return JSONResponse({"error": "missing or wrong CSRF token"}, status_code=403)
         console.sessions.drop(request)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(COOKIE)
@@ -231,7 +248,7 @@ async def events(call: Call) -> Response:
                 "connected": console.conn.client is not None, "src": console.config.src,
                 "calls": console.open_calls(), "room": console.room_snapshot()}
 
-    return sse.stream(call.request, console.store.hub, snapshot)
+    return sse.stream(call.request, console.store.hub, snapshot, call.session)
 
 
 @director()

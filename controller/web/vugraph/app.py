@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -38,6 +38,7 @@ from controller.broadcast.outgoing import problem, public_kind
 from controller.broker.settings import BrokerSettings
 from controller.session.scoring import rank_labels
 from controller.web.app import create_app
+from controller.web.limits import CountedStream, client_of, uvicorn_config
 
 __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "serve"]
 
@@ -384,10 +385,15 @@ async def trace(request: Request) -> Response:
 async def events(request: Request) -> Response:
     """Server-Sent Events: every change the store notifies, keep-alive comments."""
     store = _store(request)
+    address, streams = client_of(request.client), request.app.state.streams
+    if not streams.take(address):
+        return JSONResponse({"error": "too many event streams from this address"},
+                            status_code=429)
     queue: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
     store.listeners.add(queue)
-    return StreamingResponse(_stream(request, store, queue), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return CountedStream(streams, address, _stream(request, store, queue),
+                         media_type="text/event-stream",
+                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 async def _stream(request: Request, store: Store,
@@ -417,10 +423,12 @@ ROUTES = (
 )
 
 
-def build_app(store: Store, *, lifespan: Any = None) -> Any:
+def build_app(store: Store, *, lifespan: Any = None,
+              trusted_proxies: frozenset[str] = frozenset()) -> Any:
     """The vugraph's app, its routes reading ``store`` (``app.state.store``): the web apps'
-    one factory, with the console's security headers (controller/web/app.py)."""
-    return create_app(ROUTES, lifespan=lifespan, state={"store": store})
+    one factory, with the console's security headers and limits (controller/web/app.py)."""
+    return create_app(ROUTES, lifespan=lifespan, state={"store": store},
+                      trusted_proxies=trusted_proxies)
 
 
 async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> None:
@@ -435,7 +443,8 @@ async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> N
                            connected=store.set_connected)
 
 
-def serve(store: Store, broker: BrokerSettings, host: str, port: int) -> None:
+def serve(store: Store, broker: BrokerSettings, host: str, port: int, *,
+          trusted_proxies: frozenset[str] = frozenset()) -> None:
     """Serve the vugraph on ``host:port``, ``store`` fed from the broker, until SIGINT or
     SIGTERM."""
     import uvicorn
@@ -452,14 +461,13 @@ def serve(store: Store, broker: BrokerSettings, host: str, port: int) -> None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    app = build_app(store, lifespan=lifespan)
+    app = build_app(store, lifespan=lifespan, trusted_proxies=trusted_proxies)
     log.info("vugraph on http://%s:%d/ (public topics %s/# of %s)", host, port, store.public,
              broker.url)
     # uvicorn's own signal handling waited on every viewer's live stream (a SIGTERM hung
     # until systemd killed it) and then re-raised the signal (exit status 143): ours
     # stops the server, ends the streams, and the command exits 0, as the console does
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            lifespan="on", timeout_graceful_shutdown=2)
+    config = uvicorn_config(app, host, port)
     server = uvicorn.Server(config)
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     try:
