@@ -28,6 +28,8 @@ from typing import Any
 
 from starlette.requests import Request
 
+from controller.web.files import warn_if_readable
+
 COOKIE = "bt_session"
 SESSION_SECONDS = 12 * 3600
 _N, _R, _P = 2**14, 8, 1
@@ -107,7 +109,9 @@ def write_account(path: Path, name: str, password: str) -> bool:
 
 
 def read_accounts(path: Path) -> dict[str, str]:
-    """Name -> scrypt line; a line without a name (one shared password) is under ``""``."""
+    """Name -> scrypt line; a line without a name (one shared password) is under ``""``.
+    A file readable by others is warned about (as the broker's password files are)."""
+    warn_if_readable(path, "the directors' password hashes")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

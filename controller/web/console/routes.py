@@ -72,6 +72,47 @@ class Refused(Exception):
 
 _Book = TypeVar("_Book", CallBook, RoomBook, RulingLog)
 
+#: the largest number a request may carry (exact in every JSON reader, fits SQLite)
+MAX_NUMBER = 2**53 - 1
+
+
+def _bounded_int(text: str) -> int:
+    number = int(text)
+    if abs(number) > MAX_NUMBER:
+        raise ValueError(f"the number {text[:24]} is too large")
+    return number
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:24]} is too large")
+    return number
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def read_json(body: bytes) -> Any:
+    """A request's JSON: ValueError (answered 400) for bad JSON, a number out of range
+    (``1e400``, 20 digits) or nesting too deep to read, never an error of the server."""
+    try:
+        return json.loads(body, parse_int=_bounded_int, parse_float=_finite_float,
+                          parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the body is not UTF-8: {exc}") from None
+
+
+def number_param(text: str) -> int:
+    """A number in a path (a ruling's ``seq``, a call's id): Refused 400 when it is not
+    one from 0 to ``MAX_NUMBER``."""
+    if not text.isascii() or not text.isdigit() or len(text) > 16 or int(text) > MAX_NUMBER:
+        raise Refused(400, f"not a number: {text[:24]!r}")
+    return int(text)
+
 
 @dataclass(frozen=True)
 class Call:
@@ -86,7 +127,7 @@ class Call:
 
     async def body(self) -> dict[str, Any]:
         """The request's JSON object; ValueError (bad JSON too) when it is not one."""
-        body = json.loads(await self.request.body())
+        body = read_json(await self.request.body())
         if not isinstance(body, dict):
             raise ValueError("the body must be a JSON object")
         return body
@@ -324,9 +365,9 @@ async def api_reverse(call: Call) -> Response:
     """``POST /console/api/reverse/{seq}`` (JSON ``{"confirmed": true}``): send the
     logged reversal of a ruling; the log links the two."""
     rulings = call.rulings
+    seq = number_param(call.param("seq"))
     try:
-        seq = int(call.param("seq"))
-        body = json.loads(await call.request.body() or b"{}")
+        body = read_json(await call.request.body() or b"{}")
     except ValueError:
         raise Refused(400, "bad request") from None
     row = rulings.get(seq)
@@ -348,7 +389,7 @@ async def api_reverse(call: Call) -> Response:
 async def api_record(call: Call) -> Response:
     """``POST /console/api/record/{seq}``: the facts, a note, the appeal status."""
     rulings = call.rulings
-    seq = int(call.param("seq"))
+    seq = number_param(call.param("seq"))
     body = await call.body()
     appeal = body.get("appeal")
     if not rulings.record(seq, facts=free_text(body.get("facts")),
@@ -377,10 +418,7 @@ async def api_call(call: Call) -> Response:
     """``POST /console/api/call/{id}/{answered|ruled|dismissed}``: the director's word
     on one call (answered keeps it open; ruled and dismissed close it)."""
     calls = call.calls
-    try:
-        call_id = int(call.param("call"))
-    except ValueError:
-        raise Refused(404, "no such call") from None
+    call_id = number_param(call.param("call"))
     action = call.param("action")
     called = calls.get(call_id)
     if called is None:
@@ -405,8 +443,8 @@ async def api_callback(call: Call) -> Response:
     """``POST /console/api/call/{id}/callback`` ``{"minutes": M}``: remind the director
     to go back to the table in M minutes (0: no reminder)."""
     calls = call.calls
-    call_id = int(call.param("call"))
-    body = json.loads(await call.request.body())
+    call_id = number_param(call.param("call"))
+    body = read_json(await call.request.body())
     minutes = body.get("minutes") if isinstance(body, dict) else None
     if not isinstance(minutes, int | float) or isinstance(minutes, bool) \
             or not 0 <= minutes <= 240:
