@@ -288,3 +288,47 @@ def test_2000_idle_connections_leave_a_request_answered(
         for s in idle:
             s.close()
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _logged_in(client: httpx.Client) -> str:
+    """Log ``client`` in; the session's CSRF token."""
+    assert client.post("/login", data={"name": "d", "password": PASSWORD}).status_code \
+        in (200, 303)
+    found = re.search(r'name="csrf" content="([^"]+)"', client.get("/console").text)
+    assert found is not None
+    return found.group(1)
+
+
+def test_numbers_too_large_and_json_too_deep_are_answered_400(tmp_path: Path) -> None:
+    from controller.web.console.routes import read_json
+
+    with pytest.raises(ValueError, match="nested too deeply"):
+        read_json(b"[" * 100_000 + b"]" * 100_000)
+    with served(console(tmp_path)) as url, httpx.Client(base_url=url, timeout=30) as client:
+        headers = {"X-CSRF-Token": _logged_in(client), "Content-Type": "application/json"}
+        for body in (b'{"table": "1", "ruling": "adjust", "board": 1e400}',
+                     b'{"table": "1", "ruling": "adjust", "board": 12345678901234567890}',
+                     b'{"table": "1", "ruling": NaN}',
+                     b"[" * 30_000 + b"]" * 30_000):
+            answer = client.post("/console/api/ruling", content=body, headers=headers)
+            assert answer.status_code == 400, (body[:40], answer.text)
+        deep = client.post("/console/api/ruling", content=b"[" * 100_000 + b"]" * 100_000,
+                           headers=headers)
+        assert deep.status_code in (400, 413)
+        for path in ("/console/api/reverse/12345678901234567890",
+                     "/console/api/record/123456789012345678901",
+                     "/console/api/call/99999999999999999999/answered",
+                     "/console/api/call/99999999999999999999/callback"):
+            answer = client.post(path, content=b'{"confirmed": true, "minutes": 1}',
+                                 headers=headers)
+            assert answer.status_code == 400, (path, answer.text)
+
+
+def test_hsts_only_when_served_over_https(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    app = vugraph_app(Store())
+    with TestClient(app, base_url="https://vugraph.local") as client:
+        assert client.get("/").headers["strict-transport-security"] == "max-age=31536000"
+    with TestClient(app) as client:
+        assert "strict-transport-security" not in client.get("/").headers

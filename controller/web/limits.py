@@ -14,8 +14,9 @@ Both web apps (console, vugraph) are served by uvicorn through ``uvicorn_config`
   ``header_seconds`` of opening (or of its last answer), and an idle keep-alive
   connection is closed after ``idle_seconds`` (``BoundedH11Protocol``).
 - **Connections are capped** (``connections`` at once; a connection over the cap is
-  closed as it is accepted), the cap fitted under the process's file limit, raised to its
-  hard limit at start (``fit_file_limit``; the systemd units set ``LimitNOFILE``).
+  closed as it is accepted), the cap fitted under the process's open-file limit
+  (``fit_file_limit``; the systemd units set ``LimitNOFILE=16384``), so that idle sockets
+  can never leave the server without a file to accept with.
 - **Event streams per client** are capped (``StreamCounter``): over the cap, 429.
 """
 
@@ -53,8 +54,8 @@ class Limits:
     header_seconds: float = 10.0
     #: seconds an idle keep-alive connection stays open
     idle_seconds: float = 5.0
-    #: connections at once (fitted under the file limit)
-    connections: int = 4096
+    #: connections at once (fitted under the file limit: the units' LimitNOFILE=16384)
+    connections: int = 8192
     #: event streams at once from one client address
     streams_per_client: int = 8
 
@@ -206,20 +207,17 @@ class CountedStream(StreamingResponse):
 
 
 def fit_file_limit(connections: int) -> int:
-    """Raise the process's open-file limit to its hard limit and return the connections
-    that fit under it (``connections`` at most, the process's own files kept aside)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or hard > soft:
-        target = hard if hard != resource.RLIM_INFINITY else max(soft, connections * 2)
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (ValueError, OSError):
-            pass
+    """The connections that fit under the process's open-file limit (``connections`` at
+    most, the process's own files kept aside). The limit is not raised here: the units'
+    ``SystemCallFilter`` forbids ``setrlimit`` (``@resources``), their ``LimitNOFILE``
+    sets it; a shell's 1,024 gives some 900 connections."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return connections
     fitted = max(16, min(connections, soft - RESERVED_FILES))
     if fitted < connections:
-        log.warning("%d connections at most (the open-file limit is %d; LimitNOFILE in the "
-                    "systemd unit raises it)", fitted, soft)
+        log.info("%d connections at most (the open-file limit is %d; the systemd units' "
+                 "LimitNOFILE raises it)", fitted, soft)
     return fitted
 
 
