@@ -50,6 +50,7 @@ __all__ = [
     "OUTPUTS", "topic", "ack_topic", "status_topic", "parse_topic", "encode", "decode",
     "TABLE_ID", "RESERVED_TABLE_IDS", "table_id_problem", "parse_tables",
     "decode_input", "decode_indicator", "json_object", "to_builtins", "error_payload",
+    "public_kind", "public_problem",
     "schema", "main",
 ]
 
@@ -922,6 +923,35 @@ def _repr(payload: Any) -> str:
         return repr(payload)
     except RecursionError:
         return "<nested too deeply>"
+
+
+# -- the public topics (1.17): what the relay may publish, what the vugraph shows -------
+def public_kind(topic: str) -> str | None:
+    """The wire kind of a public topic (``public/3/board/7`` -> ``board``,
+    ``public/3/snapshot`` -> ``board``, ``public/session`` -> ``session``), or None."""
+    parts = topic.split("/")
+    if len(parts) == 2:
+        return parts[1] if parts[1] in ("session", "commentary") else None
+    if len(parts) == 3:
+        kind = "board" if parts[2] == "snapshot" else parts[2]
+        return kind if kind in ("feed", "alert", "result", "now", "board") else None
+    if len(parts) == 4 and parts[2] == "board":
+        return "board"
+    return None
+
+
+def public_problem(kind: str, payload: Mapping[str, Any]) -> str | None:
+    """Why ``payload`` is not a ``kind`` payload of the wire contract (None: it is)."""
+    target = OUTPUTS.get(kind)
+    if target is None:
+        return f"no wire Struct for {kind!r}"
+    try:
+        msgspec.convert(payload, target, strict=True)
+    except msgspec.ValidationError as exc:
+        return str(exc)
+    except RecursionError:
+        return "nested too deeply"
+    return None
 
 
 # -- JSON Schema -----------------------------------------------------------------------------

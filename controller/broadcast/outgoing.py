@@ -16,44 +16,17 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final
 
-import msgspec
-
-from controller import wire
+from controller.wire import public_kind, public_problem
 
 __all__ = ["Refusals", "problem", "public_kind"]
+
+#: why a payload is not its public topic's (controller/wire.py: the vugraph asks it too)
+problem = public_problem
 
 log = logging.getLogger("bridge_table.broadcast")
 
 #: the most refusals kept for the operator's status (the log has them all)
 KEPT: Final = 100
-
-
-def public_kind(topic: str) -> str | None:
-    """The wire kind of a public topic (``public/3/board/7`` -> ``board``,
-    ``public/3/snapshot`` -> ``board``, ``public/session`` -> ``session``), or None."""
-    parts = topic.split("/")
-    if len(parts) == 2:
-        return parts[1] if parts[1] in ("session", "commentary") else None
-    if len(parts) == 3:
-        kind = "board" if parts[2] == "snapshot" else parts[2]
-        return kind if kind in ("feed", "alert", "result", "now", "board") else None
-    if len(parts) == 4 and parts[2] == "board":
-        return "board"
-    return None
-
-
-def problem(kind: str, payload: Mapping[str, Any]) -> str | None:
-    """Why ``payload`` is not a ``kind`` payload of the wire contract (None: it is)."""
-    target = wire.OUTPUTS.get(kind)
-    if target is None:
-        return f"no wire Struct for {kind!r}"
-    try:
-        msgspec.convert(payload, target, strict=True)
-    except msgspec.ValidationError as exc:
-        return str(exc)
-    except RecursionError:
-        return "nested too deeply"
-    return None
 
 
 class Refusals:

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from controller.formats.csvcell import csv_cell
 from controller.web.files import private_sqlite
 
 _SCHEMA = """
@@ -152,19 +153,6 @@ class RulingLog:
             writer.writerow([csv_cell(row[c]) for c in CSV_COLUMNS])
         return out.getvalue()
 
-
-#: what makes a spreadsheet read a cell as a formula (``=HYPERLINK(...)``, ``+cmd|...``)
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: Any) -> Any:
-    """A value as a CSV cell a spreadsheet shows as typed: a text that would start a
-    formula gets a leading ``'`` (OWASP's CSV injection advice); numbers stay numbers."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
 
 
 def readable_time(ts: float | None) -> str:

@@ -34,7 +34,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from controller import wire
-from controller.broadcast.outgoing import problem, public_kind
 from controller.broker.settings import BrokerSettings
 from controller.session.scoring import rank_labels
 from controller.web.app import create_app
@@ -67,8 +66,8 @@ class Store:
         parts = topic.split("/")
         if not parts or parts[0] != self.public or not isinstance(payload, dict):
             return False
-        kind = public_kind(topic)
-        if kind is None or problem(kind, payload) is not None:
+        kind = wire.public_kind(topic)
+        if kind is None or wire.public_problem(kind, payload) is not None:
             # not what the relay publishes (it refuses such a payload): never shown
             log.debug("%s: not a %s payload of the wire contract, dropped", topic, kind)
             return False
