@@ -61,10 +61,14 @@ def served(app: Any, limits: Limits | None = None) -> Iterator[str]:
         thread.join(10)
 
 
-def console(tmp_path: Path, trusted: frozenset[str] = frozenset(), **logins: Any) -> Any:
+def console(tmp_path: Path, trusted: frozenset[str] = frozenset(),
+            names: tuple[str, ...] = (), **logins: Any) -> Any:
+    """The console's app; ``names``: each its own account (else one shared password)."""
+    accounts = {name: hash_password(PASSWORD) for name in names}
     app = build_app(ConsoleConfig(broker=BrokerSettings.from_url(NO_BROKER),
-                                  password_hash=hash_password(PASSWORD),
-                                  db=tmp_path / "console.sqlite", trusted_proxies=trusted))
+                                  password_hash="" if names else hash_password(PASSWORD),
+                                  accounts=accounts, db=tmp_path / "console.sqlite",
+                                  trusted_proxies=trusted))
     app.state.logins = Logins(**logins)
     return app
 
@@ -105,7 +109,7 @@ def test_rotating_forwarded_for_does_not_bypass_the_throttle(tmp_path: Path) -> 
 
 
 def test_a_per_account_limit_holds_when_addresses_rotate(tmp_path: Path) -> None:
-    app = console(tmp_path, trusted=frozenset({"127.0.0.1"}),
+    app = console(tmp_path, trusted=frozenset({"127.0.0.1"}), names=("Ada", "Bo"),
                   throttle=LoginThrottle(delay=0.01, limit=5),
                   accounts=LoginThrottle(delay=0.01, limit=8))
     with served(app) as url:
@@ -114,6 +118,18 @@ def test_a_per_account_limit_holds_when_addresses_rotate(tmp_path: Path) -> None
     # each address tried once (under its own limit); the account was locked all the same
     assert codes == [401] * 8 + [429] * 2
     assert other == 401
+
+
+def test_guesses_under_many_names_at_the_shared_password_are_one_accounts(
+        tmp_path: Path) -> None:
+    """A file of one password shared by all (any name logs in): the names rotated with the
+    addresses still count against the one account."""
+    app = console(tmp_path, trusted=frozenset({"127.0.0.1"}),
+                  throttle=LoginThrottle(delay=0.01, limit=5),
+                  accounts=LoginThrottle(delay=0.01, limit=4))
+    with served(app) as url:
+        codes = [_wrong(url, f"name{i}", f"203.0.113.{i}") for i in range(6)]
+    assert codes == [401] * 4 + [429] * 2
 
 
 def test_logout_ends_the_sessions_streams_and_needs_the_token(tmp_path: Path) -> None:

@@ -174,11 +174,16 @@ class StreamCounter:
     def __init__(self, per_client: int) -> None:
         self.per_client = per_client
         self.open: dict[str, int] = {}
+        self._warned: set[str] = set()   # told once until its streams are all closed
 
     def take(self, address: str) -> bool:
         """One more stream for ``address``, if under the cap (then ``give_back`` it)."""
         if self.open.get(address, 0) >= self.per_client:
-            log.warning("event stream refused to %s: %d open", address, self.per_client)
+            if address not in self._warned:
+                self._warned.add(address)
+                log.warning("event streams refused to %s: %d open from it (behind a reverse "
+                            "proxy? name it with --trusted-proxy, or every viewer is the "
+                            "proxy)", address, self.per_client)
             return False
         self.open[address] = self.open.get(address, 0) + 1
         return True
@@ -189,6 +194,7 @@ class StreamCounter:
             self.open[address] = left
         else:
             self.open.pop(address, None)
+            self._warned.discard(address)
 
 
 class CountedStream(StreamingResponse):

@@ -238,14 +238,17 @@ async def login(request: Request) -> Response:
     lang = form.get("lang", ["en"])[0]
     lang = lang if lang in LANGS else "en"
     address = client_of(request.client)   # the socket's, or a trusted proxy's word
-    if logins.wait_left(address, name):
+    config = console.config
+    # the account whose password is checked: the name's own, else the one shared by every
+    # director (any name reaches it, so guesses under many names count as one account's)
+    account = name if name in config.accounts or not config.password_hash else ""
+    if logins.wait_left(address, account):
         log.warning("login refused from %s: too many wrong passwords", address)
         return login_page(lang, error=True, status=429)
-    config = console.config
     digest = config.accounts.get(name) or config.password_hash or logins.no_account
-    if not await logins.check(address, name, form.get("password", [""])[0], digest):
+    if not await logins.check(address, account, form.get("password", [""])[0], digest):
         return login_page(lang, error=True, status=401)
-    logins.succeeded(address, name)
+    logins.succeeded(address, account)
     token, _ = console.sessions.create(name)
     response = RedirectResponse("/console" + landing_fragment(form.get("fragment", [""])[0]),
                                 status_code=303)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import signal
@@ -37,7 +38,7 @@ from controller import wire
 from controller.broker.settings import BrokerSettings
 from controller.session.scoring import rank_labels
 from controller.web.app import create_app
-from controller.web.limits import CountedStream, client_of, uvicorn_config
+from controller.web.limits import LIMITS, CountedStream, client_of, uvicorn_config
 
 __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "serve"]
 
@@ -422,12 +423,17 @@ ROUTES = (
 )
 
 
+#: an audience may share an address (a venue's or a phone network's NAT): more live pages
+#: per address than a director has
+VUGRAPH_LIMITS = dataclasses.replace(LIMITS, streams_per_client=32)
+
+
 def build_app(store: Store, *, lifespan: Any = None,
               trusted_proxies: frozenset[str] = frozenset()) -> Any:
     """The vugraph's app, its routes reading ``store`` (``app.state.store``): the web apps'
     one factory, with the console's security headers and limits (controller/web/app.py)."""
     return create_app(ROUTES, lifespan=lifespan, state={"store": store},
-                      trusted_proxies=trusted_proxies)
+                      trusted_proxies=trusted_proxies, limits=VUGRAPH_LIMITS)
 
 
 async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> None:
