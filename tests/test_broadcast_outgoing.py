@@ -23,6 +23,7 @@ def _deep(levels: int) -> Any:
     return value
 
 
+@pytest.mark.slow   # a whole board through the relay, and 100,000 levels of nesting
 def test_the_issues_feed_and_state_are_refused_with_a_report(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     relay, store = make_relay(tmp_path, release="live")

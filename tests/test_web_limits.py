@@ -36,6 +36,9 @@ from controller.web.limits import (
 from controller.web.vugraph.app import Store
 from controller.web.vugraph.app import build_app as vugraph_app
 
+#: each test serves an app (uvicorn in a thread, or the command in a process): seconds each
+pytestmark = pytest.mark.slow
+
 PASSWORD = "correct horse battery"
 #: a broker nobody listens on: the console serves its pages all the same
 NO_BROKER = "mqtt://127.0.0.1:9"
