@@ -212,7 +212,9 @@ class Sessions:
             return None
         session = self._sessions.get(token)
         if session is None or session.expires < time.time():
-            self._sessions.pop(token, None)
+            expired = self._sessions.pop(token, None)
+            if expired is not None:
+                expired.end()     # its event streams end with it
             return None
         return session
 

@@ -35,6 +35,7 @@ def stream(request: Request, hub: Hub, snapshot: Callable[[], Any],
     async def body() -> AsyncIterator[str]:
         queue = hub.subscribe()
         if hub.closed or (session is not None and session.ended):
+            hub.unsubscribe(queue)
             return
         if session is not None:
             session.streams.add(queue)
