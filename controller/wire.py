@@ -43,12 +43,14 @@ __all__ = [
     "Last", "Played", "ActiveIrregularity", "State", "Alert", "SeatLights", "Indicator",
     "ResultIrregularity", "Result", "FeedBoard", "FeedCall", "FeedCard", "FeedAuction",
     "FeedPlay", "FeedResult", "Feed", "Error", "Ack", "BridgeStatus", "ControllerStatus", "Latency",
-    "ReaderHealth", "Health", "PublicSession", "BoardView", "Finding", "VerifiedBoard",
+    "ReaderHealth", "Health", "PublicSession", "BoardView",
+    "ViewIrregularity", "ViewResult", "PublicNow", "Commentary", "Finding", "VerifiedBoard",
     "VerifyBoard", "VerifyReport", "Verify", "TempoFlag", "Tempo", "ClaimPosition", "Press",
     "Evidence", "SeatLightsShown", "IndicatorShown",
     "OUTPUTS", "topic", "ack_topic", "status_topic", "parse_topic", "encode", "decode",
     "TABLE_ID", "RESERVED_TABLE_IDS", "table_id_problem", "parse_tables",
     "decode_input", "decode_indicator", "json_object", "to_builtins", "error_payload",
+    "public_kind", "public_problem",
     "schema", "main",
 ]
 
@@ -92,6 +94,11 @@ EventCall = Annotated[str, Meta(description="a call (1C .. 7NT, Pass, X, XX; a b
                                            "seven is read, for Law 38) or a bidding-box "
                                            "marker, STOP or ALERT")]
 Texts = Annotated[dict[str, str], Meta(description="language (en, vi, zh) -> text")]
+#: 1.17: a board number on a public topic (exact in every JSON reader)
+PublicBoardNo = Annotated[int, Meta(ge=1, le=MAX_SEQ)]
+#: 1.17: the four hands as PBN writes a deal (what a page may show as cards, no markup)
+PbnDeal = Annotated[str, Meta(pattern="^[NESW]:[AKQJT98765432.\\- ]{0,80}$",
+                              description="the four hands as a PBN deal")]
 
 
 # -- inputs: bridge -> controller, director -> controller ----------------------------------
@@ -399,7 +406,7 @@ class FeedResult(_FeedHead, tag="result", kw_only=True, omit_defaults=True):
     declarer: SeatName | None = None
     tricks: Tricks13 | None = None
     score_ns: int | None = None
-    deal: str | None = None
+    deal: PbnDeal | None = None
 
 
 Feed: TypeAlias = FeedBoard | FeedCall | FeedCard | FeedAuction | FeedPlay | FeedResult
@@ -517,27 +524,87 @@ class PublicSession(Struct, kw_only=True):
     event: str | None = None
 
 
+class ViewIrregularity(Struct, kw_only=True, omit_defaults=True):
+    """1.17: one irregularity in a board's view (the released alert, its public fields)."""
+
+    id: int | None = None
+    code: Code
+    law: str | None = None
+    seat: SeatName | None = None
+    trick: int | None = None
+    status: Status
+    text: Texts = {}
+    card: CardName | None = None
+    call: BidCard | None = None
+    detail: str | None = None
+
+
+class ViewResult(Struct, kw_only=True, omit_defaults=True):
+    """1.17: a board's result in its view (the released ``result`` without ``v``)."""
+
+    table: str | None = None
+    board: PublicBoardNo | None = None
+    dealer: SeatName | None = None
+    vul: Vul | None = None
+    contract: Contract
+    declarer: SeatName | None = None
+    tricks: Tricks13 | None = None
+    tricks_played: Tricks13 | None = None
+    score_ns: int | None = None
+    irregularities: list[ResultIrregularity] | None = None
+    ns: int | None = None
+    ew: int | None = None
+    session: str | None = None
+
+
 class BoardView(Struct, kw_only=True, omit_defaults=True):
-    """``public/{t}/board/{b}`` and ``public/{t}/snapshot`` (1.2, retained)."""
+    """``public/{t}/board/{b}`` and ``public/{t}/snapshot`` (1.2, retained; every field
+    typed in 1.17: the relay publishes no view that does not decode)."""
 
     v: V
     session: str
     table: str
-    board: int
+    board: PublicBoardNo
     round: int | None = None
-    ns: int | None = None
-    ew: int | None = None
-    players: dict[str, Any] | None = None
+    #: a pair's number, or its name as the session file gives it
+    ns: int | str | None = None
+    ew: int | str | None = None
+    players: dict[Literal["ns", "ew"], str] | None = None
     event: str | None = None
+    site: str | None = None
+    date: str | None = None
+    scoring: str | None = None
     dealer: SeatName | None = None
     vul: Vul | None = None
-    deal: str | None = None
+    deal: PbnDeal | None = None
     calls: list[tuple[SeatName, CallName, int | None]]
     cards: list[tuple[SeatName, CardName]]
-    irregularities: list[dict[str, Any]]
-    claim: dict[str, int] | None = None
-    result: dict[str, Any] | None = None
+    irregularities: list[ViewIrregularity]
+    claim: dict[Literal["tricks"], Tricks13] | None = None
+    result: ViewResult | None = None
     status: Literal["playing", "complete"]
+
+
+class PublicNow(Struct, kw_only=True, omit_defaults=True):
+    """``public/{t}/now`` (1.17, retained): the board a table plays and its contract once
+    the auction is over; never a call, card or hand."""
+
+    v: V
+    session: str
+    table: str
+    board: PublicBoardNo | None = None
+    phase: Phase | None = None
+    contract: Contract | None = None
+    declarer: SeatName | None = None
+
+
+class Commentary(Struct, kw_only=True):
+    """``public/commentary`` (1.17, retained): the operator's latest line."""
+
+    v: V
+    session: str
+    text: Annotated[str, Meta(max_length=2000)]
+    at: Seconds
 
 
 class Finding(Struct, omit_defaults=True):
@@ -588,7 +655,8 @@ OUTPUTS: Final[Mapping[str, Any]] = {
     "event": Event, "ruling": Ruling, "state": State, "alert": Alert, "indicator": Indicator,
     "result": Result, "feed": Feed, "error": Error, "ack": Ack, "bridge": BridgeStatus,
     "status": ControllerStatus, "health": Health, "session": PublicSession,
-    "board": BoardView, "verify": Verify, "evidence": Evidence,
+    "board": BoardView, "verify": Verify, "evidence": Evidence, "now": PublicNow,
+    "commentary": Commentary,
 }
 
 
@@ -855,6 +923,35 @@ def _repr(payload: Any) -> str:
         return repr(payload)
     except RecursionError:
         return "<nested too deeply>"
+
+
+# -- the public topics (1.17): what the relay may publish, what the vugraph shows -------
+def public_kind(topic: str) -> str | None:
+    """The wire kind of a public topic (``public/3/board/7`` -> ``board``,
+    ``public/3/snapshot`` -> ``board``, ``public/session`` -> ``session``), or None."""
+    parts = topic.split("/")
+    if len(parts) == 2:
+        return parts[1] if parts[1] in ("session", "commentary") else None
+    if len(parts) == 3:
+        kind = "board" if parts[2] == "snapshot" else parts[2]
+        return kind if kind in ("feed", "alert", "result", "now", "board") else None
+    if len(parts) == 4 and parts[2] == "board":
+        return "board"
+    return None
+
+
+def public_problem(kind: str, payload: Mapping[str, Any]) -> str | None:
+    """Why ``payload`` is not a ``kind`` payload of the wire contract (None: it is)."""
+    target = OUTPUTS.get(kind)
+    if target is None:
+        return f"no wire Struct for {kind!r}"
+    try:
+        msgspec.convert(payload, target, strict=True)
+    except msgspec.ValidationError as exc:
+        return str(exc)
+    except RecursionError:
+        return "nested too deeply"
+    return None
 
 
 # -- JSON Schema -----------------------------------------------------------------------------

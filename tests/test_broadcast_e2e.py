@@ -535,7 +535,8 @@ def test_11_a_late_joiner_sees_a_board_in_progress_under_live_release(
                  len([p for t, p, _ in w.seen if t == "publive/5/snapshot"][-1]["cards"]) == 6,
                  20, "six cards released live")
         w.close()
-        page = chromium_browser.new_page(viewport={"width": 1200, "height": 900})
+        page = chromium_browser.new_page(viewport={"width": 1200, "height": 900},
+                                         bypass_csp=True)   # wait_for_function evaluates
         page.goto(url + "/#/table/5")
         page.wait_for_selector("#tricks tr")
         assert page.locator("#tricks tr").count() == 2
@@ -570,7 +571,8 @@ def test_12_one_session_at_a_time_live_after_stepping_keyboard_and_phone(
     """After test 9 the public topics hold two sessions: the page shows the relay's
     current one and never mixes them; opening a finished board, stepping and going back
     home leaves the page live (a commentary line posted afterwards shows at once)."""
-    page = chromium_browser.new_page(viewport=viewport)
+    # bypass_csp: wait_for_function evaluates its text, which the page's CSP forbids
+    page = chromium_browser.new_page(viewport=viewport, bypass_csp=True)
     try:
         page.goto(stack.web + "/")
         page.wait_for_selector("#tables tr[data-table='1']")

@@ -77,3 +77,22 @@ def test_the_last_ruling_on_a_table_since_a_call(tmp_path: Path) -> None:
     assert log.latest("7", 0.5) == 1 and log.latest("7", 2.0) is None
     assert log.latest("8", 0.0) is None
     log.close()
+
+
+def test_csv_cells_that_start_a_formula_are_neutralised_and_the_log_is_private(
+        tmp_path: Path) -> None:
+    log = RulingLog(tmp_path / "c.sqlite")
+    assert (tmp_path / "c.sqlite").stat().st_mode & 0o777 == 0o600
+    typed = ['=HYPERLINK("http://x","y")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)",
+             "\tx", "\rx", "plain"]
+    for seq, text in enumerate(typed, 1):
+        log.add(seq=seq, ts=1.0, director=text, table="7", board=10, alert=None,
+                code="REVOKE", ruling="adjust", payload={"seq": seq})
+        log.record(seq, facts=text, note=text)
+    rows = list(csv.DictReader(io.StringIO(log.csv())))
+    for row, text in zip(rows, typed, strict=True):
+        for column in ("director", "facts", "note"):
+            expected = text if text == "plain" else "'" + text
+            assert row[column] == expected, (column, row[column])
+    assert rows[0]["board"] == "10" and rows[0]["seq"] == "1"   # numbers stay numbers
+    log.close()

@@ -109,3 +109,14 @@ def test_an_unhardened_unit_scores_worse(tmp_path: Path) -> None:
     copy = tmp_path / "bare.service"
     copy.write_text("\n".join(text) + "\n", encoding="utf-8")
     assert exposure(copy) > MAX_EXPOSURE
+
+
+@pytest.mark.parametrize("unit", ["bridge-table-console.service",
+                                  "bridge-table-vugraph.service"])
+def test_a_web_units_file_limit_holds_its_connection_cap(unit: str) -> None:
+    """Each connection is an open file: the unit's LimitNOFILE leaves room for the web
+    server's cap and its own files (controller/web/limits.py)."""
+    from controller.web.limits import LIMITS, RESERVED_FILES
+
+    found = [int(x.split("=", 1)[1]) for x in lines(unit) if x.startswith("LimitNOFILE=")]
+    assert found and found[0] >= LIMITS.connections + RESERVED_FILES

@@ -17,7 +17,7 @@ DEAL = "N:AQ4.QT5.KQJT.863 KJ73.962.9.AKJ52 85.AKJ874.A65.Q7 T962.3.87432.T94"
 
 def view(table: str, board: int, contract: str, score: int, tricks: int = 10) -> dict[str, Any]:
     return {"v": 1, "session": "s", "table": table, "board": board, "deal": DEAL,
-            "status": "complete", "calls": [], "cards": [],
+            "status": "complete", "calls": [], "cards": [], "irregularities": [],
             "result": {"contract": contract, "declarer": "S", "tricks": tricks,
                        "score_ns": score}}
 
@@ -29,6 +29,12 @@ def test_only_public_topics_are_taken() -> None:
     assert store.take("public/1/board/3", view("1", 3, "4H", 420))
     assert store.take("public/1/snapshot", view("1", 3, "4H", 420))
     assert not store.take("public/1/board/x", {})
+    assert store.state()["tables"][0]["boards"] == [3]
+    # what the relay would refuse is not shown either (a payload put on public/# by hand)
+    assert not store.take("public/1/board/4", {**view("1", 4, "4H", 420), "deal": "<img>"})
+    assert not store.take("public/1/now", {"v": 1, "session": "s", "table": "1",
+                                           "board": 2, "contract": {"x": 1}})
+    assert [t["table"] for t in store.state()["tables"]] == ["1"]
     assert store.state()["tables"][0]["boards"] == [3]
 
 
@@ -133,7 +139,7 @@ def test_two_sessions_are_never_compared() -> None:
     """The evening's board 1 is matchpointed against the evening's results only; the
     page shows the relay's current session unless asked for another."""
     store = Store()
-    store.take("public/session", {"session": "eve", "tables": ["1", "2"]})
+    store.take("public/session", {"v": 1, "session": "eve", "tables": ["1", "2"]})
     for sid, t, c, s in (("aft", "1", "3NT", 600), ("aft", "2", "4H", 420),
                          ("eve", "1", "4H", 420), ("eve", "2", "3H", 170)):
         store.take(f"public/{t}/board/1", {**view(t, 1, c, s), "session": sid})
@@ -181,10 +187,10 @@ def test_a_pair_that_sat_both_ways_makes_one_field() -> None:
 
 def test_what_each_table_plays_now_and_the_commentary_are_kept_per_session() -> None:
     store = Store()
-    store.take("public/session", {"session": "s", "tables": ["1"]})
-    store.take("public/1/now", {"session": "s", "table": "1", "board": 3, "phase": "play",
+    store.take("public/session", {"v": 1, "session": "s", "tables": ["1"]})
+    store.take("public/1/now", {"v": 1, "session": "s", "table": "1", "board": 3, "phase": "play",
                                 "contract": "4H", "declarer": "S"})
-    store.take("public/commentary", {"session": "s", "text": "a squeeze", "at": 1.0})
+    store.take("public/commentary", {"v": 1, "session": "s", "text": "a squeeze", "at": 1.0})
     state = store.state()
     assert state["tables"][0]["now"]["contract"] == "4H"
     assert state["commentary"]["text"] == "a squeeze"

@@ -22,6 +22,7 @@ from typing import Any
 
 from controller import wire
 from controller.broadcast.gate import Gate, Item
+from controller.broadcast.outgoing import Refusals
 from controller.broadcast.store import HeldStore
 from controller.broadcast.view import apply_item, new_view, write_table_files
 
@@ -81,6 +82,8 @@ class Relay:
         self.now_sent: dict[str, dict[str, Any]] = {}
         self.now_due: dict[str, dict[str, Any]] = {}
         self.comment_sent: tuple[float, str] | None = None
+        #: the payloads refused for not decoding as their wire Structs (``outgoing.py``)
+        self.refusals = Refusals()
         if store is not None:
             self.views = store.load(gate)
             self.digests = store.digests(self.session)
@@ -120,6 +123,9 @@ class Relay:
                     self.store.keep_other(other, table, kind, payload, now,
                                           _digest(table, kind, payload))
             elif fresh and self.gate.ours(table, payload):
+                if not self._publishable(table, kind, payload):
+                    self._saved()   # what no page may show is never held, nor released
+                    return
                 digest = _digest(table, kind, payload)
                 if digest not in self.digests:   # not a redelivered copy
                     self.digests.add(digest)
@@ -133,6 +139,12 @@ class Relay:
                 self.gate.result(table, payload, now=now)
         self._saved(added, digests)
 
+    def _publishable(self, table: str, kind: str, payload: Mapping[str, Any]) -> bool:
+        """Whether the public copy of this ``feed``, ``alert`` or ``result`` decodes as its
+        wire Struct (``outgoing.py``); refused and reported if not."""
+        return self.refusals.check(f"{self.public}/{table}/{kind}", kind,
+                                   {**payload, "session": self.session})
+
     def _now_playing(self, table: str, state: Mapping[str, Any]) -> None:
         """``public/{t}/now``: the board a table plays and its contract once the auction
         is over, from a state of this session; no call, card or hand."""
@@ -143,7 +155,8 @@ class Relay:
         now = {"v": wire.VERSION, "session": self.session, "table": table,
                "board": state.get("board"), "phase": state.get("phase"),
                "contract": state.get("contract"), "declarer": state.get("declarer")}
-        if self.now_sent.get(table) != now:
+        if self.now_sent.get(table) != now and \
+                self.refusals.check(f"{self.public}/{table}/now", "now", now):
             self.now_due[table] = now
 
     def now_messages(self) -> list[Publish]:
@@ -158,9 +171,11 @@ class Relay:
         if latest is None or latest == self.comment_sent:
             return None
         self.comment_sent = latest
-        return Publish(f"{self.public}/commentary",
-                       {"v": wire.VERSION, "session": self.session, "text": latest[1],
-                        "at": latest[0]}, True)
+        payload = {"v": wire.VERSION, "session": self.session, "text": latest[1],
+                   "at": latest[0]}
+        topic = f"{self.public}/commentary"
+        return Publish(topic, payload, True) if self.refusals.check(
+            topic, "commentary", payload) else None
 
     def _saved(self, added: Sequence[Item] = (), digests: Sequence[str] = ()) -> None:
         if self.store is not None:
@@ -177,9 +192,17 @@ class Relay:
     def plan(self, now: float) -> list[Publish]:
         """The items that may go out now, as messages; each leaves the store when
         ``commit``-ted (after the broker acknowledged it)."""
-        return [Publish(f"{self.public}/{item.table}/{item.kind}",
-                        {**item.payload, "session": self.session}, item.kind == "result",
-                        item=item) for item in self.gate.ready(now)]
+        out = []
+        for item in self.gate.ready(now):
+            topic = f"{self.public}/{item.table}/{item.kind}"
+            payload = {**item.payload, "session": self.session}
+            if self.refusals.check(topic, item.kind, payload):
+                out.append(Publish(topic, payload, item.kind == "result", item=item))
+            else:   # held before the check (a store of an older relay): dropped unseen
+                self.gate.released(item)
+                if self.store is not None:
+                    self.store.released(self.session, item, None)
+        return out
 
     def commit(self, item: Item) -> None:
         """``item``'s public copy was acknowledged: it leaves the gate and the store, and
@@ -203,10 +226,14 @@ class Relay:
         """The changed views (``public/{t}/board/{b}``) and snapshots of the tables whose
         latest board changed, to publish after the items."""
         out = []
-        for key in self.dirty:
+        for key in list(self.dirty):
             table, board = key
             view = self.views[key]
-            out.append(Publish(f"{self.public}/{table}/board/{board}", view, True, view=key))
+            topic = f"{self.public}/{table}/board/{board}"
+            if not self.refusals.check(topic, "board", view):
+                self.dirty.pop(key, None)    # reported; not published, not tried again
+                continue
+            out.append(Publish(topic, view, True, view=key))
             if self.latest.get(table) == board:
                 out.append(Publish(f"{self.public}/{table}/snapshot", view, True))
         return out

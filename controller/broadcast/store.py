@@ -9,13 +9,13 @@ operator's commands (``broadcast.operator``) talk to the running relay through t
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from controller.broadcast.gate import Gate, Item, Report
+from controller.web.files import private_sqlite
 
 __all__ = ["HeldStore", "open_relay_store"]
 
@@ -47,7 +47,7 @@ class HeldStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.db = sqlite3.connect(str(path), timeout=5)
+        self.db = private_sqlite(path, timeout=5)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(_SCHEMA)
         self.db.commit()

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from controller.evidence.claims import check_claim
+from controller.formats.csvcell import csv_cell
 from controller.formats.pbn import record_to_pbn
 from controller.laws.cards import (
     Call,
@@ -454,9 +455,9 @@ def write_csv_session(session: Session, records: Sequence[BoardRecord],
         rec = by_key.get((s.table, s.board))
         rnd = session.movement.round_of(s.table, s.board)
         w.writerow([
-            session.id, s.board, s.table, rnd or "", s.ns or "", s.ew or "",
-            session.competitor(s.ns).label if s.ns else "",
-            session.competitor(s.ew).label if s.ew else "",
+            csv_cell(session.id), s.board, s.table, rnd or "", s.ns or "", s.ew or "",
+            csv_cell(session.competitor(s.ns).label) if s.ns else "",
+            csv_cell(session.competitor(s.ew).label) if s.ew else "",
             rec.contract if rec is not None and rec.contract is not None else "",
             rec.declarer.name if rec is not None and rec.declarer is not None else "",
             rec.tricks_result if rec is not None and rec.tricks_result is not None else "",
@@ -469,13 +470,15 @@ def write_csv_session(session: Session, records: Sequence[BoardRecord],
     if session.is_teams:
         w.writerow(["session", "rank", "team", "names", "imps", "vp", "matches"])
         for t in totals:
-            w.writerow([session.id, t.rank, t.team, session.competitor(t.team).label,
+            w.writerow([csv_cell(session.id), t.rank, t.team,
+                        csv_cell(session.competitor(t.team).label),
                         _fmt(t.imps), f"{t.vp:.2f}", t.matches])
         return
     w.writerow(["session", "rank", "pair", "field", "names", "points", "top", "percent",
                 "boards"])
     for st in ranked:
-        w.writerow([session.id, st.rank, st.pair, st.field, session.competitor(st.pair).label,
+        w.writerow([csv_cell(session.id), st.rank, st.pair, st.field,
+                    csv_cell(session.competitor(st.pair).label),
                     _fmt(st.points), _fmt(st.top),
                     f"{st.percent:.2f}" if session.scoring == "matchpoints" else "", st.boards])
 

@@ -22,10 +22,13 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from starlette.requests import Request
+
+from controller.web.files import warn_if_readable
 
 COOKIE = "bt_session"
 SESSION_SECONDS = 12 * 3600
@@ -106,7 +109,9 @@ def write_account(path: Path, name: str, password: str) -> bool:
 
 
 def read_accounts(path: Path) -> dict[str, str]:
-    """Name -> scrypt line; a line without a name (one shared password) is under ``""``."""
+    """Name -> scrypt line; a line without a name (one shared password) is under ``""``.
+    A file readable by others is warned about (as the broker's password files are)."""
+    warn_if_readable(path, "the directors' password hashes")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -172,11 +177,22 @@ class LoginThrottle:
         self._fails.pop(address, None)
 
 
-@dataclass
+@dataclass(eq=False)
 class Session:
     name: str
     csrf: str
     expires: float
+    #: the session's open event streams (their queues): a logout ends them
+    streams: set[asyncio.Queue[Any]] = field(default_factory=set)
+    ended: bool = False
+
+    def end(self) -> None:
+        """The session is over: each of its event streams wakes and ends."""
+        self.ended = True
+        for queue in list(self.streams):
+            while not queue.empty():
+                queue.get_nowait()
+            queue.put_nowait(None)
 
 
 class Sessions:
@@ -196,11 +212,14 @@ class Sessions:
             return None
         session = self._sessions.get(token)
         if session is None or session.expires < time.time():
-            self._sessions.pop(token, None)
+            expired = self._sessions.pop(token, None)
+            if expired is not None:
+                expired.end()     # its event streams end with it
             return None
         return session
 
     def drop(self, request: Request) -> None:
         token = request.cookies.get(COOKIE)
-        if token:
-            self._sessions.pop(token, None)
+        session = self._sessions.pop(token, None) if token else None
+        if session is not None:
+            session.end()

@@ -4,10 +4,11 @@ status 2 (controller/commandline.py), never uvicorn's traceback after the URL wa
 
 from __future__ import annotations
 
+import argparse
 import errno
 import socket
 
-__all__ = ["ListenError", "check_bindable", "parse_listen"]
+__all__ = ["ListenError", "add_trusted_proxy", "check_bindable", "parse_listen"]
 
 
 class ListenError(ValueError):
@@ -45,3 +46,12 @@ def check_bindable(host: str, port: int) -> None:
                 (e.strerror or str(e))
             raise ListenError(f"--listen {host}:{port}: {why}; stop that program or give "
                               f"another --listen") from None
+
+
+def add_trusted_proxy(ap: argparse.ArgumentParser) -> None:
+    """``--trusted-proxy ADDRESS``: the reverse proxy whose ``X-Forwarded-For`` names the
+    client (controller/web/limits.py); without it the client is the socket's address."""
+    ap.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                    help="a reverse proxy's IP address whose X-Forwarded-For names the "
+                         "client (repeat, or comma-separate, for several; default none: "
+                         "the client is the connection's address)")

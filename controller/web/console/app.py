@@ -34,6 +34,9 @@ from controller.web.listener import TableStore, listen
 STATIC = Path(__file__).parent / "static"
 
 POST = ["POST"]
+#: a login or a logout is a few hundred bytes (a name, a password, a token): more is
+#: refused unread (controller/web/limits.py); the other routes take 64 KiB
+BODY_LIMITS = {"/login": 4096, "/logout": 4096}
 ROUTES: tuple[BaseRoute, ...] = (
     Route("/", r.index), Route("/favicon.ico", r.favicon),
     Route("/login", r.login_form, methods=["GET"]),
@@ -63,7 +66,8 @@ def build_app(config: ConsoleConfig) -> Starlette:
     console = Console(config=config, store=store)
     store.watchers.append(console.watch)
     return create_app(ROUTES, lifespan=_lifespan,
-                      state={"console": console, "logins": r.Logins()})
+                      state={"console": console, "logins": r.Logins()},
+                      body_limits=BODY_LIMITS, trusted_proxies=config.trusted_proxies)
 
 
 @asynccontextmanager

@@ -10,10 +10,11 @@ director sees who has waited longest.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
+
+from controller.web.files import private_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -45,7 +46,7 @@ CLOSE_HOW = ("ruled", "dismissed")
 class CallBook:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False)
+        self._db = private_sqlite(path, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
         have = {row[1] for row in self._db.execute("PRAGMA table_info(calls)")}

@@ -26,8 +26,9 @@ from controller.web.auth import (
     write_account,
     write_password_file,
 )
+from controller.web.limits import parse_trusted, uvicorn_config
 from controller.web.listener import Hub
-from controller.web.serving import check_bindable, parse_listen
+from controller.web.serving import add_trusted_proxy, check_bindable, parse_listen
 
 if TYPE_CHECKING:
     from controller.session import Session as SessionFile
@@ -135,6 +136,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM; the cookie is "
                     "then Secure)")
     ap.add_argument("--tls-key", help="the certificate's private key (PEM)")
+    add_trusted_proxy(ap)
     add_log_level(ap)
     return ap
 
@@ -195,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_bindable(host, port)
         if args.tls_cert:
             check_certificate(args.tls_cert, args.tls_key)
+        trusted = parse_trusted(args.trusted_proxy)
         accounts = read_accounts(Path(args.director_password_file))
         password_hash = accounts.pop("", "")
         if password_hash:
@@ -226,10 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   client_id=args.client_id,
                                   secure_cookie=args.secure_cookie or bool(args.tls_cert),
                                   deals=deals, rounds=rounds, session=session,
-                                  accounts=accounts))
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            lifespan="on", timeout_graceful_shutdown=2,
-                            ssl_certfile=args.tls_cert, ssl_keyfile=args.tls_key)
+                                  accounts=accounts, trusted_proxies=trusted))
+    config = uvicorn_config(app, host, port, ssl_certfile=args.tls_cert,
+                            ssl_keyfile=args.tls_key)
     server = uvicorn.Server(config)
     # uvicorn's own handlers are replaced by ours: Ctrl-C ends the server with no traceback
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]

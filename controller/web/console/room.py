@@ -8,10 +8,11 @@ late and slow tables. Kept across console restarts like the calls and the ruling
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
+
+from controller.web.files import private_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS played (
@@ -33,7 +34,7 @@ MAX_MINUTES = 240
 class RoomBook:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False)
+        self._db = private_sqlite(path, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()

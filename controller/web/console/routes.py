@@ -43,6 +43,7 @@ from controller.web.console.room import RoomBook
 from controller.web.console.state import SCORE_RULING, Console, free_text
 from controller.web.console.store import RulingLog
 from controller.web.i18n import LABELS, LANGS
+from controller.web.limits import client_of
 
 log = logging.getLogger("bridge_table.console")
 
@@ -71,6 +72,47 @@ class Refused(Exception):
 
 _Book = TypeVar("_Book", CallBook, RoomBook, RulingLog)
 
+#: the largest number a request may carry (exact in every JSON reader, fits SQLite)
+MAX_NUMBER = 2**53 - 1
+
+
+def _bounded_int(text: str) -> int:
+    number = int(text)
+    if abs(number) > MAX_NUMBER:
+        raise ValueError(f"the number {text[:24]} is too large")
+    return number
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:24]} is too large")
+    return number
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def read_json(body: bytes) -> Any:
+    """A request's JSON: ValueError (answered 400) for bad JSON, a number out of range
+    (``1e400``, 20 digits) or nesting too deep to read, never an error of the server."""
+    try:
+        return json.loads(body, parse_int=_bounded_int, parse_float=_finite_float,
+                          parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the body is not UTF-8: {exc}") from None
+
+
+def number_param(text: str) -> int:
+    """A number in a path (a ruling's ``seq``, a call's id): Refused 400 when it is not
+    one from 0 to ``MAX_NUMBER``."""
+    if not text.isascii() or not text.isdigit() or len(text) > 16 or int(text) > MAX_NUMBER:
+        raise Refused(400, f"not a number: {text[:24]!r}")
+    return int(text)
+
 
 @dataclass(frozen=True)
 class Call:
@@ -85,7 +127,7 @@ class Call:
 
     async def body(self) -> dict[str, Any]:
         """The request's JSON object; ValueError (bad JSON too) when it is not one."""
-        body = json.loads(await self.request.body())
+        body = read_json(await self.request.body())
         if not isinstance(body, dict):
             raise ValueError("the body must be a JSON object")
         return body
@@ -146,22 +188,34 @@ class Logins:
     """What the login shares: the throttle of wrong passwords and the scrypt checks."""
 
     throttle: LoginThrottle = field(default_factory=LoginThrottle)
+    #: the same per account (the name given): guesses from many addresses at one
+    #: director's password are slowed and locked out as one address's are
+    accounts: LoginThrottle = field(default_factory=LoginThrottle)
     #: checked for a name with no account, so that it costs what a real check costs
     no_account: str = field(default_factory=lambda: hash_password(os.urandom(16).hex()))
     #: scrypt checks at once (each takes some 50 ms of a core and 16 MiB)
     checking: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(4))
 
-    async def check(self, address: str, password: str, digest: str) -> bool:
-        """One password check, one at a time from an address; a wrong one costs the
-        throttle's delay."""
-        async with self.throttle.lock(address):
+    def wait_left(self, address: str, name: str) -> float:
+        """Seconds before ``address`` may try ``name`` again (0: it may)."""
+        return max(self.throttle.wait_left(address), self.accounts.wait_left(name))
+
+    async def check(self, address: str, name: str, password: str, digest: str) -> bool:
+        """One password check, one at a time from an address and for an account; a wrong
+        one costs the throttle's delay and counts for both."""
+        async with self.throttle.lock(address), self.accounts.lock(name):
             async with self.checking:
                 ok = await asyncio.to_thread(verify_password, password, digest)
             if not ok:
                 self.throttle.failed(address)
+                self.accounts.failed(name)
                 log.warning("wrong name or password from %s", address)
-                await asyncio.sleep(self.throttle.delay)
+                await asyncio.sleep(max(self.throttle.delay, self.accounts.delay))
         return ok
+
+    def succeeded(self, address: str, name: str) -> None:
+        self.throttle.succeeded(address)
+        self.accounts.succeeded(name)
 
 
 async def index(request: Request) -> Response:
@@ -183,15 +237,18 @@ async def login(request: Request) -> Response:
     name = (form.get("name", [""])[0].strip() or "director")[:60]
     lang = form.get("lang", ["en"])[0]
     lang = lang if lang in LANGS else "en"
-    address = request.client.host if request.client else "?"
-    if logins.throttle.wait_left(address):
+    address = client_of(request.client)   # the socket's, or a trusted proxy's word
+    config = console.config
+    # the account whose password is checked: the name's own, else the one shared by every
+    # director (any name reaches it, so guesses under many names count as one account's)
+    account = name if name in config.accounts or not config.password_hash else ""
+    if logins.wait_left(address, account):
         log.warning("login refused from %s: too many wrong passwords", address)
         return login_page(lang, error=True, status=429)
-    config = console.config
     digest = config.accounts.get(name) or config.password_hash or logins.no_account
-    if not await logins.check(address, form.get("password", [""])[0], digest):
+    if not await logins.check(address, account, form.get("password", [""])[0], digest):
         return login_page(lang, error=True, status=401)
-    logins.throttle.succeeded(address)
+    logins.succeeded(address, account)
     token, _ = console.sessions.create(name)
     response = RedirectResponse("/console" + landing_fragment(form.get("fragment", [""])[0]),
                                 status_code=303)
@@ -202,10 +259,14 @@ async def login(request: Request) -> Response:
 
 
 async def logout(request: Request) -> Response:
+    """Ends the session and its event streams; without the session's CSRF token it is
+    refused (403) and nothing ends: another site cannot log a director out."""
     console: Console = request.app.state.console
     session = console.sessions.get(request)
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
-    if session is not None and form.get("csrf", [""])[0] == session.csrf:
+    if session is not None:
+        if form.get("csrf", [""])[0] != session.csrf:
+            return JSONResponse({"error": "missing or wrong CSRF token"}, status_code=403)
         console.sessions.drop(request)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(COOKIE)
@@ -231,7 +292,7 @@ async def events(call: Call) -> Response:
                 "connected": console.conn.client is not None, "src": console.config.src,
                 "calls": console.open_calls(), "room": console.room_snapshot()}
 
-    return sse.stream(call.request, console.store.hub, snapshot)
+    return sse.stream(call.request, console.store.hub, snapshot, call.session)
 
 
 @director()
@@ -307,9 +368,9 @@ async def api_reverse(call: Call) -> Response:
     """``POST /console/api/reverse/{seq}`` (JSON ``{"confirmed": true}``): send the
     logged reversal of a ruling; the log links the two."""
     rulings = call.rulings
+    seq = number_param(call.param("seq"))
     try:
-        seq = int(call.param("seq"))
-        body = json.loads(await call.request.body() or b"{}")
+        body = read_json(await call.request.body() or b"{}")
     except ValueError:
         raise Refused(400, "bad request") from None
     row = rulings.get(seq)
@@ -331,7 +392,7 @@ async def api_reverse(call: Call) -> Response:
 async def api_record(call: Call) -> Response:
     """``POST /console/api/record/{seq}``: the facts, a note, the appeal status."""
     rulings = call.rulings
-    seq = int(call.param("seq"))
+    seq = number_param(call.param("seq"))
     body = await call.body()
     appeal = body.get("appeal")
     if not rulings.record(seq, facts=free_text(body.get("facts")),
@@ -360,10 +421,7 @@ async def api_call(call: Call) -> Response:
     """``POST /console/api/call/{id}/{answered|ruled|dismissed}``: the director's word
     on one call (answered keeps it open; ruled and dismissed close it)."""
     calls = call.calls
-    try:
-        call_id = int(call.param("call"))
-    except ValueError:
-        raise Refused(404, "no such call") from None
+    call_id = number_param(call.param("call"))
     action = call.param("action")
     called = calls.get(call_id)
     if called is None:
@@ -388,8 +446,8 @@ async def api_callback(call: Call) -> Response:
     """``POST /console/api/call/{id}/callback`` ``{"minutes": M}``: remind the director
     to go back to the table in M minutes (0: no reminder)."""
     calls = call.calls
-    call_id = int(call.param("call"))
-    body = json.loads(await call.request.body())
+    call_id = number_param(call.param("call"))
+    body = read_json(await call.request.body())
     minutes = body.get("minutes") if isinstance(body, dict) else None
     if not isinstance(minutes, int | float) or isinstance(minutes, bool) \
             or not 0 <= minutes <= 240:

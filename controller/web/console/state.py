@@ -60,6 +60,8 @@ class ConsoleConfig:
     session: SessionFile | None = None
     #: each director's own password: name -> scrypt line (``console passwd --name``)
     accounts: dict[str, str] = field(default_factory=dict)
+    #: the reverse proxies whose ``X-Forwarded-For`` names the client (``--trusted-proxy``)
+    trusted_proxies: frozenset[str] = frozenset()
 
 
 @dataclass

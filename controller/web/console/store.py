@@ -15,11 +15,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from controller.formats.csvcell import csv_cell
+from controller.web.files import private_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rulings (
@@ -56,7 +58,7 @@ CSV_COLUMNS = ("seq", "time", "director", "table_id", "round", "board", "pairs",
 class RulingLog:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False)
+        self._db = private_sqlite(path, check_same_thread=False)
         self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA journal_mode=WAL")
         have = {row[1] for row in self._db.execute("PRAGMA table_info(rulings)")}
@@ -148,8 +150,9 @@ class RulingLog:
         for row in self.rows():
             row["time"] = readable_time(row["ts"])
             row["answer_time"] = readable_time(row["answer_ts"])
-            writer.writerow([row[c] if row[c] is not None else "" for c in CSV_COLUMNS])
+            writer.writerow([csv_cell(row[c]) for c in CSV_COLUMNS])
         return out.getvalue()
+
 
 
 def readable_time(ts: float | None) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import signal
@@ -28,15 +29,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from controller import wire
 from controller.broker.settings import BrokerSettings
 from controller.session.scoring import rank_labels
+from controller.web.app import create_app
+from controller.web.limits import LIMITS, CountedStream, client_of, uvicorn_config
 
 __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "serve"]
 
@@ -64,6 +66,11 @@ class Store:
     def take(self, topic: str, payload: Any) -> bool:
         parts = topic.split("/")
         if not parts or parts[0] != self.public or not isinstance(payload, dict):
+            return False
+        kind = wire.public_kind(topic)
+        if kind is None or wire.public_problem(kind, payload) is not None:
+            # not what the relay publishes (it refuses such a payload): never shown
+            log.debug("%s: not a %s payload of the wire contract, dropped", topic, kind)
             return False
         sid = str(payload.get("session") or "")
         if parts[1:] == ["session"]:
@@ -154,9 +161,12 @@ def board_summary(store: Store, board: int, session: str | None = None,
             continue
         deal = deal or view.get("deal")
         res = view.get("result")
-        if not res or view.get("status") != "complete" or res.get("score_ns") is None:
+        # a view the relay would not have published (put on public/# by hand) counts as
+        # no result, never as an error for the whole page
+        if not isinstance(res, dict) or view.get("status") != "complete" or \
+                type(res.get("score_ns")) is not int:
             continue
-        cards = view.get("cards") or []
+        cards = [c for c in view.get("cards") or [] if isinstance(c, list) and len(c) == 2]
         rows.append({"table": t, "ns": view.get("ns"), "ew": view.get("ew"),
                      "players": view.get("players") or {},
                      "contract": res.get("contract"), "declarer": res.get("declarer"),
@@ -375,10 +385,15 @@ async def trace(request: Request) -> Response:
 async def events(request: Request) -> Response:
     """Server-Sent Events: every change the store notifies, keep-alive comments."""
     store = _store(request)
+    address, streams = client_of(request.client), request.app.state.streams
+    if not streams.take(address):
+        return JSONResponse({"error": "too many event streams from this address"},
+                            status_code=429)
     queue: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
     store.listeners.add(queue)
-    return StreamingResponse(_stream(request, store, queue), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return CountedStream(streams, address, _stream(request, store, queue),
+                         media_type="text/event-stream",
+                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 async def _stream(request: Request, store: Store,
@@ -408,11 +423,17 @@ ROUTES = (
 )
 
 
-def build_app(store: Store, *, lifespan: Any = None) -> Starlette:
-    """The vugraph's app, its routes reading ``store`` (``app.state.store``)."""
-    app = Starlette(routes=ROUTES, lifespan=lifespan)
-    app.state.store = store
-    return app
+#: an audience may share an address (a venue's or a phone network's NAT): more live pages
+#: per address than a director has
+VUGRAPH_LIMITS = dataclasses.replace(LIMITS, streams_per_client=32)
+
+
+def build_app(store: Store, *, lifespan: Any = None,
+              trusted_proxies: frozenset[str] = frozenset()) -> Any:
+    """The vugraph's app, its routes reading ``store`` (``app.state.store``): the web apps'
+    one factory, with the console's security headers and limits (controller/web/app.py)."""
+    return create_app(ROUTES, lifespan=lifespan, state={"store": store},
+                      trusted_proxies=trusted_proxies, limits=VUGRAPH_LIMITS)
 
 
 async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> None:
@@ -427,7 +448,8 @@ async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> N
                            connected=store.set_connected)
 
 
-def serve(store: Store, broker: BrokerSettings, host: str, port: int) -> None:
+def serve(store: Store, broker: BrokerSettings, host: str, port: int, *,
+          trusted_proxies: frozenset[str] = frozenset()) -> None:
     """Serve the vugraph on ``host:port``, ``store`` fed from the broker, until SIGINT or
     SIGTERM."""
     import uvicorn
@@ -444,14 +466,13 @@ def serve(store: Store, broker: BrokerSettings, host: str, port: int) -> None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    app = build_app(store, lifespan=lifespan)
+    app = build_app(store, lifespan=lifespan, trusted_proxies=trusted_proxies)
     log.info("vugraph on http://%s:%d/ (public topics %s/# of %s)", host, port, store.public,
              broker.url)
     # uvicorn's own signal handling waited on every viewer's live stream (a SIGTERM hung
     # until systemd killed it) and then re-raised the signal (exit status 143): ours
     # stops the server, ends the streams, and the command exits 0, as the console does
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            lifespan="on", timeout_graceful_shutdown=2)
+    config = uvicorn_config(app, host, port)
     server = uvicorn.Server(config)
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     try:

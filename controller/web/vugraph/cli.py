@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 from controller.broker.settings import add_broker_arguments, settings_from_args
 from controller.commandline import ControllerError, add_log_level, setup_logging
-from controller.web.serving import check_bindable, parse_listen
+from controller.web.limits import parse_trusted
+from controller.web.serving import add_trusted_proxy, check_bindable, parse_listen
 
 
 def parser() -> argparse.ArgumentParser:
@@ -19,6 +20,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default "
                                                                 "127.0.0.1:8080)")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
+    add_trusted_proxy(ap)
     add_log_level(ap)
     return ap
 
@@ -30,12 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         broker = settings_from_args(args)
         host, port = parse_listen(args.listen)
         check_bindable(host, port)
+        trusted = parse_trusted(args.trusted_proxy)
     except (ControllerError, ValueError) as exc:
         print(f"bridge-table vugraph: {exc}", file=sys.stderr)
         return 2
     from controller.web.vugraph.app import Store, serve
 
-    serve(Store(args.public), broker, host, port)
+    serve(Store(args.public), broker, host, port, trusted_proxies=trusted)
     return 0
 
 

@@ -26,17 +26,21 @@
   const t = (key) => (L[key] && (L[key][lang] || L[key].en)) || key;
   const tx = (obj) => (obj && (obj[lang] || obj.en)) || "";
 
+  // bidi controls in a name or a text from the broker would reorder what is shown around
+  // it (a player called "\u202Eevil"): dropped from every text the page shows
+  const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v === null || v === undefined || v === false) continue;
       if (k === "class") node.className = v;
       else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-      else node.setAttribute(k, v === true ? "" : String(v));
+      else node.setAttribute(k, v === true ? "" : String(v).replace(BIDI, ""));
     }
     for (const c of children.flat()) {
       if (c === null || c === undefined || c === false) continue;
-      node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+      node.append(c instanceof Node ? c : document.createTextNode(String(c).replace(BIDI, "")));
     }
     return node;
   }

@@ -51,30 +51,59 @@ let shownKey = null;
 let session = params.get("session") || "";
 const q = () => (session ? `?session=${encodeURIComponent(session)}` : "");
 
-function esc(s) { return String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c])); }
-function suitHtml(s) { if (!SUITS[s]) return esc(s); const red = s === "H" || s === "D"; return `<span class="${red ? "red" : ""}">${SUITS[s]}</span>`; }
-function cardHtml(c) { c = String(c || ""); if (!/^[SHDC][2-9TJQKA]$/.test(c)) return esc(c); return suitHtml(c[0]) + (c[1] === "T" ? "10" : c[1]); }
-function callHtml(c) {
-  if (!c) return "";
+// -- what comes from the broker is data, never markup: every node is built with
+// createElement and text nodes (as the console builds its pages); a field that is not
+// what the wire contract says shows as missing, and never stops the page from drawing
+const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+const text = (v) => (typeof v === "string" || (typeof v === "number" && isFinite(v)) ? String(v).replace(BIDI, "") : "");
+const num = (v) => (typeof v === "number" && isFinite(v) ? v : null);
+const arr = (v) => (Array.isArray(v) ? v : []);
+const obj = (v) => (v && typeof v === "object" && !Array.isArray(v) ? v : {});
+const seatOf = (s) => (typeof s === "string" && s.length === 1 && ORDER.includes(s) ? s : null);
+const isCard = (c) => typeof c === "string" && /^[SHDC][2-9TJQKA]$/.test(c);
+const seatName = (s) => (seatOf(s) ? L[lang].seats[s] : "");
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false || c === "") continue;
+    node.append(c instanceof Node ? c : document.createTextNode(text(c)));
+  }
+  return node;
+}
+const frag = (...children) => { const f = document.createDocumentFragment(); f.append(...el("span", {}, ...children).childNodes); return f; };
+const join = (items, sep) => items.flatMap((x, i) => (i ? [sep, x] : [x]));
+function show(...children) { document.getElementById("main").replaceChildren(...children.flat().filter((c) => c)); }
+
+function suitNode(s) { return SUITS[s] ? el("span", { class: s === "H" || s === "D" ? "red" : null }, SUITS[s]) : ""; }
+function cardNode(c) { return isCard(c) ? frag(suitNode(c[0]), c[1] === "T" ? "10" : c[1]) : ""; }
+function callNode(c) {
+  if (typeof c !== "string") return "";
   if (c === "Pass") return lang === "zh" ? "派司" : "Pass";
   if (c === "X" || c === "XX") return c;
-  if (!/^[1-7](NT|[SHDC])$/.test(c)) return esc(c);
-  const level = c[0], den = c.slice(1);
-  return level + (den === "NT" ? "NT" : suitHtml(den));
+  if (!/^[1-7](NT|[SHDC])$/.test(c)) return "";
+  const den = c.slice(1);
+  return frag(c[0], den === "NT" ? "NT" : suitNode(den));
 }
-function contractHtml(r) {
-  if (!r || !r.contract) return "";
+function contractNode(r) {
+  r = obj(r);
   if (r.contract === "Pass") return T("passed");
-  const m = r.contract.match(/^(\d)(NT|[SHDC])(X{0,2})$/);
-  const c = m ? m[1] + (m[2] === "NT" ? "NT" : suitHtml(m[2])) + m[3] : esc(r.contract);
-  return `${c} ${T("by")} ${L[lang].seats[r.declarer] || ""}`;
+  const m = typeof r.contract === "string" ? r.contract.match(/^([1-7])(NT|[SHDC])(X{0,2})$/) : null;
+  if (!m) return "";
+  return frag(m[1], m[2] === "NT" ? "NT" : suitNode(m[2]), m[3], " ", T("by"), " ", seatName(r.declarer));
 }
 function hands(deal) {
-  if (!deal) return null;
+  if (typeof deal !== "string" || !/^[NESW]:[AKQJT2-9.\- ]*$/.test(deal)) return null;
   const [first, rest] = deal.split(":");
   const out = {}; const parts = rest.trim().split(/\s+/);
   const i0 = ORDER.indexOf(first);
-  parts.forEach((h, k) => {
+  parts.slice(0, 4).forEach((h, k) => {
     const seat = ORDER[(i0 + k) % 4];
     const suits = h.split(".");
     out[seat] = {};
@@ -82,8 +111,10 @@ function hands(deal) {
   });
   return out;
 }
+// the cards of the play that are cards at seats (a malformed entry is left out)
+const playOf = (view) => arr(obj(view).cards).filter((x) => Array.isArray(x) && seatOf(x[0]) && isCard(x[1]));
 function tricksOf(cards, contract) {
-  const trump = contract && /^\d[SHDC]/.test(contract) ? contract[1] : null;
+  const trump = typeof contract === "string" && /^\d[SHDC]/.test(contract) ? contract[1] : null;
   const rank = "23456789TJQKA";
   const out = [];
   for (let i = 0; i < cards.length; i += 4) {
@@ -92,7 +123,7 @@ function tricksOf(cards, contract) {
     if (t.length === 4) {
       let best = t[0];
       for (const x of t.slice(1)) {
-        const [bs, bc] = best, [xs, xc] = x;
+        const [, bc] = best, [, xc] = x;
         if (xc[0] === bc[0] ? rank.indexOf(xc[1]) > rank.indexOf(bc[1]) : xc[0] === trump) best = x;
       }
       win = best[0];
@@ -103,88 +134,113 @@ function tricksOf(cards, contract) {
 }
 
 async function getJSON(url) { const r = await fetch(url); return r.json(); }
+const link = (href, ...children) => el("a", { href }, ...children);
+const tableLink = (t, b) => `#/table/${encodeURIComponent(text(t))}` + (b != null ? `/${encodeURIComponent(text(b))}` : "");
+const boardLink = (b) => `#/board/${encodeURIComponent(text(b))}`;
+const list = (id, heads, rows) => el("div", { class: "scroll" }, el("table", { class: "list", id },
+  el("thead", {}, el("tr", {}, heads.map((h) => el("th", {}, h)))), el("tbody", {}, rows)));
+const none = (id) => el("p", { class: "muted", id }, T("none"));
 
 function setHeader(state) {
-  const s = state.session || {};
-  document.getElementById("event").textContent = s.event || "";
+  state = obj(state);
+  const s = obj(state.session);
+  document.getElementById("event").textContent = text(s.event);
   const pick = document.getElementById("session");
-  const sessions = state.sessions || [];
-  pick.innerHTML = sessions.map((x) => `<option value="${esc(x)}">${esc(x)}</option>`).join("");
-  pick.value = s.session || "";
+  const sessions = arr(state.sessions).map(text).filter((x) => x);
+  pick.replaceChildren(...sessions.map((x) => el("option", { value: x }, x)));
+  pick.value = text(s.session);
   pick.hidden = sessions.length === 0;
-  const c = state.commentary;
+  const c = obj(state.commentary);
   const bar = document.getElementById("commentary");
-  bar.textContent = c && c.text ? c.text : "";
-  bar.hidden = !(c && c.text);
+  bar.textContent = text(c.text);
+  bar.hidden = !text(c.text);
   const dot = document.getElementById("live");
   dot.className = "dot" + (state.connected ? " on" : "");
   document.querySelectorAll("[data-i18n]").forEach((e) => { e.textContent = T(e.dataset.i18n); });
   document.documentElement.lang = lang;
 }
 
-function nowHtml(n) {
+function nowNode(n) {
   // what a table plays now: the board, and its contract once the auction is over
-  if (!n || n.board == null) return "";
-  const c = n.contract ? " · " + contractHtml({ contract: n.contract, declarer: n.declarer }) : "";
-  return `${T("board")} ${esc(n.board)}${c}`;
+  n = obj(n);
+  if (num(n.board) === null) return "";
+  const c = contractNode({ contract: n.contract, declarer: n.declarer });
+  return frag(T("board"), " ", n.board, c ? [" · ", c] : "");
+}
+
+function resultNode(r) {
+  r = obj(r);
+  const c = contractNode(r);
+  return frag(c, r.contract !== "Pass" && num(r.tricks) !== null ? [" ", r.tricks, " ", T("tricks")] : "");
 }
 
 async function renderHome() {
-  const state = await getJSON("/api/state" + q());
+  const state = obj(await getJSON("/api/state" + q()));
   setHeader(state);
-  const rows = state.tables.map((t) => {
-    const s = t.snapshot;
-    const res = s && s.result ? contractHtml(s.result) + (s.result.contract !== "Pass" ? ` ${esc(s.result.tricks)} ${T("tricks")}` : "") : "";
-    return `<tr data-table="${esc(t.table)}"><td><a href="#/table/${encodeURIComponent(t.table)}">${T("table")} ${esc(t.table)}</a></td>
-      <td class="now">${nowHtml(t.now)}</td>
-      <td>${s ? esc(s.board) : "–"}${s && s.round ? ` <span class="muted">(${T("round")} ${esc(s.round)})</span>` : ""}</td>
-      <td>${res}</td>
-      <td>${t.boards.map((b) => `<a href="#/table/${encodeURIComponent(t.table)}/${b}">${b}</a>`).join(" ")}</td></tr>`;
-  }).join("");
-  const boards = state.boards.map((b) => `<a href="#/board/${b}">${T("board")} ${b}</a>`).join(" · ");
-  const rank = (state.ranking || []).map((r) => `<tr><td>${esc(r.field ? `${r.field} ${r.rank}` : r.rank)}</td><td>${esc(r.pair)}</td><td>${esc(r.name || "")}</td><td>${esc(r.pct)}</td><td>${esc(r.boards)}</td></tr>`).join("");
-  document.getElementById("main").innerHTML = `
-    <div class="panel"><h2>${T("tables")}</h2>
-    ${state.tables.length ? `<div class="scroll"><table class="list" id="tables"><thead><tr><th>${T("table")}</th><th>${T("now")}</th><th>${T("board")}</th><th>${T("result")}</th><th>${T("released")}</th></tr></thead><tbody>${rows}</tbody></table></div>` : `<p class="muted">${T("none")}</p>`}
-    </div>
-    <div class="panel"><h2>${T("ranking")}</h2>${rank ? `<div class="scroll"><table class="list" id="ranking"><thead><tr><th>#</th><th>${T("pair")}</th><th>${T("name")}</th><th>%</th><th>${T("boards")}</th></tr></thead><tbody>${rank}</tbody></table></div>` : `<p class="muted" id="ranking-none">${T("none")}</p>`}</div>
-    <div class="panel"><h2>${T("results")}</h2><p id="boards">${boards || `<span class="muted">${T("none")}</span>`}</p></div>`;
+  const tables = arr(state.tables).map(obj);
+  const rows = tables.map((t) => {
+    const s = obj(t.snapshot);
+    const round = num(s.round) !== null ? el("span", { class: "muted" }, ` (${T("round")} ${s.round})`) : "";
+    return el("tr", { "data-table": text(t.table) },
+      el("td", {}, link(tableLink(t.table), T("table"), " ", t.table)),
+      el("td", { class: "now" }, nowNode(t.now)),
+      el("td", {}, t.snapshot ? text(s.board) || "–" : "–", round ? [" ", round] : ""),
+      el("td", {}, t.snapshot ? resultNode(s.result) : ""),
+      el("td", {}, join(arr(t.boards).filter((b) => num(b) !== null).map((b) => link(tableLink(t.table, b), b)), " ")));
+  });
+  const boards = arr(state.boards).filter((b) => num(b) !== null).map((b) => link(boardLink(b), T("board"), " ", b));
+  const rank = arr(state.ranking).map(obj).map((r) => el("tr", {},
+    el("td", {}, text(r.field) ? `${text(r.field)} ${text(r.rank)}` : text(r.rank)), el("td", {}, r.pair),
+    el("td", {}, r.name), el("td", {}, r.pct), el("td", {}, r.boards)));
+  show(
+    el("div", { class: "panel" }, el("h2", {}, T("tables")),
+      tables.length ? list("tables", [T("table"), T("now"), T("board"), T("result"), T("released")], rows) : none(null)),
+    el("div", { class: "panel" }, el("h2", {}, T("ranking")),
+      rank.length ? list("ranking", ["#", T("pair"), T("name"), "%", T("boards")], rank) : none("ranking-none")),
+    el("div", { class: "panel" }, el("h2", {}, T("results")),
+      el("p", { id: "boards" }, boards.length ? join(boards, " · ") : el("span", { class: "muted" }, T("none")))));
 }
 
 // a pair's two players, each at their own seat (as the live PBN and LIN files): "Ann Lee -
 // Bo Tran" as NS is North Ann Lee, South Bo Tran; a name that is not two players sits at
 // the first seat (North, East)
 function playerAt(name, i) {
+  name = text(name);
   for (const sep of [" - ", " & ", " / "]) {
-    const parts = String(name).split(sep).map((x) => x.trim());
+    const parts = name.split(sep).map((x) => x.trim());
     if (parts.length === 2 && parts[0] && parts[1]) return parts[i];
   }
   return i === 0 ? name : "";
 }
 
-function handHtml(seat, h, gone, view, turn) {
-  const who = L[lang].seats[seat];
+function handNode(seat, h, gone, view, turn) {
   const side = seat === "N" || seat === "S" ? "ns" : "ew";
-  const who2 = view.players && view.players[side] ? playerAt(view.players[side], seat === "N" || seat === "E" ? 0 : 1) : "";
-  const name = who2 ? `<div class="muted">${esc(who2)}</div>` : "";
-  let body = "";
+  const players = obj(view.players);
+  const who2 = players[side] ? playerAt(players[side], seat === "N" || seat === "E" ? 0 : 1) : "";
+  let body = [];
   if (h) {
     body = ["S", "H", "D", "C"].map((s) => {
-      const cards = h[s].split("").map((r) => gone.has(s + r) ? `<span class="gone">${r === "T" ? "10" : r}</span>` : (r === "T" ? "10" : r)).join(" ");
-      return `<div>${suitHtml(s)} ${cards || "—"}</div>`;
-    }).join("");
+      const cards = h[s].split("").map((r) => (gone.has(s + r) ? el("span", { class: "gone" }, r === "T" ? "10" : r) : (r === "T" ? "10" : r)));
+      return el("div", {}, suitNode(s), " ", cards.length ? join(cards, " ") : "—");
+    });
   } else {
     // hands not released yet: the cards this seat has played so far
-    const mine = (view.cards || []).filter(([x, c]) => x === seat && gone.has(c)).map(([, c]) => cardHtml(c));
-    body = mine.length ? `<div class="played">${mine.join(" ")}</div>` : "";
+    const mine = playOf(view).filter(([x, c]) => x === seat && gone.has(c)).map(([, c]) => cardNode(c));
+    body = mine.length ? [el("div", { class: "played" }, join(mine, " "))] : [];
   }
-  return `<div class="hand seat-${seat}${turn ? " turn" : ""}" id="hand-${seat}"><div class="who">${who}</div>${name}${body}</div>`;
+  return el("div", { class: `hand seat-${seat}${turn ? " turn" : ""}`, id: `hand-${seat}` },
+    el("div", { class: "who" }, L[lang].seats[seat]), who2 ? el("div", { class: "muted" }, who2) : "", body);
 }
 
+function irrText(i) { const t = obj(i.text); return text(t[lang]) || text(t.en); }
+
 function renderBoardView(view, tableId) {
-  const tricks = tricksOf(view.cards || [], view.result && view.result.contract);
+  view = obj(view);
+  const result = view.result ? obj(view.result) : null;
+  const play = playOf(view);
+  const tricks = tricksOf(play, result && result.contract);
   const n = tricks.length;
-  const key = `${tableId}/${view.board}`;
+  const key = `${text(tableId)}/${text(view.board)}`;
   // a finished board opens on the whole deal; a board in play follows the play
   if (shownKey !== key) { shownKey = key; step = view.status === "complete" ? 0 : null; }
   const k = step === null ? n : Math.min(step, n);
@@ -192,53 +248,67 @@ function renderBoardView(view, tableId) {
   tricks.slice(0, k).forEach((t) => t.cards.forEach(([, c]) => gone.add(c)));
   const cur = k > 0 ? tricks[k - 1] : null;
   const h = hands(view.deal);
-  const felt = (cur ? cur.cards.map(([s, c]) => `<span class="c ${s}">${cardHtml(c)}</span>`).join("") : "") +
-    (cur ? "" : `<div class="info">${T("board")} ${esc(view.board)}<br>${T("dealer")} ${L[lang].seats[view.dealer] || ""}<br>${T("vul")} ${esc(view.vul || "")}</div>`);
-  const diagram = `<div class="diagram" id="diagram">${ORDER.split("").map((s) => handHtml(s, h ? h[s] : null, gone, view, cur && cur.winner === s)).join("")}
-     <div class="table-felt" id="felt">${felt}</div></div>${h ? "" : `<p class="muted" id="hidden">${T("hidden")}</p>`}`;
+  const felt = cur ? cur.cards.map(([s, c]) => el("span", { class: `c ${s}` }, cardNode(c))) :
+    [el("div", { class: "info" }, T("board"), " ", view.board, el("br"), T("dealer"), " ", seatName(view.dealer), el("br"), T("vul"), " ", view.vul)];
+  const diagram = [el("div", { class: "diagram", id: "diagram" },
+    ORDER.split("").map((s) => handNode(s, h ? h[s] : null, gone, view, cur && cur.winner === s)),
+    el("div", { class: "table-felt", id: "felt" }, felt)),
+  h ? "" : el("p", { class: "muted", id: "hidden" }, T("hidden"))];
   // auction: columns W N E S, first call under the dealer
   const cols = ["W", "N", "E", "S"];
   const cells = [];
-  for (let i = 0; i < cols.indexOf(view.dealer || "W"); i++) cells.push("<td></td>");
-  const irrs = Object.fromEntries((view.irregularities || []).map((i) => [i.id, i]));
-  (view.calls || []).forEach(([seat, call, irr]) => {
-    const i = irr != null ? irrs[irr] : null;
-    const title = i ? ` title="${esc((i.text && (i.text[lang] || i.text.en)) || i.code)}"` : "";
-    cells.push(`<td class="${i ? "irr" : ""}"${title}>${callHtml(call)}${i ? "*" : ""}</td>`);
+  for (let i = 0; i < cols.indexOf(seatOf(view.dealer) || "W"); i++) cells.push(el("td"));
+  const irrs = Object.fromEntries(arr(view.irregularities).map(obj).map((i) => [i.id, i]));
+  arr(view.calls).filter(Array.isArray).forEach(([, call, irr]) => {
+    const i = irr != null && Object.prototype.hasOwnProperty.call(irrs, irr) ? irrs[irr] : null;
+    cells.push(el("td", { class: i ? "irr" : null, title: i ? irrText(i) || text(i.code) : null }, callNode(call), i ? "*" : ""));
   });
-  let rows = "";
-  for (let i = 0; i < cells.length; i += 4) rows += `<tr>${cells.slice(i, i + 4).join("")}</tr>`;
-  const auction = `<table class="auction" id="auction"><thead><tr>${cols.map((c) => `<th>${L[lang].seats[c]}</th>`).join("")}</tr></thead><tbody>${rows}</tbody></table>`;
+  const rows = [];
+  for (let i = 0; i < cells.length; i += 4) rows.push(el("tr", {}, cells.slice(i, i + 4)));
+  const auction = el("table", { class: "auction", id: "auction" },
+    el("thead", {}, el("tr", {}, cols.map((c) => el("th", {}, L[lang].seats[c])))), el("tbody", {}, rows));
   // per card, double dummy: declarer's tricks with best play after each card (a card
   // that changes it is marked)
-  const trace = traces[`${session}|${key}|${(view.cards || []).length}`];
-  const ddAfter = (i) => (trace && trace.available && trace.tricks[i] != null ? trace.tricks[i] : null);
+  const trace = traces[`${session}|${key}|${play.length}`];
+  const ddAfter = (i) => (trace && trace.available && num(arr(trace.tricks)[i]) !== null ? trace.tricks[i] : null);
   const ddCell = (i) => {
     const v = ddAfter(i), before = ddAfter(i - 1);
-    return v == null ? "" : `<sub class="dd${before != null && before !== v ? " swing" : ""}">${v}</sub>`;
+    return v == null ? "" : el("sub", { class: `dd${before != null && before !== v ? " swing" : ""}` }, v);
   };
-  const trickRows = tricks.map((t, i) => `<tr class="${i === k - 1 ? "cur" : ""}"><td>${i + 1}</td>${t.cards.map(([s, c], j) => `<td>${s} ${cardHtml(c)}${ddCell(4 * i + j + 1)}</td>`).join("")}<td>${t.winner ? "→ " + t.winner : ""}</td></tr>`).join("");
+  const trickRows = tricks.map((t, i) => el("tr", { class: i === k - 1 ? "cur" : null }, el("td", {}, i + 1),
+    t.cards.map(([s, c], j) => el("td", {}, s, " ", cardNode(c), ddCell(4 * i + j + 1))),
+    el("td", {}, t.winner ? "→ " + t.winner : "")));
   const won = { NS: 0, EW: 0 };
   tricks.slice(0, k).forEach((t) => { if (t.winner) won["NS".includes(t.winner) ? "NS" : "EW"] += 1; });
-  const ddNow = ddAfter(Math.min(4 * k, (view.cards || []).length));
-  const running = `<div id="running">${T("tricksSoFar")}: ${T("ns")} ${won.NS} · ${T("ew")} ${won.EW}` +
-    (ddNow != null ? ` · <span id="dd-now">${T("ddLine")} ${ddNow}</span>` : "") + "</div>";
-  const r = view.result;
-  const result = r ? `<div class="result" id="result">${contractHtml(r)}${r.contract !== "Pass" ? ` · ${esc(r.tricks)} ${T("tricks")}` : ""} · ${T("score")} ${r.score_ns > 0 ? "+" : ""}${esc(r.score_ns)}</div>
-     ${view.claim ? `<div class="muted">${T("claim")}: ${esc(view.claim.tricks)} ${T("tricks")}</div>` : ""}` : `<div class="muted">${T("playing")}</div>`;
-  const irr = (view.irregularities || []).map((i) => `<li><b>${esc(i.code)}</b> (Law ${esc(i.law || "")}) ${esc((i.text && (i.text[lang] || i.text.en)) || "")} <span class="muted">${esc(i.status)}</span></li>`).join("");
-  const title = `${T("table")} ${esc(tableId)} · ${T("board")} ${esc(view.board)}${view.round ? ` · ${T("round")} ${esc(view.round)}` : ""}` +
-    (view.ns ? ` · ${T("ns")} ${esc(view.ns)} – ${T("ew")} ${esc(view.ew || "")}` : "");
+  const ddNow = ddAfter(Math.min(4 * k, play.length));
+  const running = el("div", { id: "running" }, `${T("tricksSoFar")}: ${T("ns")} ${won.NS} · ${T("ew")} ${won.EW}`,
+    ddNow != null ? [" · ", el("span", { id: "dd-now" }, `${T("ddLine")} ${ddNow}`)] : "");
+  const score = num(result && result.score_ns);
+  const resultPart = result ? [el("div", { class: "result", id: "result" }, contractNode(result),
+    result.contract !== "Pass" && num(result.tricks) !== null ? [" · ", result.tricks, " ", T("tricks")] : "",
+    score !== null ? [" · ", T("score"), " ", (score > 0 ? "+" : "") + score] : ""),
+  num(obj(view.claim).tricks) !== null ? el("div", { class: "muted" }, `${T("claim")}: ${view.claim.tricks} ${T("tricks")}`) : ""] :
+    [el("div", { class: "muted" }, T("playing"))];
+  const irr = arr(view.irregularities).map(obj).map((i) => el("li", {}, el("b", {}, i.code), ` (Law ${text(i.law)}) `, irrText(i), " ",
+    el("span", { class: "muted" }, i.status)));
+  const title = [T("table"), " ", tableId, " · ", T("board"), " ", view.board,
+    num(view.round) !== null ? [" · ", T("round"), " ", view.round] : "",
+    text(view.ns) ? [" · ", T("ns"), " ", view.ns, " – ", T("ew"), " ", view.ew] : ""];
   // the step buttons sit under the diagram (on a phone too)
-  return `<div class="grid"><div><div class="panel"><h2 id="board-title">${title}</h2>${diagram}
-    <div class="steps"><button id="first" aria-label="${T("first")}">|◀</button><button id="prev" aria-label="${T("prev")}">◀</button>
-      <span id="step">${T("trick")} ${k} / ${n}</span><button id="next" aria-label="${T("next")}">▶</button><button id="last" aria-label="${T("last")}">▶|</button></div>
-    ${running}<p class="muted keys">${T("keys")}</p></div>
-    <div class="panel"><h2>${T("result")}</h2>${result} <p><a href="#/board/${esc(view.board)}">${T("results")}</a></p></div></div>
-    <div><div class="panel"><h2>${T("auction")}</h2>${auction}</div>
-    <div class="panel"><h2>${T("play")}</h2>
-      <div class="scroll"><table class="tricks" id="tricks">${trickRows}</table></div></div>
-    ${irr ? `<div class="panel"><h2>${T("irregularities")}</h2><ul class="irregularities" id="irregularities">${irr}</ul></div>` : ""}</div></div>`;
+  const button = (id, label, glyph) => el("button", { id, "aria-label": T(label) }, glyph);
+  return el("div", { class: "grid" },
+    el("div", {},
+      el("div", { class: "panel" }, el("h2", { id: "board-title" }, title), diagram,
+        el("div", { class: "steps" }, button("first", "first", "|◀"), button("prev", "prev", "◀"),
+          el("span", { id: "step" }, `${T("trick")} ${k} / ${n}`), button("next", "next", "▶"), button("last", "last", "▶|")),
+        running, el("p", { class: "muted keys" }, T("keys"))),
+      el("div", { class: "panel" }, el("h2", {}, T("result")), resultPart, " ",
+        el("p", {}, link(boardLink(view.board), T("results"))))),
+    el("div", {},
+      el("div", { class: "panel" }, el("h2", {}, T("auction")), auction),
+      el("div", { class: "panel" }, el("h2", {}, T("play")),
+        el("div", { class: "scroll" }, el("table", { class: "tricks", id: "tricks" }, trickRows))),
+      irr.length ? el("div", { class: "panel" }, el("h2", {}, T("irregularities")), el("ul", { class: "irregularities", id: "irregularities" }, irr)) : ""));
 }
 
 let tableCache = null;
@@ -247,29 +317,31 @@ let keys = null;            // the step-through's keyboard actions on a table pa
 async function renderTable(tableId, boardNo) {
   const [data, state] = await Promise.all([getJSON(`/api/table/${encodeURIComponent(tableId)}` + q()), getJSON("/api/state" + q())]);
   setHeader(state);
-  tableCache = data;
+  tableCache = obj(data);
   draw(tableId, boardNo);
 }
 function draw(tableId, boardNo) {
   const data = tableCache;
-  let view = data.snapshot;
-  if (boardNo) view = data.boards.find((b) => String(b.board) === String(boardNo)) || view;
-  const nav = data.boards.map((b) => `<a href="#/table/${encodeURIComponent(tableId)}/${b.board}">${b.board}</a>`).join(" ");
-  const now = data.now && (!view || data.now.board !== view.board) ? `<p id="now">${T("now")}: ${nowHtml(data.now)}</p>` : "";
-  document.getElementById("main").innerHTML = view ?
-    `${now}<p>${T("boards")}: ${nav}</p>${renderBoardView(view, tableId)}` : `${now}<p class="muted">${T("none")}</p>`;
-  const n = tricksOf(view ? view.cards || [] : [], null).length;
+  const boards = arr(data.boards).map(obj);
+  let view = data.snapshot ? obj(data.snapshot) : null;
+  if (boardNo) view = boards.find((b) => text(b.board) === String(boardNo)) || view;
+  const nav = join(boards.filter((b) => num(b.board) !== null).map((b) => link(tableLink(tableId, b.board), b.board)), " ");
+  const nowData = data.now ? obj(data.now) : null;
+  const now = nowData && (!view || nowData.board !== view.board) ? el("p", { id: "now" }, `${T("now")}: `, nowNode(nowData)) : "";
+  show(view ? [now, el("p", {}, `${T("boards")}: `, nav), renderBoardView(view, tableId)] : [now, none(null)]);
+  const n = tricksOf(view ? playOf(view) : [], null).length;
   const cur = step === null ? n : step;
   const go = (s) => { step = Math.max(0, Math.min(n, s)); if (step === n && view && view.status !== "complete") step = null; draw(tableId, boardNo); };
   keys = { ArrowLeft: () => go(cur - 1), ArrowRight: () => go(cur + 1), Home: () => go(0), End: () => go(n) };
   const b = (id, f) => { const e = document.getElementById(id); if (e) e.onclick = f; };
   b("first", keys.Home); b("prev", keys.ArrowLeft); b("next", keys.ArrowRight); b("last", keys.End);
-  if (view && view.deal && view.result && view.result.contract && view.result.contract !== "Pass") {
-    const tkey = `${session}|${tableId}/${view.board}|${(view.cards || []).length}`;
+  const res = view ? obj(view.result) : {};
+  if (view && hands(view.deal) && typeof res.contract === "string" && res.contract !== "Pass" && num(view.board) !== null) {
+    const tkey = `${session}|${tableId}/${view.board}|${playOf(view).length}`;
     if (!(tkey in traces)) {
       traces[tkey] = null;
       getJSON(`/api/dd/${encodeURIComponent(tableId)}/${view.board}` + q()).then((t) => {
-        traces[tkey] = t;
+        traces[tkey] = obj(t);
         if (location.hash.startsWith(`#/table/${encodeURIComponent(tableId)}`)) draw(tableId, boardNo);
       }).catch(() => {});
     }
@@ -283,31 +355,38 @@ document.addEventListener("keydown", (e) => {
 });
 
 async function renderBoard(boardNo) {
-  const [state, data] = await Promise.all([getJSON("/api/state" + q()), getJSON(`/api/board/${boardNo}` + q())]);
+  const [state, raw] = await Promise.all([getJSON("/api/state" + q()), getJSON(`/api/board/${encodeURIComponent(boardNo)}` + q())]);
   setHeader(state);
-  const pairCell = (r, side) => `<td>${esc(r[side] || "")}${r.players && r.players[side] ? ` <span class="muted">${esc(r.players[side])}</span>` : ""}</td>`;
-  const rows = data.results.map((r) => `<tr><td>${esc(r.table)}</td>${pairCell(r, "ns")}${pairCell(r, "ew")}<td>${contractHtml(r)}</td><td>${r.lead ? cardHtml(r.lead) : ""}</td><td>${r.contract === "Pass" ? "" : esc(r.tricks)}</td><td>${esc(r.score_ns)}</td><td>${esc(r.mp_ns ?? "")}</td><td>${esc(r.pct_ns ?? "")}</td></tr>`).join("");
-  const freq = data.frequency.map((f) => `<tr><td>${contractHtml(f)}</td><td>${esc(f.score_ns)}</td><td>${esc(f.count)}</td></tr>`).join("");
-  let dd = `<p class="muted" id="dd-absent">${T("ddAbsent")}</p>`;
-  if (data.dd && data.dd.available) {
+  const data = obj(raw);
+  const pairCell = (r, side) => el("td", {}, r[side], text(obj(r.players)[side]) ? [" ", el("span", { class: "muted" }, obj(r.players)[side])] : "");
+  const rows = arr(data.results).map(obj).map((r) => el("tr", {}, el("td", {}, r.table), pairCell(r, "ns"), pairCell(r, "ew"),
+    el("td", {}, contractNode(r)), el("td", {}, cardNode(r.lead)), el("td", {}, r.contract === "Pass" ? "" : r.tricks),
+    el("td", {}, r.score_ns), el("td", {}, r.mp_ns), el("td", {}, r.pct_ns)));
+  const freq = arr(data.frequency).map(obj).map((f) => el("tr", {}, el("td", {}, contractNode(f)), el("td", {}, f.score_ns), el("td", {}, f.count)));
+  let dd = el("p", { class: "muted", id: "dd-absent" }, T("ddAbsent"));
+  const solved = obj(data.dd);
+  if (solved.available) {
     const den = ["NT", "S", "H", "D", "C"];
-    dd = `<table class="dd" id="dd"><tr><th></th>${den.map((d) => `<th>${d === "NT" ? "NT" : suitHtml(d)}</th>`).join("")}</tr>` +
-      ORDER.split("").map((s) => `<tr><th>${L[lang].seats[s]}</th>${den.map((d) => { const t = data.dd.tricks[d][s]; return `<td>${t >= 7 ? t - 6 : "–"}</td>`; }).join("")}</tr>`).join("") +
-      `</table><p>${T("par")}: ${data.dd.par.map(esc).join(", ")} (${data.dd.par_score_ns > 0 ? "+" : ""}${data.dd.par_score_ns})</p>`;
+    const par = num(solved.par_score_ns);
+    dd = [el("table", { class: "dd", id: "dd" }, el("tr", {}, el("th"), den.map((d) => el("th", {}, d === "NT" ? "NT" : suitNode(d)))),
+      ORDER.split("").map((s) => el("tr", {}, el("th", {}, L[lang].seats[s]),
+        den.map((d) => { const t = num(obj(obj(solved.tricks)[d])[s]); return el("td", {}, t !== null && t >= 7 ? t - 6 : "–"); })))),
+    el("p", {}, `${T("par")}: `, arr(solved.par).map(text).join(", "), par !== null ? ` (${par > 0 ? "+" : ""}${par})` : "")];
   } else if (!data.deal) { dd = ""; }
-  document.getElementById("main").innerHTML = `<div class="panel"><h2>${T("board")} ${esc(boardNo)} · ${T("results")}</h2>
-    <div class="scroll"><table class="list" id="results"><thead><tr><th>${T("table")}</th><th>${T("ns")}</th><th>${T("ew")}</th><th>${T("contract")}</th><th>${T("lead")}</th><th>${T("tricks")}</th><th>${T("score")}</th><th>${T("mp")}</th><th>${T("pct")}</th></tr></thead><tbody>${rows}</tbody></table></div>
-    ${data.imps_ns != null ? `<p id="imps">${T("imps")}: ${esc(data.imps_ns)}</p>` : ""}</div>
-    <div class="panel"><h2>${T("frequency")}</h2><div class="scroll"><table class="list" id="frequency"><thead><tr><th>${T("contract")}</th><th>${T("score")}</th><th>${T("count")}</th></tr></thead><tbody>${freq}</tbody></table></div></div>
-    <div class="panel"><h2>${T("dd")}</h2><div class="scroll">${dd}</div></div>`;
+  show(el("div", { class: "panel" }, el("h2", {}, T("board"), " ", boardNo, " · ", T("results")),
+    list("results", [T("table"), T("ns"), T("ew"), T("contract"), T("lead"), T("tricks"), T("score"), T("mp"), T("pct")], rows),
+    num(data.imps_ns) !== null ? el("p", { id: "imps" }, `${T("imps")}: ${data.imps_ns}`) : ""),
+  el("div", { class: "panel" }, el("h2", {}, T("frequency")), list("frequency", [T("contract"), T("score"), T("count")], freq)),
+  el("div", { class: "panel" }, el("h2", {}, T("dd")), el("div", { class: "scroll" }, dd)));
 }
 
 let pending = null;
 function route() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
-  if (parts[0] === "table" && parts[1]) return renderTable(parts[1], parts[2]);
-  if (parts[0] === "board" && parts[1]) return renderBoard(parts[1]);
-  return renderHome();
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map((x) => { try { return decodeURIComponent(x); } catch { return ""; } });
+  const shown = parts[0] === "table" && parts[1] ? renderTable(parts[1], parts[2]) :
+    parts[0] === "board" && parts[1] ? renderBoard(parts[1]) : renderHome();
+  // a page that could not be drawn stays as it was: the next change draws it again
+  return shown.catch((e) => console.warn("vugraph: not drawn:", e));
 }
 function refresh() { if (pending) return; pending = setTimeout(() => { pending = null; route(); }, 100); }
 
