@@ -44,6 +44,7 @@ import aiomqtt
 import msgspec
 
 from controller import wire
+from controller.sqlitefile import private_sqlite
 from firmware_bridge.config import BridgeConfig
 from firmware_bridge.errors import BridgeError, SpoolError
 
@@ -140,13 +141,14 @@ class Spool:
                     os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
             try:
                 self._db = self._open(sync)
-            except sqlite3.Error as e2:
+            except (sqlite3.Error, OSError) as e2:
                 raise SpoolError(f"{self.path}: cannot open the spool: {e2}") from None
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OSError) as e:
             raise SpoolError(f"{self.path}: cannot open the spool: {e}") from None
 
     def _open(self, sync: str) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, isolation_level=None)
+        # every event of the table is in it: 0600, as the controller's journal
+        db = private_sqlite(self.path, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={sync.upper()}")

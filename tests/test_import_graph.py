@@ -28,7 +28,7 @@ FIRMWARE = ROOT / "firmware_bridge" / "mcu" / "btreader"
 #: the demo and the station drive it). docs/architecture.md says the same in words.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"controller.laws"}),
-    frozenset({"controller", "controller.commandline",
+    frozenset({"controller", "controller.commandline", "controller.sqlitefile",
                "controller.tomlfile", "controller.wire", "controller.formats",
                "controller.boards", "controller.broker"}),
     frozenset({"controller.evidence", "controller.indicators"}),
@@ -46,7 +46,8 @@ LAYERS: tuple[frozenset[str], ...] = (
 #: web stack or the session, so a new need is a decision (docs/architecture.md), not a habit
 FIRMWARE_BRIDGE_MAY_IMPORT = frozenset({
     "controller.laws", "controller.wire", "controller.indicators", "controller.commandline",
-    "controller.tomlfile", "controller.formats.source", "controller.broker.settings"})
+    "controller.tomlfile", "controller.formats.source", "controller.broker.settings",
+    "controller.sqlitefile"})
 
 
 def _modules() -> dict[str, Path]:

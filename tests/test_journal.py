@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from private_files import assert_made_private, assert_private, permissive_umask
 
 from controller.service.journal import Journal, JournalError
 
@@ -165,3 +166,12 @@ def test_sync_normal_never_syncs_and_a_failed_sync_is_the_journals_error(
         synced = _fsyncs(monkeypatch)
         j.sync()  # still owed, and done now
         assert synced == [str(tmp_path / "f.sqlite") + "-wal"]
+
+
+def test_the_journal_is_created_readable_by_its_owner_only(tmp_path: Path) -> None:
+    """Every hand of the session is in it (controller/sqlitefile.py): 0600, its WAL too;
+    one found open to others is closed to them."""
+    with permissive_umask(), Journal(tmp_path / "journal.sqlite") as journal:
+        journal.append_incoming([("bridge/1/feed", b"{}")], 1.0)
+        assert_private(tmp_path, "journal.sqlite")
+    assert_made_private(tmp_path / "journal.sqlite", Journal)

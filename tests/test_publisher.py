@@ -11,6 +11,7 @@ from typing import Any
 import aiomqtt
 import pytest
 from broker import Mosquitto
+from private_files import assert_made_private, assert_private, permissive_umask
 
 from firmware_bridge.config import BridgeConfig, config_from_dict
 from firmware_bridge.errors import SpoolError
@@ -113,6 +114,17 @@ def test_spool_seq_increases_and_survives_reopen(tmp_path: Path) -> None:
     seq, payload = again.append_event("t/1/event", {"v": 1, "src": "x"}, {"n": 9})
     assert seq == seqs[-1] + 1 and again.boot == boot
     assert json.loads(payload) == {"v": 1, "src": "x", "seq": seq, "boot": boot, "n": 9}
+
+
+def test_the_spool_is_created_readable_by_its_owner_only(tmp_path: Path) -> None:
+    """Every event of the table is in it (controller/sqlitefile.py): 0600, its WAL too;
+    one found open to others is closed to them."""
+    with permissive_umask():
+        spool = Spool(tmp_path / "s.sqlite")
+        spool.append_event("t/1/event", {"v": 1, "src": "x"}, {"n": 1})
+        assert_private(tmp_path, "s.sqlite")
+        spool.close()
+    assert_made_private(tmp_path / "s.sqlite", Spool)
 
 
 def test_spool_keeps_order_and_field_order(tmp_path: Path) -> None:

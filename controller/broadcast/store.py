@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.broadcast.gate import Gate, Item, Report
-from controller.web.files import private_sqlite
+from controller.sqlitefile import private_sqlite
 
 __all__ = ["HeldStore", "open_relay_store"]
 

@@ -52,6 +52,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
 
+from controller.sqlitefile import private_sqlite
+
 __all__ = ["Journal", "JournalError", "IncomingEntry", "OutgoingEntry", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 3
@@ -136,16 +138,10 @@ class Journal:
         #: table -> (n, format, data): snapshots waiting for a transaction that may write them
         self._staged: dict[str, tuple[int, int, bytes]] = {}
         self._lock()
-        if not self.path.exists():
-            # every hand of the session is in it: 0600 from its first moment (SQLite gives
-            # its -wal and -shm files the database's mode)
-            try:
-                os.close(os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o600))
-            except OSError as e:
-                self._unlock()
-                raise JournalError(self._unwritable(self.path, e)) from None
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            # every hand of the session is in it: 0600 from its first moment, and one found
+            # open to others is closed to them (controller/sqlitefile.py)
+            self._db = private_sqlite(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             # FULL: each commit is fsync'ed, so an acknowledged event survives a power cut
             # on the Pi as well as a crash; NORMAL survives a crash of the process only.
@@ -172,6 +168,9 @@ class Journal:
             # never "repair" by starting afresh: the file may be the only record of a session
             raise JournalError(f"{self.path} is not a usable journal ({e}); move it away to "
                                "start a new one") from e
+        except OSError as e:
+            self._unlock()
+            raise JournalError(self._unwritable(self.path, e)) from None
         except JournalError:
             self._unlock()
             raise

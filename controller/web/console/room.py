@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from controller.web.files import private_sqlite
+from controller.sqlitefile import private_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS played (

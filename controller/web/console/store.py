@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.formats.csvcell import csv_cell
-from controller.web.files import private_sqlite
+from controller.sqlitefile import private_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rulings (
