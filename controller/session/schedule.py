@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.session.movement import Movement, MovementError, Round, TableRound
+from controller.session.names import clean_name
 from controller.tomlfile import TomlFileError, loads_toml, read_toml
 
 __all__ = ["ScheduleError", "boards_of", "load_schedule", "parse_schedule", "read_toml",
@@ -168,7 +169,8 @@ def parse_movement(data: dict[str, Any], source: str = "schedule",
         movement = Movement(tuple(rounds))
     except MovementError as exc:  # a pair at two tables, a board twice at a table...
         raise ScheduleError(f"{source}: {exc}") from None
-    return ScheduledSession(sid.strip(), movement, event, {str(k): v for k, v in pairs.items()})
+    return ScheduledSession(sid.strip(), movement, None if event is None else clean_name(event),
+                            {str(k): clean_name(v) for k, v in pairs.items()})
 
 
 def load_movement(path: str | Path) -> ScheduledSession:

@@ -26,6 +26,7 @@ from controller.session.movement import (
     mitchell,
     teams,
 )
+from controller.session.names import clean_name
 
 __all__ = ["Competitor", "Session", "SessionError", "Adjustment", "WeightedPart", "FieldReader",
            "load_session", "parse_session", "possible_scores"]
@@ -182,6 +183,10 @@ class FieldReader:
             raise self.fail(where + key, f"must be a string, not {value!r}")
         return value
 
+    def name(self, data: Mapping[str, Any], key: str, where: str) -> str:
+        """A name shown to the room (``clean_name``)."""
+        return clean_name(self.str_(data, key, where))
+
     def rows(self, data: Mapping[str, Any], key: str, required: bool = False
              ) -> Iterator[tuple[int, str, dict[str, Any]]]:
         """(number from 1, the key prefix for messages, the entry) of ``[[key]]`` entries."""
@@ -268,8 +273,8 @@ def _competitors(r: FieldReader, data: Mapping[str, Any], key: str) -> dict[int,
         players = value.get("players", [])
         if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
             raise r.fail(where + ".players", "must be a list of names")
-        out[int(number)] = Competitor(int(number), tuple(players),
-                                      r.str_(value, "name", where + "."))
+        out[int(number)] = Competitor(int(number), tuple(clean_name(p) for p in players),
+                                      r.name(value, "name", where + "."))
     return out
 
 
@@ -436,7 +441,7 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
     sess = r.table(data, "session")
     r.known(sess, "session", "session.")
     w = "session."
-    event = r.str_(sess, "event", w)
+    event = r.name(sess, "event", w)
     date = r.str_(sess, "date", w)
     number = r.int_(sess, "number", w, 1)
     movement = _movement(r, data)
@@ -469,7 +474,7 @@ def parse_session(data: Mapping[str, Any], source: str = "session",
     if movement.kind != "teams":
         _seated(r, pairs, movement.pairs)
     return Session(
-        id=sid, event=event, date=date, venue=r.str_(sess, "venue", w), number=number,
+        id=sid, event=event, date=date, venue=r.name(sess, "venue", w), number=number,
         movement=movement, pairs=MappingProxyType(pairs),
         teams=MappingProxyType(_competitors(r, data, "teams")), deals=deals,
         deals_first_board=deals_first_board,
