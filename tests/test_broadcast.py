@@ -251,7 +251,8 @@ def test_the_status_says_what_is_held_and_why_in_words() -> None:
         "  table 2: board 1",
         "  table 10: board 1",
         "Reports:",
-        "  table 7 board 3: table 7 does not play board 3"]
+        "  table 7 board 3: table 7 does not play board 3",
+        "Refused: nothing"]
 
 
 def test_live_release_gives_a_snapshot_of_the_board_in_progress(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from test_broadcast import ONLINE, board_messages, make_relay, session_engine
 
 from controller import wire
+from controller.broadcast.cli import main
 from controller.broadcast.outgoing import problem, public_kind
 
 IMG = "<img src=x onerror=alert('seat')>"
@@ -109,4 +110,35 @@ def test_a_refused_item_held_by_an_older_relay_is_dropped_unpublished(tmp_path: 
     store.save(relay.gate, [item], [])
     assert not [p for p in relay.release(2) if IMG in json.dumps(p)]
     assert relay.refusals.recent and item not in relay.gate.ready(3)
+    store.close()
+
+
+def test_broadcast_status_shows_the_refusals(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The operator sees what the relay would not publish (how many, topic and reason),
+    through the store as ``broadcast status`` reads it."""
+    relay, store = make_relay(tmp_path, release="live")
+    store.set_session(relay.session)
+    relay.take(*ONLINE, False, 0)
+    card = next(p for t, p in board_messages(session_engine(), "1", 1)
+                if t.endswith("/feed") and p.get("kind") == "card")
+    relay.release(1)
+    assert main(["status", "--store", str(store.path)]) == 0
+    assert "Refused: nothing" in capsys.readouterr().out   # before any refusal
+    for n in (997, 998):                      # the same refusal twice: counted twice
+        relay.take("bridge/1/feed", {**card, "seat": IMG, "n": n}, False, 2)
+        relay.release(2)
+    store.comment("club-1", "x" * 3000, 5.0)
+    assert relay.comment_message() is None
+    relay.save_status()
+    assert main(["status", "--store", str(store.path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = lines.index("Refused (not published, not of the wire contract): 3 payloads since "
+                     "the relay started; the latest:")
+    assert lines[at + 1].startswith("  public/1/feed: ") and "seat" in lines[at + 1]
+    assert lines[at + 2].startswith("  public/commentary: ")
+    assert main(["status", "--store", str(store.path), "--json"]) == 0
+    refused = json.loads(capsys.readouterr().out)["refused"]
+    assert refused["count"] == 3
+    assert [r["topic"] for r in refused["recent"]] == ["public/1/feed", "public/commentary"]
     store.close()

@@ -51,7 +51,8 @@ def _operator_parser(action: str) -> argparse.ArgumentParser:
                                      "characters)")
     elif action == "status":
         ap.add_argument("--json", action="store_true",
-                        help="the status as JSON (held, waiting, finished, manual, reports)")
+                        help="the status as JSON (held, waiting, finished, manual, reports, "
+                             "refused)")
     else:
         ap.add_argument("--board", type=int, required=True, help="the board number")
         ap.add_argument("--table", help="one table (default: every table)")

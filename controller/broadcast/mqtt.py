@@ -107,8 +107,7 @@ async def _serve(client: Any, relay: Relay, stop: asyncio.Event) -> None:
             relay.write_files()
             extra = relay.now_messages()
             if synced:   # the operator's commentary, read with the decisions
-                if relay.store is not None:
-                    relay.store.save_waiting(relay.gate)
+                relay.save_status()
                 comment = relay.comment_message()
                 extra += [comment] if comment is not None else []
             for p in extra:

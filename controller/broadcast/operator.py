@@ -123,7 +123,24 @@ def status_text(status: Mapping[str, Any]) -> str:
     if reports:
         lines.append("Reports:")
         lines += [f"  table {r['table']} board {r['board']}: {r['reason']}" for r in reports]
+    lines += _refused_lines(status.get("refused") or {})
     return "\n".join(lines)
+
+
+#: the most recent refusals ``broadcast status`` shows in words (``--json``: all it kept)
+SHOWN_REFUSALS = 10
+
+
+def _refused_lines(refused: Mapping[str, Any]) -> list[str]:
+    """The payloads the relay did not publish for not being the wire contract's."""
+    count = int(refused.get("count") or 0)
+    if not count:
+        return ["Refused: nothing"]
+    recent = list(refused.get("recent") or [])[-SHOWN_REFUSALS:]
+    lines = [f"Refused (not published, not of the wire contract): {count} "
+             f"payload{'s' if count != 1 else ''} since the relay started; the latest:"]
+    lines += [f"  {r['topic']}: {r['reason']}" for r in recent]
+    return lines
 
 
 def release_refusal(store: HeldStore, session: str, board: int, table: str | None,

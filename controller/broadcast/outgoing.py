@@ -30,17 +30,26 @@ KEPT: Final = 100
 
 
 class Refusals:
-    """The payloads refused, each reported once (topic and reason) and the latest kept."""
+    """The payloads refused, each reported once (topic and reason) and the latest kept; the
+    relay writes them to its store for ``broadcast status`` (``status``)."""
 
     def __init__(self) -> None:
         self.recent: deque[tuple[str, str]] = deque(maxlen=KEPT)
+        #: every payload refused since the relay started (a repeated one too)
+        self.count = 0
         self._seen: set[tuple[str, str]] = set()
+
+    def status(self) -> dict[str, Any]:
+        """The count and the recent refusals, oldest first, as ``broadcast status`` shows."""
+        return {"count": self.count,
+                "recent": [{"topic": t, "reason": r} for t, r in self.recent]}
 
     def check(self, topic: str, kind: str, payload: Mapping[str, Any]) -> bool:
         """Whether ``payload`` may go out on ``topic``; a refusal is logged and kept."""
         why = problem(kind, payload)
         if why is None:
             return True
+        self.count += 1
         key = (topic, why)
         if key not in self._seen:
             if len(self._seen) > 10 * KEPT:

@@ -84,6 +84,7 @@ class Relay:
         self.comment_sent: tuple[float, str] | None = None
         #: the payloads refused for not decoding as their wire Structs (``outgoing.py``)
         self.refusals = Refusals()
+        self.refusals_saved = 0   # the count last written to the store
         if store is not None:
             self.views = store.load(gate)
             self.digests = store.digests(self.session)
@@ -270,9 +271,18 @@ class Relay:
                 self.view_published(p.view)
         self.write_files()
         out += [(p.topic, p.payload, p.retain) for p in self.now_messages()]
-        if self.store is not None:
-            self.store.save_waiting(self.gate)
+        self.save_status()
         return out
+
+    def save_status(self) -> None:
+        """What ``broadcast status`` reads of the running relay: what each held board waits
+        for, and the payloads refused (when more were)."""
+        if self.store is None:
+            return
+        self.store.save_waiting(self.gate)
+        if self.refusals.count != self.refusals_saved:
+            self.store.save_refusals(self.session, self.refusals.status())
+            self.refusals_saved = self.refusals.count
 
     def session_payload(self) -> dict[str, Any]:
         mv = self.gate.policy.movement

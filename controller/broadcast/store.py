@@ -180,6 +180,13 @@ class HeldStore:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                             (f"waiting/{gate.policy.session_id}", json.dumps(gate.waiting())))
 
+    def save_refusals(self, session: str, refusals: Mapping[str, Any]) -> None:
+        """The payloads the relay refused (``outgoing.Refusals.status``), for ``broadcast
+        status``; written with the waiting boards, once a second when they change."""
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                            (f"refused/{session}", json.dumps(refusals)))
+
     def released(self, session: str, item: Item, view: Mapping[str, Any] | None) -> None:
         """``item`` is public (the broker acknowledged it): it leaves the store, and its
         board's view, changed, waits to be published."""
@@ -213,6 +220,7 @@ class HeldStore:
     def status(self, session: str) -> dict[str, Any]:
         q = self.db.execute
         waiting = self._meta(f"waiting/{session}")
+        refused = self._meta(f"refused/{session}")
         return {
             "session": session,
             "held": [{"table": t, "board": b, "items": n} for t, b, n in q(
@@ -226,6 +234,8 @@ class HeldStore:
                 "SELECT tbl, board, action FROM manual WHERE session=?", (session,))],
             "reports": [{"table": t, "board": b, "reason": r} for t, b, r in q(
                 "SELECT tbl, board, reason FROM reports WHERE session=?", (session,))],
+            # the payloads not published for not being the wire contract's (outgoing.py)
+            "refused": json.loads(refused) if refused else {"count": 0, "recent": []},
         }
 
     def comment(self, session: str, text: str, at: float) -> None:
