@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,10 +79,14 @@ def cli(*args: str) -> list[str]:
 
 
 class Stack:
-    def __init__(self, tmp: Path, broker: Mosquitto) -> None:
+    """mosquitto, the controller, the relay and the vugraph as processes, on ``schedule``;
+    ``relay_args`` added to the relay's (``--release live``)."""
+
+    def __init__(self, tmp: Path, broker: Mosquitto, schedule: str = SCHEDULE,
+                 relay_args: Sequence[str] = ()) -> None:
         self.tmp, self.broker, self.url = tmp, broker, broker.url
         (tmp / "deals.pbn").write_text(pbn_deals())
-        (tmp / "session.toml").write_text(SCHEDULE)
+        (tmp / "session.toml").write_text(schedule, encoding="utf-8")
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.writers: dict[str, EventWriter] = {}
         self.sentinels = 0   # relay_took's marks, each its own
@@ -91,7 +95,7 @@ class Stack:
                    "--no-journal", "--status-interval", "1")
         self.start("relay", "broadcast", "--broker", self.url, "--schedule",
                    str(tmp / "session.toml"), "--store", str(tmp / "relay.sqlite"),
-                   "--deals", str(tmp / "deals.pbn"), "--out", str(tmp / "out"))
+                   "--deals", str(tmp / "deals.pbn"), "--out", str(tmp / "out"), *relay_args)
         self.port = free_port()
         self.start("vugraph", "vugraph", "--broker", self.url, "--listen",
                    f"127.0.0.1:{self.port}")

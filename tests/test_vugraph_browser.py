@@ -115,20 +115,50 @@ PAGES = ("#/", "#/table/1", "#/table/1/1", "#/table/2", "#/table/3", "#/table/3/
          "#/board/1")
 
 
+class WatchedPage:
+    """A chromium page whose dialogs (an ``alert`` run by injected markup) and script
+    errors (a field that blanked the page) are collected, for ``assert_text_only``."""
+
+    def __init__(self, browser: Any) -> None:
+        self.page = browser.new_page(viewport={"width": 1200, "height": 900})
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def open(self, url: str) -> Any:
+        """``url`` (a vugraph address with its ``#/...`` route) loaded and drawn."""
+        from playwright.sync_api import expect
+
+        self.page.goto(url)
+        self.page.reload()   # a hash change alone does not load the page again
+        expect(self.page.locator("main#main > *").first).to_be_visible()
+        return self.page
+
+    def assert_text_only(self, where: str) -> None:
+        """Markup shown is never markup made: no image, no script but the page's own, no
+        bidi control in what is shown, and (``close``) no dialog and no script error."""
+        page = self.page
+        assert page.locator("main img, header img, #commentary img").count() == 0, where
+        assert page.locator("script").count() == 1, where
+        shown = page.locator("body").inner_text()
+        assert "\u202e" not in shown and "\u202c" not in shown, where
+        assert self.dialogs == [] and self.errors == [], where
+
+    def close(self) -> None:
+        self.page.close()
+        assert self.dialogs == []
+        assert self.errors == []
+
+
 def test_the_page_shows_every_hostile_field_as_text(served: str,
                                                     chromium_browser: Any) -> None:
     from playwright.sync_api import expect
 
-    page = chromium_browser.new_page(viewport={"width": 1200, "height": 900})
-    dialogs: list[str] = []
-    errors: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    watched = WatchedPage(chromium_browser)
     try:
         for hash_ in PAGES:
-            page.goto(f"{served}/{hash_}")
-            page.reload()   # a hash change alone does not load the page again
-            expect(page.locator("main#main > *").first).to_be_visible()
+            page = watched.open(f"{served}/{hash_}")
             main = page.locator("main#main")
             if hash_ == "#/":
                 expect(page.locator("#tables tbody tr")).to_have_count(3)
@@ -146,13 +176,7 @@ def test_the_page_shows_every_hostile_field_as_text(served: str,
             else:
                 expect(page.locator("#results tbody tr")).to_have_count(2)
                 expect(main).to_contain_text("<img src=x")
-            # markup shown is never markup made: no image, no script but the page's own
-            assert page.locator("main img, header img, #commentary img").count() == 0
-            assert page.locator("script").count() == 1
             assert page.locator("b:has-text('1')").count() == 0 or hash_ != "#/table/3"
-            shown = page.locator("body").inner_text()
-            assert "\u202e" not in shown and "\u202c" not in shown, hash_
+            watched.assert_text_only(hash_)
     finally:
-        page.close()
-    assert dialogs == []
-    assert errors == []
+        watched.close()
