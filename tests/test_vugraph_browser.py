@@ -141,6 +141,7 @@ class WatchedPage:
         page = self.page
         assert page.locator("main img, header img, #commentary img").count() == 0, where
         assert page.locator("script").count() == 1, where
+        assert page.locator("[onerror], [onload], iframe, object, embed").count() == 0, where
         shown = page.locator("body").inner_text()
         assert "\u202e" not in shown and "\u202c" not in shown, where
         assert self.dialogs == [] and self.errors == [], where
