@@ -33,6 +33,7 @@ from controller.broadcast.operator import ACTIONS, MAX_COMMENT, OperatorError, o
 from controller.broadcast.relay import Relay
 from controller.broadcast.store import open_relay_store
 from controller.broadcast.view import session_views
+from controller.broker.login import LoginRefused
 from controller.broker.settings import add_broker_arguments, settings_from_args
 from controller.commandline import ControllerError, add_log_level, plain_help, setup_logging
 
@@ -184,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
              args.release, args.delay, args.client_id or store.client_id())
     try:
         run_until_signalled(broker, relay, client_id=args.client_id)
+    except LoginRefused as exc:
+        log.error("%s", exc)
+        return 2
     finally:
         store.close()
     log.info("stopped")     # as the console and the vugraph: systemd's log shows the end

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from controller.broker.identity import IdentityError, identities_beside, load_identities
+from controller.broker.login import LoginRefused
 from controller.broker.settings import add_broker_arguments, settings_from_args
 from controller.commandline import ControllerError, add_log_level, bounded, setup_logging
 from controller.service.daemon import (
@@ -185,6 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         asyncio.run(run_until_signalled(daemon))
+    except LoginRefused as e:
+        log.error("%s", e)
+        return 2
     finally:
         if daemon.journal is not None:
             daemon.journal.close()

@@ -28,12 +28,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from controller.broker.settings import (
-    BrokerSettingsError,
-    add_broker_arguments,
-    settings_from_args,
-)
-from controller.commandline import add_log_level, setup_logging
+from controller.broker.settings import add_broker_arguments, settings_from_args
+from controller.commandline import ControllerError, add_log_level, setup_logging
 from controller.service.ranking import (
     PROG,
     final_ranking,
@@ -95,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       strays_said=lines is not None)
         if args.out:
             write_records(session, published, Path(args.out), formats, lines)
-    except (ValueError, SessionError, ResultsError, BrokerSettingsError) as exc:
+    except (ValueError, SessionError, ResultsError, ControllerError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -26,7 +26,7 @@ from controller.web.auth import (
     write_account,
     write_password_file,
 )
-from controller.web.listener import Hub
+from controller.web.listener import Connection, Hub
 from controller.web.serving import check_bindable, parse_listen
 
 if TYPE_CHECKING:
@@ -139,13 +139,15 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-async def _serve(server: object, hub: Hub) -> None:
+async def _serve(server: object, hub: Hub, conn: Connection) -> None:
     import uvicorn
     assert isinstance(server, uvicorn.Server)
 
     def stop() -> None:
         server.should_exit = True
         hub.close()     # the event streams end, so the shutdown does not wait on them
+
+    conn.stop_serving = stop    # a login the broker refuses at start stops the console
 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -236,9 +238,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.info("console on %s://%s:%d/ (broker %s)", "https" if args.tls_cert else "http",
              host, port, broker.url)
     try:
-        asyncio.run(_serve(server, app.state.console.store.hub))
+        asyncio.run(_serve(server, app.state.console.store.hub, app.state.console.conn))
     except KeyboardInterrupt:
         pass
+    if app.state.console.conn.refused is not None:
+        return 2    # said at ERROR by the listener: a configuration error
     log.info("stopped")
     return 0
 

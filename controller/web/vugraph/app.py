@@ -26,7 +26,7 @@ import signal
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -37,6 +37,9 @@ from starlette.staticfiles import StaticFiles
 from controller import wire
 from controller.broker.settings import BrokerSettings
 from controller.session.scoring import rank_labels
+
+if TYPE_CHECKING:
+    from controller.web.listener import Connection
 
 __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "serve"]
 
@@ -415,7 +418,8 @@ def build_app(store: Store, *, lifespan: Any = None) -> Starlette:
     return app
 
 
-async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> None:
+async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event,
+                 conn: Connection | None = None) -> None:
     """Keep ``store`` up to date from ``{public}/#`` (only), through the web apps' one
     broker listener (controller/web/listener.py)."""
     import uuid
@@ -424,18 +428,21 @@ async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> N
 
     await listen_to_broker(broker, [f"{store.public}/#"], store.handle, stop,
                            client_id=f"bridge-table-vugraph-{uuid.uuid4().hex[:12]}",
-                           connected=store.set_connected)
+                           connected=store.set_connected, conn=conn, who="the vugraph")
 
 
-def serve(store: Store, broker: BrokerSettings, host: str, port: int) -> None:
+def serve(store: Store, broker: BrokerSettings, host: str, port: int) -> bool:
     """Serve the vugraph on ``host:port``, ``store`` fed from the broker, until SIGINT or
-    SIGTERM."""
+    SIGTERM; False when the broker refused the login at start (said at ERROR)."""
     import uvicorn
+
+    from controller.web.listener import Connection as Link
+    conn = Link()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         stop = asyncio.Event()
-        task = asyncio.create_task(listen(store, broker, stop))
+        task = asyncio.create_task(listen(store, broker, stop, conn))
         try:
             yield
         finally:
@@ -455,19 +462,23 @@ def serve(store: Store, broker: BrokerSettings, host: str, port: int) -> None:
     server = uvicorn.Server(config)
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     try:
-        asyncio.run(_serve(server, store))
+        asyncio.run(_serve(server, store, conn))
     except KeyboardInterrupt:
         pass
+    if conn.refused is not None:
+        return False
     log.info("stopped")
+    return True
 
 
-async def _serve(server: Any, store: Store) -> None:
+async def _serve(server: Any, store: Store, conn: Connection) -> None:
     def stop() -> None:
         server.should_exit = True
         for queue in list(store.listeners):   # each live stream ends at its next wake
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(_END)
 
+    conn.stop_serving = stop    # a login the broker refuses at start stops the vugraph
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)

@@ -35,8 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from controller.web.vugraph.app import Store, serve
 
-    serve(Store(args.public), broker, host, port)
-    return 0
+    return 0 if serve(Store(args.public), broker, host, port) else 2
 
 
 if __name__ == "__main__":
