@@ -24,12 +24,14 @@ Standard library only: the firmware bridge, the service and the apps all use it.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 
 from controller.commandline import ControllerError
 
-__all__ = ["LOGIN_REFUSED", "SESSION_TAKEN_OVER", "LoginRefused", "LoginWatch", "reason_code"]
+__all__ = ["LOGIN_REFUSED", "SESSION_TAKEN_OVER", "LoginRefused", "LoginWatch",
+           "bridge_login_problem", "reason_code"]
 
 #: the CONNACK reason codes of a refused login (MQTT 5; paho gives MQTT 3.1.1's return
 #: codes 4 and 5 as these too)
@@ -130,3 +132,30 @@ class LoginWatch:
                 "broker-config writes one per table, console, relay, vugraph and scorer)",
                 self.url, self.who, max(self._short_ends, 1), self.short_life, login)
         return True
+
+
+#: the users ``bridge-table broker-config`` writes for a table's or a station's bridge
+_BRIDGE_LOGIN = re.compile(r"(table|verify)-(.+)\Z")
+#: its users for everything else (``controller.venue.config.accounts``)
+_OTHER_LOGIN = re.compile(r"(controller|director|broadcast|public|scorer|vugraph)\Z|"
+                          r"controller-part\d+of\d+\Z|table-.+-controller\Z|"
+                          r"verify-.+-check\Z")
+
+
+def bridge_login_problem(username: str | None, table: str) -> str | None:
+    """Why a bridge of ``table`` may not log in as ``username``, for the logins
+    ``bridge-table broker-config`` writes: ``table-T`` and ``verify-T`` speak for T only (the
+    broker's ACL refuses every other table's topics, so such a bridge would spool for ever),
+    and the other programs' logins are not a bridge's. Any other name (a venue's own broker)
+    is not judged here."""
+    if not username:
+        return None
+    if _OTHER_LOGIN.match(username):
+        return (f"the login {username!r} is not a table's (broker-config writes table-{table} "
+                f"for table {table}'s bridge): use clients/table-{table}.toml")
+    found = _BRIDGE_LOGIN.match(username)
+    if found is not None and found.group(2) != table:
+        return (f"the login {username!r} speaks for table {found.group(2)}, not table "
+                f"{table} ([table] id): the broker would refuse every message of this "
+                f"bridge; use clients/{found.group(1)}-{table}.toml, or correct [table] id")
+    return None
