@@ -21,9 +21,10 @@ writes into ``broker/``:
 Users: ``table-T`` for each table's Pi (publishes only its own ``event``, ``bridge``,
 ``health``; reads only its own ``indicator`` and acknowledgements), ``verify-S`` for a
 verification station, ``controller``, ``director`` (the console: reads everything, publishes
-rulings), ``broadcast`` (reads what it relays, publishes ``public/#``) and ``public`` (reads
-``public/#`` only). Running it again keeps every password, except those named by
-``--rotate``.
+rulings), ``broadcast`` (reads what it relays, publishes ``public/#``), ``scorer``
+(``bridge-table results``: reads the results, feed, alerts and evidence), ``vugraph`` and
+``public`` (read ``public/#`` only; ``public`` for spectators' own programs). Running it
+again keeps every password, except those named by ``--rotate``.
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ BRIDGE_OUTPUTS = ("event", "bridge", "health")
 #: the acknowledgements the controller gives a table's bridge: ``{root}/{t}/ack/{src}``
 #: (``wire.ack_topic``); ``ack/#`` is the old spelling of the same
 DEFAULT_ACK = "ack"
-SERVICE_USERS = ("controller", "director", "broadcast", "public")
+SERVICE_USERS = ("controller", "director", "broadcast", "scorer", "vugraph", "public")
+#: what ``bridge-table results`` reads of every table (``controller.service.ranking.KINDS``)
+SCORER_READS = ("result", "feed", "alert", "evidence")
 #: what the director's console reads of every table (``controller.web.listener.TOPICS``),
 #: and the verification stations' verdicts (``bridge-table verify``)
 DIRECTOR_READS = ("state", "alert", "result", "indicator", "bridge", "health", "error",
@@ -237,7 +240,13 @@ def accounts(plan: BrokerPlan) -> list[Account]:
                        tuple(of("+", "ruling"))))
     out.append(Account("broadcast", "the broadcast relay: what it relays, to the public",
                        tuple(of("+", *RELAY_READS) + status + [f"{p}/#"]), (f"{p}/#",)))
-    out.append(Account("public", "vugraph and spectators: the released feed only", (f"{p}/#",)))
+    # every long-running reader its own login: with use_username_as_clientid two programs
+    # on one login take the connection from each other for ever (controller.broker.login)
+    out.append(Account("scorer", "bridge-table results: the ranking as the session goes",
+                       tuple(of("+", *SCORER_READS))))
+    out.append(Account("vugraph", "the vugraph web app: the released feed only", (f"{p}/#",)))
+    out.append(Account("public", "spectators' own programs: the released feed only",
+                       (f"{p}/#",)))
     return out
 
 
@@ -290,13 +299,13 @@ def limits(plan: BrokerPlan) -> Limits:
     """Queues: 30 minutes of every table's events (``queue_size``) at ``EVENT_BYTES`` each,
     for a client that is away; a flood of large messages stops there instead of at the
     broker's memory. Memory: the clients that read what a table can send (the controllers,
-    the console, the relay, the public) each with its queue and its in-flight window full
-    of the largest packets, every table's retained messages at their largest, and the
-    broker's base: a backstop that bounded traffic never reaches."""
+    the console, the relay, the scorer, the public) each with its queue and its in-flight
+    window full of the largest packets, every table's retained messages at their largest,
+    and the broker's base: a backstop that bounded traffic never reaches."""
     units = len(plan.tables) + len(plan.stations)
     messages = plan.max_queued or queue_size(units)
     queued = plan.max_queued_bytes or messages * EVENT_BYTES
-    readers = max(1, plan.partitions) + 3
+    readers = max(1, plan.partitions) + 4
     memory = plan.memory_limit or (BASE_MEMORY + units * RETAINED_PER_TABLE + readers * (
         queued + plan.max_inflight * PACKET_LIMIT))
     return Limits(messages, queued, PACKET_LIMIT, memory)
