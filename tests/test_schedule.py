@@ -52,9 +52,6 @@ def test_the_daemon_flags_a_board_not_in_the_tables_schedule(tmp_path: Path) -> 
     outs = engine.handle("bridge/7/event", {**base, "seq": 2, "board": 8})
     alerts = [o.payload for o in outs if o.topic.endswith("/alert")]
     assert [(a["code"], a["status"]) for a in alerts] == [("WRONG_BOARD", "resolved")]
-    # a table the schedule does not name is not checked
-    outs = engine.handle("bridge/9/event", {**base, "seq": 1, "board": 15})
-    assert not [o for o in outs if o.topic.endswith("/alert")]
     with pytest.raises(ControllerError):
         build_engine(schedule=tmp_path / "missing.toml")
 
@@ -95,3 +92,36 @@ def test_a_movement_that_cannot_be_is_a_schedule_error(rounds: list[object],
     with pytest.raises(ScheduleError, match="^s: ") as err:
         parse_movement({"round": rounds}, "s", "id")
     assert fragment in str(err.value)
+
+
+def test_a_table_outside_the_movement_is_alerted_at_once_and_logged(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 43: a bridge with table id 7 in a 5-table session played board 1 with no alert
+    and no log line; only score said later that the result was not scored."""
+    session = tmp_path / "session.toml"
+    session.write_text('[session]\nid = "s"\n[movement]\ntype = "mitchell"\ntables = 5\n'
+                       'boards_per_round = 2\n')
+    engine = build_engine(session=session)
+    base = {"v": 1, "src": "pi", "ts": 1.0, "type": "tag", "zone": "board",
+            "action": "present", "uid": "B"}
+    outs = engine.handle("bridge/1/event", {**base, "seq": 1, "board": 1})
+    assert not [o for o in outs if o.topic.endswith("/alert")]      # a seated table
+    assert "not in the session's movement" not in caplog.text
+    outs = engine.handle("bridge/7/event", {**base, "seq": 1, "board": 1})
+    alerts = [(o.topic, o.payload["code"], o.payload["detail"]) for o in outs
+              if o.topic.endswith("/alert")]
+    assert alerts == [("bridge/7/alert", "WRONG_BOARD", "not_scheduled")]
+    assert "table 7 is not in the session's movement" in caplog.text
+    assert "table 7: board 1 is not one the session's movement gives" in caplog.text
+
+
+def test_the_controller_warns_of_tables_it_serves_that_the_session_does_not_seat(
+        caplog: pytest.LogCaptureFixture) -> None:
+    from controller.service.cli_controller import warn_unseated
+
+    schedule = {str(t): frozenset({1}) for t in range(1, 6)}
+    assert warn_unseated(("4", "5"), schedule) == []
+    assert "does not seat" not in caplog.text
+    assert warn_unseated(("5", "6", "7"), schedule) == ["6", "7"]
+    assert "does not seat table(s) 6, 7" in caplog.text
+    assert warn_unseated(("6",), {}) == []      # no session: nothing to hold them to

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
@@ -39,6 +40,8 @@ from controller.laws.irregularities import Code
 from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.rulings import Ruling, RulingKind
 from controller.laws.table import Table, Update
+
+log = logging.getLogger("bridge_table.engine")
 
 __all__ = ["Engine"]
 
@@ -373,8 +376,16 @@ class Engine:
     def _table(self, name: str) -> TableState:
         ts = self._tables.get(name)
         if ts is None:
+            schedule = self.schedule.get(name)
+            if self.schedule and schedule is None:
+                # a table the session's movement does not seat: nothing is scheduled there,
+                # so each board it plays is WRONG_BOARD (Law 15), alerted at the table
+                schedule = frozenset()
+                log.warning("table %s is not in the session's movement (its tables: %s): "
+                            "every board played there is alerted as not scheduled (Law 15)",
+                            name[:64], ", ".join(sorted(self.schedule)))
             ts = TableState(Table(name, rules=self.rules, deals=self.deals,
-                                  schedule=self.schedule.get(name),
+                                  schedule=schedule,
                                   feed=bool({"feed", "evidence"} & self.kinds)))
             self._tables[name] = ts
         return ts
@@ -422,6 +433,10 @@ class Engine:
             alerts = ts.alerts
             for item in irregularities:
                 alerts[item.id] = item
+                if item.code is Code.WRONG_BOARD and item.detail == "not_scheduled":
+                    log.warning("table %s: board %s is not one the session's movement gives "
+                                "this table: WRONG_BOARD alerted at the table (Law 15)",
+                                name[:64], board_no)
                 if alerting:
                     out.append(Outgoing(self._topic(name, "alert"),
                                         self.payloads.alert(name, board_no, item), False))
