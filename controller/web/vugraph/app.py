@@ -151,11 +151,15 @@ def board_summary(store: Store, board: int, session: str | None = None,
     sid = store.current(session)
     rows = []
     deal = None
+    # the relay gives each view the session's scoring (controller.broadcast.view): IMPs
+    # between two tables only for a teams match, never on a pairs board
+    scoring = None
     for (t, b), view in sorted(store.session_boards(sid).items(),
                                key=lambda kv: _natural(kv[0][0])):
         if b != board:
             continue
         deal = deal or view.get("deal")
+        scoring = scoring or view.get("scoring")
         res = view.get("result")
         if not res or view.get("status") != "complete" or res.get("score_ns") is None:
             continue
@@ -178,7 +182,7 @@ def board_summary(store: Store, board: int, session: str | None = None,
         f["count"] += 1
     out: dict[str, Any] = {"board": board, "session": sid, "deal": deal, "results": rows,
                            "frequency": sorted(freq.values(), key=lambda f: -f["score_ns"])}
-    if len(rows) == 2:   # a teams match: the two tables of the board
+    if len(rows) == 2 and scoring == "IMP":   # a teams match: the two tables of the board
         out["imps_ns"] = imps(rows[0]["score_ns"] - rows[1]["score_ns"])
     if dd:
         out["dd"] = double_dummy(deal, board) if deal else None
