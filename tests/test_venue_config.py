@@ -599,7 +599,24 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     junk = tmp_path / "junk.bin"
     junk.write_bytes(os.urandom(64) + b"\xff")
     assert main([str(junk), "--out", str(tmp_path / "d")]) == 2
-    assert "neither a session nor a schedule" in capsys.readouterr().err
+    assert "neither a session file" in capsys.readouterr().err
+
+
+def test_a_session_files_typo_is_said_as_every_command_says_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 43: broker-config hid a session-file typo behind "neither a session nor a
+    schedule file"; score, controller and results name the key."""
+    from controller.session import SessionError, load_session
+
+    session = tmp_path / "session.toml"
+    session.write_text('[session]\nid = "s"\n[movement]\ntype = "mitchell"\ntables = 3\n'
+                       'boards_per_round = 2\n[scoring]\nmethd = "matchpoints"\n')
+    with pytest.raises(SessionError) as every_other:
+        load_session(session)
+    assert main([str(session), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "neither" not in err and "scoring.methd" in err
+    assert str(every_other.value) in err
 
 
 def test_cli_lists_the_command() -> None:

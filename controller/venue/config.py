@@ -41,6 +41,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import tomllib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +55,7 @@ from controller.broker.identity import (
     identities_text,
 )
 from controller.broker.settings import BrokerSettingsError, read_credentials
-from controller.session import load_session
+from controller.session import SessionError, load_session
 from controller.session.schedule import ScheduleError, load_schedule
 
 __all__ = ["Account", "BrokerConfigError", "BrokerPlan", "Limits", "accounts", "acl_text",
@@ -156,12 +157,27 @@ def check_id(name: str) -> str:
     return name
 
 
+def _looks_like_a_session(path: Path) -> bool:
+    """A TOML file with a ``[session]`` or ``[movement]`` table is meant as a session file:
+    its errors are a session file's, said as every command says them."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return "session" in data or "movement" in data
+
+
 def tables_from_file(path: Path) -> list[str]:
-    """The tables a session file (``controller.session``) or a schedule file names."""
+    """The tables a session file (``controller.session``) or a schedule file names; a file
+    meant as either one has its own errors said (a session file's key and line, as every
+    command says them), not "neither" of the two."""
+    session_error: Exception | None = None
     try:
         session = load_session(path)
-    except Exception:  # noqa: BLE001 - not a session file: try the schedule form
-        session = None
+    except SessionError as e:
+        if _looks_like_a_session(path):
+            raise BrokerConfigError(str(e)) from None
+        session, session_error = None, e
     if session is not None:
         names: list[str] = []
         for rnd in session.movement.rounds:
@@ -170,7 +186,8 @@ def tables_from_file(path: Path) -> list[str]:
     try:
         schedule = load_schedule(path)
     except (ScheduleError, OSError, ValueError) as e:
-        raise BrokerConfigError(f"{path}: neither a session nor a schedule file ({e})") from None
+        raise BrokerConfigError(f"{path}: neither a session file ({session_error}) nor a "
+                                f"schedule file ({e})") from None
     return [check_id(t) for t in schedule]
 
 

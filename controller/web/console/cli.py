@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 
 from controller.boards.deals import DealsError
 from controller.broker.settings import add_broker_arguments, settings_from_args
-from controller.commandline import ControllerError, add_log_level, setup_logging
+from controller.commandline import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ControllerError,
+    add_log_level,
+    setup_logging,
+)
 from controller.web.auth import (
     PasswordFileError,
     check_account_name,
@@ -71,14 +77,17 @@ def passwd(argv: Sequence[str]) -> int:
             password = _ask(f"{args.name or 'director'}'s password: ")
             if _ask("again: ") != password:
                 print("the two passwords differ; nothing written", file=sys.stderr)
-                return 1
-    except (EOFError, KeyboardInterrupt):
-        print("\nnothing written", file=sys.stderr)
-        return 1
+                return EXIT_USAGE
+    except EOFError:
+        print("\nno password given; nothing written", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\ninterrupted; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if len(password) < 8:
         print("the password must have at least 8 characters; nothing written",
               file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     try:
         if args.name is None:
             write_password_file(Path(args.file), password)
@@ -86,9 +95,9 @@ def passwd(argv: Sequence[str]) -> int:
         else:
             new = write_account(Path(args.file), args.name, password)
             print(f"{'added' if new else 'changed the password of'} {args.name} in {args.file}")
-    except (OSError, PasswordFileError) as exc:
+    except (OSError, PasswordFileError) as exc:    # a path or a file to fix: exit 2
         print(f"cannot write {args.file}: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     return 0
 
 

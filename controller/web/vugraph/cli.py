@@ -16,8 +16,9 @@ def parser() -> argparse.ArgumentParser:
                                  description="the audience's web view of a session "
                                              "(reads public/# only)")
     add_broker_arguments(ap)
-    ap.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default "
-                                                                "127.0.0.1:8080)")
+    # not the console's 8080: both run on the scoring machine
+    ap.add_argument("--listen", default="127.0.0.1:8081",
+                    help="HOST:PORT (default %(default)s; the console's is 8080)")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
     add_log_level(ap)
     return ap
