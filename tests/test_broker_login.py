@@ -177,7 +177,7 @@ def _command(name: str, user: str, out: Path, tmp: Path) -> list[str]:
 
 @pytest.mark.parametrize("name, user", [
     ("controller", "controller"), ("console", "director"), ("broadcast", "broadcast"),
-    ("vugraph", "public"), ("bridge", "table-1"), ("results", "director")])
+    ("vugraph", "vugraph"), ("bridge", "table-1"), ("results", "scorer")])
 def test_a_wrong_password_is_an_error_and_exit_2(venue: tuple[Mosquitto, Path], name: str,
                                                  user: str, tmp_path: Path) -> None:
     _, out = venue
@@ -214,3 +214,36 @@ def test_two_clients_on_one_login_are_said_to_share_it(venue: tuple[Mosquitto, P
     with caplog.at_level(logging.INFO):
         asyncio.run(both())
     assert "Give every client its own login" in caplog.text
+
+
+def test_results_reads_the_session_with_the_scorers_own_login(
+        venue: tuple[Mosquitto, Path], tmp_path: Path) -> None:
+    """The scorer's login (broker-config) reads what results needs: a retained result
+    published by the controller's login comes through its ACL."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    _, out = venue
+    controller = resolve(credentials=out / "clients" / "controller.toml", env={})
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="controller")
+    client.username_pw_set(controller.username, controller.password)
+    client.tls_set_context(controller.tls_context())
+    client.connect(controller.host, controller.port)
+    client.loop_start()
+    try:
+        info = client.publish("bridge/1/result", (
+            '{"v":1,"table":"1","board":1,"dealer":"N","vul":"None","contract":"4H",'
+            '"declarer":"S","tricks":10,"score_ns":420,"session":"login-test"}'),
+            qos=1, retain=True)
+        info.wait_for_publish(30)
+    finally:
+        client.loop_stop()
+        client.disconnect()
+    session = tmp_path / "session.toml"
+    session.write_text(SESSION)
+    done = subprocess.run([sys.executable, "-m", "controller.cli", "results", "--session",
+                           str(session), "--credentials", str(out / "clients" / "scorer.toml"),
+                           "--once"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Ranking" in done.stdout
