@@ -55,11 +55,14 @@ def test_a_login_refused_before_any_acceptance_is_raised(code: int) -> None:
         watch.failed(_Refused(code))
 
 
-def test_a_login_refused_after_an_acceptance_is_retried() -> None:
+def test_a_login_refused_after_an_acceptance_is_retried(
+        caplog: pytest.LogCaptureFixture) -> None:
     watch = LoginWatch(log, "mqtts://venue:8883", "director")
     watch.up()
     watch.lost(None)
-    watch.failed(_Refused(135))      # said, not raised: the caller retries
+    for _ in range(5):
+        watch.failed(_Refused(135))      # said, not raised: the caller retries
+    assert caplog.text.count("it had accepted before") == 1     # once, not every second
 
 
 def test_other_failures_are_left_to_the_caller() -> None:

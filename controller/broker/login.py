@@ -80,6 +80,8 @@ class LoginWatch:
         self._short_ends = 0
         #: how many times a shared login was said (tests, the status line)
         self.clashes_said = 0
+        #: a refusal after an acceptance already said in this outage (said once)
+        self._refusal_said = False
 
     def refusal(self, error: BaseException) -> str | None:
         """Why the broker refused the login, when ``error`` is a refused login."""
@@ -94,8 +96,10 @@ class LoginWatch:
             return
         login = f"user {self.username!r}" if self.username else "no user name"
         if self.accepted:
-            self.log.error("%s refused the login of %s (%s) it had accepted before; retrying "
-                           "(a password being changed?)", self.url, login, why)
+            if not self._refusal_said:   # once per outage: the retries go on every second
+                self._refusal_said = True
+                self.log.error("%s refused the login of %s (%s) it had accepted before; "
+                               "retrying (a password being changed?)", self.url, login, why)
             return
         raise LoginRefused(
             f"{self.url} refused the login of {self.who} ({login}): {why}. Check the "
@@ -107,6 +111,7 @@ class LoginWatch:
         """The broker accepted the login."""
         self.accepted = True
         self._up_since = self.clock()
+        self._refusal_said = False
 
     def lost(self, error: BaseException | None = None) -> bool:
         """A connection that was up ended; True when this looks like a second client on the
