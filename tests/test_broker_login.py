@@ -88,6 +88,19 @@ def test_connections_closed_soon_after_acceptance_are_a_shared_login(
     assert "another client is connected with the same login 'director'" in caplog.text
 
 
+def test_a_broker_restarting_again_and_again_is_not_a_shared_login() -> None:
+    """Short connections with tries the broker did not answer in between: an outage."""
+    clock = Clock()
+    watch = LoginWatch(log, "mqtt://x:1883", "director", clock=clock)
+    for _ in range(10):
+        watch.up()
+        clock.now += 0.5
+        error = OSError("lost")
+        assert not watch.lost(error)
+        watch.failed(error)                      # that connection's end
+        watch.failed(OSError("refused"))         # a try the broker did not answer
+
+
 def test_a_long_connection_lost_is_an_outage_not_a_shared_login() -> None:
     clock = Clock()
     watch = LoginWatch(log, "mqtt://x:1883", "director", clock=clock)

@@ -13,7 +13,8 @@ Two faults used to look like a broker that cannot be reached, retried for ever a
   fixed client id) mosquitto closes the older connection when the newer one logs in ("Client
   X already connected, closing old connection"); both reconnect and take the session from
   each other for ever. MQTT 3.1.1 gives the closed one no reason, so a connection closed within
-  seconds of being accepted, several times running, is taken for that
+  seconds of being accepted, several times running with the broker accepting each new one
+  at once (a broker restarting refuses some tries in between), is taken for that
   (:meth:`LoginWatch.lost`), and said in words that name the fix: one login per client
   (``bridge-table broker-config`` writes one for each). MQTT 5's *session taken over* is
   taken at once.
@@ -82,6 +83,9 @@ class LoginWatch:
         self.clashes_said = 0
         #: a refusal after an acceptance already said in this outage (said once)
         self._refusal_said = False
+        #: ``lost`` just ran: the ``failed`` that follows is that connection's end, not a
+        #: connection that did not come up
+        self._just_lost = False
 
     def refusal(self, error: BaseException) -> str | None:
         """Why the broker refused the login, when ``error`` is a refused login."""
@@ -89,8 +93,15 @@ class LoginWatch:
         return LOGIN_REFUSED.get(code) if code is not None else None
 
     def failed(self, error: BaseException) -> None:
-        """A connection that did not come up: raise :class:`LoginRefused` when the broker
-        refused the login and never accepted it; anything else is for the caller to retry."""
+        """A connection that did not come up (or, after :meth:`lost`, the one that ended):
+        raise :class:`LoginRefused` when the broker refused the login and never accepted
+        it; anything else is for the caller to retry. A broker that could not be reached
+        in between is an outage: the connections closed soon after are not counted as a
+        shared login (a broker restarted again and again is not one)."""
+        if self._just_lost:
+            self._just_lost = False
+        else:
+            self._short_ends = 0
         why = self.refusal(error)
         if why is None:
             return
@@ -120,6 +131,7 @@ class LoginWatch:
         since, self._up_since = self._up_since, None
         if since is None:
             return False
+        self._just_lost = True
         taken = reason_code(error) == SESSION_TAKEN_OVER if error is not None else False
         if taken or self.clock() - since < self.short_life:
             self._short_ends += 1
