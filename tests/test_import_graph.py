@@ -46,7 +46,8 @@ LAYERS: tuple[frozenset[str], ...] = (
 #: web stack or the session, so a new need is a decision (docs/architecture.md), not a habit
 FIRMWARE_BRIDGE_MAY_IMPORT = frozenset({
     "controller.laws", "controller.wire", "controller.indicators", "controller.commandline",
-    "controller.tomlfile", "controller.formats.source", "controller.broker.settings"})
+    "controller.tomlfile", "controller.formats.source", "controller.broker.settings",
+    "controller.broker.login"})
 
 
 def _modules() -> dict[str, Path]:
