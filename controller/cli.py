@@ -87,7 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[0] in ("-h", "--help", "help"):
         print(_usage())
         return EXIT_OK
-    if args[0] in ("-V", "--version") or args[1:] == ["--version"]:
+    # ``--version`` after any command or subcommand (``console passwd --version``), up to
+    # a ``--`` that ends the options
+    options = args[1:args.index("--")] if "--" in args else args[1:]
+    if args[0] in ("-V", "--version") or "--version" in options:
         print(version())
         return EXIT_OK
     name, rest = args[0], args[1:]

@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 __all__ = ["ControllerError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE",
-           "LOG_FORMAT", "LOG_LEVELS", "OutageLog", "add_log_level", "bounded",
-           "number_ranges", "plain_help", "setup_logging"]
+           "LOG_FORMAT", "LOG_LEVELS", "OutageLog", "add_file_option", "add_log_level",
+           "bounded", "file_option", "number_ranges", "plain_help", "setup_logging"]
 
 N = TypeVar("N", int, float)
 
@@ -146,6 +146,33 @@ class OutageLog:
                              self.clock() - self.since)
         self.since = None
         self.failures = 0
+
+
+def add_file_option(ap: argparse.ArgumentParser, option: str, help: str, *,
+                    bare: bool = False) -> None:
+    """``--session FILE``, ``--results FILE``: the one way ``score``, ``export`` and
+    ``results`` name their files. ``bare``: the file may also be given as the command's
+    argument, as it was before (older scripts); :func:`file_option` reads either."""
+    dest = option.lstrip("-").replace("-", "_")
+    ap.add_argument(option, dest=dest, metavar="FILE", help=help)
+    if bare:
+        ap.add_argument(f"{dest}_bare", nargs="?", metavar=dest.upper(),
+                        help=f"the same as {option} (the older way; {option} is the one "
+                             f"every command takes)")
+
+
+def file_option(ap: argparse.ArgumentParser, args: argparse.Namespace, option: str, *,
+                required: bool = True) -> str | None:
+    """The file of :func:`add_file_option`'s ``option``, given either way; named twice
+    differently, or (``required``) not at all, is a usage error (exit 2)."""
+    dest = option.lstrip("-").replace("-", "_")
+    given, bare = getattr(args, dest, None), getattr(args, f"{dest}_bare", None)
+    if given and bare and given != bare:
+        ap.error(f"{option} {given} and {bare}: name the file once")
+    value = given or bare
+    if value is None and required:
+        ap.error(f"{option} FILE is required")
+    return str(value) if value is not None else None
 
 
 def plain_help(docstring: str | None, *, first_line: bool = False) -> str:

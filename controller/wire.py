@@ -586,8 +586,9 @@ class BoardView(Struct, kw_only=True, omit_defaults=True):
 
 
 class PublicNow(Struct, kw_only=True, omit_defaults=True):
-    """``public/{t}/now`` (1.17, retained): the board a table plays and its contract once
-    the auction is over; never a call, card or hand."""
+    """``public/{t}/now`` (1.17, retained): the board a table plays; its contract and
+    declarer only once the board is released at that table (1.18) or the operator opted in;
+    never a call, card or hand."""
 
     v: V
     session: str

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO, cast
 
 from controller import wire
+from controller.broker.login import LoginRefused
 from controller.laws.events import Action, Button, Zone
 from firmware_bridge.config import BridgeConfig, ReaderConfig
 from firmware_bridge.display import Display, NullDisplay, make_display
@@ -230,7 +231,7 @@ class Bridge:
             tasks.append(self._display_task)
             self.ready.set()
             self._publish_health()
-            await outer.wait()
+            await self._until_stopped(outer, publisher_task)
         finally:
             stop.set()
             for task in tasks:
@@ -252,6 +253,26 @@ class Bridge:
                 with contextlib.suppress(Exception):
                     self.display.close()
             spool.close()
+        if publisher_task is not None and publisher_task.done() and \
+                not publisher_task.cancelled() and \
+                isinstance(publisher_task.exception(), LoginRefused):
+            raise publisher_task.exception()  # type: ignore[misc]
+
+    @staticmethod
+    async def _until_stopped(stop: asyncio.Event, publisher: asyncio.Task[None]) -> None:
+        """Until ``stop``, or until the publisher ends on a login the broker refused at
+        start (``controller.broker.login``: the command exits 2, the table's file or its
+        credentials need an edit)."""
+        stopped = asyncio.ensure_future(stop.wait())
+        try:
+            done, _ = await asyncio.wait({stopped, publisher},
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if publisher in done and not publisher.cancelled() and \
+                    isinstance(publisher.exception(), LoginRefused):
+                return
+            await stopped
+        finally:
+            stopped.cancel()
 
     async def _run_reader(self, rc: ReaderConfig, stop: asyncio.Event) -> None:
         state = self.health.readers[rc.name]

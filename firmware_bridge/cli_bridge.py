@@ -8,6 +8,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
+from controller.broker.login import LoginRefused
 from controller.commandline import add_log_level, setup_logging
 from firmware_bridge.bridge import Bridge, run_until_signal
 from firmware_bridge.config import load_config
@@ -38,6 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         asyncio.run(run_until_signal(Bridge(config)))
+    except LoginRefused as e:   # said in full: the login to fix and where
+        print(f"bridge-table bridge: {e}", file=sys.stderr)
+        return 2
     except SpoolError as e:
         # a spool it cannot open or write is set-up (a path, a permission): exit 2 so that
         # systemd's RestartPreventExitStatus=2 stops instead of looping

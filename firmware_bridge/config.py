@@ -12,6 +12,7 @@ directory, /etc/bridge-table, is read-only under ``ProtectSystem=strict``).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -22,12 +23,21 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from controller import wire
-from controller.broker.settings import BrokerSettings, BrokerSettingsError, resolve
+from controller.broker.login import bridge_login_problem
+from controller.broker.settings import (
+    ENV,
+    BrokerSettings,
+    BrokerSettingsError,
+    read_credentials,
+    resolve,
+)
 from controller.laws import SEAT_NAMES, Button, Zone
 from controller.tomlfile import TomlFileError, load_toml
 from firmware_bridge.backends import DISPLAYS
 from firmware_bridge.errors import ConfigError
 from firmware_bridge.readers import reader_schemes
+
+log = logging.getLogger("bridge_table.bridge")
 
 # seats, zones and buttons as the Laws core names them (the events it is fed)
 SEATS: tuple[str, ...] = SEAT_NAMES
@@ -327,9 +337,25 @@ def _table(root: _Section) -> TableConfig:
     return TableConfig(id=table_id, src=src, language=language)
 
 
-def _broker(root: _Section, base: Path, src: str) -> BrokerConfig:
+def _credentials_url(sec: _Section, credentials: Path | None) -> str | None:
+    """The URL of the credentials file in use (``[broker] credentials``, else
+    ``$BRIDGE_TABLE_MQTT_CREDENTIALS``), if it names one."""
+    path = credentials or os.environ.get(ENV["credentials"]) or None
+    if path is None:
+        return None
+    try:
+        return read_credentials(path).get("url") or None
+    except BrokerSettingsError as e:
+        raise sec.error("credentials", str(e)) from None
+
+
+def _broker(root: _Section, base: Path, src: str, table: str,
+            broker_url: str | None = None) -> BrokerConfig:
     """``[broker]``: the keys of the table file, then the environment, then a credentials
-    file (``credentials = "..."``): see ``controller.broker.settings``."""
+    file (``credentials = "..."``): see ``controller.broker.settings``. The credentials
+    file's URL wins over the table file's ``url`` (one source of truth for where the table's
+    login works: the file broker-config wrote with it); ``broker_url`` (``--broker``) wins
+    over both."""
     sec = root.section("broker")
     url = sec.string("url", "")
     files: dict[str, Path | None] = {}
@@ -339,14 +365,24 @@ def _broker(root: _Section, base: Path, src: str) -> BrokerConfig:
         if file is not None and not file.is_file():
             raise sec.error(key, f"{str(file)!r} does not exist")
         files[key] = file
+    from_credentials = _credentials_url(sec, files["credentials"])
+    if from_credentials and url and not broker_url:
+        if url.rstrip("/") != from_credentials.rstrip("/"):
+            log.warning("%s: [broker] url %s is not used: the credentials file names the "
+                        "broker its login is for, %s (remove url from the table file)",
+                        sec.file, url, from_credentials)
+        url = ""
     try:
-        settings = resolve(url or None, credentials=files["credentials"],
+        settings = resolve(broker_url or url or None, credentials=files["credentials"],
                            username=sec.string("username", "") or None,
                            password=sec.string("password", "") or None,
                            password_file=files["password_file"], ca_file=files["ca_file"],
                            cert_file=files["cert_file"], key_file=files["key_file"])
     except BrokerSettingsError as e:
         raise sec.error("url" if "URL" in str(e) else "", str(e)) from None
+    problem = bridge_login_problem(settings.username, table)
+    if problem is not None:
+        raise sec.error("credentials" if files["credentials"] else "username", problem)
     root_topic = sec.string("root", "bridge")
     if not root_topic or any(c in root_topic for c in "+#") or root_topic.startswith("/") \
             or root_topic.endswith("/"):
@@ -590,8 +626,10 @@ def _check_chip_selects(root: _Section, readers: tuple[ReaderConfig, ...], gpio:
             uses[pin] = f"{where} (the chip select of reader {reader.name!r})"
 
 
-def config_from_dict(data: Mapping[str, Any], path: Path) -> BridgeConfig:
-    """Validate already-parsed TOML; ``path`` names the file in errors and anchors paths."""
+def config_from_dict(data: Mapping[str, Any], path: Path, *,
+                     broker_url: str | None = None) -> BridgeConfig:
+    """Validate already-parsed TOML; ``path`` names the file in errors and anchors paths;
+    ``broker_url`` (the command line's ``--broker``) wins over every other URL."""
     path = Path(path)
     base = path.parent
     root = _Section(str(path), "", dict(data))
@@ -599,7 +637,7 @@ def config_from_dict(data: Mapping[str, Any], path: Path) -> BridgeConfig:
     config = BridgeConfig(
         path=path,
         table=table,
-        broker=_broker(root, base, table.src),
+        broker=_broker(root, base, table.src, table.id, broker_url),
         registry=_registry(root, base),
         spool=_spool(root, base, table.id),
         readers=_readers(root),
@@ -624,10 +662,8 @@ def load_config(path: str | Path, *, broker_url: str | None = None,
         data = load_toml(path)
     except TomlFileError as e:
         raise ConfigError(str(path), "", e.problem.describe()) from None
-    overrides = {"url": broker_url,
-                 "credentials": str(Path(credentials).resolve()) if credentials else None}
-    for key, value in overrides.items():
-        if value is not None:
-            broker = data.get("broker")
-            data["broker"] = {**(broker if isinstance(broker, dict) else {}), key: value}
-    return config_from_dict(data, path.resolve())
+    if credentials:
+        broker = data.get("broker")
+        data["broker"] = {**(broker if isinstance(broker, dict) else {}),
+                          "credentials": str(Path(credentials).resolve())}
+    return config_from_dict(data, path.resolve(), broker_url=broker_url)

@@ -44,6 +44,7 @@ import aiomqtt
 import msgspec
 
 from controller import wire
+from controller.broker.login import LoginWatch
 from controller.sqlitefile import private_sqlite
 from firmware_bridge.config import BridgeConfig
 from firmware_bridge.errors import BridgeError, SpoolError
@@ -461,11 +462,15 @@ class Publisher:
         """Connect, drain, reconnect on failure, until ``stop`` is set; then go offline."""
         delay = self.reconnect_min
         outage_logged = False
+        b = self.config.broker
+        login = LoginWatch(log, b.url, b.username,
+                           who=f"the bridge of table {self.config.table.id}")
         while not stop.is_set():
             try:
                 client = self._make_client()
                 async with client:
                     self._client = client
+                    login.up()
                     delay = self.reconnect_min
                     outage_logged = False
                     await self._connected_session(client, stop)
@@ -474,6 +479,9 @@ class Publisher:
                         await client.publish(self.status_topic, self.status_payload("offline"),
                                              qos=1, retain=True, timeout=2.0)
             except aiomqtt.MqttError as e:
+                if login.lost(e):
+                    delay = max(delay, 10.0)
+                login.failed(e)   # refused at start: LoginRefused, the command exits 2
                 if not outage_logged:
                     log.warning("broker %s unreachable (%s); spooling, retrying",
                                 self.config.broker.url, e)

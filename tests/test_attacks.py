@@ -431,7 +431,8 @@ def test_no_secret_is_ever_readable_by_others(tmp_path: Path) -> None:
     assert not {s for s in seen_wide if not s.startswith(f"{out} ")}, seen_wide
     passwords = [str(read_credentials(p)["password"]) for p in (out / "clients").glob("*.toml")
                  if not p.name.endswith("-cert.toml")]
-    assert len(passwords) == 8
+    assert len(passwords) == 10     # tables 1-4, controller, director, broadcast, scorer,
+                                    # vugraph, public
     for path, data in readable.items():
         for password in passwords:
             assert password.encode() not in data, path

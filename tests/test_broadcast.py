@@ -64,13 +64,15 @@ def session_engine(session: str = "club-1") -> Engine:
     return engine
 
 
-def make_relay(tmp_path: Path, **kw: Any) -> tuple[Relay, HeldStore]:
+def make_relay(tmp_path: Path, now_contract: bool = False, **kw: Any
+               ) -> tuple[Relay, HeldStore]:
     session = parse_movement(TWO_TABLES, "test")
     store = HeldStore(tmp_path / "relay.sqlite")
     from controller.broadcast.view import session_views
     info, sinfo = session_views(session)
     relay = Relay(Gate(GatePolicy(session.id, session.movement, **kw)), store=store,
-                  info=info, session_info=sinfo, out=tmp_path / "out")
+                  info=info, session_info=sinfo, out=tmp_path / "out",
+                  now_contract=now_contract)
     return relay, store
 
 
@@ -414,8 +416,7 @@ def test_live_files_carry_pass_scoring_site_date_and_each_player_at_their_seat(
     assert board.contract is not None and board.contract.is_passout()
 
 
-def test_what_a_table_plays_now_names_the_board_and_contract_only(tmp_path: Path) -> None:
-    relay, store = make_relay(tmp_path)
+def _now_sent(relay: Relay) -> list[dict[str, Any]]:
     relay.take(*ONLINE, False, 0)
     sent = []
     for topic, payload in board_messages(session_engine(), "1", 1):
@@ -423,6 +424,38 @@ def test_what_a_table_plays_now_names_the_board_and_contract_only(tmp_path: Path
         sent += [p for t, p, _ in relay.release(1) if t == "public/1/now"]
     assert sent and all(set(p) == {"v", "session", "table", "board", "phase", "contract",
                                    "declarer"} for p in sent)
+    return sent
+
+
+@pytest.mark.parametrize("release", ["round", "board"])
+def test_now_carries_no_contract_of_a_held_board(tmp_path: Path, release: str) -> None:
+    """Issue 43: "Now: Board 6 - 2D by West" while board 6 waited for table 3: Law 16
+    makes it unauthorised information to the players still to play it. (``--release
+    board`` releases a board once its table has finished it: its contract is out then.)"""
+    relay, store = make_relay(tmp_path, release=release)
+    sent = _now_sent(relay)
+    assert {p["phase"] for p in sent} >= {"auction", "play"}
+    playing = [p for p in sent if p["phase"] in ("auction", "play")]
+    assert all(p["contract"] is None and p["declarer"] is None for p in playing), sent
+    if release == "round":     # table 2 has still to play board 1
+        assert all(p["contract"] is None and p["declarer"] is None for p in sent), sent
+    store.close()
+
+
+def test_now_carries_the_contract_when_the_board_is_out_or_the_operator_opted_in(
+        tmp_path: Path) -> None:
+    (tmp_path / "live").mkdir()
+    (tmp_path / "opt-in").mkdir()
+    for relay, store in (make_relay(tmp_path / "live", release="live"),
+                         make_relay(tmp_path / "opt-in", now_contract=True)):
+        sent = _now_sent(relay)
+        assert [p["contract"] for p in sent if p["phase"] == "play"][-1] == "4H"
+        store.close()
+
+
+def test_what_a_table_plays_now_names_the_board_and_contract_only(tmp_path: Path) -> None:
+    relay, store = make_relay(tmp_path, now_contract=True)
+    sent = _now_sent(relay)
     assert [p["contract"] for p in sent if p["phase"] == "play"][-1] == "4H"
     assert len(sent) == len({json.dumps(p, sort_keys=True) for p in sent})   # changes only
     # another session's table: nothing
@@ -608,3 +641,53 @@ def test_sigterm_ends_the_relay_with_a_stopped_line(mosquitto: Mosquitto,
     assert proc.returncode == 0, err.decode()
     assert err.decode().splitlines()[-1].endswith("stopped"), err.decode()
     assert b"Traceback" not in err
+
+
+def test_site_is_the_session_files_venue() -> None:
+    """Issue 43: the relay wrote [Site "?"] although the session names its venue."""
+    from controller.broadcast.view import session_views
+    from controller.session import load_session
+
+    session = load_session(Path(__file__).parent.parent / "hw_configs" /
+                           "session-mitchell.toml")
+    assert session.venue
+    _, extra = session_views(session)
+    assert extra["site"] == session.venue
+
+
+def _board_secrets(payload: Any) -> list[str]:
+    """Whatever in a public payload tells of a board's play: a contract, a declarer, a
+    call or a card (keys with a value), anywhere in it."""
+    found: list[str] = []
+    if isinstance(payload, dict):
+        for key, value in payload.items():
+            if key in ("contract", "declarer", "call", "card", "calls", "cards", "auction",
+                       "deal", "play") and value not in (None, [], {}, ""):
+                found.append(f"{key}={value!r}")
+            found += _board_secrets(value)
+    elif isinstance(payload, list):
+        for value in payload:
+            found += _board_secrets(value)
+    return found
+
+
+def test_no_public_message_of_a_held_board_tells_of_its_play(tmp_path: Path) -> None:
+    """The relay's promise (issue 43's "Done when"): board 1 played at table 1 and not
+    yet at table 2; nothing the relay publishes until then carries board 1's contract,
+    declarer, a call or a card. Table 2 playing it releases it (a positive control)."""
+    relay, store = make_relay(tmp_path)
+    relay.take(*ONLINE, False, 0)
+    engine = session_engine()
+    public: list[tuple[str, Any]] = []
+    for topic, payload in board_messages(engine, "1", 1):
+        relay.take(topic, payload, False, 1)
+        public += [(t, p) for t, p, _ in relay.release(1)]
+    assert public, "the relay said nothing (no now, no session): the test sees nothing"
+    leaks = [(t, _board_secrets(p)) for t, p in public if _board_secrets(p)]
+    assert leaks == []
+    engine_2 = session_engine()
+    for topic, payload in board_messages(engine_2, "2", 1):
+        relay.take(topic, payload, False, 2)
+    released = relay.release(3)
+    assert any(_board_secrets(p) for t, p, _ in released if t.startswith("public/1/board/1"))
+    store.close()

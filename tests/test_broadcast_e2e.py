@@ -222,9 +222,11 @@ def test_1_round_one_releases_nothing_and_an_unscheduled_table_is_held(stack: St
     assert out.returncode == 2 and "--force" in out.stderr
     out = operator(stack, "release", "--board", "7")
     assert out.returncode == 2 and "not in session" in out.stderr
-    # the audience sees what each table plays now (board and contract), nothing more
+    # the audience sees what each table plays now (the board), nothing more: not even the
+    # contract of a board still held (Law 16; the relay's --now-contract opts in)
     now = {t["table"]: t["now"] for t in stack.get("/api/state")["tables"]}
-    assert now["1"]["board"] == 1 and now["1"]["contract"] == "4H"
+    assert now["1"]["board"] == 1 and now["1"].get("contract") is None
+    assert now["1"].get("declarer") is None
     assert not {"auction", "current", "cards", "deal"} & set(now["1"])
     assert "9" not in now
     # the relay has taken all of it and gone through its release step since (a second
@@ -466,11 +468,13 @@ def test_9_a_relay_left_running_publishes_nothing_of_the_next_session(stack: Sta
                 str(stack.tmp / "deals.pbn"))
     wait_until(lambda: any(t == "public/session" and p.get("session") == "club-2026-12-07"
                          for t, p, _ in stack.public.seen[n:]), 20, "the next session's relay")
-    # what table 1 plays now, while its board is held: board and contract, no card
+    # what table 1 plays now, while its board is held: the board, no contract, no card
     stack.play("1", 1, src="pi-1-next")
     wait_until(lambda: any(t == "public/1/now" and p.get("session") == "club-2026-12-07"
-                         and p.get("board") == 1 and p.get("contract") == "4H"
+                         and p.get("board") == 1 and p.get("phase") == "play"
                          for t, p, _ in stack.public.seen[n:]), 20, "table 1 playing now")
+    assert not any(t == "public/1/now" and (p.get("contract") or p.get("declarer"))
+                   for t, p, _ in stack.public.seen[n:])
     assert not any(t.startswith("public/1/board/") for t, _, _ in stack.public.seen[n:])
     stack.play("2", 2, src="pi-2-next")
     stack.play("1", 2, src="pi-1-next")

@@ -192,3 +192,85 @@ def test_a_main_in_the_wrong_place_is_told_where_it_goes(
     monkeypatch.setitem(COMMANDS, "hello", (target, "a command placed wrongly"))
     problem = _naming_problem("hello", _folder_counts())
     assert problem is not None and said in problem
+
+
+# -- the convention every command keeps (docs/install.md, controller/commandline.py; issue 43) --
+
+#: each command's subcommands: ``--version`` is answered after them too
+SUBCOMMANDS = {"console": ("passwd",), "sim": ("run", "play"),
+               "broadcast": ("status", "release", "hold", "clear", "comment"),
+               "tags": ("enroll", "list", "check"), "firmware": ("flash", "settings")}
+#: the commands that run until stopped or follow a session live (with the subcommand that
+#: does): each takes ``--log-level``
+LONG_RUNNING = {"controller": (), "bridge": (), "run": (), "console": (), "vugraph": (),
+                "broadcast": (), "results": (), "verify": (), "demo": (), "selftest": (),
+                "sim": ("run",)}
+
+
+def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    try:
+        main([*argv, "--help"])
+    except SystemExit:      # argparse's way
+        pass
+    return capsys.readouterr().out
+
+
+def test_every_subcommand_answers_version(capsys: pytest.CaptureFixture[str]) -> None:
+    wrong = []
+    for command, subs in SUBCOMMANDS.items():
+        assert command in COMMANDS
+        for sub in subs:
+            code = main([command, sub, "--version"])
+            if code != 0 or capsys.readouterr().out.strip() != version():
+                wrong.append(f"{command} {sub}")
+    assert wrong == [], "--version not answered after these"
+
+
+def test_every_long_running_command_takes_log_level(capsys: pytest.CaptureFixture[str]
+                                                   ) -> None:
+    missing = [" ".join((command, *sub)) for command, sub in LONG_RUNNING.items()
+               if "--log-level" not in _help([command, *sub], capsys)]
+    assert missing == [], "long-running commands without --log-level"
+
+
+def test_the_web_apps_default_to_distinct_ports() -> None:
+    """The console and the vugraph run on the same scoring machine: both defaulted to
+    8080, so the second one started refused to serve."""
+    from controller.web.console.cli import parser as console
+    from controller.web.vugraph.cli import parser as vugraph
+
+    ports = {console().get_default("listen"), vugraph().get_default("listen")}
+    assert len(ports) == 2, ports
+
+
+@pytest.mark.parametrize("command", ["score", "export", "results"])
+def test_the_session_and_results_files_are_named_one_way(
+        command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    text = _help([command], capsys)
+    assert "--session FILE" in text and "--results" in text, text
+
+
+@pytest.mark.parametrize("argv, stdin, code", [
+    (["passwd", "FILE", "--stdin"], "short\n", 2),          # too short: an input to fix
+    (["passwd", "FILE", "--stdin"], "", 2),                 # no password at all
+])
+def test_console_passwd_exits_as_documented(argv: list[str], stdin: str, code: int,
+                                            tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    args = [str(tmp_path / "pw") if a == "FILE" else a for a in argv]
+    assert main(["console", *args]) == code
+    assert not (tmp_path / "pw").exists()
+
+
+def test_console_passwd_interrupted_exits_130(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.web.console import cli
+
+    def interrupted(prompt: str) -> str:
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "_ask", interrupted)
+    assert main(["console", "passwd", str(tmp_path / "pw")]) == 130

@@ -293,3 +293,66 @@ def test_a_relative_spool_lives_in_systemds_state_directory(
     assert config.registry.files == ((tmp_path / "tags.toml").resolve(),)
     monkeypatch.setenv("STATE_DIRECTORY", "")
     assert load_text(tmp_path, GOOD).spool.path == (tmp_path / "var" / "spool.sqlite").resolve()
+
+
+# -- one source of truth for the table's broker (issue 43) ----------------------------------
+
+def _credentials(tmp_path: Path, user: str, url: str = "mqtt://venue.lan:1883") -> Path:
+    path = tmp_path / f"{user}.toml"
+    path.write_text(f'url = "{url}"\nusername = "{user}"\npassword = "secret"\n')
+    path.chmod(0o600)
+    return path
+
+
+def test_the_credentials_files_url_wins_over_the_table_files(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The sample's bench URL with the venue's credentials: the bridge dialled the bench URL
+    and spooled for ever."""
+    creds = _credentials(tmp_path, "table-7")
+    config = load_config(write(tmp_path, GOOD), credentials=creds)
+    assert (config.broker.host, config.broker.port) == ("venue.lan", 1883)
+    assert config.broker.username == "table-7"
+    assert "mqtt://10.0.0.2:1884 is not used" in caplog.text
+
+
+def test_the_credentials_variable_wins_over_the_table_files_url(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BRIDGE_TABLE_MQTT_CREDENTIALS", str(_credentials(tmp_path, "table-7")))
+    config = load_config(write(tmp_path, GOOD))
+    assert config.broker.host == "venue.lan"
+
+
+def test_the_command_lines_broker_still_wins(tmp_path: Path) -> None:
+    creds = _credentials(tmp_path, "table-7")
+    config = load_config(write(tmp_path, GOOD), credentials=creds,
+                         broker_url="mqtt://elsewhere:1999")
+    assert (config.broker.host, config.broker.port) == ("elsewhere", 1999)
+
+
+@pytest.mark.parametrize("user, words", [
+    ("table-3", "speaks for table 3, not table 7"),
+    ("verify-3", "speaks for table 3, not table 7"),
+    ("director", "is not a table's"),
+    ("table-7-controller", "is not a table's")])
+def test_a_login_for_another_table_stops_the_bridge(tmp_path: Path, user: str,
+                                                     words: str) -> None:
+    with pytest.raises(ConfigError, match=words):
+        load_config(write(tmp_path, GOOD), credentials=_credentials(tmp_path, user))
+
+
+@pytest.mark.parametrize("user", ["table-7", "verify-7", "club-own-name"])
+def test_a_login_for_this_table_or_unknown_to_broker_config_loads(tmp_path: Path,
+                                                                  user: str) -> None:
+    config = load_config(write(tmp_path, GOOD), credentials=_credentials(tmp_path, user))
+    assert config.broker.username == user
+
+
+def test_the_bridge_command_refuses_another_tables_login(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    from firmware_bridge.cli_bridge import main
+
+    table = write(tmp_path, GOOD)
+    assert main(["--config", str(table), "--credentials",
+                 str(_credentials(tmp_path, "table-1"))]) == 2
+    assert "speaks for table 1, not table 7" in capsys.readouterr().err

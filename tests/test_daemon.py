@@ -476,10 +476,14 @@ async def test_tls_and_password(tmp_path: Path) -> None:
                     if m.topic.value == "bridge/9/state":
                         assert json.loads(m.payload)["last"]["src"] == "tls-pi"  # type: ignore[arg-type]
                         break
+        # a login refused before the broker ever accepted it is not retried (issue 43)
+        from controller.broker.login import LoginRefused
+        with pytest.raises(LoginRefused, match="refused the login"):
+            await asyncio.wait_for(task_wrong, 20)
         assert wrong.counters.connects == 0 and not wrong.ready.is_set()
         stop.set()
         stop_wrong.set()
-        await asyncio.wait_for(asyncio.gather(task, task_wrong), 20)
+        await asyncio.wait_for(task, 20)
     finally:
         proc.terminate()
         proc.wait(10)

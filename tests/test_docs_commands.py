@@ -262,10 +262,10 @@ def _rotate(ws: Workspace) -> None:
 
 
 def _live_results(ws: Workspace) -> None:
-    """``clients/director.toml`` as ``broker-config`` writes it (for the private broker),
+    """``clients/scorer.toml`` as ``broker-config`` writes it (for the private broker),
     and the session's results on the broker, as a running controller leaves them."""
     (ws.path / "clients").mkdir(exist_ok=True)
-    (ws.path / "clients" / "director.toml").write_text(f'url = "{ws.broker_url}"\n')
+    (ws.path / "clients" / "scorer.toml").write_text(f'url = "{ws.broker_url}"\n')
     ws.publish_results()
 
 

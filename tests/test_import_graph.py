@@ -47,7 +47,7 @@ LAYERS: tuple[frozenset[str], ...] = (
 FIRMWARE_BRIDGE_MAY_IMPORT = frozenset({
     "controller.laws", "controller.wire", "controller.indicators", "controller.commandline",
     "controller.tomlfile", "controller.formats.source", "controller.broker.settings",
-    "controller.sqlitefile"})
+    "controller.broker.login", "controller.sqlitefile"})
 
 
 def _modules() -> dict[str, Path]:

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -159,6 +160,13 @@ async def test_results_live_and_at_the_end(mosquitto: Mosquitto, tmp_path: Path)
     for kind in ("-ranking.csv", ".csv"):
         assert (tmp_path / "journal" / f"live-pairs-2026-12-01-1{kind}").read_text() == \
             (tmp_path / "live" / f"live-pairs-2026-12-01-1{kind}").read_text()
+    # ... and the messages file score and export read (issue 43: --journal wrote none)
+    messages = tmp_path / "journal" / "live-pairs-2026-12-01-1-messages.jsonl"
+    assert messages.is_file() and str(messages) in out
+    scored = subprocess.run([sys.executable, "-m", "controller.cli", "score", "--results",
+                             str(messages), "--session", str(session)],
+                            capture_output=True, text=True, timeout=60)
+    assert scored.returncode == 0 and "87.50" in scored.stdout, scored.stderr
     # the messages the live command kept are input again
     code, out, err = await run("--session", str(session), "--results",
                                str(tmp_path / "live" / "live-pairs-2026-12-01-1-messages.jsonl"))

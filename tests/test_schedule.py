@@ -52,9 +52,6 @@ def test_the_daemon_flags_a_board_not_in_the_tables_schedule(tmp_path: Path) -> 
     outs = engine.handle("bridge/7/event", {**base, "seq": 2, "board": 8})
     alerts = [o.payload for o in outs if o.topic.endswith("/alert")]
     assert [(a["code"], a["status"]) for a in alerts] == [("WRONG_BOARD", "resolved")]
-    # a table the schedule does not name is not checked
-    outs = engine.handle("bridge/9/event", {**base, "seq": 1, "board": 15})
-    assert not [o for o in outs if o.topic.endswith("/alert")]
     with pytest.raises(ControllerError):
         build_engine(schedule=tmp_path / "missing.toml")
 
@@ -95,3 +92,75 @@ def test_a_movement_that_cannot_be_is_a_schedule_error(rounds: list[object],
     with pytest.raises(ScheduleError, match="^s: ") as err:
         parse_movement({"round": rounds}, "s", "id")
     assert fragment in str(err.value)
+
+
+def test_a_table_outside_the_movement_is_alerted_at_once_and_logged(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 43: a bridge with table id 7 in a 5-table session played board 1 with no alert
+    and no log line; only score said later that the result was not scored."""
+    session = tmp_path / "session.toml"
+    session.write_text('[session]\nid = "s"\n[movement]\ntype = "mitchell"\ntables = 5\n'
+                       'boards_per_round = 2\n')
+    engine = build_engine(session=session)
+    base = {"v": 1, "src": "pi", "ts": 1.0, "type": "tag", "zone": "board",
+            "action": "present", "uid": "B"}
+    outs = engine.handle("bridge/1/event", {**base, "seq": 1, "board": 1})
+    assert not [o for o in outs if o.topic.endswith("/alert")]      # a seated table
+    assert "not in the session's movement" not in caplog.text
+    outs = engine.handle("bridge/7/event", {**base, "seq": 1, "board": 1})
+    alerts = [(o.topic, o.payload["code"], o.payload["detail"]) for o in outs
+              if o.topic.endswith("/alert")]
+    assert alerts == [("bridge/7/alert", "WRONG_BOARD", "not_scheduled")]
+    assert "table 7 is not in the session's movement" in caplog.text
+    assert "table 7: board 1 is not one the session's movement gives" in caplog.text
+
+
+def test_the_controller_warns_of_tables_it_serves_that_the_session_does_not_seat(
+        caplog: pytest.LogCaptureFixture) -> None:
+    from controller.service.cli_controller import warn_unseated
+
+    schedule = {str(t): frozenset({1}) for t in range(1, 6)}
+    assert warn_unseated(("4", "5"), schedule) == []
+    assert "does not seat" not in caplog.text
+    assert warn_unseated(("5", "6", "7"), schedule) == ["6", "7"]
+    assert "does not seat table(s) 6, 7" in caplog.text
+    assert warn_unseated(("6",), {}) == []      # no session: nothing to hold them to
+
+
+def _board_tag(engine: object, table: str, seq: int, board: int) -> list[tuple[str, str]]:
+    base = {"v": 1, "src": "pi", "ts": 1.0, "type": "tag", "zone": "board",
+            "action": "present", "uid": f"B{board}"}
+    outs = engine.handle(f"bridge/{table}/event", {**base, "seq": seq, "board": board})  # type: ignore[attr-defined]
+    return [(o.payload["code"], o.payload["detail"]) for o in outs
+            if o.topic.endswith("/alert") and o.payload["status"] == "open"]
+
+
+def test_a_board_outside_the_tables_round_is_alerted(tmp_path: Path) -> None:
+    """Issue 43: the movement held live round by round. A 3-table Mitchell, 2 boards a
+    round: table 1 plays 1-2, then 3-4, then 5-6. A board of the round after next is not
+    scheduled at the table for the round; the next round's is."""
+    from controller.engine.rounds import RoundSchedule, rounds_of
+    from controller.session import load_session
+
+    session = tmp_path / "session.toml"
+    session.write_text('[session]\nid = "s"\n[movement]\ntype = "mitchell"\ntables = 3\n'
+                       'boards_per_round = 2\n')
+    movement = load_session(session).movement
+    by_round = rounds_of(movement.rounds)["1"]
+    assert [sorted(r) for r in by_round] == [[1, 2], [3, 4], [5, 6]]
+    played: list[int] = []
+    schedule = RoundSchedule(by_round, lambda: played)
+    assert all(b in schedule for b in (1, 3, 5))     # nothing played yet: any of its own
+    assert 7 not in schedule and "1" not in schedule
+    played += [1, 2]
+    assert 3 in schedule and 4 in schedule            # the next round
+    assert 5 not in schedule                          # the round after next
+    played += [3]
+    assert 5 in schedule                              # the next round again
+    assert 1 not in schedule                          # a round behind the table
+    assert sorted(schedule) == [1, 2, 3, 4, 5, 6] and len(schedule) == 6
+
+    engine = build_engine(session=session)
+    assert _board_tag(engine, "1", 1, 1) == []
+    # a board of the round after next, while round 1 is on: alerted at once
+    assert _board_tag(engine, "1", 2, 5) == [("WRONG_BOARD", "not_scheduled")]

@@ -121,7 +121,7 @@ def test_a_second_simulator_for_the_same_table_is_refused(tmp_path: Path) -> Non
                                  "--config", str(SIM_CONFIG)], cwd=ROOT, env=env,
                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                 timeout=60)
-        assert second.returncode == 1
+        assert second.returncode == 2   # a set-up to change: exit 2 (issue 43: it was 1)
         assert f"already runs (pid {first.pid}" in second.stderr
         assert "Traceback" not in second.stderr
     finally:

@@ -522,7 +522,7 @@ def test_files_secrets_and_rotation(tmp_path: Path) -> None:
     clients = tmp_path / "clients"
     passwords = {f.stem: read_credentials(f)["password"] for f in clients.glob("*.toml")}
     assert set(passwords) == {"table-1", "table-2", "controller", "director", "broadcast",
-                              "public"}
+                              "scorer", "vugraph", "public"}
     assert len(set(passwords.values())) == len(passwords)
     for f in [*clients.glob("*.toml"), tmp_path / "passwd", tmp_path / "certs" / "ca.key",
               tmp_path / "certs" / "server.key"]:
@@ -592,14 +592,31 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main([str(schedule), "--out", str(tmp_path / "b"), "--host", "h.venue",
                  "--stations", "V1"]) == 0
     assert sorted(f.stem for f in (tmp_path / "b" / "clients").glob("*.toml")) == [
-        "broadcast", "controller", "director", "public", "table-1", "table-7", "verify-V1",
-        "verify-V1-check"]
+        "broadcast", "controller", "director", "public", "scorer", "table-1", "table-7",
+        "verify-V1", "verify-V1-check", "vugraph"]
     assert main(["1,controller", "--out", str(tmp_path / "c")]) == 2
     assert "table id 'controller' is reserved" in capsys.readouterr().err
     junk = tmp_path / "junk.bin"
     junk.write_bytes(os.urandom(64) + b"\xff")
     assert main([str(junk), "--out", str(tmp_path / "d")]) == 2
-    assert "neither a session nor a schedule" in capsys.readouterr().err
+    assert "neither a session file" in capsys.readouterr().err
+
+
+def test_a_session_files_typo_is_said_as_every_command_says_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 43: broker-config hid a session-file typo behind "neither a session nor a
+    schedule file"; score, controller and results name the key."""
+    from controller.session import SessionError, load_session
+
+    session = tmp_path / "session.toml"
+    session.write_text('[session]\nid = "s"\n[movement]\ntype = "mitchell"\ntables = 3\n'
+                       'boards_per_round = 2\n[scoring]\nmethd = "matchpoints"\n')
+    with pytest.raises(SessionError) as every_other:
+        load_session(session)
+    assert main([str(session), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "neither" not in err and "scoring.methd" in err
+    assert str(every_other.value) in err
 
 
 def test_cli_lists_the_command() -> None:
@@ -689,3 +706,16 @@ def test_values_mosquitto_refuses_or_that_undo_the_bounds_are_refused(
     assert option[0] in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
 
+
+
+def test_the_scorer_reads_what_results_subscribes_to_and_nothing_else() -> None:
+    """``bridge-table results`` has its own login (issue 43: on the console's, the two
+    closed each other's connection all session), reading only what it needs."""
+    from controller.service.ranking import KINDS
+    from controller.venue.config import SCORER_READS
+
+    assert set(SCORER_READS) == set(KINDS)
+    users = {a.username: a for a in accounts(BrokerPlan(tables=["1", "2"]))}
+    assert users["scorer"].write == ()
+    assert users["scorer"].read == tuple(f"bridge/+/{kind}" for kind in SCORER_READS)
+    assert users["vugraph"].read == ("public/#",) and users["vugraph"].write == ()

@@ -109,11 +109,21 @@ def test_results_across_tables_matchpoints_and_frequency() -> None:
     assert "imps_ns" not in out
 
 
-def test_two_tables_give_imps() -> None:
+def test_two_tables_of_a_teams_match_give_imps() -> None:
     store = Store()
-    store.take("public/1/board/1", view("1", 1, "4H", 420))
-    store.take("public/2/board/1", view("2", 1, "3H", 170))
+    store.take("public/1/board/1", {**view("1", 1, "4H", 420), "scoring": "IMP"})
+    store.take("public/2/board/1", {**view("2", 1, "3H", 170), "scoring": "IMP"})
     assert board_summary(store, 1)["imps_ns"] == 6
+
+
+@pytest.mark.parametrize("scoring", ["MP", "cross-imps", None])
+def test_two_results_of_a_pairs_board_give_no_imps(scoring: str | None) -> None:
+    """Issue 43: the vugraph showed IMPs on a pairs board that had two results so far."""
+    store = Store()
+    for t, c, s in (("1", "4H", 420), ("2", "3H", 170)):
+        v = view(t, 1, c, s)
+        store.take(f"public/{t}/board/1", {**v, "scoring": scoring} if scoring else v)
+    assert "imps_ns" not in board_summary(store, 1)
 
 
 def test_double_dummy_and_par_or_says_absent(monkeypatch: pytest.MonkeyPatch) -> None:

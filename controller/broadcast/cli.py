@@ -33,6 +33,7 @@ from controller.broadcast.operator import ACTIONS, MAX_COMMENT, OperatorError, o
 from controller.broadcast.relay import Relay
 from controller.broadcast.store import open_relay_store
 from controller.broadcast.view import session_views
+from controller.broker.login import LoginRefused
 from controller.broker.settings import add_broker_arguments, settings_from_args
 from controller.commandline import ControllerError, add_log_level, plain_help, setup_logging
 
@@ -100,6 +101,12 @@ def _relay_parser() -> argparse.ArgumentParser:
     ap.add_argument("--public", default="public", help="topic root of the released feed")
     ap.add_argument("--store", default="var/broadcast.sqlite", help="the relay's SQLite store")
     ap.add_argument("--client-id", help="MQTT client id (default: unique, kept in the store)")
+    ap.add_argument("--now-contract", action="store_true",
+                    help="show each table's contract and declarer on public/T/now while "
+                         "its board is still held. Only for a secured venue (no players' "
+                         "phones in the audience): a held board's contract seen by a player "
+                         "who has it still to play is unauthorised information (Law 16), so "
+                         "by default it waits for the board's release")
     add_log_level(ap)
     return ap
 
@@ -171,6 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.release != "round":
         log.warning("--release %s: boards go public before every table has played them",
                     args.release)
+    if args.now_contract:
+        log.warning("--now-contract: held boards' contracts and declarers go public on "
+                    "public/T/now (Law 16: only where no player in the room can see them)")
     try:
         store = open_relay_store(args.store, policy.session_id, policy.movement)
     except (OSError, sqlite3.DatabaseError) as exc:
@@ -180,11 +190,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     info, session_info = _session_info(args, session)
     relay = Relay(Gate(policy), root=args.root, public=args.public, store=store, info=info,
                   deals=deals, out=Path(args.out) if args.out else None,
-                  session_info=session_info)
+                  session_info=session_info, now_contract=args.now_contract)
     log.info("session %s, release %s, delay %ss, client id %s", policy.session_id,
              args.release, args.delay, args.client_id or store.client_id())
     try:
         run_until_signalled(broker, relay, client_id=args.client_id)
+    except LoginRefused as exc:
+        log.error("%s", exc)
+        return 2
     finally:
         store.close()
     log.info("stopped")     # as the console and the vugraph: systemd's log shows the end

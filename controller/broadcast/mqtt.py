@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller import wire
 from controller.broadcast.relay import Relay
+from controller.broker.login import LoginWatch
 from controller.commandline import OutageLog
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ log = logging.getLogger("bridge_table.broadcast")
 
 async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event | None = None,
                     client_id: str | None = None, ready: asyncio.Event | None = None) -> None:
-    """Run ``relay`` on a broker until ``stop``; reconnects after a broker error."""
+    """Run ``relay`` on a broker until ``stop``; reconnects after a broker error, but not
+    after a login refused at start (:class:`LoginRefused`, ``controller.broker.login``)."""
     import aiomqtt
 
     stop = stop or asyncio.Event()
@@ -37,7 +39,9 @@ async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event
                         f"bridge-table-broadcast-{uuid.uuid4().hex[:12]}")
     root = relay.root
     outage = OutageLog(log, f"broker {broker.url}")
+    login = LoginWatch(log, broker.url, broker.username, who="the relay")
     while not stop.is_set():
+        delay = 1.0
         try:
             client = aiomqtt.Client(
                 broker.host, broker.port, identifier=cid, clean_session=False,
@@ -47,6 +51,7 @@ async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event
             # while the relay died is delivered again by the broker, not lost
             client._client.manual_ack_set(True)  # noqa: SLF001  # paho, under aiomqtt
             async with client:
+                login.up()
                 await client.subscribe(
                     [(wire.status_topic(root=root), 1), (wire.status_topic("+", root=root), 1)]
                     + [(wire.topic("+", kind, root=root), 1)
@@ -58,9 +63,12 @@ async def run_relay(broker: BrokerSettings, relay: Relay, *, stop: asyncio.Event
                     ready.set()
                 await _serve(client, relay, stop)
         except aiomqtt.MqttError as exc:
-            outage.failed(exc, 1.0)
+            if login.lost(exc):
+                delay = 10.0
+            login.failed(exc)   # a login refused at start: LoginRefused, the command exits 2
+            outage.failed(exc, delay)
             try:
-                await asyncio.wait_for(stop.wait(), 1.0)
+                await asyncio.wait_for(stop.wait(), delay)
             except TimeoutError:
                 pass
 

@@ -62,13 +62,17 @@ class Relay:
                  store: HeldStore | None = None,
                  info: Mapping[tuple[str, int], Mapping[str, Any]] | None = None,
                  deals: Mapping[int, str] | None = None, out: Path | None = None,
-                 session_info: Mapping[str, Any] | None = None) -> None:
+                 session_info: Mapping[str, Any] | None = None,
+                 now_contract: bool = False) -> None:
         self.gate, self.root, self.public, self.store = gate, root, public, store
         self.session = gate.policy.session_id
         self.info = info or {}           # (table, board) -> view fields (round, pairs...)
         self.deals = deals or {}
         self.out = out
         self.session_info = dict(session_info or {})
+        #: the operator of a secured venue opted in to a held board's contract and
+        #: declarer on ``now`` (``--now-contract``); by default they wait for its release
+        self.now_contract = now_contract
         self.views: dict[tuple[str, int], dict[str, Any]] = {}
         self.reported: set[Any] = set()
         self.digests: set[str] = set()
@@ -112,7 +116,7 @@ class Relay:
         digests: list[str] = []
         if kind == "state":
             self.gate.state(table, payload, retained=retained, now=now)
-            self._now_playing(table, payload)
+            self._now_playing(table, payload, now)
         elif kind in ("feed", "alert", "result"):
             fresh = not retained or (kind == "result" and "session" in payload)
             other = payload.get("session")
@@ -146,19 +150,33 @@ class Relay:
         return self.refusals.check(f"{self.public}/{table}/{kind}", kind,
                                    {**payload, "session": self.session})
 
-    def _now_playing(self, table: str, state: Mapping[str, Any]) -> None:
-        """``public/{t}/now``: the board a table plays and its contract once the auction
-        is over, from a state of this session; no call, card or hand."""
+    def _now_playing(self, table: str, state: Mapping[str, Any], at: float) -> None:
+        """``public/{t}/now``: the board a table plays, from a state of this session; no
+        call, card or hand. Its contract and declarer only once the board is released at
+        that table (the gate's rule: with ``--release round``, once every table has played
+        it), or when the operator opted in (``now_contract``): a held board's contract
+        on a phone in the room is unauthorised information to a player who has it still
+        to play (Law 16)."""
         mv = self.gate.policy.movement
         if state.get("table") != table or state.get("session") != self.session or (
                 mv is not None and table not in {t for r in mv.rounds for t in r.tables}):
             return
+        board = state.get("board")
+        shown = self.now_contract or self._released(table, board, at)
         now = {"v": wire.VERSION, "session": self.session, "table": table,
-               "board": state.get("board"), "phase": state.get("phase"),
-               "contract": state.get("contract"), "declarer": state.get("declarer")}
+               "board": board, "phase": state.get("phase"),
+               "contract": state.get("contract") if shown else None,
+               "declarer": state.get("declarer") if shown else None}
         if self.now_sent.get(table) != now and \
                 self.refusals.check(f"{self.public}/{table}/now", "now", now):
             self.now_due[table] = now
+
+    def _released(self, table: str, board: Any, at: float) -> bool:
+        """Whether the gate would let an item of ``board`` at ``table`` out at ``at``."""
+        if not isinstance(board, int) or isinstance(board, bool):
+            return False
+        when = self.gate.release_time(Item(-1, table, "state", board, {}, at))
+        return when is not None and when <= at
 
     def now_messages(self) -> list[Publish]:
         out = [Publish(f"{self.public}/{t}/now", p, True) for t, p in self.now_due.items()]

@@ -214,9 +214,12 @@ def session_views(session: Any) -> tuple[dict[tuple[str, int], dict[str, Any]],
                 info[(str(table), board)] = entry
     # the file's Event, Site, Date and Scoring (PBN's tags; a session file names them)
     extra: dict[str, Any] = {}
-    for key in ("event", "site", "date"):
-        value = getattr(session, key, None)
-        if isinstance(value, str) and value:
+    for key, names in (("event", ("event",)), ("site", ("site", "venue")),
+                       ("date", ("date",))):
+        # the session file names the place ``venue``: PBN's and LIN's Site
+        value = next((v for v in (getattr(session, n, None) for n in names)
+                      if isinstance(v, str) and v), None)
+        if value is not None:
             extra[key] = value
     scoring = getattr(session, "scoring", None)
     kind = getattr(session.movement, "kind", None)

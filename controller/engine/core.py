@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -28,6 +29,7 @@ from controller.engine.intake import (
 )
 from controller.engine.outgoing import Outgoing
 from controller.engine.render import Payloads, restated
+from controller.engine.rounds import RoundSchedule
 from controller.engine.tables import Carried, TableState
 from controller.evidence.payload import claim_position, evidence_payload, note_tempo, press_payload
 from controller.indicators.display_text import LANGUAGES
@@ -39,6 +41,8 @@ from controller.laws.irregularities import Code
 from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.rulings import Ruling, RulingKind
 from controller.laws.table import Table, Update
+
+log = logging.getLogger("bridge_table.engine")
 
 __all__ = ["Engine"]
 
@@ -53,6 +57,12 @@ def _topic_text(root: str, table: str, kind: str) -> str:
     return wire.topic(table, kind, root=root)
 
 
+def _seen_at(table: Table) -> list[int]:
+    """The boards a table has played, and the one on it now (``engine.rounds``)."""
+    board = table.board
+    return table.played if board is None else [*table.played, board.number]
+
+
 class Engine:
     """Every table whose messages reach it; one ``Table`` per table id."""
 
@@ -64,6 +74,7 @@ class Engine:
         rules: Rules = Rules.L2017,
         policy: IndicatorPolicy | None = None,
         schedule: Mapping[str, frozenset[int]] | None = None,
+        rounds: Mapping[str, Sequence[frozenset[int]]] | None = None,
         kinds: frozenset[str] | None = None,
         max_tables: int = MAX_TABLES,
         max_sources: int = MAX_SOURCES,
@@ -74,6 +85,8 @@ class Engine:
         applied, and ``snapshot``/``retained`` still give the full current state.
         ``max_tables`` bounds the tables, ``max_sources`` the sources (``src``) per table:
         an input past either is refused with an ``error``.
+        ``rounds``: each table's boards per round it plays, in order (the session's
+        movement): a board of a round behind the table, or two ahead, is WRONG_BOARD.
         ``pairs_at(table, board)``: the session's movement, naming the pairs (or teams) at
         the table in ``state`` and ``result`` (``ns``, ``ew``; wire contract 1.2).
         ``languages``: the languages of the indicator's ``display`` text (default all
@@ -92,6 +105,9 @@ class Engine:
         self.rules = rules
         self.policy = policy or IndicatorPolicy()
         self.schedule = schedule or {}
+        #: per table, its boards round by round (the session's movement): a board is then
+        #: scheduled for the table's round or the next one only (``engine.rounds``)
+        self.rounds = rounds or {}
         #: builds the payloads of the messages (controller/engine/render.py): the display
         #: in ``languages``, the pairs at each table from ``pairs_at``
         self.payloads = Payloads(tuple(dict.fromkeys(languages)), self.policy, pairs_at)
@@ -373,9 +389,20 @@ class Engine:
     def _table(self, name: str) -> TableState:
         ts = self._tables.get(name)
         if ts is None:
-            ts = TableState(Table(name, rules=self.rules, deals=self.deals,
-                                  schedule=self.schedule.get(name),
-                                  feed=bool({"feed", "evidence"} & self.kinds)))
+            schedule = self.schedule.get(name)
+            if self.schedule and schedule is None:
+                # a table the session's movement does not seat: nothing is scheduled there,
+                # so each board it plays is WRONG_BOARD (Law 15), alerted at the table
+                schedule = frozenset()
+                log.warning("table %s is not in the session's movement (its tables: %s): "
+                            "every board played there is alerted as not scheduled (Law 15)",
+                            name[:64], ", ".join(sorted(self.schedule)))
+            table = Table(name, rules=self.rules, deals=self.deals, schedule=schedule,
+                          feed=bool({"feed", "evidence"} & self.kinds))
+            by_round = self.rounds.get(name)
+            if by_round:   # the movement's rounds: a board of the table's round or the next
+                table.schedule = RoundSchedule(by_round, lambda: _seen_at(table))
+            ts = TableState(table)
             self._tables[name] = ts
         return ts
 
@@ -422,6 +449,10 @@ class Engine:
             alerts = ts.alerts
             for item in irregularities:
                 alerts[item.id] = item
+                if item.code is Code.WRONG_BOARD and item.detail == "not_scheduled":
+                    log.warning("table %s: board %s is not one the session's movement gives "
+                                "this table: WRONG_BOARD alerted at the table (Law 15)",
+                                name[:64], board_no)
                 if alerting:
                     out.append(Outgoing(self._topic(name, "alert"),
                                         self.payloads.alert(name, board_no, item), False))

@@ -12,10 +12,11 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from controller.broker.identity import IdentityError, identities_beside, load_identities
+from controller.broker.login import LoginRefused
 from controller.broker.settings import add_broker_arguments, settings_from_args
 from controller.commandline import ControllerError, add_log_level, bounded, setup_logging
 from controller.service.daemon import (
@@ -109,6 +110,7 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                           first_board=args.first_board,
                           max_tables=args.max_tables, max_sources=args.max_sources)
     tables, name = partition_from_args(args, engine)
+    warn_unseated(tables, getattr(engine, "schedule", None) or {})
     identities = None
     # secure by default: the identities broker-config wrote beside this login, when the
     # option does not name them
@@ -145,6 +147,21 @@ def daemon_from_args(args: argparse.Namespace) -> ControllerDaemon:
                             intake=Intake(args.intake_burst, args.intake_rate),
                             info={"rules": str(args.rules),
                                   **session_info(engine)})
+
+
+def warn_unseated(tables: Sequence[str], schedule: Mapping[str, object]) -> list[str]:
+    """Say at start which tables this controller serves (``--tables``) that the session's
+    movement (or ``--schedule``) does not seat: each board played there will be alerted
+    as not scheduled. Returns them."""
+    if not schedule:
+        return []
+    unseated = [t for t in tables if t not in schedule]
+    if unseated:
+        log.warning("--tables: the session's movement does not seat table(s) %s (its tables: "
+                    "%s): every board played there will be alerted as not scheduled "
+                    "(WRONG_BOARD, Law 15)", ", ".join(unseated),
+                    ", ".join(sorted(schedule)))
+    return unseated
 
 
 def partition_from_args(args: argparse.Namespace, engine: EngineLike
@@ -185,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         asyncio.run(run_until_signalled(daemon))
+    except LoginRefused as e:
+        log.error("%s", e)
+        return 2
     finally:
         if daemon.journal is not None:
             daemon.journal.close()

@@ -16,8 +16,9 @@ It reads what the controller published from one of (``ranking.py``):
   command's ``--out`` writes).
 
 With ``--out DIR`` it writes, at the end, every record ``bridge-table export`` writes
-(``--format``, all by default) and, from the broker, ``ID-messages.jsonl``: the messages it
-received, which ``--results`` reads again. Empty or truncated input is an error (exit 2,
+(``--format``, all by default) and ``ID-messages.jsonl``: the messages it received (or
+computed again from the journal), which ``--results`` reads again, as ``score --results``
+and ``export --results`` do. Empty or truncated input is an error (exit 2,
 one line on standard error), as a bad session file is.
 """
 
@@ -28,17 +29,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from controller.broker.settings import (
-    BrokerSettingsError,
-    add_broker_arguments,
-    settings_from_args,
+from controller.broker.settings import add_broker_arguments, settings_from_args
+from controller.commandline import (
+    ControllerError,
+    add_file_option,
+    add_log_level,
+    file_option,
+    setup_logging,
 )
-from controller.commandline import add_log_level, setup_logging
 from controller.service.ranking import (
     PROG,
     final_ranking,
     follow_broker,
-    published_from_journal,
+    journal_messages,
     require_a_result,
     write_records,
 )
@@ -53,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=PROG, description="The session's ranking as it goes, "
                                  "and every record at the end.",
                                  epilog="docs/session.md: 'Results live and at the end'")
-    ap.add_argument("--session", required=True, help="the session file (docs/session.md)")
+    add_file_option(ap, "--session", "the session file (docs/session.md)")
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--journal", help="the controller's journal (the controller stopped)")
     src.add_argument("--results", help="a file of published messages (JSONL)")
@@ -74,7 +77,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    ap = _parser()
+    args = ap.parse_args(argv)
+    args.session = file_option(ap, args, "--session")
     setup_logging(args)
     from_broker = not args.journal and not args.results
     try:
@@ -82,7 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         session = load_session(args.session)
         lines: list[str] | None = None
         if args.journal:
-            published = published_from_journal(args.session, args.journal, sys.stderr)
+            # the messages kept, so that --out writes ID-messages.jsonl from the journal as
+            # from the broker: the file score and export read
+            lines = journal_messages(args.session, args.journal, sys.stderr)
+            published = read_published(lines, sys.stderr, args.journal)
         elif args.results:
             published = load_jsonl(args.results, read_published, sys.stderr)
         else:
@@ -92,10 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         require_a_result(published, source, root=args.root,
                          broker=(args.broker or "the broker") if from_broker else None)
         final_ranking(session, published, source=source, as_json=args.json,
-                      strays_said=lines is not None)
+                      strays_said=from_broker)
         if args.out:
             write_records(session, published, Path(args.out), formats, lines)
-    except (ValueError, SessionError, ResultsError, BrokerSettingsError) as exc:
+    except (ValueError, SessionError, ResultsError, ControllerError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -95,6 +95,7 @@ import msgspec
 
 from controller import wire
 from controller.broker.identity import Identities
+from controller.broker.login import LoginWatch
 from controller.broker.settings import BrokerSettings
 from controller.commandline import OutageLog
 from controller.service import snapshot
@@ -649,11 +650,13 @@ class ControllerDaemon:
         delay = self.reconnect_min
         conn: Connection | None = None
         outage = OutageLog(log, f"broker {self.broker.url}")
+        login = LoginWatch(log, self.broker.url, self.broker.username, who="the controller")
         while not halt.is_set():
             conn = Connection(self.broker, self.client_id, self._inbox,
                               will=(self.status_topic, _encode(self.status("offline")), 1, True))
             try:
                 conn.open(self.connect_timeout)
+                login.up()
                 self.counters.connects += 1
                 outage.recovered()
                 delay = self.reconnect_min  # a working connection: retry soon after it
@@ -661,6 +664,9 @@ class ControllerDaemon:
                 ready(True)
                 self._serve_session(conn, self._inbox, halt)
             except MqttError as e:
+                if login.lost(e):
+                    delay = max(delay, 10.0)
+                login.failed(e)   # refused at start: LoginRefused, the command exits 2
                 outage.failed(e, delay)
             except JournalError as e:
                 log.error("journal: %s; retrying in %.1f s (nothing was acknowledged)", e,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.commandline import ControllerError
+from controller.engine.rounds import rounds_of
 from controller.indicators.policy import IndicatorPolicy, PolicyError
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def build_engine(*, root: str = "bridge",
         raise ControllerError(str(e)) from e
     pairs_at = None
     tables = None
+    rounds = None
     session_id = None
     if session:
         from controller.session import SessionError, load_session
@@ -68,6 +70,7 @@ def build_engine(*, root: str = "bridge",
         except SessionError as e:
             raise ControllerError(str(e)) from e
         tables = sess.movement.schedule()
+        rounds = rounds_of(sess.movement.rounds)
         pairs_at = sess.movement.pairs_at
         session_id = sess.id
         # said before the boards line, so a director can see the right file was taken
@@ -85,6 +88,7 @@ def build_engine(*, root: str = "bridge",
         try:
             try:
                 tables = load_schedule(schedule)
+                rounds = None     # the one round it names: its boards are the schedule
                 whole = load_movement(schedule)
             except ScheduleError as one_round:
                 try:   # the every-round form (docs/broadcast.md) names the session too
@@ -92,13 +96,15 @@ def build_engine(*, root: str = "bridge",
                 except ScheduleError:
                     raise one_round from None
                 tables = whole.movement.schedule()
+                rounds = rounds_of(whole.movement.rounds)
                 pairs_at = pairs_at or whole.movement.pairs_at
             # the id ``bridge-table broadcast --schedule`` derives from the same file
             session_id = session_id or whole.id
         except ScheduleError as e:
             raise ControllerError(str(e)) from e
     engine: EngineLike = Engine(root=root, deals=boards, rules=rules_value,
-                                policy=policy_value, schedule=tables, pairs_at=pairs_at,
+                                policy=policy_value, schedule=tables, rounds=rounds,
+                                pairs_at=pairs_at,
                                 max_tables=max_tables or MAX_TABLES,
                                 max_sources=max_sources or MAX_SOURCES)
     if session_id:

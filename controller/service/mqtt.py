@@ -66,7 +66,12 @@ LOST: Final = "lost"
 
 
 class MqttError(Exception):
-    """The broker cannot be reached, refused us, or the connection was lost."""
+    """The broker cannot be reached, refused us, or the connection was lost; ``rc``: the
+    broker's reason code when it gave one (``controller.broker.login`` reads it)."""
+
+    def __init__(self, message: str, rc: ReasonCode | None = None) -> None:
+        super().__init__(message)
+        self.rc = rc
 
 
 class UnsupportedVersion(RuntimeError):
@@ -156,6 +161,7 @@ class Connection:
         self._connected = threading.Event()
         self._answered = threading.Event()
         self._refused: str | None = None
+        self._refused_code: ReasonCode | None = None
         #: mids of the SUBACKs received (a SUBACK may come before subscribe() returns its mid)
         self._subacks: set[int] = set()
         self._subacked = threading.Condition()
@@ -189,6 +195,7 @@ class Connection:
                     properties: Any) -> None:
         if reason.is_failure:
             self._refused = str(reason)
+            self._refused_code = reason
         else:
             self._connected.set()
         self._answered.set()
@@ -236,7 +243,8 @@ class Connection:
             why = self._refused or f"no answer within {timeout:g} s"
             self.close()
             raise MqttError(f"{self.broker.url} refused the connection: {why}"
-                            if self._refused else f"{self.broker.url}: {why}")
+                            if self._refused else f"{self.broker.url}: {why}",
+                            self._refused_code)
 
     def subscribe(self, subscriptions: Sequence[tuple[str, int]], timeout: float) -> None:
         """Subscribe (in packets of at most 500 topics) and wait for every SUBACK."""

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import io
 import json
+import logging
 import signal
 import sys
 import time
@@ -32,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol, cast
 
+from controller.broker.login import LoginWatch
 from controller.session.export import Published, export, read_published, scores_of
 from controller.session.report import print_report, report
 from controller.session.scoring import stray_results
@@ -48,6 +50,7 @@ __all__ = ["Collected", "ListenOptions", "follow_broker", "journal_messages",
            "published_from_journal", "require_a_result", "final_ranking", "show_ranking",
            "write_records"]
 
+log = logging.getLogger("bridge_table.results")
 PROG = "bridge-table results"
 KINDS = ("result", "feed", "alert", "evidence")
 
@@ -185,20 +188,26 @@ async def _listen(broker: BrokerSettings, options: ListenOptions, session: Sessi
 
     connected = False
     seen: set[tuple[str, bytes]] = set()
+    login = LoginWatch(log, broker.url, broker.username, who=PROG)
     _stop_on_sigterm(stop)
     while not stop.is_set():
+        delay = 1.0
         try:
             async with aiomqtt.Client(**broker.client_args()) as client:
                 connected = True
+                login.up()
                 await client.subscribe([(wire.topic("+", kind, root=options.root), 1)
                                         for kind in KINDS])
                 if await _serve(client, options, session, collected, seen, stop):
                     return
         except aiomqtt.MqttError as exc:
+            if login.lost(exc):
+                delay = 10.0
+            login.failed(exc)   # refused at start: LoginRefused, exit 2
             if not connected:
                 raise ResultsError(f"{broker.url}: {exc}") from None
             print(f"{PROG}: {broker.url}: {exc}; connecting again", file=sys.stderr)
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(delay)
 
 
 async def _listen_until_stopped(broker: BrokerSettings, options: ListenOptions,

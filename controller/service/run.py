@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.broker.login import LoginRefused
 from controller.commandline import ControllerError
 from controller.service.daemon import DEFAULT_MAX_PAYLOAD, ControllerDaemon, install_stop_signals
 from controller.service.engines import build_engine
@@ -75,12 +76,15 @@ async def run_table(bridge: Any, daemon: ControllerDaemon, stop: asyncio.Event) 
         done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             exc = None if task.cancelled() else task.exception()
-            if exc is not None:
+            if isinstance(exc, LoginRefused):   # a configuration error: said, exit 2
+                log.error("%s stopped: %s", task.get_name(), exc)
+                code = 2
+            elif exc is not None:
                 log.error("%s stopped: %s", task.get_name(), exc, exc_info=exc)
-                code = 1
+                code = max(code, 1)
             elif not stop.is_set():
                 log.error("%s stopped by itself", task.get_name())
-                code = 1
+                code = max(code, 1)
             stop.set()  # one part gone: stop the other cleanly
     return code
 

@@ -1,4 +1,4 @@
-"""``bridge-table export SESSION --results FILE --out DIR``: the session's records (PBN, LIN,
+"""``bridge-table export --session FILE --results FILE --out DIR``: the session's records (PBN, LIN,
 CSV, USEBIO) from what the controller published (``export.py`` builds and writes them).
 """
 
@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from controller.commandline import add_file_option, file_option
 from controller.session.export import FORMATS, export, load_published, parse_formats, scores_of
 from controller.session.report import report_strays
 from controller.session.sessionfile import SessionError, load_session
@@ -21,9 +22,9 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="bridge-table export",
                                  description="The session's records (PBN, LIN, CSV, USEBIO) "
                                              "from what the controller published.")
-    ap.add_argument("session", help="the session file (TOML, docs/session.md)")
-    ap.add_argument("--results", required=True,
-                    help="JSONL of the controller's messages (bridge-table replay's output)")
+    add_file_option(ap, "--session", "the session file (TOML, docs/session.md)", bare=True)
+    add_file_option(ap, "--results", "JSONL of the controller's messages (what replay or "
+                                     "results --out writes)")
     ap.add_argument("--out", required=True, help="the directory to write into")
     ap.add_argument("--format", default=",".join(FORMATS),
                     help=f"{','.join(FORMATS)} (default: all)")
@@ -31,7 +32,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    ap = _parser()
+    args = ap.parse_args(argv)
+    args.session = file_option(ap, args, "--session")
+    args.results = file_option(ap, args, "--results")
     try:
         formats = parse_formats(args.format)
         session = load_session(args.session)

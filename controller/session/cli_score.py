@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from controller.commandline import add_log_level, setup_logging
+from controller.commandline import add_file_option, add_log_level, file_option, setup_logging
 from controller.session.report import (
     pairs_report,
     print_pairs,
@@ -48,9 +48,10 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="bridge-table score",
                                  description="Scores across tables (Law 78) from the tables' "
                                              "results.")
-    ap.add_argument("results", help="JSONL of result messages ('-' for standard input)")
-    ap.add_argument("--session", help="the session file (TOML, docs/session.md): movement, "
-                                      "pairs, adjustments, scoring method")
+    add_file_option(ap, "--results", "JSONL of result messages ('-' for standard input): "
+                    "what replay, results --out or the controller's journal give", bare=True)
+    add_file_option(ap, "--session", "the session file (TOML, docs/session.md): movement, "
+                                     "pairs, adjustments, scoring method")
     ap.add_argument("--teams", help="without a session file: teams matches as HOME:AWAY "
                                     "pairs of tables, e.g. 1:2,3:4")
     ap.add_argument("--json", action="store_true", help="write JSON instead of a table")
@@ -59,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    ap = _parser()
+    args = ap.parse_args(argv)
+    args.results = file_option(ap, args, "--results")
     setup_logging(args)
     try:
         matches = _parse_teams(args.teams) if args.teams else []

@@ -21,9 +21,10 @@ writes into ``broker/``:
 Users: ``table-T`` for each table's Pi (publishes only its own ``event``, ``bridge``,
 ``health``; reads only its own ``indicator`` and acknowledgements), ``verify-S`` for a
 verification station, ``controller``, ``director`` (the console: reads everything, publishes
-rulings), ``broadcast`` (reads what it relays, publishes ``public/#``) and ``public`` (reads
-``public/#`` only). Running it again keeps every password, except those named by
-``--rotate``.
+rulings), ``broadcast`` (reads what it relays, publishes ``public/#``), ``scorer``
+(``bridge-table results``: reads the results, feed, alerts and evidence), ``vugraph`` and
+``public`` (read ``public/#`` only; ``public`` for spectators' own programs). Running it
+again keeps every password, except those named by ``--rotate``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import tomllib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +55,7 @@ from controller.broker.identity import (
     identities_text,
 )
 from controller.broker.settings import BrokerSettingsError, read_credentials
-from controller.session import load_session
+from controller.session import SessionError, load_session
 from controller.session.schedule import ScheduleError, load_schedule
 
 __all__ = ["Account", "BrokerConfigError", "BrokerPlan", "Limits", "accounts", "acl_text",
@@ -69,7 +71,9 @@ BRIDGE_OUTPUTS = ("event", "bridge", "health")
 #: the acknowledgements the controller gives a table's bridge: ``{root}/{t}/ack/{src}``
 #: (``wire.ack_topic``); ``ack/#`` is the old spelling of the same
 DEFAULT_ACK = "ack"
-SERVICE_USERS = ("controller", "director", "broadcast", "public")
+SERVICE_USERS = ("controller", "director", "broadcast", "scorer", "vugraph", "public")
+#: what ``bridge-table results`` reads of every table (``controller.service.ranking.KINDS``)
+SCORER_READS = ("result", "feed", "alert", "evidence")
 #: what the director's console reads of every table (``controller.web.listener.TOPICS``),
 #: and the verification stations' verdicts (``bridge-table verify``)
 DIRECTOR_READS = ("state", "alert", "result", "indicator", "bridge", "health", "error",
@@ -153,12 +157,27 @@ def check_id(name: str) -> str:
     return name
 
 
+def _looks_like_a_session(path: Path) -> bool:
+    """A TOML file with a ``[session]`` or ``[movement]`` table is meant as a session file:
+    its errors are a session file's, said as every command says them."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return "session" in data or "movement" in data
+
+
 def tables_from_file(path: Path) -> list[str]:
-    """The tables a session file (``controller.session``) or a schedule file names."""
+    """The tables a session file (``controller.session``) or a schedule file names; a file
+    meant as either one has its own errors said (a session file's key and line, as every
+    command says them), not "neither" of the two."""
+    session_error: Exception | None = None
     try:
         session = load_session(path)
-    except Exception:  # noqa: BLE001 - not a session file: try the schedule form
-        session = None
+    except SessionError as e:
+        if _looks_like_a_session(path):
+            raise BrokerConfigError(str(e)) from None
+        session, session_error = None, e
     if session is not None:
         names: list[str] = []
         for rnd in session.movement.rounds:
@@ -167,7 +186,8 @@ def tables_from_file(path: Path) -> list[str]:
     try:
         schedule = load_schedule(path)
     except (ScheduleError, OSError, ValueError) as e:
-        raise BrokerConfigError(f"{path}: neither a session nor a schedule file ({e})") from None
+        raise BrokerConfigError(f"{path}: neither a session file ({session_error}) nor a "
+                                f"schedule file ({e})") from None
     return [check_id(t) for t in schedule]
 
 
@@ -237,7 +257,13 @@ def accounts(plan: BrokerPlan) -> list[Account]:
                        tuple(of("+", "ruling"))))
     out.append(Account("broadcast", "the broadcast relay: what it relays, to the public",
                        tuple(of("+", *RELAY_READS) + status + [f"{p}/#"]), (f"{p}/#",)))
-    out.append(Account("public", "vugraph and spectators: the released feed only", (f"{p}/#",)))
+    # every long-running reader its own login: with use_username_as_clientid two programs
+    # on one login take the connection from each other for ever (controller.broker.login)
+    out.append(Account("scorer", "bridge-table results: the ranking as the session goes",
+                       tuple(of("+", *SCORER_READS))))
+    out.append(Account("vugraph", "the vugraph web app: the released feed only", (f"{p}/#",)))
+    out.append(Account("public", "spectators' own programs: the released feed only",
+                       (f"{p}/#",)))
     return out
 
 
@@ -290,13 +316,13 @@ def limits(plan: BrokerPlan) -> Limits:
     """Queues: 30 minutes of every table's events (``queue_size``) at ``EVENT_BYTES`` each,
     for a client that is away; a flood of large messages stops there instead of at the
     broker's memory. Memory: the clients that read what a table can send (the controllers,
-    the console, the relay, the public) each with its queue and its in-flight window full
-    of the largest packets, every table's retained messages at their largest, and the
-    broker's base: a backstop that bounded traffic never reaches."""
+    the console, the relay, the scorer, the public) each with its queue and its in-flight
+    window full of the largest packets, every table's retained messages at their largest,
+    and the broker's base: a backstop that bounded traffic never reaches."""
     units = len(plan.tables) + len(plan.stations)
     messages = plan.max_queued or queue_size(units)
     queued = plan.max_queued_bytes or messages * EVENT_BYTES
-    readers = max(1, plan.partitions) + 3
+    readers = max(1, plan.partitions) + 4
     memory = plan.memory_limit or (BASE_MEMORY + units * RETAINED_PER_TABLE + readers * (
         queued + plan.max_inflight * PACKET_LIMIT))
     return Limits(messages, queued, PACKET_LIMIT, memory)

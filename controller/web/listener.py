@@ -28,6 +28,7 @@ from typing import Any
 import aiomqtt
 
 from controller import wire
+from controller.broker.login import LoginRefused, LoginWatch
 from controller.broker.settings import BrokerSettings
 from controller.commandline import OutageLog
 from controller.evidence.claims import check_claim
@@ -386,6 +387,16 @@ class Connection:
     def __init__(self) -> None:
         self.client: aiomqtt.Client | None = None
         self.connected = asyncio.Event()
+        #: why the broker refused the login at start (the command then exits 2)
+        self.refused: LoginRefused | None = None
+        #: stops the web server (set by the command serving it)
+        self.stop_serving: Callable[[], None] | None = None
+
+    def refuse(self, error: LoginRefused) -> None:
+        """The login was refused at start: remember why and stop serving."""
+        self.refused = error
+        if self.stop_serving is not None:
+            self.stop_serving()
 
     async def publish(self, topic: str, payload: bytes, qos: int = 1) -> None:
         client = self.client
@@ -428,21 +439,27 @@ async def _read(client: aiomqtt.Client, handle: Callable[[str, bytes], object],
 async def listen(settings: BrokerSettings, topics: Sequence[str],
                  handle: Callable[[str, bytes], object], stop: asyncio.Event, *,
                  client_id: str = "", conn: Connection | None = None,
-                 connected: Callable[[bool], None] | None = None) -> None:
+                 connected: Callable[[bool], None] | None = None,
+                 who: str = "this web app") -> None:
     """The web apps' one way of reading the broker: subscribe to ``topics`` (QoS 1) and hand
     each message's topic and payload to ``handle`` until ``stop``. A lost or refused
     connection is tried again every second, logged once and then at growing intervals.
     ``conn`` holds the client while connected (the console publishes its rulings through
     it); ``connected`` is told each time the link comes up or goes down (the vugraph says
-    so on its page)."""
+    so on its page). A login the broker refuses before it ever accepted it is not retried
+    (``controller.broker.login``): ``conn.refuse`` is told (the command stops serving and
+    exits 2), or, without ``conn``, :class:`LoginRefused` is raised."""
     outage = OutageLog(log, f"broker {settings.url}")
+    login = LoginWatch(log, settings.url, settings.username, who=who)
     while not stop.is_set():
         up = False
+        delay = 1.0
         try:
             async with aiomqtt.Client(
                     settings.host, settings.port, identifier=client_id or None,
                     username=settings.username, password=settings.password,
                     tls_context=settings.tls_context(), keepalive=settings.keepalive) as client:
+                login.up()
                 await client.subscribe([(topic, 1) for topic in topics])
                 if conn is not None:
                     conn.client = client
@@ -454,7 +471,17 @@ async def listen(settings: BrokerSettings, topics: Sequence[str],
                 log.info("connected to %s", settings.url)
                 await _read(client, handle, stop)
         except aiomqtt.MqttError as exc:
-            outage.failed(exc, 1.0)
+            if login.lost(exc):
+                delay = 10.0
+            try:
+                login.failed(exc)
+            except LoginRefused as refused:
+                log.error("%s", refused)
+                if conn is None:
+                    raise
+                conn.refuse(refused)
+                return
+            outage.failed(exc, delay)
         finally:
             if conn is not None:
                 conn.client = None
@@ -463,6 +490,6 @@ async def listen(settings: BrokerSettings, topics: Sequence[str],
                 connected(False)
         if not stop.is_set():
             try:
-                await asyncio.wait_for(stop.wait(), 1.0)
+                await asyncio.wait_for(stop.wait(), delay)
             except TimeoutError:
                 pass

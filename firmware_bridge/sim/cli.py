@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from controller.commandline import bounded
+from controller.commandline import add_log_level, bounded, setup_logging
 from firmware_bridge.sim.serve import Playing, read_events_file, serve
 from firmware_bridge.sim.table import Physics, SimError, SimTable
 
@@ -73,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         s.add_argument("--collision", choices=("error", "silence"), default="error",
                        help="what a reader says of a tag beyond its limit: an ERR line "
                             "(default) or nothing")
+        add_log_level(s)
     return p
 
 
@@ -87,6 +88,7 @@ def _physics(args: argparse.Namespace) -> Physics:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    setup_logging(args)
     try:  # a configuration it cannot use is said before any reader starts (exit 2)
         SimTable.from_config(args.config)
     except (SimError, OSError) as error:

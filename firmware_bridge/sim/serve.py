@@ -80,7 +80,7 @@ async def serve(config: Path, *, link_dir: Path | None, physics: Physics, as_jso
             print(f"bridge-table sim: simulated table {table_id} already runs (pid {pid}, "
                   f"{table_dir(table_id)}); stop it first, or give --link-dir",
                   file=sys.stderr)
-            return 1
+            return 2   # a set-up to change (controller/commandline.py's exit codes)
         link_dir = table_dir(table_id)
     table = SimTable.from_config(config, link_dir=link_dir, physics=physics)
     async with table:

@@ -81,7 +81,8 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     console.pending = console.rulings.unanswered()
     stop = asyncio.Event()
     task = asyncio.create_task(listen(config.broker, store.topics(), store.handle, stop,
-                                      client_id=config.client_id, conn=console.conn))
+                                      client_id=config.client_id, conn=console.conn,
+                                      who="the console"))
     try:
         yield
     finally:

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 
 from controller.boards.deals import DealsError
 from controller.broker.settings import add_broker_arguments, settings_from_args
-from controller.commandline import ControllerError, add_log_level, setup_logging
+from controller.commandline import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ControllerError,
+    add_log_level,
+    setup_logging,
+)
 from controller.web.auth import (
     PasswordFileError,
     check_account_name,
@@ -27,7 +33,7 @@ from controller.web.auth import (
     write_password_file,
 )
 from controller.web.limits import parse_trusted, uvicorn_config
-from controller.web.listener import Hub
+from controller.web.listener import Connection, Hub
 from controller.web.serving import add_trusted_proxy, check_bindable, parse_listen
 
 if TYPE_CHECKING:
@@ -72,14 +78,17 @@ def passwd(argv: Sequence[str]) -> int:
             password = _ask(f"{args.name or 'director'}'s password: ")
             if _ask("again: ") != password:
                 print("the two passwords differ; nothing written", file=sys.stderr)
-                return 1
-    except (EOFError, KeyboardInterrupt):
-        print("\nnothing written", file=sys.stderr)
-        return 1
+                return EXIT_USAGE
+    except EOFError:
+        print("\nno password given; nothing written", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\ninterrupted; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if len(password) < 8:
         print("the password must have at least 8 characters; nothing written",
               file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     try:
         if args.name is None:
             write_password_file(Path(args.file), password)
@@ -87,9 +96,9 @@ def passwd(argv: Sequence[str]) -> int:
         else:
             new = write_account(Path(args.file), args.name, password)
             print(f"{'added' if new else 'changed the password of'} {args.name} in {args.file}")
-    except (OSError, PasswordFileError) as exc:
+    except (OSError, PasswordFileError) as exc:    # a path or a file to fix: exit 2
         print(f"cannot write {args.file}: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     return 0
 
 
@@ -141,13 +150,15 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-async def _serve(server: object, hub: Hub) -> None:
+async def _serve(server: object, hub: Hub, conn: Connection) -> None:
     import uvicorn
     assert isinstance(server, uvicorn.Server)
 
     def stop() -> None:
         server.should_exit = True
         hub.close()     # the event streams end, so the shutdown does not wait on them
+
+    conn.stop_serving = stop    # a login the broker refuses at start stops the console
 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -238,9 +249,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.info("console on %s://%s:%d/ (broker %s)", "https" if args.tls_cert else "http",
              host, port, broker.url)
     try:
-        asyncio.run(_serve(server, app.state.console.store.hub))
+        asyncio.run(_serve(server, app.state.console.store.hub, app.state.console.conn))
     except KeyboardInterrupt:
         pass
+    if app.state.console.conn.refused is not None:
+        return 2    # said at ERROR by the listener: a configuration error
     log.info("stopped")
     return 0
 

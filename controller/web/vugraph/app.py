@@ -27,7 +27,7 @@ import signal
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
@@ -39,6 +39,9 @@ from controller.broker.settings import BrokerSettings
 from controller.session.scoring import rank_labels
 from controller.web.app import create_app
 from controller.web.limits import LIMITS, CountedStream, client_of, uvicorn_config
+
+if TYPE_CHECKING:
+    from controller.web.listener import Connection
 
 __all__ = ["Store", "board_summary", "ranking", "double_dummy", "dd_trace", "build_app", "serve"]
 
@@ -155,11 +158,15 @@ def board_summary(store: Store, board: int, session: str | None = None,
     sid = store.current(session)
     rows = []
     deal = None
+    # the relay gives each view the session's scoring (controller.broadcast.view): IMPs
+    # between two tables only for a teams match, never on a pairs board
+    scoring = None
     for (t, b), view in sorted(store.session_boards(sid).items(),
                                key=lambda kv: _natural(kv[0][0])):
         if b != board:
             continue
         deal = deal or view.get("deal")
+        scoring = scoring or view.get("scoring")
         res = view.get("result")
         # a view the relay would not have published (put on public/# by hand) counts as
         # no result, never as an error for the whole page
@@ -185,7 +192,7 @@ def board_summary(store: Store, board: int, session: str | None = None,
         f["count"] += 1
     out: dict[str, Any] = {"board": board, "session": sid, "deal": deal, "results": rows,
                            "frequency": sorted(freq.values(), key=lambda f: -f["score_ns"])}
-    if len(rows) == 2:   # a teams match: the two tables of the board
+    if len(rows) == 2 and scoring == "IMP":   # a teams match: the two tables of the board
         out["imps_ns"] = imps(rows[0]["score_ns"] - rows[1]["score_ns"])
     if dd:
         out["dd"] = double_dummy(deal, board) if deal else None
@@ -436,7 +443,8 @@ def build_app(store: Store, *, lifespan: Any = None,
                       trusted_proxies=trusted_proxies, limits=VUGRAPH_LIMITS)
 
 
-async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> None:
+async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event,
+                 conn: Connection | None = None) -> None:
     """Keep ``store`` up to date from ``{public}/#`` (only), through the web apps' one
     broker listener (controller/web/listener.py)."""
     import uuid
@@ -445,19 +453,22 @@ async def listen(store: Store, broker: BrokerSettings, stop: asyncio.Event) -> N
 
     await listen_to_broker(broker, [f"{store.public}/#"], store.handle, stop,
                            client_id=f"bridge-table-vugraph-{uuid.uuid4().hex[:12]}",
-                           connected=store.set_connected)
+                           connected=store.set_connected, conn=conn, who="the vugraph")
 
 
 def serve(store: Store, broker: BrokerSettings, host: str, port: int, *,
-          trusted_proxies: frozenset[str] = frozenset()) -> None:
+          trusted_proxies: frozenset[str] = frozenset()) -> bool:
     """Serve the vugraph on ``host:port``, ``store`` fed from the broker, until SIGINT or
-    SIGTERM."""
+    SIGTERM; False when the broker refused the login at start (said at ERROR)."""
     import uvicorn
+
+    from controller.web.listener import Connection as Link
+    conn = Link()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         stop = asyncio.Event()
-        task = asyncio.create_task(listen(store, broker, stop))
+        task = asyncio.create_task(listen(store, broker, stop, conn))
         try:
             yield
         finally:
@@ -476,19 +487,23 @@ def serve(store: Store, broker: BrokerSettings, host: str, port: int, *,
     server = uvicorn.Server(config)
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     try:
-        asyncio.run(_serve(server, store))
+        asyncio.run(_serve(server, store, conn))
     except KeyboardInterrupt:
         pass
+    if conn.refused is not None:
+        return False
     log.info("stopped")
+    return True
 
 
-async def _serve(server: Any, store: Store) -> None:
+async def _serve(server: Any, store: Store, conn: Connection) -> None:
     def stop() -> None:
         server.should_exit = True
         for queue in list(store.listeners):   # each live stream ends at its next wake
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(_END)
 
+    conn.stop_serving = stop    # a login the broker refuses at start stops the vugraph
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)

@@ -17,8 +17,9 @@ def parser() -> argparse.ArgumentParser:
                                  description="the audience's web view of a session "
                                              "(reads public/# only)")
     add_broker_arguments(ap)
-    ap.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default "
-                                                                "127.0.0.1:8080)")
+    # not the console's 8080: both run on the scoring machine
+    ap.add_argument("--listen", default="127.0.0.1:8081",
+                    help="HOST:PORT (default %(default)s; the console's is 8080)")
     ap.add_argument("--public", default="public", help="topic root of the released feed")
     add_trusted_proxy(ap)
     add_log_level(ap)
@@ -38,8 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from controller.web.vugraph.app import Store, serve
 
-    serve(Store(args.public), broker, host, port, trusted_proxies=trusted)
-    return 0
+    return 0 if serve(Store(args.public), broker, host, port, trusted_proxies=trusted) else 2
 
 
 if __name__ == "__main__":
