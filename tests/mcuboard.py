@@ -43,7 +43,8 @@ class Board:
         w.spi[(0, 22)] = self.pn532_spi
         w.i2c[(0, 0x24)] = self.pn532_i2c
         self.settings: dict[str, Any] = {
-            "reader": reader, "model": "BTR-PICO", "rate_ms": rate_ms, "misses": 3,
+            # limit 16: the harness exercises the anticollision (a flashed board resolves one)
+            "reader": reader, "model": "BTR-PICO", "rate_ms": rate_ms, "misses": 3, "limit": 16,
             "link": {"type": "uart", "id": 0, "baudrate": 115200, "tx": 0, "rx": 1},
             "buses": {"spi0": SPI0, "i2c0": I2C0},
             "chips": [{"type": "mfrc522", "bus": "spi0", "cs": 17},

@@ -145,7 +145,7 @@ async def test_boot_inventory_and_ident(running: Running) -> None:
     async with asyncio.timeout(30):
         while running.reader.session.ident is None:
             await asyncio.sleep(0.01)
-    assert running.reader.session.ident == ("BTR-PICO", "btr-1.0", "E6614104032B5A2C", "6")
+    assert running.reader.session.ident == ("BTR-PICO", "btr-1.1", "E6614104032B5A2C", "6")
     assert not running.watcher.health("malformed") and not running.watcher.health("crc_error")
 
 

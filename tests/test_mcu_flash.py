@@ -107,7 +107,7 @@ async def test_flash_then_enroll_a_deck_from_the_flashed_board(
         out = capsys.readouterr().out
         assert code == 0, out
         # the check after the reset: the board answered IDENT as the reader it was flashed as
-        assert "reader N1 answers: BTR-PICO firmware btr-1.0, serial E6614104032B5A2C, " \
+        assert "reader N1 answers: BTR-PICO firmware btr-1.1, serial E6614104032B5A2C, " \
             "1 antenna(s)" in out
         log = [json.loads(line) for line in (tmp_path / "mpremote.log").read_text().splitlines()]
         assert [c[2] for c in log] == ["exec", "fs", "fs", "fs", "reset"]

@@ -26,6 +26,8 @@ from mcuboard import Board
 
 from firmware_bridge.mcu import firmware_files
 from firmware_bridge.protocol import (
+    STATS_HEALTH,
+    Anomaly,
     CommandOp,
     Frame,
     FrameOp,
@@ -33,6 +35,7 @@ from firmware_bridge.protocol import (
     LineDecoder,
     TagChange,
     encode_command,
+    parse_stats,
 )
 from firmware_bridge.sim.mcu import I2C, SPI, use_wiring
 
@@ -113,7 +116,7 @@ def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Sc
         frames.append(item)
         changes += [(o.antenna, o.uid, o.action) for o in session.handle(item, 0.0)
                     if isinstance(o, TagChange)]
-    assert frames[0].op is FrameOp.BOOT and frames[0].args == ("btr-1.0", "power")
+    assert frames[0].op is FrameOp.BOOT and frames[0].args == ("btr-1.1", "power")
     if not commands:   # a replay sends lines again
         assert [f.seq for f in frames] == list(range(len(frames)))
     return frames, changes
@@ -179,3 +182,24 @@ def test_replay_under_micropython(tmp_path: Path) -> None:
     assert all(now_ms - 60_000 < t <= now_ms for t in times)   # its age on the board's ticks
     assert times == sorted(times)
     assert frames[-1].op is FrameOp.ERROR and frames[-1].args == ("REPLAY", "gone")
+
+
+@pytest.mark.parametrize("collpos", ["nxp", "arduino"])
+def test_stat_counters_under_micropython(tmp_path: Path, collpos: str) -> None:
+    """``STAT`` (protocol 2) answered under MicroPython by an MFRC522 antenna and a PN532 one:
+    a card at the edge of the field (it answers one round in two) shows its missed rounds,
+    one lying well shows none, and the host reads them as ``antenna_stats``."""
+    scenario: Scenario = {0: lambda b: b.field.place(0, "04A1B2C3D4E5F6", flicker=True),
+                          1: lambda b: b.field.place(4, "04BB000000000A")}
+    frames, _ = run_firmware(tmp_path, Board("MP6", collpos=collpos), [0, 4], scenario, 8,
+                             {7: encode_command(CommandOp.STAT)})
+    stats = {f.antenna: tuple(int(a) for a in f.args) for f in frames if f.op is FrameOp.STAT}
+    assert set(stats) == {0, 1}
+    (rounds0, answered0, missed0), (rounds1, answered1, missed1) = stats[0], stats[1]
+    assert rounds0 >= 7 and rounds1 >= 7
+    assert answered0 >= 2 and missed0 >= 2     # the flickering card: one round in two
+    assert answered1 >= 5 and missed1 == 0
+    session = HostSession("MP6")
+    reported = [o.detail for f in frames for o in session.handle(f, 0.0)
+                if isinstance(o, Anomaly) and o.kind == STATS_HEALTH]
+    assert [parse_stats(d) for d in reported] == [(0, *stats[0]), (1, *stats[1])]

@@ -2,8 +2,9 @@
 
 Boot: CR LF, ``BOOT``, one ``INV`` per antenna. Then, round after round, every antenna is
 polled in turn; changes go out as ``+``/``-`` at once, a ``HB`` when nothing was sent for a
-second, and the host's commands (``INV``, ``RATE``, ``PING``, ``IDENT``, ``REPLAY``) are
-answered between two antennas. ``RATE`` is the period of a whole round.
+second, and the host's commands (``INV``, ``RATE``, ``PING``, ``IDENT``, ``REPLAY``, and
+protocol 2's ``STAT``: each antenna's rounds, answered and missed) are answered between two
+antennas. ``RATE`` is the period of a whole round.
 
 ``REPLAY SEQ [NOW_MS]`` sends again line ``SEQ`` and every later line of this boot, as first
 sent (docs/serial-protocol.md), so that a host that was away (the bridge restarted) learns
@@ -130,6 +131,12 @@ class App:
                 for i, antenna in enumerate(self.scanner.antennas):
                     if not args or antenna.index == int(args[0]):
                         self.inventory(i)
+            elif op == "STAT":
+                for antenna in self.scanner.antennas:
+                    if not args or antenna.index == int(args[0]):
+                        self.send(antenna.index, "STAT", [str(antenna.stat_rounds),
+                                                          str(antenna.stat_answered),
+                                                          str(antenna.stat_missed)])
             elif op == "RATE":
                 self.rate_ms = int(args[0])
                 self.send(-1, "ACK", ["RATE", args[0]])

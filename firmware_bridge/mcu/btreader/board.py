@@ -154,7 +154,7 @@ def build(settings: dict[str, Any], clock: Clock | None = None) -> App:
     if settings.get("watchdog_ms"):
         watchdog = machine.WDT(timeout=settings["watchdog_ms"])
     serial = hexstr(machine.unique_id()) if hasattr(machine, "unique_id") else "0"
-    scanner = Scanner(antennas, int(settings.get("misses", 3)), int(settings.get("limit", 16)))
+    scanner = Scanner(antennas, int(settings.get("misses", 3)), int(settings.get("limit", 1)))
     return App(str(settings["reader"]), scanner, link, clock,
                rate_ms=int(settings.get("rate_ms", 50)),
                reason=_reason(), model=str(settings.get("model", "BTR")), serial=serial,
