@@ -4,7 +4,9 @@
 settings (``reader.json``: its id, the board's wiring as docs/hardware/wiring.md draws it, its
 antennas) and copies them with the firmware files to the board with ``mpremote``, the
 MicroPython project's own tool (``pip install mpremote``, or the ``[mcu]`` extra), then resets
-the board. MicroPython itself goes on the board first, once, as the board's maker describes
+the board. It resets the board first: a running reader's watchdog cannot be stopped, but
+after a reset it is armed only once a host speaks the reader protocol, so the copy never
+races it. MicroPython itself goes on the board first, once, as the board's maker describes
 (docs/hardware/README.md). ``settings`` prints the settings without touching a board.
 """
 
@@ -20,14 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from firmware_bridge.mcu import MAIN_FILE, firmware_files
 
-__all__ = ["BOARDS", "CHIPS", "FlashError", "check_board", "find_mpremote", "flash",
-           "mpremote_commands", "read_settings", "settings_for", "settings_text"]
+__all__ = ["BOARDS", "CHIPS", "FlashError", "check_board", "check_settings", "find_mpremote",
+           "flash", "mpremote_commands", "read_settings", "settings_for", "settings_text"]
 
 #: The wiring of each board, as docs/hardware/wiring.md draws it.
 BOARDS: dict[str, dict[str, Any]] = {
@@ -51,6 +53,12 @@ BOARDS: dict[str, dict[str, Any]] = {
 }
 CHIPS = ("mfrc522", "pn532-i2c", "pn532-spi")
 MAX_ANTENNAS = 16
+#: one polling round of every antenna, ms: docs/sensing.md's scan period (a card slid across
+#: a spot lies over it about 3 rounds)
+RATE_MS = 100
+#: the board's watchdog: a loop stuck this long resets the board (docs/hardware/README.md)
+WATCHDOG_MS = 8000
+MIN_RATE_MS = 10
 
 
 class FlashError(Exception):
@@ -58,11 +66,12 @@ class FlashError(Exception):
 
 
 def settings_for(reader: str, antennas: int, *, board: str = "pico", chip: str = "mfrc522",
-                 mux: bool = False, link: str = "usb", rate_ms: int = 50,
-                 misses: int = 3) -> dict[str, Any]:
+                 mux: bool = False, link: str = "usb", rate_ms: int = RATE_MS,
+                 misses: int = 3, tag_limit: int = 1) -> dict[str, Any]:
     """``reader.json`` for a reader of ``antennas`` antennas on ``board`` with ``chip`` front
     ends: one chip per antenna (chip selects) while there are chip-select pins for them,
-    otherwise (or with ``mux``) one chip behind an antenna multiplexer."""
+    otherwise (or with ``mux``) one chip behind an antenna multiplexer. ``tag_limit``: the
+    tags one antenna resolves at once (one, as docs/sensing.md builds the table)."""
     from firmware_bridge.protocol import READER_ID  # the host's rule for reader ids
 
     if not READER_ID.match(reader):
@@ -87,12 +96,29 @@ def settings_for(reader: str, antennas: int, *, board: str = "pico", chip: str =
             [{"chip": 0, "channel": i} for i in range(antennas)]
     settings: dict[str, Any] = {
         "reader": reader, "model": pins["model"], "rate_ms": rate_ms, "misses": misses,
+        "limit": tag_limit,
         "link": {"type": "usb"} if link == "usb" else pins["uart"],
         "buses": {bus: pins["i2c"] if bus == "i2c0" else pins["spi"]},
-        "chips": chips, "antennas": antenna_list, "watchdog_ms": 8000,
+        "chips": chips, "antennas": antenna_list, "watchdog_ms": WATCHDOG_MS,
     }
     if any("channel" in a for a in antenna_list):
         settings["mux"] = {"pins": pins["mux"][:max(1, math.ceil(math.log2(antennas)))]}
+    return check_settings(settings)
+
+
+def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` if the board can run them; FlashError if not: a scan period the watchdog
+    cannot serve (the watchdog must see at least two rounds before it bites, so a round
+    stuck is caught and a slow one is not), a tag limit below one."""
+    rate = settings.get("rate_ms", RATE_MS)
+    watchdog = settings.get("watchdog_ms") or 0
+    most = watchdog // 2 if watchdog else 10000
+    if not isinstance(rate, int) or not MIN_RATE_MS <= rate <= most:
+        why = f" (the {watchdog} ms watchdog must see two rounds)" if watchdog else ""
+        raise FlashError(f"scan period {rate!r} ms: {MIN_RATE_MS} to {most}{why}")
+    limit = settings.get("limit", 1)
+    if not isinstance(limit, int) or limit < 1:
+        raise FlashError(f"tag limit {limit!r}: at least 1")
     return settings
 
 
@@ -105,6 +131,10 @@ def mpremote_commands(mpremote: Sequence[str], port: str, settings_file: Path
     mkdir = "import os\ntry:\n os.mkdir('btreader')\nexcept OSError:\n pass\n"
     files = [str(f) for f in firmware_files()]
     return [
+        # a hard reset first: a running reader's watchdog is off after it, and is armed again
+        # only when a host speaks the protocol (btreader/app.py), which mpremote does not; so
+        # the copy below, however long, never races the watchdog of a board in service
+        [*connect, "reset"],
         [*connect, "exec", mkdir],
         [*connect, "fs", "cp", *files, ":btreader/"],
         [*connect, "fs", "cp", str(settings_file), ":reader.json"],
@@ -177,7 +207,10 @@ def read_settings(path: Path) -> dict[str, Any]:
         raise FlashError(f"{path}: {error}") from None
     if not isinstance(data, dict) or not {"reader", "chips", "antennas"} <= data.keys():
         raise FlashError(f"{path}: needs reader, chips and antennas")
-    return data
+    try:
+        return check_settings(data)
+    except FlashError as error:
+        raise FlashError(f"{path}: {error}") from None
 
 
 def settings_text(settings: Mapping[str, Any]) -> str:
@@ -185,8 +218,26 @@ def settings_text(settings: Mapping[str, Any]) -> str:
     return json.dumps(settings, indent=1) + "\n"
 
 
+def _run(command: list[str]) -> int:
+    try:
+        return subprocess.run(command, timeout=120, check=False).returncode
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise FlashError(f"mpremote: {error}") from None
+
+
+def _wait_port(port: str, timeout: float = 10.0) -> None:
+    """After a reset the board's USB port goes away and comes back once it has booted."""
+    deadline = time.monotonic() + timeout
+    time.sleep(0.5)
+    while not os.path.exists(port):
+        if time.monotonic() > deadline:
+            raise FlashError(f"{port} did not come back within {timeout:g} s of the reset")
+        time.sleep(0.2)
+
+
 def flash(settings: Mapping[str, Any], port: str, *, mpremote: str | None = None,
-          dry_run: bool = False, check: bool = True, check_timeout: float = 20.0) -> None:
+          dry_run: bool = False, check: bool = True, check_timeout: float = 20.0,
+          run: Callable[[list[str]], int] = _run) -> None:
     """Put the firmware and ``settings`` on the board at ``port`` with mpremote (``given``,
     else found: :func:`find_mpremote`), each command printed as it runs; then, unless
     ``check`` is off or the reader talks over a UART, wait for the board's answer
@@ -199,17 +250,17 @@ def flash(settings: Mapping[str, Any], port: str, *, mpremote: str | None = None
     with tempfile.TemporaryDirectory() as tmp:
         settings_file = Path(tmp) / "reader.json"
         settings_file.write_text(settings_text(settings), encoding="utf-8")
-        for command in mpremote_commands(command_line, port, settings_file):
+        commands = mpremote_commands(command_line, port, settings_file)
+        for command in commands:
             print("$", shlex.join(command), flush=True)
             if dry_run:
                 continue
-            try:
-                done = subprocess.run(command, timeout=120, check=False)
-            except (OSError, subprocess.TimeoutExpired) as error:
-                raise FlashError(f"mpremote: {error}") from None
-            if done.returncode != 0:
-                raise FlashError(f"mpremote failed (exit {done.returncode}); the board "
-                                 "keeps what it had")
+            code = run(command)
+            if code != 0:
+                raise FlashError(f"mpremote failed (exit {code}); the board keeps what it "
+                                 "had")
+            if command[-1] == "reset" and command is not commands[-1]:
+                _wait_port(port)
     if dry_run:
         return
     print(f"reader {settings['reader']} flashed: {len(settings['antennas'])} "
