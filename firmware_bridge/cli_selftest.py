@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
                         "'N trick row', 'N call row' or \"dummy's area\" (repeatable)")
     f.add_argument("--unplugged", action="append", default=[], metavar="READER",
                    help="a reader whose cable is out (repeatable)")
+    f.add_argument("--wallet-cards", type=int, default=0, metavar="N",
+                   help="card stickers of a full wallet that lie in the board reader's field "
+                        "with the wallet's own (default 0)")
     add_log_level(p, default="WARNING")
     return p
 
@@ -83,7 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         faults = SimFaults.parse(
             [f"{rc.name}/{a}" for rc in config.readers for a in rc.antennas],
             miss_rate=args.miss_rate, tag_limit=args.tag_limit, dead=args.dead, swap=args.swap,
-            reads_neighbour=args.reads_neighbour, unplugged=args.unplugged)
+            reads_neighbour=args.reads_neighbour, unplugged=args.unplugged,
+            wallet_cards=args.wallet_cards)
     except FaultError as error:
         print(f"bridge-table selftest: {error}", file=sys.stderr)
         return 2

@@ -5,10 +5,18 @@ few times; then lay two), every button, every LED and the display, and writes a 
 JSON) of what this table can be trusted to read:
 
 * per antenna: how many cards laid were read, how long the read took, drop-outs while a card
-  lay still, whether the card's removal was seen, and what two cards at once gave - both read
-  (a pile-capable antenna), one read (the other hidden), or a collision/silence (an antenna for
-  one card at a time);
+  lay still, whether the card's removal was seen, the firmware's own counters (``STAT``:
+  rounds, and rounds a card lying there answered or missed), what two cards at once gave -
+  both read (a pile-capable antenna), one read (the other hidden), or a collision/silence (an
+  antenna for one card at a time) - and, for the board reader, a full wallet; every antenna
+  of every reader is watched meanwhile, so a card read by the wrong antenna is a wiring fault
+  that names both; a reader whose port is missing is said at once;
+* a card in each row and on dummy's area, which no antenna may read;
 * per button: the press arrived on its pin; per LED and the display: the technician saw it.
+
+Each antenna's verdict says what to check or change when it fails (docs/hardware), with
+thresholds from the pace of play (``Settings``: a card slid across a spot lies over it three
+rounds of 100 ms).
 
 Nothing is assumed about the readers: the report says what they did. The technician is
 :class:`ConsoleTechnician` (prompts on a terminal); :class:`SimTechnician` and
@@ -83,6 +91,8 @@ class AntennaResult:
     lifted: int = 0
     removal_seen: int = 0
     two_cards: str = "not tried"
+    #: the board reader: what a board's wallet laid on it with its four hands inside gave
+    full_wallet: str = "not tried"
     errors: list[str] = field(default_factory=list)
     #: the firmware's own counters over this antenna's test (``STAT``, docs/serial-protocol.md):
     #: polling rounds, and rounds in which a tag on its list did / did not answer (None: the
@@ -158,7 +168,9 @@ class Report:
                      if a.read_ms else "no read time")
             lines.append(f"    {a.read} of {a.laid} cards read ({a.misses} missed), {times}, "
                          f"{a.dropouts} drop-outs, removal seen {a.removal_seen} of "
-                         f"{a.lifted}; two cards at once: {a.two_cards}")
+                         f"{a.lifted}; two cards at once: {a.two_cards}"
+                         + (f"; a full wallet: {a.full_wallet}"
+                            if a.full_wallet != "not tried" else ""))
             if a.rounds is not None:
                 rate = a.miss_rate
                 lines.append(f"    firmware: {a.rounds} polling rounds, a card lying there "
@@ -267,6 +279,10 @@ class Technician(abc.ABC):
     async def lift_silent(self, area: str) -> None: ...
 
     @abc.abstractmethod
+    async def lay_wallet(self, spot: Spot) -> None:
+        """A board's wallet, its four hands inside, on the board reader a moment."""
+
+    @abc.abstractmethod
     async def press(self, label: str, button: Any) -> None: ...
 
     @abc.abstractmethod
@@ -331,6 +347,10 @@ class ConsoleTechnician(Technician):
     async def lift_silent(self, area: str) -> None:
         self.say(f"Lift the card from the {area}.")
 
+    async def lay_wallet(self, spot: Spot) -> None:
+        await self._line(f"Hold a board's wallet, its four hands inside, flat on the "
+                         f"{spot.label} a moment, then press Enter. ")
+
     async def press(self, label: str, button: Any) -> None:
         self.say(f"Press the {label} button.")
 
@@ -382,6 +402,21 @@ class _Scripted(Technician):
         uid = self.lying_silent.pop(area, None)
         if uid is not None:
             self._remove_silent(area, uid)
+
+    def wallet_cards(self, spot: Spot) -> int:
+        """How many of a full wallet's 52 card stickers lie in the board reader's field
+        (none: the wallet's own sticker is at its corner over the antenna, the cards' at
+        their centres, docs/hardware/wiring.md)."""
+        return 0
+
+    async def lay_wallet(self, spot: Spot) -> None:
+        cards = [self.uid() for _ in range(self.wallet_cards(spot))]
+        wallet = self.uid()
+        for uid in [*cards, wallet]:   # all at once: the cards answer with the wallet
+            self._place(spot, uid)
+        await asyncio.sleep(0.3)       # held a moment, then taken away
+        for uid in [wallet, *cards]:
+            self._remove(spot, uid)
 
     async def lay(self, spot: Spot, count: int) -> None:
         for _ in range(count):
@@ -447,6 +482,9 @@ class SimTechnician(_Scripted):
     def _remove(self, spot: Spot, uid: str) -> None:
         for firmware, antenna in self._over(f"{spot.reader}/{spot.antenna}"):
             firmware.lift(antenna, uid)
+
+    def wallet_cards(self, spot: Spot) -> int:
+        return int(getattr(self.faults, "wallet_cards", 0))
 
     def _place_silent(self, area: str, uid: str) -> None:
         for firmware, antenna in self._over(area):
@@ -741,6 +779,8 @@ class SelfTest:
             if await readers.wait(partial(readers.cleared, spot, mark, lift_mark), s.timeout):
                 result.removal_seen += 1
             tech.say(f"  read in {result.read_ms[-1]:.0f} ms")
+        if spot.tap and spot.zone == "board" and result.read:
+            await self._full_wallet(readers, spot, result)
         after = await readers.stats(spot.reader, spot.antenna)
         if before is not None and after is not None:
             result.rounds, result.answered_rounds, result.missed_rounds = (
@@ -781,6 +821,25 @@ class SelfTest:
         await self.technician.lift(spot)
         await readers.wait(lambda: not readers.lying(spot, mark), s.timeout)
         return mark, readers.mark()
+
+    async def _full_wallet(self, readers: _Readers, spot: Spot, result: AntennaResult) -> None:
+        """The board reader with what it reads in play: a wallet holding its four hands."""
+        mark = readers.mark()
+        await self.technician.lay_wallet(spot)
+        if await readers.wait(partial(readers.has, spot, mark, "present"),
+                              self.settings.timeout):
+            await asyncio.sleep(self.settings.hold)   # whatever else answers with it
+        uids = {r.uid for _, r in readers.reads(spot, mark) if r.action == "present"}
+        errors = [h.detail for h in readers.health(spot.reader, mark)
+                  if h.kind == "firmware_error"]
+        # the board is read when its wallet's sticker alone answers: a card's sticker read
+        # instead would be taken for the board, a collision reads none
+        if len(uids) == 1 and not errors:
+            result.full_wallet = "read"
+        else:
+            why = [f"{len(uids)} tags answered"] if len(uids) > 1 else []
+            why += errors[:1]
+            result.full_wallet = "not read" + (f" ({', '.join(why)})" if why else "")
 
     async def _silent_areas(self, readers: _Readers) -> None:
         """A card in each seat's trick row and call row and on dummy's area: no antenna of
@@ -927,6 +986,11 @@ ADVICE_WEAK = (
     "with at most 6 mm of wood or plastic over it and no metal near it, and check the "
     "reader's 3.3 V supply (docs/hardware/wiring.md, Antenna placement and Power); then test "
     "it again")
+ADVICE_WALLET = (
+    "the cards' stickers inside the wallet reach the board reader's field with the wallet's "
+    "own: put the wallet's sticker at the same corner of every wallet, over the reader, so "
+    "that the cards' stickers (the centre of each card's back) lie outside the marked "
+    "100 x 100 mm square (docs/hardware/wiring.md, Board reader)")
 ADVICE_CLOSE = (
     "keep at least 100 mm between antenna centres (docs/hardware/wiring.md, Antenna "
     "placement), or shield the two loops from each other")
@@ -973,12 +1037,16 @@ def _verdict(r: AntennaResult, s: Settings, *, timed: bool) -> tuple[str, str]:
         problems.append(f"a card lying there missed {rate:.0%} of polling rounds, above "
                         f"{s.max_miss_rate:.0%} (a card slid across in {s.pass_rounds} rounds "
                         f"would go unread {unread:.0%} of the time)")
+    if r.full_wallet.startswith("not read"):
+        problems.append(f"a full wallet {r.full_wallet}")
     if r.dropouts:
         problems.append(f"{r.dropouts} drop-outs of a card lying still")
     if r.lifted and r.removal_seen < r.lifted:
         problems.append(f"{r.lifted - r.removal_seen} removals not seen")
     if problems:
-        return "UNRELIABLE: " + ", ".join(problems), ADVICE_WEAK
+        wallet_only = len(problems) == 1 and r.full_wallet.startswith("not read")
+        return "UNRELIABLE: " + ", ".join(problems), ADVICE_WALLET if wallet_only else \
+            ADVICE_WEAK
     if r.two_cards.startswith("both"):
         return "trusted: one card, and two cards at once (pile-capable antenna)", ""
     if r.two_cards == "not tried":

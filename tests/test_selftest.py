@@ -302,9 +302,20 @@ name = "east"
 url = "sim://1/east"
 kind = "inventory"
 antennas = { "0" = { seat = "E", zone = "spot" }, "1" = { seat = "E", zone = "bid" } }
+[[readers]]
+name = "board"
+url = "sim://1/board"
+kind = "tap"
+antennas = { "0" = { zone = "board" } }
 [display]
 type = "none"
 """
+
+
+def _trusted(name: str) -> str:
+    """The verdict of a sound antenna of TWO_SEATS (the board reader takes taps)."""
+    return "trusted: one card at a time (taps)" if name == "board/0" else \
+        "trusted: one card at a time only"
 
 
 def _scripted(tmp_path: Path, *faults: str) -> tuple[int, dict[str, dict[str, object]],
@@ -325,8 +336,9 @@ def _scripted(tmp_path: Path, *faults: str) -> tuple[int, dict[str, dict[str, ob
 def test_a_healthy_simulated_table_passes(tmp_path: Path) -> None:
     code, antennas, silent, text = _scripted(tmp_path)
     assert code == 0, text
-    assert {a["verdict"] for a in antennas.values()} == {"trusted: one card at a time only"}
+    assert all(a["verdict"] == _trusted(name) for name, a in antennas.items())
     assert all(a["advice"] == "" and a["errors"] == [] for a in antennas.values())
+    assert antennas["board/0"]["full_wallet"] == "read"
     assert all(a["miss_rate"] == 0.0 for a in antennas.values())
     assert len(silent) == 5 and all(c["ok"] for c in silent)
 
@@ -344,6 +356,8 @@ def test_a_healthy_simulated_table_passes(tmp_path: Path) -> None:
      "keep at least 100 mm between antenna centres"),
     (["--unplugged", "east"], ["east/0", "east/1"],
      "NOT CONNECTED: reader east not connected (no port ", "check the reader's USB cable"),
+    (["--wallet-cards", "3"], ["board/0"],
+     "UNRELIABLE: a full wallet not read (", "the cards' stickers inside the wallet"),
 ])
 def test_each_simulated_fault_gives_its_own_verdict(
         tmp_path: Path, faults: list[str], failing: list[str], verdict: str, advice: str) -> None:
@@ -358,7 +372,7 @@ def test_each_simulated_fault_gives_its_own_verdict(
                 assert str(result["verdict"]).startswith(verdict.partition(" ")[0]), result
             assert advice in str(result["advice"])
         else:
-            assert result["verdict"] == "trusted: one card at a time only", (name, result)
+            assert result["verdict"] == _trusted(name), (name, result)
     if "--swap" in faults:
         assert "E spot is read by N spot's antenna (north/0)" in antennas["east/0"]["verdict"]
     if "--miss-rate" in faults:
@@ -367,6 +381,8 @@ def test_each_simulated_fault_gives_its_own_verdict(
         assert "polling rounds, above 10%" in str(weak["verdict"])
     if "--unplugged" in faults:
         assert antennas["east/0"]["laid"] == 0   # said at once: no card laid, no timeout
+    if "--wallet-cards" in faults:
+        assert "collision_not_resolved" in str(antennas["board/0"]["full_wallet"])
 
 
 @pytest.mark.slow
@@ -374,8 +390,10 @@ def test_a_tag_limit_and_a_row_read_by_an_antenna(tmp_path: Path) -> None:
     code, antennas, silent, text = _scripted(
         tmp_path, "--tag-limit", "2", "--reads-neighbour", "north/1=N call row")
     assert code == 1, text
-    assert {a["verdict"] for a in antennas.values()} == {
+    assert {a["verdict"] for name, a in antennas.items() if name != "board/0"} == {
         "trusted: one card, and two cards at once (pile-capable antenna)"}
+    # a board reader that resolves two tags still reads a wallet whose cards lie out of it
+    assert antennas["board/0"]["full_wallet"] == "read"
     failed = [c for c in silent if not c["ok"]]
     assert [c["what"] for c in failed] == ["N call row"]
     assert "read by N bid (north/1): move the row" in str(failed[0]["detail"])
@@ -386,7 +404,8 @@ def test_faults_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
                             (["--miss-rate", "1.5"], "miss rate '1.5'"),
                             (["--swap", "north/0"], "two antennas"),
                             (["--reads-neighbour", "north/0=the floor"], "no place 'the floor'"),
-                            (["--unplugged", "attic"], "no reader 'attic'")):
+                            (["--unplugged", "attic"], "no reader 'attic'"),
+                            (["--wallet-cards", "53"], "wallet cards 53")):
         assert main(["--config", str(SIM), "--scripted", *faults]) == 2
         assert message in capsys.readouterr().err
     assert main(["--config", str(SIM), "--dead", "north/0"]) == 2

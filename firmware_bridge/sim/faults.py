@@ -12,7 +12,9 @@ where a card is laid is an antenna's spot or an area with no antenna (``N trick 
 * ``swapped``: pairs of antennas whose chip selects are swapped (a card on one spot lies over
   the other's antenna);
 * ``reads``: an antenna that also reads a card at another place (it lies too close to it);
-* ``unplugged``: readers whose cable is out (their port is missing).
+* ``unplugged``: readers whose cable is out (their port is missing);
+* ``wallet_cards``: of a full wallet laid on the board reader, the card stickers that lie in
+  its field with the wallet's own (none as docs/hardware/wiring.md places them).
 """
 
 from __future__ import annotations
@@ -42,12 +44,13 @@ class SimFaults:
     swapped: tuple[tuple[str, str], ...] = ()
     reads: tuple[tuple[str, str], ...] = ()   # (antenna, the place it also reads)
     unplugged: frozenset[str] = frozenset()
+    wallet_cards: int = 0
 
     @classmethod
     def parse(cls, antennas: Iterable[str], *, miss_rate: Sequence[str] = (),
               tag_limit: int = 1, dead: Sequence[str] = (), swap: Sequence[str] = (),
-              reads_neighbour: Sequence[str] = (), unplugged: Sequence[str] = ()
-              ) -> SimFaults:
+              reads_neighbour: Sequence[str] = (), unplugged: Sequence[str] = (),
+              wallet_cards: int = 0) -> SimFaults:
         """The faults as the command line gives them, checked against ``antennas`` (every
         ``READER/ANTENNA`` of the table file): ``miss_rate`` ``P`` or ``READER/ANT=P``;
         ``swap`` ``A,B``; ``reads_neighbour`` ``A=PLACE`` (antenna A also reads a card laid
@@ -106,8 +109,10 @@ class SimFaults:
         for name in unplugged:
             if name not in readers:
                 raise FaultError(f"no reader {name!r} in the table file")
+        if not 0 <= wallet_cards <= 52:
+            raise FaultError(f"wallet cards {wallet_cards}: 0 to 52")
         return cls(table_rate, weak, tag_limit, frozenset(antenna(d) for d in dead),
-                   tuple(pairs), tuple(near), frozenset(unplugged))
+                   tuple(pairs), tuple(near), frozenset(unplugged), wallet_cards)
 
     def physics(self) -> Physics:
         """What every antenna of the simulated table reads."""
@@ -145,4 +150,7 @@ class SimFaults:
         out += [f"{a} and {b} swapped" for a, b in self.swapped]
         out += [f"{a} also reads a card at {p}" for a, p in self.reads]
         out += [f"reader {r} unplugged" for r in sorted(self.unplugged)]
+        if self.wallet_cards:
+            out.append(f"{self.wallet_cards} card stickers of a full wallet in the board "
+                       "reader's field")
         return out
