@@ -410,3 +410,18 @@ def test_faults_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         assert message in capsys.readouterr().err
     assert main(["--config", str(SIM), "--dead", "north/0"]) == 2
     assert "need --scripted" in capsys.readouterr().err
+
+
+async def test_a_firmware_without_counters_is_judged_without_them() -> None:
+    """A serial protocol version-1 firmware answers STAT with ERR BADCMD: no counters, no
+    error on the antenna's account, and no wait for an answer that will not come."""
+    config = load_config(SIM)
+    async with SimTable.from_config(SIM) as table:
+        north = table.firmwares["north"]
+        north.stats = lambda antenna=None: north.error("BADCMD", "malformed")  # type: ignore[method-assign]
+        report = await SelfTest(config, SimTechnician(table, SIM_READERS), settings=QUICK,
+                                readers=["north"]).run()
+    [result] = report.antennas
+    assert (result.rounds, result.miss_rate, result.errors) == (None, None, [])
+    assert result.verdict == "trusted: one card at a time only"
+    assert "firmware:" not in report.text()
