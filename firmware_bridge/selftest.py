@@ -1103,8 +1103,10 @@ async def run_selftest(config: BridgeConfig, *, repeats: int, timeout: float, sc
         faults.apply(table, names)
         tech = SimTechnician(table, names, faults)
         test = SelfTest(config, tech, settings=Settings(
+            # a reader unplugged says so at once; one that is there syncs in milliseconds,
+            # or seconds on a loaded machine: the wait costs nothing when all is well
             repeats=repeats, timeout=timeout, hold=0.3, settle=1.0, press_timeout=2.0,
-            connect_timeout=min(timeout, 3.0)), readers=readers)
+            connect_timeout=10.0), readers=readers)
         test.report.problems += [f"simulated fault: {f}" for f in faults.describe()]
         hold(test)
         return await test.run()
