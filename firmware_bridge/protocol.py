@@ -27,8 +27,13 @@ __all__ = [
     "ErrorKind", "CommandOp", "Command", "parse_line", "encode_frame", "parse_command",
     "encode_command", "LineDecoder", "TagChange", "Anomaly", "SendCommand", "SessionOutput",
     "HostSession", "normalise_uid", "next_seq", "Mark", "MarkRow", "Synced", "SYNC_TOKEN",
-    "READER_ID",
+    "READER_ID", "PROTOCOL_VERSION", "STATS_HEALTH", "parse_stats",
 ]
+
+#: docs/serial-protocol.md's version: 2 added ``STAT`` (the firmware's per-antenna counters)
+PROTOCOL_VERSION: Final = 2
+#: the ReaderHealth kind a ``STAT`` line becomes on the host (asked for, never unprompted)
+STATS_HEALTH: Final = "antenna_stats"
 
 #: Longest accepted line, terminator included. A 13-card inventory with 7-byte UIDs is ~220 bytes.
 MAX_LINE: Final = 1024
@@ -79,10 +84,14 @@ class FrameOp(enum.Enum):
     PONG = "PONG"        # PONG TOKEN: answer to PING
     IDENT = "ID"         # ID MODEL FIRMWARE SERIAL ANTENNAS: answer to IDENT
     ACK = "ACK"          # ACK COMMAND [ARGS...]: a command was applied (RATE)
+    #: STAT ROUNDS ANSWERED MISSED: one antenna's counters since boot (protocol 2): polling
+    #: rounds, and tag-rounds in which a tag on its list answered / did not answer
+    STAT = "STAT"
 
 
 #: Ops whose antenna field is a number (the others are reader-wide and carry "-").
-ANTENNA_OPS: Final = frozenset({FrameOp.ADDED, FrameOp.REMOVED, FrameOp.INVENTORY})
+ANTENNA_OPS: Final = frozenset({FrameOp.ADDED, FrameOp.REMOVED, FrameOp.INVENTORY,
+                                FrameOp.STAT})
 
 
 @dataclass(frozen=True)
@@ -131,6 +140,8 @@ class CommandOp(enum.Enum):
     #: the firmware still holds (this boot); ERR REPLAY if it holds no line SEQ. NOW_MS, the
     #: host's clock (ms since the epoch), dates the lines of a firmware without such a clock
     REPLAY = "REPLAY"
+    #: STAT [ANTENNA]: send a STAT line for one antenna, or for all (protocol 2)
+    STAT = "STAT"
 
 
 @dataclass(frozen=True)
@@ -254,6 +265,9 @@ def _check_args(op: FrameOp, args: tuple[str, ...]) -> str | None:
     elif op is FrameOp.ACK:
         if not args:
             return "ACK needs the COMMAND it answers"
+    elif op is FrameOp.STAT:
+        if len(args) != 3 or not all(_DECIMAL.match(a) for a in args):
+            return f"STAT needs ROUNDS ANSWERED MISSED, got {args!r}"
     return None
 
 
@@ -314,9 +328,10 @@ def parse_command(line: bytes) -> Command | ProtocolError:
     if op is None or "" in tokens:
         return ProtocolError("malformed", f"unknown command {tokens[0]!r}", line)
     args = tuple(tokens[1:])
-    if op is CommandOp.INVENTORY and not (
+    if op in (CommandOp.INVENTORY, CommandOp.STAT) and not (
             not args or (len(args) == 1 and args[0].isdigit() and int(args[0]) <= MAX_ANTENNA)):
-        return ProtocolError("malformed", f"INV takes at most one antenna, got {args!r}", line)
+        return ProtocolError("malformed", f"{op.value} takes at most one antenna, got {args!r}",
+                             line)
     if op is CommandOp.RATE and not (
             len(args) == 1 and args[0].isdigit() and 10 <= int(args[0]) <= 10000):
         return ProtocolError("malformed", f"RATE needs MS 10..10000, got {args!r}", line)
@@ -330,6 +345,19 @@ def parse_command(line: bytes) -> Command | ProtocolError:
         return ProtocolError("malformed", f"REPLAY needs SEQ 0..{SEQ_MODULO - 1} [NOW_MS], "
                              f"got {args!r}", line)
     return Command(op, args)
+
+
+_STATS = re.compile(r"antenna ([0-9]+): ([0-9]+) rounds, ([0-9]+) answered, ([0-9]+) missed\Z")
+
+
+def parse_stats(detail: str) -> tuple[int, int, int, int] | None:
+    """A ``STAT`` line as the host reports it (:data:`STATS_HEALTH`'s detail) -> (antenna,
+    rounds, answered, missed), or None."""
+    match = _STATS.match(detail)
+    if match is None:
+        return None
+    antenna, rounds, answered, missed = (int(g) for g in match.groups())
+    return antenna, rounds, answered, missed
 
 
 # --------------------------------------------------------------------------- stream decoding
@@ -662,6 +690,11 @@ class HostSession:
             out.append(Anomaly("firmware_error", " ".join(frame.args)))
         elif frame.op is FrameOp.IDENT:
             self.ident = frame.args
+        elif frame.op is FrameOp.STAT:
+            assert frame.antenna is not None
+            rounds, answered, missed = frame.args
+            out.append(Anomaly(STATS_HEALTH, f"antenna {frame.antenna}: {rounds} rounds, "
+                                             f"{answered} answered, {missed} missed"))
         elif frame.op is FrameOp.PONG and frame.args[:1] == (SYNC_TOKEN,):
             out.append(Synced(Mark.of(frame)))
         return out

@@ -145,7 +145,7 @@ async def test_boot_inventory_and_ident(running: Running) -> None:
     async with asyncio.timeout(30):
         while running.reader.session.ident is None:
             await asyncio.sleep(0.01)
-    assert running.reader.session.ident == ("BTR-PICO", "btr-1.0", "E6614104032B5A2C", "6")
+    assert running.reader.session.ident == ("BTR-PICO", "btr-1.1", "E6614104032B5A2C", "6")
     assert not running.watcher.health("malformed") and not running.watcher.health("crc_error")
 
 
@@ -396,3 +396,49 @@ async def test_a_host_that_was_away_gets_what_happened_meanwhile_in_order(
     for r, moved in zip(reads, when, strict=True):
         assert moved - 0.2 <= r.ts <= moved + 1.5, (r, moved)
     assert not again.health("resync")
+
+
+class _BitingWatchdog:
+    """A watchdog on the fake ticks: records the longest stretch it went unfed."""
+
+    def __init__(self, ticks: _FakeTicks, timeout: int) -> None:
+        self.ticks = ticks
+        self.timeout = timeout
+        self.fed_at = ticks.now
+        self.longest = 0
+
+    def feed(self) -> None:
+        self.longest = max(self.longest, self.ticks.now - self.fed_at)
+        self.fed_at = self.ticks.now
+
+
+@pytest.mark.parametrize("rate_ms", [10, 100, 4000, 10000])
+def test_the_watchdog_is_armed_by_the_host_and_fed_at_any_scan_period(rate_ms: int) -> None:
+    """Nothing arms the watchdog until a host speaks the protocol (mpremote does not); then
+    it is fed every round and while the loop waits, so no accepted scan period starves it
+    (RATE takes up to 10 s, the watchdog bites at 8)."""
+    ticks = _FakeTicks()
+    wire = _Wire()
+    armed: list[_BitingWatchdog] = []
+
+    def arm() -> _BitingWatchdog:
+        armed.append(_BitingWatchdog(ticks, 8000))
+        return armed[-1]
+
+    class ThreeRounds(App):
+        def round(self) -> None:
+            super().round()
+            self.running = self.rounds < 3
+
+    app = ThreeRounds("RB1", Scanner([], 3, 16), wire, Clock(ticks), rate_ms=rate_ms,
+                      arm_watchdog=arm)
+    wire.incoming = b"\x03\x03\x01raw REPL noise\r\n"   # mpremote's Ctrl-C, Ctrl-A
+    app.commands()
+    assert app.watchdog is None and not armed
+    wire.incoming = encode_command(CommandOp.PING, ("hello",))
+    app.commands()
+    assert len(armed) == 1 and app.watchdog is armed[0]
+    app.run()
+    assert app.rounds == 3
+    assert 0 < armed[0].longest < armed[0].timeout
+    assert armed[0].longest <= 50   # fed every few ms while waiting, whatever the period

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,13 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as cli
-from firmware_bridge.flash import FlashError, settings_for
+from firmware_bridge.flash import (
+    FlashError,
+    check_board,
+    flash,
+    mpremote_commands,
+    settings_for,
+)
 from firmware_bridge.mcu import MAIN_FILE, firmware_files
 from firmware_bridge.sim.chips import EmuMFRC522, EmuPN532, Field
 from firmware_bridge.sim.mcu import EmulatedBoard, Wiring
@@ -90,12 +97,14 @@ async def test_flash_then_enroll_a_deck_from_the_flashed_board(
 
     async def power_on_after_reset() -> None:
         # the board boots from what was flashed (firmware copy, reader.json) once mpremote
-        # has reset it, and comes back on the same port
-        while not (fake_board / ".resets").exists():
+        # has reset it after the copy, and comes back on the same port
+        while not (fake_board / "main.py").exists() or \
+                (fake_board / ".resets").read_text() != "2":
             await asyncio.sleep(0.02)
         settings = json.loads((fake_board / "reader.json").read_text())
-        booted.append(EmulatedBoard(settings, wiring, link=port,
-                                    firmware=fake_board / "btreader").start())
+        # (the flashed modules are MicroPython bytecode, which CPython cannot import: the
+        # board runs their sources; test_mcu_micropython.py runs the bytecode itself)
+        booted.append(EmulatedBoard(settings, wiring, link=port).start())
 
     power = asyncio.create_task(power_on_after_reset())
     code = await asyncio.to_thread(cli, ["firmware", "flash", "--port", str(port),
@@ -107,20 +116,23 @@ async def test_flash_then_enroll_a_deck_from_the_flashed_board(
         out = capsys.readouterr().out
         assert code == 0, out
         # the check after the reset: the board answered IDENT as the reader it was flashed as
-        assert "reader N1 answers: BTR-PICO firmware btr-1.0, serial E6614104032B5A2C, " \
+        assert "reader N1 answers: BTR-PICO firmware btr-1.1, serial E6614104032B5A2C, " \
             "1 antenna(s)" in out
         log = [json.loads(line) for line in (tmp_path / "mpremote.log").read_text().splitlines()]
-        assert [c[2] for c in log] == ["exec", "fs", "fs", "fs", "reset"]
+        # reset first (the watchdog off), then the copy, main.py last, then reset
+        # reset first (the watchdog off), the bytecode, the stale sources removed, the
+        # settings, main.py last, then reset
+        assert [c[2] for c in log] == ["reset", "exec", "fs", "exec", "fs", "fs", "reset"]
+        assert "os.remove" in log[3][3]
         assert log[-2][-1] == ":main.py"  # main.py goes last
         flashed = fake_board / "btreader"
-        assert sorted(p.name for p in flashed.iterdir() if p.suffix == ".py") == \
-            [f.name for f in firmware_files()]
-        for f in firmware_files():
-            assert (flashed / f.name).read_bytes() == f.read_bytes()
+        assert sorted(p.name for p in flashed.iterdir()) == \
+            sorted(f.with_suffix(".mpy").name for f in firmware_files())
+        for f in flashed.iterdir():
+            assert f.read_bytes()[:2] == b"M\x06"   # MicroPython bytecode, mpy version 6
         assert (fake_board / "main.py").read_bytes() == MAIN_FILE.read_bytes()
         settings = json.loads((fake_board / "reader.json").read_text())
         assert settings["reader"] == "N1" and settings["link"] == {"type": "usb"}
-        assert board.app.__class__.__module__.startswith("btreader_copy")
         uids = [f"0477{i:02X}00ABCDEF" for i in range(52)]
         registry = tmp_path / "tags-club.toml"
 
@@ -178,3 +190,137 @@ def test_pn532_settings_boot_on_the_emulated_board(tmp_path: Path) -> None:
             assert app.rounds >= 2
             assert len(app.scanner.antennas) == antennas
             assert all(a.fault == "" for a in app.scanner.antennas), chip
+
+
+# ------------------------------------------------------------------ re-flashing a board in service
+
+
+class EmulatedMpremote:
+    """mpremote against an :class:`EmulatedBoard`, in this process, with a watchdog that
+    bites: each call stops the reader's loop (mpremote's Ctrl-C) and spends ``seconds[op]``
+    at the REPL, as on a real board. With the watchdog armed, nobody feeds it at the REPL:
+    once the time there passes its timeout the board resets in the middle of the call,
+    which fails (mpremote's "device disconnected"). ``reset`` boots the board again from its
+    filesystem (``board_dir``: the flashed firmware and reader.json); a hard reset stops the
+    watchdog."""
+
+    SECONDS = {"reset": 0.5, "exec": 1.5, "fs": 3.0}
+
+    def __init__(self, board_dir: Path, wiring: Wiring, port: Path) -> None:
+        self.board_dir = board_dir
+        self.wiring = wiring
+        self.port = port
+        self.board: EmulatedBoard | None = None
+        self.at_repl = 0.0     # seconds at the REPL since the loop was stopped
+        self.armed_ms = 0      # the watchdog's timeout while at the REPL (0: not armed)
+        self.bitten = 0        # resets by the watchdog in the middle of a call
+
+    def boot(self) -> EmulatedBoard:
+        settings = json.loads((self.board_dir / "reader.json").read_text())
+        self.board = EmulatedBoard(settings, self.wiring, link=self.port,
+                                   firmware=self.board_dir / "btreader").start()
+        self.at_repl, self.armed_ms = 0.0, 0
+        return self.board
+
+    def __call__(self, command: list[str]) -> int:
+        op = command[3]   # mpremote connect PORT OP ...
+        board = self.board
+        if board is not None and board.app is not None and board.app.running:
+            watchdog = board.app.watchdog
+            self.armed_ms = watchdog.timeout if watchdog is not None else 0
+            board.stop()   # Ctrl-C: the loop stops, the REPL answers
+        self.at_repl += self.SECONDS[op]
+        if self.armed_ms and self.at_repl * 1000 > self.armed_ms:
+            self.bitten += 1
+            self.boot()    # the watchdog resets the board in the middle of the call
+            return 1
+        if op == "exec":
+            (self.board_dir / "btreader").mkdir(exist_ok=True)
+        elif op == "fs":
+            *sources, target = command[5:]
+            for source in sources:
+                name = target[1:] + Path(source).name if target.endswith("/") else target[1:]
+                shutil.copyfile(source, self.board_dir / name)
+        elif op == "reset":
+            self.boot()
+        return 0
+
+
+def test_reflashing_a_board_in_service_never_races_its_watchdog(tmp_path: Path) -> None:
+    """A board running the reader with its watchdog armed (a host has spoken to it) is
+    flashed again, five times: each time the board is reset first, so the copy meets no
+    watchdog; after each, the flash's own check (IDENT) arms it again."""
+    mpremote, settings = _board_in_service(tmp_path)
+    board_dir, port = mpremote.board_dir, mpremote.port
+    try:
+        for attempt in range(5):
+            # in service: a host has spoken the protocol, so the watchdog is armed
+            assert mpremote.board is not None
+            _ask_ident(port)
+            assert mpremote.board.app.watchdog is not None, attempt
+            flash(dict(settings, rate_ms=20 + attempt), str(port), mpremote="mpremote",
+                  run=mpremote, check_timeout=10)
+            assert mpremote.bitten == 0, attempt
+            assert json.loads((board_dir / "reader.json").read_text())["rate_ms"] == 20 + attempt
+            assert mpremote.board.error is None
+            assert mpremote.board.app.watchdog is not None   # the check armed it again
+    finally:
+        if mpremote.board is not None:
+            mpremote.board.stop()
+
+
+def test_without_the_reset_first_the_copy_races_the_watchdog(tmp_path: Path) -> None:
+    """What the reset first prevents: the same copy on the board in service, without it,
+    is cut by the watchdog (so the emulation above can fail)."""
+    mpremote, settings = _board_in_service(tmp_path)
+    port = mpremote.port
+    try:
+        _ask_ident(port)
+        (tmp_path / "reader.json").write_text(json.dumps(settings))
+        codes = [mpremote(c) for c in mpremote_commands(["mpremote"], str(port),
+                                                        tmp_path / "reader.json")[1:]]
+        assert 1 in codes and mpremote.bitten == 1
+    finally:
+        if mpremote.board is not None:
+            mpremote.board.stop()
+
+
+def _board_in_service(tmp_path: Path) -> tuple[EmulatedMpremote, dict[str, object]]:
+    """A board flashed as reader N1 (one MFRC522), booted; its mpremote."""
+    board_dir = tmp_path / "board"
+    (board_dir / "btreader").mkdir(parents=True)
+    for f in firmware_files():
+        shutil.copyfile(f, board_dir / "btreader" / f.name)
+    settings = settings_for("N1", 1, rate_ms=20)
+    (board_dir / "reader.json").write_text(json.dumps(settings))
+    wiring = Wiring()
+    wiring.spi[(0, 17)] = EmuMFRC522(Field(), "tray")
+    mpremote = EmulatedMpremote(board_dir, wiring, tmp_path / "ttyACM0")
+    mpremote.boot()
+    return mpremote, settings
+
+
+def _ask_ident(port: Path) -> None:
+    """A host speaks the protocol to the board (the bridge would): IDENT, until it answers."""
+    check_board(str(port), "N1", 1, timeout=10)
+
+
+def test_a_scan_period_the_watchdog_cannot_serve_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["firmware", "settings", "--reader", "N1", "--rate-ms", "5000"]) == 1
+    assert "scan period 5000 ms: 10 to 4000 (the 8000 ms watchdog must see two rounds)" in \
+        capsys.readouterr().err
+    assert cli(["firmware", "settings", "--reader", "N1", "--rate-ms", "4000"]) == 0
+    # the defaults: docs/sensing.md's 100 ms, one tag an antenna
+    assert cli(["firmware", "settings", "--reader", "N1"]) == 0
+    written = json.loads(capsys.readouterr().out.split("\n}\n")[-2] + "\n}")
+    assert (written["rate_ms"], written["limit"], written["watchdog_ms"]) == (100, 1, 8000)
+    ready = tmp_path / "reader.json"
+    ready.write_text(json.dumps(dict(settings_for("N1", 1), rate_ms=9000)))
+    port = tmp_path / "ttyACM0"
+    port.touch()
+    assert cli(["firmware", "flash", "--port", str(port), "--reader", "N1",
+                "--settings", str(ready), "--dry-run"]) == 1
+    assert "reader.json: scan period 9000 ms" in capsys.readouterr().err
+    assert cli(["firmware", "settings", "--reader", "N1", "--tag-limit", "0"]) == 1
+    assert "tag limit 0" in capsys.readouterr().err

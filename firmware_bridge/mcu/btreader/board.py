@@ -24,6 +24,8 @@ from .ports import I2cPort, SpiPort
 from .proto import hexstr
 
 SETTINGS = "reader.json"
+#: the scan period when reader.json gives none (docs/sensing.md: one round every 100 ms)
+RATE_MS = 100
 
 
 class BoardSpi(SpiPort):
@@ -34,12 +36,15 @@ class BoardSpi(SpiPort):
 
     def transfer(self, data: bytes) -> bytes:
         back = bytearray(len(data))
+        self.transfer_into(data, back)
+        return bytes(back)
+
+    def transfer_into(self, data: Any, into: bytearray) -> None:
         self.cs.value(0)
         try:
-            self.spi.write_readinto(data, back)
+            self.spi.write_readinto(data, into)
         finally:
             self.cs.value(1)
-        return bytes(back)
 
 
 class BoardI2c(I2cPort):
@@ -150,15 +155,18 @@ def build(settings: dict[str, Any], clock: Clock | None = None) -> App:
                                      baudrate=link_spec.get("baudrate", 115200), **uart_pins))
     else:
         link = UsbLink()
-    watchdog = None
+    arm = None
     if settings.get("watchdog_ms"):
-        watchdog = machine.WDT(timeout=settings["watchdog_ms"])
+        watchdog_ms = int(settings["watchdog_ms"])
+
+        def arm() -> Any:
+            return machine.WDT(timeout=watchdog_ms)
     serial = hexstr(machine.unique_id()) if hasattr(machine, "unique_id") else "0"
-    scanner = Scanner(antennas, int(settings.get("misses", 3)), int(settings.get("limit", 16)))
+    scanner = Scanner(antennas, int(settings.get("misses", 3)), int(settings.get("limit", 1)))
     return App(str(settings["reader"]), scanner, link, clock,
-               rate_ms=int(settings.get("rate_ms", 50)),
+               rate_ms=int(settings.get("rate_ms", RATE_MS)),
                reason=_reason(), model=str(settings.get("model", "BTR")), serial=serial,
-               watchdog=watchdog)
+               arm_watchdog=arm)
 
 
 def main(path: str = SETTINGS, clock: Clock | None = None) -> App:

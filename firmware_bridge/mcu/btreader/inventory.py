@@ -6,6 +6,14 @@ round the front end could not finish (a problem) adds the tags it did see and re
 nothing is concluded from a round that failed. A front end that stops answering (module
 unplugged, cable cut) is reported once; the antenna's list is kept, and when the chip is back
 the antenna's whole list is sent again (``INV``) for the host to compare.
+
+Each antenna counts, since boot, its rounds and the rounds in which a tag answered, or did not
+and then answered again (``stat_rounds``, ``stat_answered``, ``stat_missed``): the ``STAT``
+line of the serial protocol's version 2, which ``bridge-table selftest`` judges.
+
+``limit``: the tags one antenna resolves in a round, beyond which the round's problem is
+``too_many_tags``; a board's ``reader.json`` says one (``board.py``), as docs/sensing.md
+builds the table; the Pi-attached readers keep 16.
 """
 
 from .ports import OutputPin
@@ -53,6 +61,9 @@ class Antenna:
         self.missed: dict[str, int] = {}
         self.fault = ""                  # "" or what is wrong with the chip now
         self.problem = ""                # the last round's problem, reported when it changes
+        self.stat_rounds = 0             # rounds polled since boot
+        self.stat_answered = 0           # ... in which a tag on the list answered
+        self.stat_missed = 0             # ... in which a tag on the list did not
 
 
 class Scanner:
@@ -80,6 +91,7 @@ class Scanner:
     def scan(self, antenna: Antenna) -> list[tuple[str, ...]]:
         seen, problem = self._round(antenna)
         out: list[tuple[str, ...]] = []
+        antenna.stat_rounds += 1
         if seen is None:
             if not antenna.fault:
                 antenna.fault = problem
@@ -97,7 +109,10 @@ class Scanner:
             if problem:
                 out.append(("ERR", f"ANT{antenna.index}", problem))
         for uid in seen:
-            antenna.missed.pop(uid, None)
+            antenna.stat_answered += 1
+            # the rounds it missed were misses of a tag still lying there (one lifted never
+            # answers again: its rounds before the removal are not counted)
+            antenna.stat_missed += antenna.missed.pop(uid, 0)
             if uid not in antenna.present:
                 antenna.present.append(uid)
                 out.append(("+", uid))

@@ -83,19 +83,28 @@ class MFRC522(Frontend):
         self.clock = clock
         self.field_settle_ms = field_settle_ms
         self.ready = False
+        # a register access's two bytes out and in, kept: a round makes hundreds of them,
+        # and a small board's heap should not churn for each (docs/benchmarks.md)
+        self._out = bytearray(2)
+        self._in = bytearray(2)
         # when the field went off (ticks), None while it is on or before the first round
         self._field_off_at: int | None = None
 
     # ------------------------------------------------------------------ registers (§8.1.2)
 
     def write(self, reg: int, value: int) -> None:
-        self.port.transfer(bytes(((reg << 1) & 0x7E, value)))
+        self._out[0] = (reg << 1) & 0x7E
+        self._out[1] = value
+        self.port.transfer_into(self._out, self._in)
 
     def write_fifo(self, data: bytes) -> None:
         self.port.transfer(bytes(((FIFO_DATA << 1) & 0x7E,)) + data)
 
     def read(self, reg: int) -> int:
-        return self.port.transfer(bytes((((reg << 1) & 0x7E) | 0x80, 0)))[1]
+        self._out[0] = ((reg << 1) & 0x7E) | 0x80
+        self._out[1] = 0
+        self.port.transfer_into(self._out, self._in)
+        return self._in[1]
 
     def read_fifo(self, count: int) -> bytes:
         addr = ((FIFO_DATA << 1) & 0x7E) | 0x80

@@ -10,6 +10,13 @@ class SpiPort:
     def transfer(self, data: bytes) -> bytes:
         raise NotImplementedError
 
+    def transfer_into(self, data: bytearray, into: bytearray) -> None:
+        """``transfer`` into a buffer of the same length: a port on a board overrides it to
+        allocate nothing (the register accesses of every round go through it)."""
+        back = self.transfer(bytes(data))
+        for i in range(len(into)):
+            into[i] = back[i]
+
 
 class OutputPin:
     """A GPIO output (``machine.Pin``): ``value(1)`` high, ``value(0)`` low."""

@@ -65,7 +65,7 @@ def parse_command(line: bytes) -> tuple[str, list[str]] | str:
     op, args = tokens[0], tokens[1:]
     if "" in tokens:
         return "malformed"
-    if op == "INV":
+    if op == "INV" or op == "STAT":
         if not args or (len(args) == 1 and args[0].isdigit() and int(args[0]) <= MAX_ANTENNA):
             return op, args
     elif op == "RATE":
