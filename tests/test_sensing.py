@@ -18,6 +18,7 @@ from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
 from controller.laws.cards import Card, Seat
 from controller.laws.record import BoardRecord, DealInfo
+from controller.laws.table import TURN_WINDOW
 
 Event = dict[str, Any]
 
@@ -180,9 +181,11 @@ def _to_card(record: BoardRecord, cards: int, sensing: str) -> tuple[Run, list[E
 
 
 def _lift(run: Run, event: Event) -> list[tuple[str, str, str | None]]:
-    """The alerts the table raises when ``event``'s card is lifted."""
+    """The alerts the table raises when ``event``'s card is lifted (and, from a play spot,
+    not laid again within the turn window: docs/sensing.md "A card turned")."""
     before = len(run.of("alert"))
     run.feed([dict(event, action="removed")])
+    run.out += run.engine.settle(event["ts"] + TURN_WINDOW + 0.1)
     return run.alerts()[before:]
 
 
@@ -209,10 +212,12 @@ def test_a_revoke_corrected_by_laying_the_quitted_card_again_and_lifting_it() ->
     run, rest = _to_card(t08(), 24, "spot")
     run.feed(rest[:4])                    # trick 6 quitted
     assert [a[:2] for a in run.alerts()] == [("REVOKE", "open")]
-    run.feed([spot("E", "H9")])           # laid on the spot again: nothing yet
+    # laid on the spot again, later than a turn would bring it back: nothing yet
+    recalled = dict(spot("E", "H9"), ts=spot("E", "H9")["ts"] + 10 * TURN_WINDOW)
+    run.feed([recalled])
     assert len(run.alerts()) == 1
     tray, _ = _to_card(t08(), 24, "tray")
-    assert _lift(run, spot("E", "H9")) == _lift(tray, {**spot("E", "H9"), "zone": "tray"})
+    assert _lift(run, recalled) == _lift(tray, {**spot("E", "H9"), "zone": "tray"})
     assert run.state["current"] == tray.state["current"]
     # trick 6 open again without E's card: E is to follow suit (62A)
     assert [c["seat"] for c in run.state["current"]] == ["S", "W", "N"]

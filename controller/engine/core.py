@@ -222,6 +222,22 @@ class Engine:
         tables, self._deferred = self._deferred, None
         return {name: self._snapshots(name, self._tables[name]) for name in tables or ()}
 
+    def settle(self, now: float) -> list[Outgoing]:
+        """Read the cards lifted from play spots more than ``TURN_WINDOW`` before ``now``
+        (the events' clock: seconds since the epoch) as taken away (``Table.settle``,
+        docs/sensing.md "A card turned"): the daemon calls it about every second, so that a
+        card lifted and held shows without waiting for the table's next event. A table
+        with no card lifted costs one test."""
+        out: list[Outgoing] = []
+        for name, ts in self._tables.items():
+            board = ts.table.board
+            if board is None or not board.lifted:
+                continue
+            update = ts.table.settle(now)
+            if update.irregularities or update.feed or update.result_changed:
+                out += self._publish(name, ts, update)
+        return out
+
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
         """Apply one message from ``{root}/{t}/event`` or ``{root}/{t}/ruling``."""
         route = self._routes.get(topic)
