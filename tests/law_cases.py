@@ -134,7 +134,9 @@ class Spots:
     def wait(self, dt: float) -> None:
         """``dt`` seconds with nothing read: the engine's clock reads what is due."""
         self.now += dt
-        self.h.out += self.h.engine.settle(self.now)
+        clock = self.h.engine._tables[self.h.table].clock
+        if clock is not None:   # (the events' clock, run ``dt`` on from the last event)
+            self.h.out += self.h.engine.settle(clock[1] + self.now - clock[0])
 
     def play_trick(self, *, turn: bool = True, slide: bool = True) -> list[tuple[Seat, Card]]:
         """AUTO's four cards of the trick due laid in turn; then each turned face down on

@@ -185,7 +185,9 @@ def _lift(run: Run, event: Event) -> list[tuple[str, str, str | None]]:
     not laid again within the turn window: docs/sensing.md "A card turned")."""
     before = len(run.of("alert"))
     run.feed([dict(event, action="removed")])
-    run.out += run.engine.settle(event["ts"] + TURN_WINDOW + 0.1)
+    clock = run.engine._tables["1"].clock
+    if clock is not None:   # (a tray reads a lifted card at once)
+        run.out += run.engine.settle(clock[1] + TURN_WINDOW + 0.1)
     return run.alerts()[before:]
 
 

@@ -481,12 +481,12 @@ class ControllerDaemon:
         away (``Engine.settle``, docs/sensing.md "A card turned"), at least every ``IDLE``
         seconds. Their outputs have no input of their own to be published through (``n``
         0); a restart reads them again at the table's next event, in the same order."""
-        settle: Callable[[float], Sequence[OutgoingLike]] | None = getattr(
+        settle: Callable[[], Sequence[OutgoingLike]] | None = getattr(
             self.engine, "settle", None)
         if settle is None:
             return
         try:
-            outs = settle(time.time())
+            outs = settle()
         except Exception:  # a bug in the Engine must not stop the other tables
             self.counters.engine_failures += 1
             log.exception("engine failed reading the lifted cards")
