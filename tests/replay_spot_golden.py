@@ -4,9 +4,7 @@ cards leaving), with seeded irregular inputs (cards on and off the spots, call c
 up, the golden session's junk: cards and calls out of turn, unknown tags, buttons, rulings)
 and redeliveries, two tables interleaved. The digests in ``tests/data/
 replay_golden_spot.json`` were recorded with the code of be5f41f (main before issue 32
-item 2's second pass: no short-cut for an input that changes nothing shown), then again
-with issue 41's (a card lifted from a play spot is read once it is known not to be a turn:
-the junk's withdrawals show at a later event), every kind of
+item 2's second pass: no short-cut for an input that changes nothing shown), every kind of
 message (``evidence`` too), results only, and one display language;
 ``tests/test_replay_spot_golden.py`` checks today's output against them byte for byte.
 

@@ -297,6 +297,7 @@ class Board:
                 if not lifts_quiet:
                     self._advance()
                 return
+            self.quiet = False   # (what the lifts' reading said is in lifts_quiet)
         else:
             self.settled_now = False
         if type(inp) is TagEvent:
