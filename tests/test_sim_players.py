@@ -62,3 +62,14 @@ def test_habits_out_of_range_are_named() -> None:
     assert PlayerHabits(turn_rate=2.0, turn_time=(1.0, 0.5)).problems() == [
         "turn_rate must be from 0 to 1, not 2.0",
         "turn_time must be 0 <= low <= high, not 1.0..0.5"]
+
+
+def test_a_file_of_boards_is_played_board_by_board() -> None:
+    from firmware_bridge.sim.players import humanize_boards
+    rng = random.Random(5)
+    events = [e for n in (1, 2, 3) for e in record_events(
+        random_board(rng, n).record, sensing="spot", ts_start=1_700_000_000.0 + 1000 * n)]
+    played = humanize_boards(events, HABITS)
+    assert [e["ts"] for e in played] == sorted(e["ts"] for e in played)
+    alerts, results = _run(played)
+    assert alerts == [] and results == _run(events)[1] and len(results) == 3

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PlayerHabits", "humanize", "OFF"]
+__all__ = ["PlayerHabits", "humanize", "humanize_boards", "OFF"]
 
 Event = dict[str, Any]
 
@@ -191,3 +191,24 @@ def _index(events: Sequence[Event], event: Event) -> int:
         if e is event:
             return i
     raise ValueError("event not in events")
+
+
+def humanize_boards(events: Sequence[Event], habits: PlayerHabits) -> list[Event]:
+    """``humanize`` for a file of several boards: each board (from one wallet read to the
+    next) played by the same players, its seed the habits' plus the board's place, the
+    times going on from the board before. Events before the first wallet read are left."""
+    starts = [i for i, e in enumerate(events)
+              if e.get("zone") == "board" and e.get("action") == "present"]
+    if not starts:
+        return list(events)
+    out: list[Event] = list(events[:starts[0]])
+    now: float | None = None
+    for place, (begin, end) in enumerate(zip(starts, [*starts[1:], len(events)],
+                                             strict=True)):
+        board = events[begin:end]
+        seeded = PlayerHabits(**{**habits.__dict__, "seed": habits.seed + place})
+        played = humanize(board, seeded, start=now)
+        out += played
+        if played:
+            now = float(played[-1]["ts"]) + 5.0
+    return out
