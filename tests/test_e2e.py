@@ -33,6 +33,7 @@ from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.scoring import score_ns
 from controller.service.daemon import ControllerDaemon
 from controller.service.engines import build_engine
+from controller.service.intake import Intake
 from controller.service.journal import Journal
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict
@@ -92,10 +93,14 @@ def _index_after(watch: Watch, count: int) -> int:
 @contextlib.asynccontextmanager
 async def rig(broker: Mosquitto, workdir: Path, lang: str = "en", *,
               physics: Physics | None = None,
-              deals: dict[int, DealInfo] | None = None) -> AsyncIterator[Rig]:
+              deals: dict[int, DealInfo] | None = None,
+              intake: Intake | None = None) -> AsyncIterator[Rig]:
+    """``intake``: the daemon's bound per table (default its own: a table that sends
+    faster than people play, as ``play`` as fast as possible does, needs a wider one)."""
     daemon = ControllerDaemon(broker=BrokerSettings.from_url(broker.url),
                               engine=build_engine(deals=deals),
-                              journal=Journal(workdir / "j.sqlite"))
+                              journal=Journal(workdir / "j.sqlite"),
+                              intake=intake if intake is not None else Intake())
     stop = asyncio.Event()
     tasks = [asyncio.create_task(daemon.run(stop))]
     async with Watch(broker.url) as watch, \
