@@ -7,6 +7,7 @@ card turned"): every result right, no alert."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,12 @@ from broker import Mosquitto
 from test_e2e import rig
 
 from controller.boards.generate import random_board
+from controller.demo import load_board
 from controller.formats.events import record_events
 from controller.laws.record import BoardRecord
 from controller.laws.scoring import score_ns
 from controller.service.intake import Intake
+from firmware_bridge.collisions import collision_row
 from firmware_bridge.sim.players import PlayerHabits, humanize_boards
 from firmware_bridge.sim.table import Physics
 
@@ -82,3 +85,42 @@ async def test_boards_played_by_people_who_turn_cards_give_no_alert(
     assert seen_turns >= turns * 0.9   # the turns reached the controller (none debounced)
     assert r.watch.of("alert", "1") == []
     check_results(records, {m.payload["board"]: m.payload for m in r.watch.of("result", "1")})
+
+
+async def test_a_card_laid_on_the_last_one_is_shown_to_its_seat_until_the_spot_is_clear(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """The leader lays his card on his last trick's card: at once his alert light and the
+    display ask him to slide the old card off; once it is off, both are as before."""
+    record = load_board()
+    assert record.deal is not None
+    events = record_events(record, sensing="spot", scans=False)
+    first = next(i for i, e in enumerate(events) if e["zone"] == "spot"
+                 and e["action"] == "removed")
+    block, lead = events[first:first + 4], events[first + 4]
+    at = next(k for k, e in enumerate(block) if e["seat"] == lead["seat"])
+    seat = lead["seat"]
+    async with rig(mosquitto, tmp_path, deals={record.board: record.deal_info}) as r:
+        await r.play(events[:first] + block[:at] + block[at + 1:])
+        assert not r.leds(seat)[1] and not any("slide" in row for row in r.display.lines)
+        report = await r.table.play([lead], strict=True)     # laid on the old card
+        assert report.played == 1
+        assert await r.alert_led_lit(seat, within=5)
+        assert await _shows(r.display, lambda rows: rows[-1] == collision_row(seat, "spot", "en"))
+        await r.play([block[at]])                            # the old card slid off
+        await r.watch.wait(lambda m: m.kind == "event" and m.table == "1"
+                           and m.payload.get("card") == lead["card"], timeout=15)
+        assert not r.leds(seat)[1]
+        assert await _shows(r.display, lambda rows: not any("slide" in row for row in rows))
+    assert r.watch.of("alert", "1") == []
+
+
+async def _shows(display: Any, check: Any, within: float = 5.0) -> bool:
+    """Whether the display's rows pass ``check`` within ``within`` s (it draws from its own
+    thread, the latest indicator winning)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within
+    while loop.time() < end:
+        if check(list(display.lines)):
+            return True
+        await asyncio.sleep(0.02)
+    return False

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PlayerHabits", "humanize", "humanize_boards", "OFF"]
+__all__ = ["PlayerHabits", "humanize", "humanize_boards", "OFF", "CAREFUL"]
 
 Event = dict[str, Any]
 
@@ -64,6 +64,11 @@ class PlayerHabits:
 #: players who do nothing but lay and slide, at once (what ``record_events`` gives)
 OFF = PlayerHabits(turn_rate=0.0, late_slide_rate=0.0, early_slide_rate=1.0,
                    hesitate_rate=0.0)
+
+
+#: players who turn every card and never lay one on another: each move is read at once (the
+#: demo's, which waits for each move to be reported before the next)
+CAREFUL = PlayerHabits(turn_rate=1.0, late_slide_rate=0.0, hesitate_rate=0.0)
 
 
 class _Clock:
