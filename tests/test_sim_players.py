@@ -73,3 +73,24 @@ def test_a_file_of_boards_is_played_board_by_board() -> None:
     assert [e["ts"] for e in played] == sorted(e["ts"] for e in played)
     alerts, results = _run(played)
     assert alerts == [] and results == _run(events)[1] and len(results) == 3
+
+
+def test_dummys_cards_are_laid_on_dummys_spot_and_read_as_dummys() -> None:
+    """docs/sensing.md, "Dummy's cards": declarer plays each of dummy's cards onto dummy's
+    play spot; the players turn them there too; the controller has them as dummy's."""
+    rng = random.Random(12)
+    record = next(r for r in (random_board(rng, n).record for n in range(1, 40))
+                  if r.declarer is not None and r.deal is not None)
+    assert record.declarer is not None and record.deal is not None
+    dummy = record.declarer.partner
+    events = humanize(record_events(record, sensing="spot", scans=False), HABITS)
+    dummy_cards = {str(c) for c in record.deal[dummy]}
+    laid = [e for e in events if e["zone"] == "spot" and e.get("card") in dummy_cards]
+    assert laid and all(e["seat"] == dummy.name for e in laid)
+    engine = Engine()
+    for seq, event in enumerate(events, start=1):
+        engine.handle("bridge/1/event", dict(event, seq=seq, src="pi", v=1))
+    board = engine._tables["1"].table.board
+    assert board is not None and board.play is not None
+    played = {str(c) for t in board.play.tricks for s, c in t.cards if s is dummy}
+    assert played == dummy_cards
