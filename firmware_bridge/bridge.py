@@ -142,7 +142,9 @@ class Bridge:
         self.gpio: TableGpio | None = None
         self.publisher: Publisher | None = None
         self.indicator: Indicator | None = None
-        self.collisions = Collisions()   # shown over the indicator until cleared
+        # shown over the indicator until cleared, fitted to the display's columns
+        self.collisions = Collisions(width=min(config.display.cols, 20),
+                                     rows=max(1, config.display.rows))
         self.ready = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         # uid -> {(reader, antenna): (ts of its present, held: True for inventory readers)}

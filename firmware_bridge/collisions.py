@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from controller.indicators.display_text import LANGUAGES, ROWS, first_fit
+from controller.indicators.display_text import LANGUAGES, ROWS, WIDTH, columns, first_fit
 from controller.laws.cards import Seat
 from controller.laws.messages import ui_variants
 from firmware_bridge.config import ReaderConfig
@@ -28,10 +28,12 @@ __all__ = ["Collisions", "collision_row", "COLLISION"]
 COLLISION = re.compile(r"ANT(\S+)\s+collision_not_resolved")
 
 
-def collision_row(seat: str, zone: str, lang: str) -> str:
-    """The display row that asks ``seat`` to slide his last call (call spot) or card off."""
+def collision_row(seat: str, zone: str, lang: str, width: int = WIDTH) -> str:
+    """The display row that asks ``seat`` to slide his last call (call spot) or card off:
+    the longest form that fits ``width`` columns (a 16x2 display's 16 too)."""
     key = "slide_call_off" if zone == "bid" else "slide_card_off"
-    return first_fit(ui_variants(key, lang, seat=Seat[seat]))
+    forms = ui_variants(key, lang, seat=Seat[seat])
+    return next((form for form in forms if columns(form) <= width), first_fit(forms))
 
 
 @dataclass
@@ -40,6 +42,10 @@ class Collisions:
 
     #: (reader, antenna) -> (seat, zone), in the order they were reported
     waiting: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    #: the display's columns and rows (``[display]``): the request is chosen to fit the
+    #: columns and goes on the last row the display shows (the second of a 16x2)
+    width: int = WIDTH
+    rows: int = ROWS
 
     def reported(self, rc: ReaderConfig, detail: str) -> bool:
         """A reader's ``firmware_error`` ``detail``: whether it is a new collision on a
@@ -64,7 +70,7 @@ class Collisions:
     def overlay(self, seats: dict[str, SeatLights], display: dict[str, tuple[str, ...]]
                 ) -> tuple[dict[str, SeatLights], dict[str, tuple[str, ...]]]:
         """The controller's lights and rows with the collisions shown: each seat's alert
-        light lit, the first collision's request on every language's last row."""
+        light lit, the first collision's request on every language's last row shown."""
         if not self.waiting:
             return seats, display
         lit = dict(seats)
@@ -75,6 +81,6 @@ class Collisions:
         for lang in display or dict.fromkeys(LANGUAGES, ()):
             shown = list(display.get(lang, ()))
             shown += [""] * (ROWS - len(shown))
-            shown[ROWS - 1] = collision_row(seat, zone, lang)
+            shown[min(self.rows, ROWS) - 1] = collision_row(seat, zone, lang, self.width)
             rows[lang] = tuple(shown)
         return lit, rows

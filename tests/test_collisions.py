@@ -10,6 +10,7 @@ from controller.indicators.display_text import LANGUAGES, WIDTH, columns
 from controller.laws.cards import Seat
 from firmware_bridge.collisions import Collisions, collision_row
 from firmware_bridge.config import AntennaConfig, ReaderConfig
+from firmware_bridge.display import to_ascii
 from firmware_bridge.gpio import SeatLights
 
 BIDBOX = ReaderConfig("bidbox", "sim://1/bidbox", "inventory", {
@@ -18,11 +19,13 @@ NORTH = ReaderConfig("north", "sim://1/north", "inventory", {"0": AntennaConfig(
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_every_request_fits_a_row_in_every_language(lang: str) -> None:
+@pytest.mark.parametrize("width", [WIDTH, 16])   # a 20x4 and a 16x2 character display
+def test_every_request_fits_a_row_in_every_language(lang: str, width: int) -> None:
     for seat in Seat:
         for zone in ("bid", "spot"):
-            row = collision_row(seat.name, zone, lang)
-            assert 0 < columns(row) <= WIDTH, row
+            row = collision_row(seat.name, zone, lang, width)
+            assert 0 < columns(row) <= width, row
+            assert columns(to_ascii(row)) <= width   # as an HD44780 shows Vietnamese
     assert "call" in collision_row("E", "bid", "en")
     assert "card" in collision_row("E", "spot", "en")
 
@@ -45,3 +48,10 @@ def test_a_collision_lights_the_seat_and_takes_the_last_row_until_the_spot_reads
     assert c.overlay(seats, display) == (seats, display)
     assert c.reported(NORTH, "ANT0 collision_not_resolved")
     assert c.overlay(seats, {})[1]["vi"][3] == collision_row("N", "spot", "vi")
+
+
+def test_a_two_row_display_shows_the_request_on_its_second_row() -> None:
+    c = Collisions(width=16, rows=2)
+    assert c.reported(NORTH, "ANT0 collision_not_resolved")
+    _, rows = c.overlay({}, {"en": ("Bd 1", "1C 1H", "S to call", "")})
+    assert rows["en"][:2] == ("Bd 1", collision_row("N", "spot", "en", 16))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from broker import Mosquitto
-from test_e2e import rig
+from test_e2e import kind_is, rig
 
 from controller.boards.generate import random_board
 from controller.demo import load_board
@@ -124,3 +124,64 @@ async def _shows(display: Any, check: Any, within: float = 5.0) -> bool:
             return True
         await asyncio.sleep(0.02)
     return False
+
+
+@pytest.mark.timeout(1200)
+async def test_soak_200_boards_played_by_people_through_the_serial_chain(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """Issue 41's soak: 200 random boards played by the simulated players (turns at every
+    trick, cards and calls laid on the previous ones, early slides, pauses) through the
+    virtual readers, the bridge, mosquitto and the daemon: every result right, no alert.
+    Six sessions of 34 boards (the simulated table's tags name 36 boards; a board played
+    twice at a table is Law 15's); every tenth board's hands are passed across the spots
+    (no deal for it), the others' deals are the controller's deal file. As fast as the
+    chain takes it."""
+    rng = random.Random(4141)
+    played = collisions = 0
+    for session in range(6):
+        count = 34 if session < 5 else 200 - 5 * 34
+        records = [random_board(rng, n).record for n in range(1, count + 1)]
+        events: list[dict[str, Any]] = []
+        for record in records:
+            events += record_events(record, sensing="spot", scans=record.board % 10 == 0,
+                                    deck=str(record.board))
+        events = humanize_boards(events, PlayerHabits(**{**HABITS.__dict__,
+                                                         "seed": 4141 + session}))
+        deals = {r.board: r.deal_info for r in records if r.board % 10 and r.deal is not None}
+        async with rig(mosquitto, tmp_path / str(session),
+                       physics=Physics(tag_limit=1, seed=session),
+                       deals=deals, intake=UNBOUNDED) as r:
+            report = await r.table.play(events, strict=True, hardware_time=True)
+            assert report.played == len(events) and not report.skipped
+            last = records[-1].board
+            await r.watch.wait(lambda m, last=last: m.kind == "result" and m.table == "1"
+                               and m.payload["board"] == last, timeout=120)
+            collisions += r.table.reads()["collisions"]
+        assert r.watch.of("alert", "1") == [], session
+        results = {m.payload["board"]: m.payload for m in r.watch.of("result", "1")}
+        assert len(results) == count
+        check_results(records, results)
+        played += count
+    assert played == 200 and collisions > 100
+
+
+async def test_a_card_lifted_and_held_is_shown_withdrawn_by_the_controllers_clock(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """Law 47 through the daemon: a played card lifted from its spot and held (no other
+    event follows) is read as withdrawn once the turn window has passed, by the daemon's
+    clock (``Engine.settle``); laid again, the alert is resolved."""
+    record = load_board()
+    assert record.deal is not None
+    events = record_events(record, sensing="spot", scans=False)
+    plays = [i for i, e in enumerate(events) if e["zone"] == "spot" and e["action"] == "present"]
+    second = events[plays[5]]           # the second card of trick 2, on its spot
+    async with rig(mosquitto, tmp_path, deals={record.board: record.deal_info}) as r:
+        await r.play(events[:plays[5] + 1])
+        assert r.watch.of("alert", "1") == []
+        await r.play([dict(second, action="removed")])
+        alert = await r.watch.wait(kind_is("alert"), timeout=15)
+        assert (alert.payload["code"], alert.payload["law"], alert.payload["status"],
+                alert.payload["seat"]) == ("CARD_WITHDRAWN", "47", "open", second["seat"])
+        await r.play([second])
+        await r.watch.wait(lambda m: m.kind == "alert" and m.table == "1"
+                           and m.payload["status"] == "resolved", timeout=15)
