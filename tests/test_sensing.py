@@ -267,3 +267,25 @@ def test_a_spot_tag_needs_a_seat() -> None:
                        "deck": "1", "uid": "C1SA", "ts": 1.0}])
     (error,) = run.of("error")
     assert "spot tag needs a seat" in error["error"]
+
+
+def test_the_display_counts_the_hands_passed_and_lights_the_seats_still_to_pass() -> None:
+    """docs/sensing.md: while the hands are passed across the spots, each seat's count is
+    on the display and the seats still to pass are named and lit, in the three languages;
+    once all 13 of every hand are read the dealer's call is due, as before."""
+    deal = load_board().deal
+    assert deal is not None
+    hands = {s: deal[s] for s in Seat}
+    events = _read(hands)
+    east_done = 1 + 2 * 13 * 2 + 2 * 9     # the wallet, N and E passed, nine of S's
+    run = Run().feed(events[:east_done])
+    indicator = run.of("indicator")[-1]
+    assert {s: v["turn"] for s, v in indicator["seats"].items()} == {
+        "N": False, "E": False, "S": True, "W": True}
+    assert indicator["display"]["en"][2:] == ["To pass hand: S W", "N 13 E 13 S 9 W 0"]
+    assert indicator["display"]["zh"][2:] == ["请过牌：南 西", "北13 东13 南9 西0"]
+    assert indicator["display"]["vi"][3] == "N 13 E 13 S 9 W 0"
+    run.feed(events[east_done:])
+    indicator = run.of("indicator")[-1]
+    assert [s for s, v in indicator["seats"].items() if v["turn"]] == ["E"]   # E deals
+    assert indicator["display"]["en"][2:] == ["E to call", "N 13 E 13 S 13 W 13"]
