@@ -19,6 +19,7 @@ from test_e2e import kind_is, rig
 from controller.boards.generate import random_board
 from controller.demo import load_board
 from controller.formats.events import record_events
+from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord
 from controller.laws.scoring import score_ns
 from controller.laws.table import TURN_WINDOW
@@ -199,3 +200,25 @@ async def test_a_card_lifted_and_held_is_shown_withdrawn_by_the_controllers_cloc
         await r.play([second])
         await r.watch.wait(lambda m: m.kind == "alert" and m.table == "1"
                            and m.payload["status"] == "resolved", timeout=15)
+
+
+async def test_a_played_card_lifted_and_another_laid_is_what_the_laws_say(
+        mosquitto: Mosquitto, tmp_path: Path) -> None:
+    """Laws 45/47 through the chain: a played card lifted and another card of the same
+    hand laid on the spot is no turn: the card lifted was withdrawn and stays played
+    (Law 47), as on a tray (tests/test_law65_turned_cards.py compares the two in the
+    core, both editions)."""
+    record = load_board()
+    assert record.deal is not None
+    events = record_events(record, sensing="spot", scans=False)
+    plays = [i for i, e in enumerate(events) if e["zone"] == "spot" and e["action"] == "present"]
+    second = events[plays[5]]
+    seat = second["seat"]
+    played = {e.get("card") for e in events[:plays[5] + 1]}
+    other = next(str(c) for c in sorted(record.deal[Seat[seat]]) if str(c) not in played)
+    async with rig(mosquitto, tmp_path, deals={record.board: record.deal_info}) as r:
+        await r.play(events[:plays[5] + 1])
+        await r.play([dict(second, action="removed"), dict(second, card=other, uid="")])
+        alert = await r.watch.wait(kind_is("alert"), timeout=15)
+    assert (alert.payload["code"], alert.payload["law"], alert.payload["seat"]) == (
+        "CARD_WITHDRAWN", "47", seat)
