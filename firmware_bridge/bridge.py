@@ -40,6 +40,7 @@ from typing import Any, TextIO, cast
 from controller import wire
 from controller.broker.login import LoginRefused
 from controller.laws.events import Action, Button, Zone
+from firmware_bridge.collisions import Collisions
 from firmware_bridge.config import BridgeConfig, ReaderConfig
 from firmware_bridge.display import Display, NullDisplay, make_display
 from firmware_bridge.errors import (
@@ -142,6 +143,9 @@ class Bridge:
         self.gpio: TableGpio | None = None
         self.publisher: Publisher | None = None
         self.indicator: Indicator | None = None
+        # shown over the indicator until cleared, fitted to the display's columns
+        self.collisions = Collisions(width=min(config.display.cols, 20),
+                                     rows=max(1, config.display.rows))
         self.ready = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         # uid -> {(reader, antenna): (ts of its present, held: True for inventory readers)}
@@ -324,6 +328,8 @@ class Bridge:
                 self._keep_synced_lines()
             return None
         if isinstance(item, ReaderHealth):
+            if item.kind == "firmware_error" and self.collisions.reported(rc, item.detail):
+                self._show_collisions()   # at once: the reader reads nothing meanwhile
             state = self.health.readers[rc.name]
             # the reader counts; keep its count (it knows about what happened before us)
             state.anomalies[item.kind] = max(item.count, state.anomalies.get(item.kind, 0))
@@ -337,6 +343,8 @@ class Bridge:
             log.info("reader %s: %s (%s) #%d", rc.name, item.kind, item.detail, item.count)
             self._health_changed()
             return None
+        if self.collisions.waiting and self.collisions.read_again(rc.name, item.antenna):
+            self._show_collisions()   # the antenna reads again: the old tag has left
         # a later line of this reader: its event says how far the reader is passed on
         self._synced_lines.pop(rc.name, None)
         if self._holding():
@@ -501,6 +509,10 @@ class Bridge:
         """LEDs now; the display from its own thread (an HD44780 on I2C takes tens of ms for a
         screenful, which must not hold up the events), the latest indicator winning."""
         self.indicator = indicator
+        if self.collisions.waiting:   # what the players must do first (collisions.py)
+            seats, display = self.collisions.overlay(dict(indicator.seats),
+                                                     dict(indicator.display))
+            indicator = Indicator(seats=seats, display=display)
         try:
             if self.gpio is not None:
                 self.gpio.show(indicator.seats)
@@ -511,6 +523,11 @@ class Bridge:
             self._display_wake.set()
         else:  # not running (a test, or before run()): draw here
             self._draw(indicator)
+
+    def _show_collisions(self) -> None:
+        """The last indicator again, with the collisions waiting (or without, cleared)."""
+        self.show(self.indicator if self.indicator is not None
+                  else Indicator(seats={}, display={}))
 
     def _draw(self, indicator: Indicator) -> None:
         try:

@@ -3,14 +3,16 @@ a board, and small readers of the core's and the engine's output."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from scenarios import Harness
+from scenarios import Harness, card_uid
 
 from controller.laws.cards import Card, Contract, Deal, Rules, Seat, Vulnerability
 from controller.laws.irregularities import Code, IrregularityLog
 from controller.laws.play import Play
 from controller.laws.scoring import score_ns
+from controller.laws.table import TURN_WINDOW
 
 D = Deal.from_pbn
 
@@ -101,3 +103,69 @@ def scored(h: Harness) -> dict[str, Any]:
     assert result["score_ns"] == score_ns(Contract.parse("3NT"), Seat.N,
                                           Vulnerability.NS, tricks)
     return result
+
+
+@dataclass
+class Spots:
+    """A board played on play spots (docs/sensing.md) as a person plays it, each event at
+    its time: cards laid, lifted, turned where they lie, slid off into the trick row.
+    ``now`` goes on by ``dt`` seconds before each event."""
+
+    h: Harness
+    deck: str
+    now: float = 1_700_001_000.0
+
+    def spot(self, seat: Seat, card: Card, action: str, dt: float) -> None:
+        self.now += dt
+        self.h.tag("spot", seat.name, action, card=str(card), deck=self.deck,
+                   uid=card_uid(card), ts=self.now)
+
+    def lay(self, seat: Seat, card: Card, dt: float = 1.0) -> None:
+        self.spot(seat, card, "present", dt)
+
+    def lift(self, seat: Seat, card: Card, dt: float = 0.3) -> None:
+        self.spot(seat, card, "removed", dt)
+
+    def turn(self, seat: Seat, card: Card, gap: float = 0.8) -> None:
+        """The card turned over where it lies: gone from the antenna for ``gap`` seconds."""
+        self.lift(seat, card)
+        self.lay(seat, card, dt=gap)
+
+    def wait(self, dt: float) -> None:
+        """``dt`` seconds with nothing read: the engine's clock reads what is due."""
+        self.now += dt
+        clock = self.h.engine._tables[self.h.table].clock
+        if clock is not None:   # (the events' clock, run ``dt`` on from the last event)
+            self.h.out += self.h.engine.settle(clock[1] + self.now - clock[0])
+
+    def play_trick(self, *, turn: bool = True, slide: bool = True) -> list[tuple[Seat, Card]]:
+        """AUTO's four cards of the trick due laid in turn; then each turned face down on
+        its spot (``turn``, Law 65A) and slid off into the trick row (``slide``)."""
+        board = self.h.t.board
+        assert board is not None and board.play is not None
+        laid = list(board.play.current_cards)   # (a lead already on its spot)
+        while len(laid) < 4:
+            due = self.h.next_play()
+            assert due is not None and not due[2]
+            laid.append(due[:2])
+            self.lay(*due[:2])
+        for seat, card in laid:
+            if turn:
+                self.turn(seat, card)
+        for seat, card in laid:
+            if slide:
+                self.lift(seat, card)
+        return laid
+
+    def play_out(self) -> None:
+        """The rest of the board, every trick's cards turned and slid off."""
+        while self.h.next_play() is not None:
+            self.play_trick()
+
+
+def t06_spots(rules: Rules = Rules.L2017) -> Spots:
+    """Board 5 (T06, 3NT by N, E's lead) at the point of the opening lead, played on spots."""
+    return Spots(t06_harness(rules), deck="5")
+
+
+LATER = 3 * TURN_WINDOW   # longer than any turn: a card taken away and laid again

@@ -163,31 +163,37 @@ class Harness:
         """Finish play: penalty card if legal, else lowest of the suit led, else lowest card
         (clubs < diamonds < hearts < spades)."""
         for _ in range(60):
-            board = self.t.board
-            assert board is not None and board.play is not None
-            play = board.play
-            if play.complete:
+            due = self.next_play()
+            if due is None:
                 return
-            seat = play.turn
-            assert seat is not None, "nobody is due to play"
-            played = {c for t in play.tricks for s, c in t.cards if s is seat}
-            hand = set(play.known_hands[seat]) - played
-            trick = play.tricks[-1] if play.tricks and play.tricks[-1].winner is None else None
-            led: Suit | None = trick.cards[0][1].suit if trick and trick.cards else None
-            penalty = sorted(play.penalty_cards.get(seat, frozenset()) - played)
-            following = [c for c in hand if led is not None and c.suit is led]
-            legal_pen = [c for c in penalty if led is None or c.suit is led or not following]
-            if legal_pen:
-                card = legal_pen[0]
+            seat, card, penalty = due
+            if penalty:
                 self.take(seat.name, str(card))
-                self.put(seat.name, str(card))
-                continue
-            if following:
-                card = min(following, key=lambda c: c.rank)
-            else:
-                card = min(hand, key=lambda c: (c.suit, c.rank))
             self.put(seat.name, str(card))
         raise AssertionError("AUTO did not finish the play")
+
+    def next_play(self) -> tuple[Seat, Card, bool] | None:
+        """AUTO's next card: (the seat due, its card, whether it is a penalty card); None
+        when the play is over."""
+        board = self.t.board
+        assert board is not None and board.play is not None
+        play = board.play
+        if play.complete:
+            return None
+        seat = play.turn
+        assert seat is not None, "nobody is due to play"
+        played = {c for t in play.tricks for s, c in t.cards if s is seat}
+        hand = set(play.known_hands[seat]) - played
+        trick = play.tricks[-1] if play.tricks and play.tricks[-1].winner is None else None
+        led: Suit | None = trick.cards[0][1].suit if trick and trick.cards else None
+        penalty = sorted(play.penalty_cards.get(seat, frozenset()) - played)
+        following = [c for c in hand if led is not None and c.suit is led]
+        legal_pen = [c for c in penalty if led is None or c.suit is led or not following]
+        if legal_pen:
+            return seat, legal_pen[0], True
+        if following:
+            return seat, min(following, key=lambda c: c.rank), False
+        return seat, min(hand, key=lambda c: (c.suit, c.rank)), False
 
 
 def _tokens(script: str) -> list[str]:

@@ -33,6 +33,7 @@ from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.scoring import score_ns
 from controller.service.daemon import ControllerDaemon
 from controller.service.engines import build_engine
+from controller.service.intake import Intake
 from controller.service.journal import Journal
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict
@@ -95,16 +96,20 @@ def _index_after(watch: Watch, count: int) -> int:
 async def rig(broker: Mosquitto, workdir: Path, lang: str = "en", *,
               physics: Physics | None = None,
               deals: dict[int, DealInfo] | None = None,
-              geometry: Path | None = None) -> AsyncIterator[Rig]:
+              geometry: Path | None = None,
+              intake: Intake | None = None) -> AsyncIterator[Rig]:
     """The chain on hw_configs/sim.toml's readers, or on a geometry's (the simulated table
-    built from it reads a card where the field model says: firmware_bridge/sim/placement.py)."""
+    built from it reads a card where the field model says: firmware_bridge/sim/placement.py).
+    ``intake``: the daemon's bound per table (default its own: a table that sends faster
+    than people play, as ``play`` as fast as possible does, needs a wider one)."""
     shape = None
     if geometry is not None:
         shape, problems = load_geometry(geometry)
         assert shape is not None, problems
     daemon = ControllerDaemon(broker=BrokerSettings.from_url(broker.url),
                               engine=build_engine(deals=deals),
-                              journal=Journal(workdir / "j.sqlite"))
+                              journal=Journal(workdir / "j.sqlite"),
+                              intake=intake if intake is not None else Intake())
     stop = asyncio.Event()
     tasks = [asyncio.create_task(daemon.run(stop))]
     simulated = SimTable.from_config(SIM_TOML, link_dir=workdir / "readers",

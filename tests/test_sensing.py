@@ -18,6 +18,7 @@ from controller.engine import Engine, Outgoing
 from controller.formats.events import record_events
 from controller.laws.cards import Card, Seat
 from controller.laws.record import BoardRecord, DealInfo
+from controller.laws.table import TURN_WINDOW
 
 Event = dict[str, Any]
 
@@ -180,9 +181,13 @@ def _to_card(record: BoardRecord, cards: int, sensing: str) -> tuple[Run, list[E
 
 
 def _lift(run: Run, event: Event) -> list[tuple[str, str, str | None]]:
-    """The alerts the table raises when ``event``'s card is lifted."""
+    """The alerts the table raises when ``event``'s card is lifted (and, from a play spot,
+    not laid again within the turn window: docs/sensing.md "A card turned")."""
     before = len(run.of("alert"))
     run.feed([dict(event, action="removed")])
+    clock = run.engine._tables["1"].clock
+    if clock is not None:   # (a tray reads a lifted card at once)
+        run.out += run.engine.settle(clock[1] + TURN_WINDOW + 0.1)
     return run.alerts()[before:]
 
 
@@ -209,10 +214,12 @@ def test_a_revoke_corrected_by_laying_the_quitted_card_again_and_lifting_it() ->
     run, rest = _to_card(t08(), 24, "spot")
     run.feed(rest[:4])                    # trick 6 quitted
     assert [a[:2] for a in run.alerts()] == [("REVOKE", "open")]
-    run.feed([spot("E", "H9")])           # laid on the spot again: nothing yet
+    # laid on the spot again, later than a turn would bring it back: nothing yet
+    recalled = dict(spot("E", "H9"), ts=spot("E", "H9")["ts"] + 10 * TURN_WINDOW)
+    run.feed([recalled])
     assert len(run.alerts()) == 1
     tray, _ = _to_card(t08(), 24, "tray")
-    assert _lift(run, spot("E", "H9")) == _lift(tray, {**spot("E", "H9"), "zone": "tray"})
+    assert _lift(run, recalled) == _lift(tray, {**spot("E", "H9"), "zone": "tray"})
     assert run.state["current"] == tray.state["current"]
     # trick 6 open again without E's card: E is to follow suit (62A)
     assert [c["seat"] for c in run.state["current"]] == ["S", "W", "N"]
@@ -260,3 +267,25 @@ def test_a_spot_tag_needs_a_seat() -> None:
                        "deck": "1", "uid": "C1SA", "ts": 1.0}])
     (error,) = run.of("error")
     assert "spot tag needs a seat" in error["error"]
+
+
+def test_the_display_counts_the_hands_passed_and_lights_the_seats_still_to_pass() -> None:
+    """docs/sensing.md: while the hands are passed across the spots, each seat's count is
+    on the display and the seats still to pass are named and lit, in the three languages;
+    once all 13 of every hand are read the dealer's call is due, as before."""
+    deal = load_board().deal
+    assert deal is not None
+    hands = {s: deal[s] for s in Seat}
+    events = _read(hands)
+    east_done = 1 + 2 * 13 * 2 + 2 * 9     # the wallet, N and E passed, nine of S's
+    run = Run().feed(events[:east_done])
+    indicator = run.of("indicator")[-1]
+    assert {s: v["turn"] for s, v in indicator["seats"].items()} == {
+        "N": False, "E": False, "S": True, "W": True}
+    assert indicator["display"]["en"][2:] == ["To pass hand: S W", "N 13 E 13 S 9 W 0"]
+    assert indicator["display"]["zh"][2:] == ["请过牌：南 西", "北13 东13 南9 西0"]
+    assert indicator["display"]["vi"][3] == "N 13 E 13 S 9 W 0"
+    run.feed(events[east_done:])
+    indicator = run.of("indicator")[-1]
+    assert [s for s, v in indicator["seats"].items() if v["turn"]] == ["E"]   # E deals
+    assert indicator["display"]["en"][2:] == ["E to call", "N 13 E 13 S 13 W 13"]

@@ -35,6 +35,7 @@ from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord, DealInfo
 from controller.service.daemon import ControllerDaemon, cancel_until_done
 from controller.service.journal import Journal
+from firmware_bridge.sim.players import CAREFUL, humanize
 
 __all__ = ["REPO_ROOT", "TABLE", "bridge_config_dict", "run_demo", "until_signal"]
 
@@ -119,7 +120,8 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
     plan = plan_board(record, revoke_trick=revoke_trick)
     # the controller has the deal file (below): the hands are known, nothing is read before
     # the auction (docs/sensing.md)
-    events = _mark_scans(plan.events(scans=False))
+    # the players turn their cards on the spots (firmware_bridge/sim/players.py)
+    events = _mark_scans(humanize(plan.events(scans=False), CAREFUL))
     assert record.deal is not None
     live = out.isatty() if live is None else live
     names = {"N": record.tags.get("North", ""), "E": record.tags.get("East", ""),

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -238,6 +239,26 @@ class Engine:
         tables, self._deferred = self._deferred, None
         return {name: self._snapshots(name, self._tables[name]) for name in tables or ()}
 
+    def settle(self, now: float | None = None) -> list[Outgoing]:
+        """Read the cards lifted from play spots more than ``TURN_WINDOW`` ago as taken away
+        (``Table.settle``, docs/sensing.md "A card turned"): the daemon calls it every few
+        tenths of a second, so that a card lifted and held shows without waiting for the
+        table's next event. ``now``: ``time.monotonic()`` (the default); each table's
+        events' clock is read from it by the time its newest event arrived, so a reader
+        whose clock is off (or a simulator replaying old times) is judged by elapsed time.
+        A table with no card lifted costs one test."""
+        if now is None:
+            now = time.monotonic()
+        out: list[Outgoing] = []
+        for name, ts in self._tables.items():
+            board = ts.table.board
+            if board is None or not board.lifted or ts.clock is None:
+                continue
+            update = ts.table.settle(ts.clock[0] + now - ts.clock[1])
+            if update.irregularities or update.feed or update.result_changed:
+                out += self._publish(name, ts, update)
+        return out
+
     def handle(self, topic: str, payload: bytes | str | Mapping[str, Any]) -> list[Outgoing]:
         """Apply one message from ``{root}/{t}/event`` or ``{root}/{t}/ruling``."""
         route = self._routes.get(topic)
@@ -308,6 +329,10 @@ class Engine:
         counts[key] = counts.get(key, 0) + 1
         try:
             update = ts.table.apply(inp)
+            board = ts.table.board
+            if board is not None and board.lifted and type(inp) is TagEvent \
+                    and inp.ts is not None:
+                ts.clock = (inp.ts, time.monotonic())   # (read by settle)
             if update.refused:
                 # 1.6: a ruling (an option) the table cannot apply changed nothing
                 self._tally(table, "refused")

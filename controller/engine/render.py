@@ -227,6 +227,11 @@ class Payloads:
             _SEAT_TEXT[south]: {"turn": turn is south, "alert": alert_s},
             _SEAT_TEXT[west]: {"turn": turn is west, "alert": alert_w},
         }
+        if dkey[0] is not None and dkey[1][1][:1] == ("pass_hands",):
+            # the shoe-style read: the turn lights of the seats still to pass their hands
+            reading: Any = dkey[1][1][1]
+            for seat in _SEAT_ORDER:
+                seats[_SEAT_TEXT[seat]]["turn"] = seat in reading
         if ts.display is None or ts.renderer is None:  # nothing kept: render from scratch
             ts.renderer = DisplayRenderer(self.languages)
         # each payload its own lists (a consumer may keep or change the one it got): the

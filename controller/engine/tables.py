@@ -69,6 +69,10 @@ class TableState:
     state: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
     alerts: dict[int, Irregularity] = field(default_factory=dict)
+    #: while a card lifted from a play spot may still be a turn: the newest event's ``ts``
+    #: and the monotonic time it arrived, so that ``Engine.settle`` reads the events'
+    #: clock from the controller's, whatever the reader's clock is set to
+    clock: tuple[float, float] | None = None
     #: what ``indicator`` was built from (``render.Payloads.indicator_key``): equal keys,
     #: equal indicators, so an unchanged key is neither rebuilt nor published again
     indicator_key: tuple[Any, ...] | None = None

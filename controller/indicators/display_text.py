@@ -264,6 +264,16 @@ def display_key(board: Board | None, shown: Sequence[Irregularity],
             last_calls = tuple([str(c) for _, c in auction.calls[-4:]])
         second = (last_calls,)
         third = ("call_turn", turn)
+        if phase is Phase.SCANNING:
+            scans = board.scans
+            if any(scans.values()):
+                # the shoe-style read (docs/sensing.md): each seat's count, and who has
+                # not passed his 13 cards yet
+                counts = tuple([len(scans[seat]) for seat in Seat])
+                short = tuple([seat for seat in Seat if len(scans[seat]) < 13])
+                if short:
+                    third = ("pass_hands", short)
+                fourth = ("counts", counts)
     else:
         tricks = won if won is not None or board.play is None else board.play.tricks_won
         second = (auction.contract, auction.declarer, tricks)
@@ -326,6 +336,11 @@ def score_text(score: int) -> str:
 def _fourth_row(fourth: tuple[object, ...], lang: str) -> str:
     if not fourth:
         return ""
+    if fourth[0] == "counts":
+        counts = fourth[1]
+        assert isinstance(counts, tuple)
+        return first_fit([" ".join(_ui("hand_count", lang, seat=seat, count=count)
+                                   for seat, count in zip(Seat, counts, strict=True))])
     (score,) = fourth
     assert isinstance(score, int)
     return _ui("score", lang, score=score_text(score))
@@ -365,6 +380,9 @@ def _third_row(third: tuple[object, ...], lang: str) -> str:
     if not key or value is None:
         return ""
     assert isinstance(key, str)
+    if key == "pass_hands":
+        assert isinstance(value, tuple)
+        return _ui(key, lang, seats=" ".join(_ui("seat", lang, seat=seat) for seat in value))
     if key in ("board_complete", "return_cards"):
         if isinstance(value, int):  # the board's number: a new one every board
             return _ui_numbers(key, lang, (), n=value)

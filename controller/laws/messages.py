@@ -908,6 +908,18 @@ _UI: Final[dict[str, tuple[str, str, str]]] = {
     "undo": ("Undo", "Hủy thao tác", "撤销"),
     "next_board": ("Next board", "Ván tiếp theo", "下一副"),
     "phase": ("{phase}", "{phase}", "{phase}"),
+    # the shoe-style read (docs/sensing.md): the seats whose 13 cards are not all read yet,
+    # and one seat's count
+    "pass_hands": ("To pass the hand: {seats}", "Chưa quét bài: {seats}", "请过牌：{seats}"),
+    "hand_count": ("{seat} {count}", "{seat} {count}", "{seat}{count}"),
+    "seat": ("{seat}", "{seat}", "{seat}"),
+    # a second tag laid on an antenna before the first left (a collision)
+    "slide_call_off": ("{seat}: slide your last call off the spot",
+                       "{seat}: kéo thẻ rao trước ra khỏi ô",
+                       "{seat}：请把上一张叫牌移出叫牌区"),
+    "slide_card_off": ("{seat}: slide your last card off the spot",
+                       "{seat}: kéo lá bài trước ra khỏi ô",
+                       "{seat}：请把上一张牌移出出牌区"),
 }
 
 # Display forms, one row each: seats as N E S W, cards and calls as PBN writes them. Each
@@ -949,6 +961,14 @@ _UI_SHORT: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
     "wait_director": (("Wait for director",), ("Chờ trọng tài",), ("请等待裁判",)),
     "dealer": (("Dealer {seat}",), ("Người chia bài {seat}",), ("发牌人{seat}",)),
     "declarer": (("Declarer {seat}",), ("ĐTTC {seat}",), ("庄家{seat}",)),
+    "pass_hands": (("To pass hand: {seats}", "Pass hand: {seats}", "Read: {seats}"),
+                   ("Chưa quét: {seats}", "Quét: {seats}"), ("请过牌：{seats}", "过牌{seats}")),
+    "slide_call_off": (("{seat}: slide last call", "{seat} slide call off"),
+                       ("{seat}: kéo thẻ rao ra", "{seat} kéo thẻ ra"),
+                       ("{seat}：移开上张叫牌", "{seat}移开叫牌")),
+    "slide_card_off": (("{seat}: slide last card", "{seat} slide card off"),
+                       ("{seat}: kéo lá bài ra", "{seat} kéo bài ra"),
+                       ("{seat}：移开上张牌", "{seat}移开牌")),
 }
 # Vulnerability on a display row: ``vul``, and ``vul_min`` where even that is too long.
 _VUL_SHORT: Final[dict[str, dict[Vulnerability, str]]] = {

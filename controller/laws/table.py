@@ -38,7 +38,7 @@ from .record import BoardRecord, DealInfo, PlayedTrick
 from .rulings import Ruling, RulingKind, option_problem
 from .scoring import score_ns
 
-__all__ = ["Phase", "FeedItem", "Update", "Board", "Table", "Input"]
+__all__ = ["Phase", "FeedItem", "Update", "Board", "Table", "Input", "TURN_WINDOW"]
 
 Input = TagEvent | ButtonEvent | Ruling
 
@@ -55,6 +55,16 @@ _DECK_NUMBER = re.compile(r"\D*0*(\d+)")
 #: (more than half a hand) and the hand he picked up is that board's: one open
 #: CARDS_FROM_WRONG_BOARD. Fewer are stray cards of another pack (13C), one alert each.
 WRONG_HAND_CARDS = 7
+
+#: docs/sensing.md, "A card turned": a card that leaves its play spot during the play and is
+#: back on the same spot, the same tag, within this many seconds (the events' ``ts``) was
+#: turned where it lies (the opening lead faced, Law 41; a played card turned face down
+#: before it is slid off, Law 65A; dummy's card straightened), not withdrawn (Law 47).
+#: A person turns a card in 0.2-1.5 s (firmware_bridge/sim/players.py); the reader reports
+#: the removal 3 missed rounds (0.3 s) after the card left and the card again the first round
+#: it answers, so a turn shows as a gap of at most ~1.2 s: 2 s leaves a margin and is still
+#: shorter than a player who takes a card back into his hand and lays it again.
+TURN_WINDOW: Final = 2.0
 
 
 #: Deal-check findings each seat's own scan check reports (Law 7B count, 14A missing card,
@@ -185,6 +195,12 @@ class Board:
         self._struck: set[tuple[Seat, Call]] = set()
         self._recalled: set[tuple[Seat, Card]] = set()   # quitted cards back on a spot
         self._lying: set[tuple[Seat, Card]] = set()      # cards on the play spots in play
+        # a card that left its play spot in play, by seat: its removal is read once it is
+        # known not to be a turn (TURN_WINDOW; ``_settle_lifts``, ``settle``)
+        self._lifted: dict[Seat, TagEvent] = {}
+        self._gone: dict[Seat, TagEvent] = {}   # each spot's last card lost after play
+        self._clock = float("-inf")   # the newest ``ts`` of the board's sensor events
+        self.settled_now = False   # the last input also read a lifted card (Table._feed)
         self.played_before = played_before
         self.scheduled = scheduled
         self.all_deals = all_deals
@@ -269,6 +285,21 @@ class Board:
         self.version += 1
         self.history.append(inp)
         self.quiet = False
+        lifts_quiet = True
+        ts = inp.ts if type(inp) is TagEvent else None
+        if ts is not None and ts > self._clock:
+            # the newest event time seen: a removal already older than a turn is no turn
+            self._clock = ts
+        if self._lifted:
+            turned, lifts_quiet = self._settle_lifts(inp)
+            if turned:   # the second half of a turn: the card lies there as before
+                self.quiet = lifts_quiet
+                if not lifts_quiet:
+                    self._advance()
+                return
+            self.quiet = False   # (what the lifts' reading said is in lifts_quiet)
+        else:
+            self.settled_now = False
         if type(inp) is TagEvent:
             deck = inp.deck
             if inp.zone is _SPOT and not inp.unknown and (deck is None or deck == self._own_deck):
@@ -276,7 +307,9 @@ class Board:
             else:
                 self._tag(inp)
             if self.quiet:
-                return  # nothing changed that could move the phase on
+                if lifts_quiet:
+                    return  # nothing changed that could move the phase on
+                self.quiet = False
         elif isinstance(inp, TagEvent):
             self._tag(inp)
         elif isinstance(inp, ButtonEvent):
@@ -287,7 +320,72 @@ class Board:
             if self.refused:
                 self.history.pop()    # refused: as if it never came (undo replays none)
                 return
+        if not lifts_quiet:
+            self.quiet = False
         self._advance()
+
+    @property
+    def lifted(self) -> bool:
+        """A card left its play spot and may yet come back (a turn): ``settle`` reads it."""
+        return bool(self._lifted)
+
+    def settle(self, now: float) -> bool:
+        """Read the cards that left their spots more than ``TURN_WINDOW`` before ``now`` (a
+        time value, the events' clock: the core has none) as what their removal is: a card
+        taken back (Laws 45C4, 47, 62), a card quitted, a hand going home. Whether anything
+        shown may have changed."""
+        due = [seat for seat, ev in self._lifted.items()
+               if ev.ts is not None and now - ev.ts > TURN_WINDOW]
+        if not due:
+            return False
+        self.version += 1
+        self.quiet = False
+        quiet = self._read_lifts(due)
+        self.quiet = quiet
+        self._advance()
+        return not quiet
+
+    def _settle_lifts(self, inp: Input) -> tuple[bool, bool]:
+        """Before ``inp``: the lifted cards it shows were taken away, read in the order they
+        left. A lifted card is read when its seat's spot shows anything but the same card
+        back within ``TURN_WINDOW`` (another card laid, a card lifted), when ``inp`` comes
+        more than the window after it, and before any ruling, button or board read or an
+        input with no time. Returns (``inp`` is the same card back in time: a turn, whether
+        what was read changed nothing shown)."""
+        lifted = self._lifted
+        ts = inp.ts if isinstance(inp, (TagEvent, ButtonEvent)) else None
+        spot_seat = inp.seat if isinstance(inp, TagEvent) and inp.zone is _SPOT else None
+        turned = False
+        due: list[Seat] = []
+        for seat, ev in lifted.items():
+            if spot_seat is not None and seat is spot_seat:
+                assert isinstance(inp, TagEvent)
+                if inp.action is _PRESENT and inp.card == ev.card and inp.uid == ev.uid \
+                        and ts is not None and ev.ts is not None \
+                        and ts - ev.ts <= TURN_WINDOW:
+                    turned = True
+                else:
+                    due.append(seat)
+            elif ts is None or ev.ts is None or ts - ev.ts > TURN_WINDOW \
+                    or not isinstance(inp, TagEvent) or inp.zone is _BOARD:
+                due.append(seat)
+        if turned:
+            assert spot_seat is not None
+            del lifted[spot_seat]
+        quiet = self._read_lifts(due) if due else True
+        self.settled_now = bool(due)
+        return turned, quiet
+
+    def _read_lifts(self, seats: list[Seat]) -> bool:
+        """The removals of ``seats``' lifted cards read now, oldest first; whether each
+        changed nothing shown."""
+        quiet = True
+        for seat in sorted(seats, key=lambda s: self._lifted[s].ts or 0.0):
+            ev = self._lifted.pop(seat)
+            self.quiet = False
+            self._spot_removed(ev)
+            quiet = quiet and self.quiet
+        return quiet
 
     def _advance(self) -> None:
         """Move the phase on after an input: auction over, lead faced, play over."""
@@ -611,6 +709,32 @@ class Board:
             # (a card still lying there read again, after a reader's restart: no news)
             play.put(seat, card, ts=ev.ts)
             return
+        if ev.ts is not None and phase is not _COMPLETE and ev.ts >= self._clock - TURN_WINDOW:
+            # maybe a turn (TURN_WINDOW): read once the card is known not to come back
+            self._lifted[seat] = ev
+            self.quiet = True
+            return
+        if phase is _COMPLETE:
+            # after the last trick a turn has no consequence: the card is read as gone at
+            # once (the hands going home); if it comes back, ``turned_back`` says so
+            self._gone[seat] = ev
+        self._spot_removed(ev)
+
+    def turned_back(self, ev: TagEvent) -> bool:
+        """``ev`` lays again, within ``TURN_WINDOW``, the card its seat's spot lost after
+        the last trick: the card was turned, not a card of the next board."""
+        gone = self._gone.get(ev.seat) if ev.seat is not None else None
+        return gone is not None and ev.present and gone.uid == ev.uid \
+            and ev.ts is not None and gone.ts is not None and ev.ts - gone.ts <= TURN_WINDOW
+
+    def _spot_removed(self, ev: TagEvent) -> None:
+        """A card left its play spot in play, and is not coming back as a turn."""
+        play = self.play
+        seat, card = ev.seat, ev.card
+        if play is None or seat is None or card is None:
+            return   # (the play was undone meanwhile: nothing lies anywhere)
+        phase = self.phase
+        key = (seat, card)
         self._lying.discard(key)
         recalled = self._recalled
         if recalled and key in recalled:
@@ -813,10 +937,11 @@ class Table:
                 board.apply(inp)
                 if board.quiet:   # (a quiet input leaves the phase where it was)
                     return _QUIET
-                return self._collect(board, (), None, inp.zone)
+                return self._collect(board, (), None,
+                                     None if board.settled_now else inp.zone)
             before = self._result_key()
             board.apply(inp)
-            return self._collect(board, before, None, inp.zone)
+            return self._collect(board, before, None, None if board.settled_now else inp.zone)
         if isinstance(inp, Ruling):
             if inp.option is not None and inp.kind in (RulingKind.UNDO, RulingKind.BOARD):
                 return Update(refused=f"ruling {inp.kind} takes no option "
@@ -833,6 +958,9 @@ class Table:
             return self.undo()
         board = self.board
         if board is None or board.done:
+            if board is not None and isinstance(inp, TagEvent) and inp.zone is _SPOT \
+                    and board.turned_back(inp):
+                return _QUIET   # the last trick's card turned before it is slid off
             if isinstance(inp, TagEvent) and inp.present \
                     and inp.zone in (Zone.BID, Zone.TRAY, Zone.SPOT):
                 # No board was read: the next board of the deals file, or the next number.
@@ -847,6 +975,18 @@ class Table:
         before = self._result_key()
         board.apply(inp)
         return self._collect(board, before, zone=inp.zone if isinstance(inp, TagEvent) else None)
+
+    def settle(self, now: float) -> Update:
+        """The cards lifted from their spots more than ``TURN_WINDOW`` before ``now`` read
+        as taken away (``Board.settle``): what a clock outside the core calls, so that a
+        card lifted and held is shown without waiting for the table's next event."""
+        board = self.board
+        if board is None or not board.lifted:
+            return _NOTHING
+        before = self._result_key()
+        if not board.settle(now):
+            return _NOTHING
+        return self._collect(board, before)
 
     def undo(self) -> Update:
         """Strike the last sensor event of the board (and the rulings after it)."""

@@ -477,6 +477,24 @@ class ControllerDaemon:
         if self._snapshots and self.journal is not None:
             self.journal.stage_snapshots(snapshot.take(self.engine))
 
+    def _settle(self, conn: Connection) -> None:
+        """Cards lifted from a play spot and not back within the turn window, read as taken
+        away (``Engine.settle``, docs/sensing.md "A card turned"), at least every ``IDLE``
+        seconds. Their outputs have no input of their own to be published through (``n``
+        0); a restart reads them again at the table's next event, in the same order."""
+        settle: Callable[[], Sequence[OutgoingLike]] | None = getattr(
+            self.engine, "settle", None)
+        if settle is None:
+            return
+        try:
+            outs = settle()
+        except Exception:  # a bug in the Engine must not stop the other tables
+            self.counters.engine_failures += 1
+            log.exception("engine failed reading the lifted cards")
+            return
+        for o in outs:
+            self._send(conn, 0, o)
+
     def _finish(self, conn: Connection, batch: Sequence[Received]) -> None:
         """After a batch's outputs are on their way: the batch durable, then acknowledged
         (the PUBACKs, the end-to-end acks). A journal that cannot sync raises here:
@@ -626,6 +644,7 @@ class ControllerDaemon:
                 if self.gc_policy is not None:
                     self.gc_policy.after_batch()
             self._confirm(conn)
+            self._settle(conn)
             if self._pause_due or self._paused:
                 self._pauses(conn)
             if not batch and self.journal is not None:

@@ -25,8 +25,10 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from controller.commandline import add_log_level, bounded, setup_logging
+from firmware_bridge.sim.players import PlayerHabits, humanize_boards
 from firmware_bridge.sim.serve import Playing, read_events_file, serve
 from firmware_bridge.sim.table import Physics, SimError, SimTable
 
@@ -50,6 +52,16 @@ def _parser() -> argparse.ArgumentParser:
             s.add_argument("--wait", type=float, default=60.0,
                            help="seconds to wait for a host on every reader (0: do not wait)")
             s.add_argument("--exit", action="store_true", help="stop once the file is played")
+            s.add_argument("--turn-rate", type=_rate, default=None,
+                           help="simulated players (firmware_bridge/sim/players.py): the "
+                                "share of played cards turned on their spots (default: the "
+                                "file's events as they are)")
+            s.add_argument("--late-slide-rate", type=_rate, default=0.1,
+                           help="with --turn-rate: cards and calls laid on the previous one")
+            s.add_argument("--hesitate-rate", type=_rate, default=0.1,
+                           help="with --turn-rate: long pauses before a call or a card")
+            s.add_argument("--player-seed", type=int, default=0,
+                           help="with --turn-rate: the players' seed")
         else:
             s.add_argument("--stdin", action="store_true",
                            help="play the events read from standard input (one JSON object a "
@@ -81,6 +93,19 @@ _tag_limit = bounded(int, lambda v: v >= 1, "a whole number of at least 1")
 _miss_rate = bounded(float, lambda v: 0.0 <= v < 1.0, "a probability from 0 to below 1")
 
 
+_rate = bounded(float, lambda v: 0.0 <= v <= 1.0, "a probability from 0 to 1")
+
+
+def _players(args: argparse.Namespace, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``sim play``'s events as the simulated players make them (``--turn-rate``)."""
+    if args.turn_rate is None:
+        return events
+    habits = PlayerHabits(seed=args.player_seed, turn_rate=args.turn_rate,
+                          late_slide_rate=args.late_slide_rate,
+                          hesitate_rate=args.hesitate_rate)
+    return humanize_boards(events, habits)
+
+
 def _physics(args: argparse.Namespace) -> Physics:
     return Physics(tag_limit=args.tag_limit, miss_rate=args.miss_rate, seed=args.seed,
                    collision=args.collision)
@@ -108,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         for problem in problems:
             print(f"skipped: {problem}", file=sys.stderr)
+        events = _players(args, events)
         playing = Playing(events=events, rate=args.rate, speed=args.speed,
                           hardware_time=args.hardware_time, wait=args.wait, exit=args.exit)
     else:

@@ -323,9 +323,12 @@ class SimTable:
                 copies.append(candidate)
                 copy += 1
             if event.get("action") == "removed":
-                # the copy lying there (the latest one put down)
+                # the copy lying there (the latest one put down and read: a copy laid on
+                # it that the reader could not read yet is not the one taken off)
                 lying = [u for u in on_antenna if u in copies]
-                uid = lying[-1] if lying else (copies[0] if copies else None)
+                unread = fw.unread.get(antenna, set())
+                read = [u for u in lying if u not in unread] or lying
+                uid = read[-1] if read else (copies[0] if copies else None)
             else:
                 # a call slid off the spot lies in the call row, not in the box: the seat's
                 # next such call is another copy (the one put down longest ago, if all were)
