@@ -164,6 +164,28 @@ def _processes_under(work: Path) -> list[str]:
     return found
 
 
+@pytest.mark.timeout(300)
+def test_it_joins_a_venue_broker_that_runs(tmp_path: Path) -> None:
+    """``--join DIR``: the broker broker-config's files in DIR run is used, not started;
+    without the logins of ``results`` and of the night it is refused, naming them."""
+    from broker import venue_broker
+
+    from controller.broker.settings import read_credentials
+    from controller.clubnight.venue import EXTRA_USERS, add_users
+
+    broker, venue = venue_broker(tmp_path, ["1", "2"])
+    refused = club_night(DATA / "teams-1.toml", tmp_path / "refused", "--join", str(venue),
+                         timeout=60)
+    assert refused.returncode == 2, refused.stderr
+    assert "no login for scorer, clubnight" in refused.stderr
+    add_users(venue, EXTRA_USERS, read_credentials(venue / "clients" / "controller.toml")["url"])
+    with broker:
+        work = tmp_path / "night"
+        played(work, club_night(DATA / "teams-1.toml", work, "--join", str(venue)))
+        assert not (work / "broker").exists()
+        assert broker.running
+
+
 def test_a_session_it_cannot_read_is_one_line_and_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "session.toml"
     bad.write_text("[movement]\ntype = 'mitchell'\ntables = 0\n")

@@ -22,6 +22,7 @@ from pathlib import Path
 from controller.boards.deals import DealsError
 from controller.broker.mosquitto import MosquittoError
 from controller.clubnight.night import FAULT_KINDS, Night, NightError, NightOptions, run_night
+from controller.clubnight.venue import VenueError
 from controller.commandline import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -65,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="the console's port on 127.0.0.1 (default: a free one)")
     ap.add_argument("--vugraph-port", type=_port, default=0,
                     help="the vugraph's port on 127.0.0.1 (default: a free one)")
+    ap.add_argument("--join", type=Path, default=None, metavar="DIR",
+                    help="join the broker that runs with bridge-table broker-config's files "
+                         "in DIR (its clients/ must have a login for every program) instead "
+                         "of starting one")
     ap.add_argument("--keep-open", action="store_true",
                     help="after the night, keep everything up until Ctrl-C")
     add_log_level(ap, default="WARNING")
@@ -85,14 +90,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: --fault-kinds: {', '.join(unknown) or 'none given'}: choose among "
               f"{','.join(FAULT_KINDS)}", file=sys.stderr)
         return EXIT_USAGE
+    if args.join is not None and "broker" in kinds:
+        if args.fault_kinds != ",".join(FAULT_KINDS):
+            print(f"{PROG}: --fault-kinds broker: a broker it joins is not its to kill",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        kinds = tuple(k for k in kinds if k != "broker")
     night = Night(NightOptions(
         session=args.session, work=args.work, seed=args.seed, speed=args.speed,
         revoke_rate=args.revoke_rate, deals=args.deals, faults=args.faults, fault_kinds=kinds,
         console_port=args.console_port, vugraph_port=args.vugraph_port,
-        keep_open=args.keep_open, log_level=chosen_level(args)))
+        keep_open=args.keep_open, log_level=chosen_level(args), join=args.join))
     try:
         return asyncio.run(_interruptible(night))
-    except (NightError, SessionError, DealsError, BrokerConfigError, MosquittoError) as exc:
+    except (NightError, SessionError, DealsError, BrokerConfigError, MosquittoError,
+            VenueError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:

@@ -56,7 +56,7 @@ from controller.clubnight.plan import (
     sim_players,
     table_rounds,
 )
-from controller.clubnight.venue import CONSOLE_SRC, Venue, write_venue
+from controller.clubnight.venue import Venue, join_venue, write_venue
 from controller.engine import Engine
 from controller.laws.record import DealInfo
 from controller.replay.stream import replay_lines
@@ -73,6 +73,8 @@ FAULT_KINDS = ("bridge", "controller", "broker", "relay")
 #: seconds a killed program stays down before it is started again (systemd's RestartSec is
 #: two; a faster night keeps the same order of events)
 RESTART_AFTER = 0.5
+#: seconds without a fault after which an event its bridge did not publish is given up
+UNPUBLISHED_AFTER = 20.0
 #: the result fields that must arrive as the table played them
 RESULT_FIELDS = ("contract", "declarer", "tricks", "tricks_played", "score_ns")
 
@@ -101,6 +103,8 @@ class NightOptions:
     keep_open: bool = False
     players: Players = sim_players
     log_level: str = "WARNING"
+    #: a broker-config directory of a broker that already runs, joined instead of starting one
+    join: Path | None = None
 
 
 @dataclass
@@ -134,6 +138,9 @@ class Night:
         self.tally = Tally()
         self.played: dict[tuple[str, int], TablePlay] = {}
         self.acked = 0
+        #: events no bridge published (played on after UNPUBLISHED_AFTER seconds)
+        self.unpublished = 0
+        self.last_fault = 0.0
         #: each table's events played, by what they say
         self.sent: dict[str, Counter[tuple[Any, ...]]] = {}
         self.fault_at: list[tuple[int, str]] = []
@@ -171,7 +178,9 @@ class Night:
         self.session = load_session(self.work / "session.toml")
         registry = sim_registry(self.work / "tags.toml", boards=max(boards))
         (self.work / "tags.toml").write_text(registry.to_toml(), encoding="utf-8")
-        self.venue = write_venue(self.work / "broker", self.session.movement.tables)
+        tables = self.session.movement.tables
+        self.venue = join_venue(self.o.join, tables) if self.o.join is not None else \
+            write_venue(self.work / "broker", tables)
         for t in self.session.movement.tables:
             (self.work / "tables").mkdir(exist_ok=True)
             (self.work / "tables" / f"table-{t}.toml").write_text(self.table_config(t),
@@ -225,8 +234,9 @@ class Night:
     def start_services(self) -> None:
         assert self.venue is not None and self.session is not None
         v, w = self.venue, self.work
-        self.broker = Mosquitto(w / "broker" / "run", port=v.port, config=v.conf)
-        self.broker.start()
+        if v.port is not None:  # a broker of its own; else the one joined
+            self.broker = Mosquitto(w / "broker" / "run", port=v.port, config=v.conf)
+            self.broker.start()
         session = str(w / "session.toml")
         level = ["--log-level", self.o.log_level]
         self.o.console_port = self.o.console_port or free_port()
@@ -242,7 +252,7 @@ class Night:
                         str(v.credentials("director")), "--listen",
                         f"127.0.0.1:{self.o.console_port}", "--db", str(w / "console.sqlite"),
                         "--director-password-file", str(w / "console-password"),
-                        "--src", CONSOLE_SRC, *level],
+                        "--src", v.console_src, *level],
             "vugraph": ["vugraph", "--credentials", str(v.credentials("public")), "--listen",
                         f"127.0.0.1:{self.o.vugraph_port}", *level],
             "results": ["results", "--session", session, "--credentials",
@@ -310,7 +320,8 @@ class Night:
                     await client.subscribe([(wire.topic("+", "event"), 1),
                                             (wire.topic("+", "result"), 1)])
                     async for msg in client.messages:
-                        await self.heard(str(msg.topic), msg.payload)
+                        if not msg.retain:  # a joined broker's results of an earlier night
+                            await self.heard(str(msg.topic), msg.payload)
             except aiomqtt.MqttError:
                 await asyncio.sleep(0.3)
 
@@ -332,14 +343,22 @@ class Night:
         async with self.tally.changed:
             self.tally.changed.notify_all()
 
-    async def until(self, done: Callable[[], bool], what: str, patience: float = 60.0) -> None:
-        """Wait until ``done()``; a line on standard error each ``patience`` seconds."""
+    async def until(self, done: Callable[[], bool], what: str, patience: float = 60.0,
+                    give_up: float | None = None) -> bool:
+        """Wait until ``done()`` (True), or ``give_up`` seconds (False); a line on standard
+        error each ``patience`` seconds of waiting."""
+        start = said = time.monotonic()
         while not done():
             async with self.tally.changed:
-                try:
-                    await asyncio.wait_for(self.tally.changed.wait(), patience)
-                except TimeoutError:
-                    print(f"club-night: still waiting for {what}", file=sys.stderr, flush=True)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.tally.changed.wait(), 1.0)
+            now = time.monotonic()
+            if give_up is not None and now - start >= give_up:
+                return False
+            if now - said >= patience:
+                print(f"club-night: still waiting for {what}", file=sys.stderr, flush=True)
+                said = now
+        return True
 
     # -- playing ---------------------------------------------------------------------------
 
@@ -367,8 +386,18 @@ class Night:
                 sim.send(event)
                 key = event_key(event)
                 sent[key] += 1
-                await self.until(self.published(table, key, sent[key]),
-                                 f"table {table}'s bridge to publish {key}")
+                while not await self.until(self.published(table, key, sent[key]),
+                                           f"table {table}'s bridge to publish {key}",
+                                           give_up=UNPUBLISHED_AFTER):
+                    if time.monotonic() - self.last_fault > UNPUBLISHED_AFTER \
+                            and self.bridges[table].alive:
+                        # a thing the readers did not report (a collision, a missed read
+                        # of a players' model): the table plays on, as players would
+                        print(f"club-night: table {table}: its bridge published nothing for "
+                              f"{key} in {UNPUBLISHED_AFTER:g} s; playing on",
+                              file=sys.stderr, flush=True)
+                        self.unpublished += 1
+                        break
                 self.acked += 1
                 await self.fault_due(table)
 
@@ -387,6 +416,7 @@ class Night:
 
     async def fault(self, kind: str, table: str) -> None:
         """Kill one program (SIGKILL: a crash, a pulled plug) and start it again."""
+        self.last_fault = time.monotonic()
         if kind == "broker":
             assert self.broker is not None
             self.broker.kill()
@@ -411,6 +441,7 @@ class Night:
             child.start()
             what = f"the {child.name}"
         self.faults_done.append(kind)
+        self.last_fault = time.monotonic()
         print(f"fault: killed {what} (after {self.acked} events), started it again",
               flush=True)
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller import wire
+from controller.broker.identity import IdentityError, load_identities
 from controller.broker.mosquitto import free_port
-from controller.broker.settings import read_credentials
+from controller.broker.settings import BrokerSettingsError, read_credentials
 from controller.venue.config import (
     Account,
     BrokerPlan,
@@ -26,7 +27,7 @@ from controller.venue.config import (
     write_broker_config,
 )
 
-__all__ = ["Venue", "EXTRA_USERS", "write_venue", "CONSOLE_SRC"]
+__all__ = ["Venue", "VenueError", "EXTRA_USERS", "write_venue", "join_venue", "CONSOLE_SRC"]
 
 #: the console's ``src`` in its rulings, known to the broker's identities
 CONSOLE_SRC = "console-clubnight"
@@ -45,12 +46,20 @@ EXTRA_USERS = (
 )
 
 
+class VenueError(Exception):
+    """A broker's configuration the night cannot join: one line naming what is missing."""
+
+
 @dataclass(frozen=True)
 class Venue:
-    """Where the broker's files are and how clients reach it."""
+    """Where the broker's files are and how clients reach it (``port``: of a broker this
+    program starts; None for one it joins)."""
 
     directory: Path
-    port: int
+    url: str
+    port: int | None = None
+    #: the console's ``src``, one the broker's identities allow to give rulings
+    console_src: str = CONSOLE_SRC
 
     @property
     def conf(self) -> Path:
@@ -63,9 +72,6 @@ class Venue:
     def identities(self) -> Path:
         return self.directory / "identities.toml"
 
-    @property
-    def url(self) -> str:
-        return f"mqtts://localhost:{self.port}"
 
 
 def write_venue(directory: Path, tables: Sequence[str]) -> Venue:
@@ -77,8 +83,32 @@ def write_venue(directory: Path, tables: Sequence[str]) -> Venue:
                       director_src=(CONSOLE_SRC,))
     (directory / "db").mkdir(parents=True, exist_ok=True)
     write_broker_config(plan, directory)
-    add_users(directory, EXTRA_USERS, f"mqtts://localhost:{port}")
-    return Venue(directory, port)
+    url = f"mqtts://localhost:{port}"
+    add_users(directory, EXTRA_USERS, url)
+    return Venue(directory, url, port)
+
+
+def join_venue(directory: Path, tables: Sequence[str]) -> Venue:
+    """The configuration of a broker that already runs (``bridge-table broker-config``'s
+    output directory): a login for every program of the night must be in its
+    ``clients/``, its URL is the controller's."""
+    clients = directory / "clients"
+    needed = [f"table-{t}" for t in tables] + ["controller", "director", "broadcast",
+                                               "public", *(u.username for u in EXTRA_USERS)]
+    missing = [u for u in needed if not (clients / f"{u}.toml").is_file()]
+    if missing:
+        raise VenueError(
+            f"{clients}: no login for {', '.join(missing[:8])}"
+            f"{' ...' if len(missing) > 8 else ''} (broker-config writes no scorer or "
+            f"clubnight user yet; without --join the night's own broker has them)")
+    try:
+        url = read_credentials(clients / "controller.toml").get("url", "")
+        rulings = sorted(load_identities(directory / "identities.toml").rulings)
+    except (BrokerSettingsError, IdentityError) as e:
+        raise VenueError(str(e)) from None
+    if not url:
+        raise VenueError(f"{clients / 'controller.toml'}: no url")
+    return Venue(directory, url, None, rulings[0] if rulings else CONSOLE_SRC)
 
 
 def add_users(directory: Path, users: Sequence[Account], url: str) -> None:
