@@ -51,10 +51,16 @@ def score_of(work: Path) -> dict[str, Any]:
     return data
 
 
-def played(work: Path, done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    """The night's ranking, after checking that it ended well and equals ``score``'s."""
+def played(work: Path, done: subprocess.CompletedProcess[str], *,
+           faults: bool = False) -> dict[str, Any]:
+    """The night's ranking, after checking that it ended well and equals ``score``'s, and
+    that no program of it crashed (nor, in a night without faults, logged an error)."""
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Traceback" not in done.stderr
+    for log in (work / "logs").glob("*.log"):
+        text = log.read_text(errors="replace")
+        assert "Traceback" not in text, f"{log.name}: {text[-2000:]}"
+        assert faults or " ERROR " not in text, f"{log.name}: {text[-2000:]}"
     assert "checked: every one of the" in done.stdout
     ranking: dict[str, Any] = json.loads((work / "ranking.json").read_text())
     assert ranking == score_of(work)
@@ -118,7 +124,7 @@ def test_kills_of_a_bridge_the_controller_the_broker_and_the_relay_lose_nothing(
     work = tmp_path / "night"
     done = club_night(MITCHELL, work, "--seed", str(SEED), "--revoke-rate", "0.1",
                       "--faults", "4", timeout=840)
-    ranking = played(work, done)
+    ranking = played(work, done, faults=True)
     faults = re.findall(r"^fault: killed (.+?) \(after", done.stdout, re.M)
     assert sorted("bridge" if f.endswith("bridge") else f.removeprefix("the ")
                   for f in faults) == ["bridge", "broker", "controller", "relay"], done.stdout

@@ -115,6 +115,8 @@ class Tally:
     events: dict[str, Counter[tuple[Any, ...]]] = field(default_factory=dict)
     results: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    #: the controller's last status: online (subscribed to every table's events)
+    controller_online: bool = False
 
 
 def event_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -318,9 +320,11 @@ class Night:
                 async with aiomqtt.Client(**settings.client_args(), identifier="clubnight",
                                           clean_session=False) as client:
                     await client.subscribe([(wire.topic("+", "event"), 1),
-                                            (wire.topic("+", "result"), 1)])
+                                            (wire.topic("+", "result"), 1),
+                                            (wire.status_topic(), 1)])
                     async for msg in client.messages:
-                        if not msg.retain:  # a joined broker's results of an earlier night
+                        # a retained result may be a joined broker's of an earlier night
+                        if not msg.retain or str(msg.topic) == wire.status_topic():
                             await self.heard(str(msg.topic), msg.payload)
             except aiomqtt.MqttError:
                 await asyncio.sleep(0.3)
@@ -336,7 +340,9 @@ class Night:
         if not isinstance(data, dict):
             return
         table, kind = parts[1], parts[2]
-        if kind == "event":
+        if topic == wire.status_topic():
+            self.tally.controller_online = data.get("status") == "online"
+        elif kind == "event":
             self.tally.events.setdefault(table, Counter())[event_key(data)] += 1
         elif kind == "result" and isinstance(data.get("board"), int):
             self.tally.results.setdefault(table, {})[data["board"]] = data
@@ -373,8 +379,14 @@ class Night:
                     self.played[(t, b)] = self.o.players(t, self.deals[b], rng, revoke)
 
     async def play_table(self, table: str, boards: Sequence[int]) -> None:
+        """The table's boards, event by event. Lines on one reader keep their order on its
+        serial line; before an event on another reader, everything laid so far must have
+        been published by the table's bridge (a card laid on a card not yet slid off, a
+        collision, is read only when the one under it goes: the same reader)."""
         sim = self.sims[table]
         sent = self.sent.setdefault(table, Counter())
+        pending: list[tuple[Any, ...]] = []
+        reader: str | None = None
         for b in boards:
             last_ts: float | None = None
             for event in self.played[(table, b)].events:
@@ -383,27 +395,45 @@ class Night:
                     if last_ts is not None and ts > last_ts:
                         await asyncio.sleep((ts - last_ts) / self.o.speed)
                     last_ts = float(ts)
+                zone, seat = str(event.get("zone")), event.get("seat")
+                place = sim.where.get((zone, None if zone == "board" or seat is None
+                                       else str(seat)))
+                if place is None or place[0] != reader:
+                    await self.settle(table, pending)
+                    reader = place[0] if place is not None else None
                 sim.send(event)
                 key = event_key(event)
                 sent[key] += 1
-                while not await self.until(self.published(table, key, sent[key]),
-                                           f"table {table}'s bridge to publish {key}",
-                                           give_up=UNPUBLISHED_AFTER):
-                    if time.monotonic() - self.last_fault > UNPUBLISHED_AFTER \
-                            and self.bridges[table].alive:
-                        # a thing the readers did not report (a collision, a missed read
-                        # of a players' model): the table plays on, as players would
-                        print(f"club-night: table {table}: its bridge published nothing for "
-                              f"{key} in {UNPUBLISHED_AFTER:g} s; playing on",
-                              file=sys.stderr, flush=True)
-                        self.unpublished += 1
-                        break
-                self.acked += 1
-                await self.fault_due(table)
+                pending.append(key)
+        await self.settle(table, pending)
 
-    def published(self, table: str, key: tuple[Any, ...], times: int) -> Callable[[], bool]:
-        """Whether ``table``'s bridge has published ``key`` ``times`` times."""
-        return lambda: self.tally.events.get(table, Counter())[key] >= times
+    async def settle(self, table: str, pending: list[tuple[Any, ...]]) -> None:
+        """Wait until ``table``'s bridge has published every event of ``pending`` (then
+        emptied); a fault due then is made."""
+        if not pending:
+            return
+        sent = self.sent[table]
+        done = self.published(table, sent, set(pending))
+        while not await self.until(done, f"table {table}'s bridge to publish {pending[-1]}",
+                                   give_up=UNPUBLISHED_AFTER):
+            if time.monotonic() - self.last_fault > UNPUBLISHED_AFTER \
+                    and self.bridges[table].alive:
+                # a thing the readers did not report (a missed read of a players' model):
+                # the table plays on, as players would
+                print(f"club-night: table {table}: its bridge published nothing for "
+                      f"{pending[-1]} in {UNPUBLISHED_AFTER:g} s; playing on",
+                      file=sys.stderr, flush=True)
+                self.unpublished += 1
+                break
+        self.acked += len(pending)
+        pending.clear()
+        await self.fault_due(table)
+
+    def published(self, table: str, sent: Counter[tuple[Any, ...]],
+                  keys: set[tuple[Any, ...]]) -> Callable[[], bool]:
+        """Whether ``table``'s bridge has published each of ``keys`` as often as played."""
+        return lambda: all(self.tally.events.get(table, Counter())[k] >= sent[k]
+                           for k in keys)
 
     def resulted(self, wanted: Sequence[tuple[str, int]]) -> Callable[[], bool]:
         """Whether every table and board of ``wanted`` has its result."""
@@ -548,6 +578,11 @@ async def run_night(night: Night) -> int:
         print(f"console: http://127.0.0.1:{night.o.console_port}/ (login director, password "
               f"{night.console_password})")
         print(f"vugraph: http://127.0.0.1:{night.o.vugraph_port}/")
+        # a bridge's first events before the controller has subscribed would reach no one
+        if not await night.until(lambda: night.tally.controller_online, "the controller",
+                                 give_up=120):
+            night.check_alive()
+            raise NightError("the controller did not come online in 120 s")
         await night.start_tables()
         night.check_alive()
         print(f"tables: {len(night.sims)} bridge(s) reading their simulated readers",

@@ -41,8 +41,8 @@ def _reads(*kinds: str) -> tuple[str, ...]:
 EXTRA_USERS = (
     Account("scorer", "bridge-table results: every table's results and records",
             _reads("result", "feed", "alert", "evidence")),
-    Account("clubnight", "bridge-table club-night: each table's events and results",
-            _reads("event", "result")),
+    Account("clubnight", "bridge-table club-night: each table's events and results, and "
+            "the controller's status", (*_reads("event", "result"), wire.status_topic())),
 )
 
 
