@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from controller.clubnight.night import compare, event_key
+from controller.clubnight.check import compare
+from controller.clubnight.night import event_key
 from controller.clubnight.plan import session_with_deals, sim_players
 from controller.laws.cards import board_dealer, board_vulnerability
 from controller.laws.record import DealInfo
@@ -240,6 +241,26 @@ def test_the_check_names_a_result_lost_doubled_or_changed() -> None:
     assert extra == ["table 3 board 1: a result nobody played"]
     changed = compare({**want, ("2", 1): pub("2", 1, 9)}, want)
     assert changed and changed[0].startswith("table 2 board 1: tricks, tricks_played")
+
+
+def test_the_expected_results_are_the_boards_as_played_at_every_table() -> None:
+    import random
+
+    from controller.clubnight.check import expected_messages
+    from controller.clubnight.plan import boards_of, random_deals, table_rounds
+    from controller.session.export import read_published
+
+    session = load_session(DATA / "teams-2.toml")
+    deals = random_deals(boards_of(session), random.Random(1))
+    plays = {(t, b): sim_players(t, deals[b], random.Random(f"{t}:{b}"), False)
+             for _, tables in table_rounds(session) for t, bs in tables.items() for b in bs}
+    published = read_published(expected_messages(session, deals, plays))
+    assert set(published) == set(plays)
+    for key, item in published.items():
+        record = plays[key].record
+        assert item.result is not None
+        assert item.result["contract"] == str(record.contract)
+        assert item.result["tricks"] == record.tricks_result
 
 
 def test_the_simulated_players_play_the_deal_legally_and_reproducibly() -> None:

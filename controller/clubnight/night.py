@@ -15,10 +15,9 @@ two readers have no order), after the players' own gap divided by ``speed`` (0: 
 A round starts when every table has the result of every board of the round before, as a
 director calls the move.
 
-The check at the end: the same events, played through one ``Engine`` in this process
-(``bridge-table replay``'s path), give every table's results and the ranking the night
-should have; the records ``results`` wrote must give the same, or the night found a fault
-(exit status 1): a result lost, doubled or changed on the way.
+The check at the end (``check.py``): the records ``results`` wrote must give every table's
+result and the ranking that the same events give through one ``Engine``, or the night
+found a fault (exit status 1).
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ import contextlib
 import json
 import random
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -45,6 +43,7 @@ from controller import wire
 from controller.boards.deals import load_deals
 from controller.broker.mosquitto import Mosquitto, free_port
 from controller.broker.settings import resolve
+from controller.clubnight.check import compare, expected_messages
 from controller.clubnight.children import Child
 from controller.clubnight.plan import (
     Players,
@@ -57,9 +56,7 @@ from controller.clubnight.plan import (
     table_rounds,
 )
 from controller.clubnight.venue import Venue, join_venue, write_venue
-from controller.engine import Engine
 from controller.laws.record import DealInfo
-from controller.replay.stream import replay_lines
 from controller.session import Session, load_session
 from controller.session.export import read_published, scores_of
 from controller.session.report import print_report, report
@@ -75,8 +72,6 @@ FAULT_KINDS = ("bridge", "controller", "broker", "relay")
 RESTART_AFTER = 0.5
 #: seconds without a fault after which an event its bridge did not publish is given up
 UNPUBLISHED_AFTER = 20.0
-#: the result fields that must arrive as the table played them
-RESULT_FIELDS = ("contract", "declarer", "tricks", "tricks_played", "score_ns")
 
 
 class NightError(Exception):
@@ -488,25 +483,6 @@ class Night:
 
     # -- the end ---------------------------------------------------------------------------
 
-    def expected(self) -> list[str]:
-        """The messages one Engine gives for the events the players played."""
-        assert self.session is not None
-        engine = Engine(deals=self.deals, schedule=self.session.movement.schedule(),
-                        pairs_at=self.session.movement.pairs_at)
-        lines: list[str] = []
-        seq: Counter[str] = Counter()
-        for _, tables in table_rounds(self.session):
-            for t, bs in tables.items():
-                for b in bs:
-                    for event in self.played[(t, b)].events:
-                        seq[t] += 1
-                        lines.append(json.dumps({"topic": wire.topic(t, "event"), "payload": {
-                            **event, "v": wire.VERSION, "src": f"table-{t}-pi",
-                            "seq": seq[t]}}))
-        return [json.dumps({"topic": o.topic, "payload": o.payload}) + "\n"
-                for o in replay_lines(engine, lines)
-                if o.topic.rsplit("/", 1)[-1] in ("result", "feed", "alert")]
-
     def finish(self) -> int:
         """The ranking from the records ``results`` wrote, checked; the exit status."""
         assert self.session is not None
@@ -523,7 +499,7 @@ class Night:
             print(f"club-night: results wrote no records ({results.tail()})", file=sys.stderr)
             return 1
         live = read_published(messages.read_text(encoding="utf-8").splitlines(True))
-        want = read_published(self.expected())
+        want = read_published(expected_messages(self.session, self.deals, self.played))
         data = report(self.session, scores_of(live))
         (self.work / "ranking.json").write_text(json.dumps(data, indent=1) + "\n",
                                                 encoding="utf-8")
@@ -541,27 +517,6 @@ class Night:
               + (f", through {len(self.faults_done)} fault(s)" if self.faults_done else ""))
         return 0
 
-
-def compare(live: Mapping[tuple[str, int], Any], want: Mapping[tuple[str, int], Any]
-            ) -> list[str]:
-    """Each table and board whose result the records lost, added or changed."""
-    problems: list[str] = []
-    for key in sorted(set(live) | set(want), key=lambda k: (k[1], k[0])):
-        got = live.get(key)
-        expected = want.get(key)
-        got_r = got.result if got is not None else None
-        want_r = expected.result if expected is not None else None
-        if want_r is None and got_r is not None:
-            problems.append(f"table {key[0]} board {key[1]}: a result nobody played")
-        elif want_r is not None and got_r is None:
-            problems.append(f"table {key[0]} board {key[1]}: its result is missing")
-        elif want_r is not None and got_r is not None:
-            diff = [f for f in RESULT_FIELDS if got_r.get(f) != want_r.get(f)]
-            if diff:
-                problems.append(f"table {key[0]} board {key[1]}: {', '.join(diff)} "
-                                f"{[got_r.get(f) for f in diff]} instead of "
-                                f"{[want_r.get(f) for f in diff]}")
-    return problems
 
 
 async def run_night(night: Night) -> int:
@@ -600,7 +555,3 @@ async def run_night(night: Night) -> int:
                 await follower
         night.stop_all()
 
-
-def remove_work(path: Path) -> None:
-    """A finished night's work directory (the tests' clean-up)."""
-    shutil.rmtree(path, ignore_errors=True)
