@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                   "the feed to the public, under a release policy"),
     "vugraph": ("controller.web.vugraph.cli:main", "the audience's web view (reads public/# only)"),
     "sim": ("firmware_bridge.sim.cli:main", "the simulated table's readers on pseudo-terminals"),
+    "club-night": ("controller.clubnight.cli:main",
+                   "a whole club night on this machine, simulated tables and all"),
     "broker-config": ("controller.venue.cli:main", "a locked-down mosquitto for a venue"),
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
     "firmware": ("firmware_bridge.cli_firmware:main", "reader firmware onto a MicroPython board"),

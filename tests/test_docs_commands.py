@@ -310,6 +310,7 @@ COMMANDS: dict[str, Spec] = {
     "results --journal": Spec(prepare=_journal),
     "results --results": Spec(),
     "results --once": Spec(),
+    "club-night": Spec(),
 }
 
 

@@ -38,7 +38,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"firmware_bridge"}),
     frozenset({"controller.service"}),
     frozenset({"controller.web", "controller.broadcast", "controller.verify",
-               "controller.demo", "controller.venue", "controller.cli"}),
+               "controller.demo", "controller.venue", "controller.clubnight",
+               "controller.cli"}),
 )
 
 #: the only parts of ``controller/`` the firmware bridge (the code on the table's Pi) may

@@ -1,0 +1,557 @@
+"""The night itself: the venue's broker, the services, a simulated table and its bridge for
+every table of the movement, the movement played round by round, faults on request, and at
+the end the ranking from ``bridge-table results``' records, checked against the boards as
+played.
+
+Everything a club's room has runs as its own process (``children.py``) with its own login
+(``venue.py``): mosquitto, ``controller``, ``console``, ``broadcast`` (the relay),
+``vugraph``, ``results`` and one ``bridge`` a table. The tables' readers are simulated in
+this process (``firmware_bridge.sim``) on pseudo-terminals, and each bridge opens them as
+``serial://`` readers, as a built table's bridge opens its USB readers.
+
+The pace: each thing laid on a table is played once the table's bridge has published the
+previous one (readers are separate serial lines: two things played at the same instant on
+two readers have no order), after the players' own gap divided by ``speed`` (0: no gap).
+A round starts when every table has the result of every board of the round before, as a
+director calls the move.
+
+The check at the end (``check.py``): the records ``results`` wrote must give every table's
+result and the ranking that the same events give through one ``Engine``, or the night
+found a fault (exit status 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from controller import wire
+from controller.boards.deals import load_deals
+from controller.broker.mosquitto import Mosquitto, free_port
+from controller.broker.settings import resolve
+from controller.clubnight.check import compare, expected_messages
+from controller.clubnight.children import Child
+from controller.clubnight.plan import (
+    Players,
+    TablePlay,
+    boards_of,
+    deals_pbn,
+    random_deals,
+    session_with_deals,
+    sim_players,
+    table_rounds,
+)
+from controller.clubnight.venue import Venue, join_venue, write_venue
+from controller.laws.record import DealInfo
+from controller.session import Session, load_session
+from controller.session.export import read_published, scores_of
+from controller.session.report import print_report, report
+from firmware_bridge.sim.table import DEFAULT_LAYOUT, SimTable
+from firmware_bridge.tags import TagRegistry, sim_registry
+
+__all__ = ["NightOptions", "NightError", "FAULT_KINDS", "run_night", "Night"]
+
+#: what ``--faults`` may kill
+FAULT_KINDS = ("bridge", "controller", "broker", "relay")
+#: seconds a killed program stays down before it is started again (systemd's RestartSec is
+#: two; a faster night keeps the same order of events)
+RESTART_AFTER = 0.5
+#: seconds without a fault after which an event its bridge did not publish is given up
+UNPUBLISHED_AFTER = 20.0
+
+
+class NightError(Exception):
+    """The night cannot be set up (a bad session, a work directory in use, a program that
+    would not start): one line, exit status 2."""
+
+
+@dataclass
+class NightOptions:
+    session: Path
+    work: Path
+    seed: int = 1
+    #: the players' pace multiplied (1: real time; 0: as fast as the tables take it)
+    speed: float = 0.0
+    #: share of boards with an irregularity (a revoke, Law 64)
+    revoke_rate: float = 0.0
+    deals: Path | None = None
+    #: programs killed at random moments (seeded) and started again
+    faults: int = 0
+    fault_kinds: tuple[str, ...] = FAULT_KINDS
+    console_port: int = 0
+    vugraph_port: int = 0
+    #: after the night, keep everything up until Ctrl-C (a director training on the console)
+    keep_open: bool = False
+    players: Players = sim_players
+    log_level: str = "WARNING"
+    #: a broker-config directory of a broker that already runs, joined instead of starting one
+    join: Path | None = None
+
+
+@dataclass
+class Tally:
+    """What this program heard from the broker: each table's published events by what they
+    say, and its latest result of each board."""
+
+    events: dict[str, Counter[tuple[Any, ...]]] = field(default_factory=dict)
+    results: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    #: the controller's last status: online (subscribed to every table's events)
+    controller_online: bool = False
+
+
+def event_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What identifies a reader's event whoever stamps it (the bridge has its own seq, ts)."""
+    zone = event.get("zone")
+    return (zone, None if zone == "board" else event.get("seat"), event.get("action"),
+            event.get("card"), event.get("call"), event.get("board"))
+
+
+class Night:
+    """One club night; :func:`run_night` runs it."""
+
+    def __init__(self, options: NightOptions) -> None:
+        self.o = options
+        self.work = options.work.resolve()
+        self.rng = random.Random(options.seed)
+        self.children: dict[str, Child] = {}
+        self.bridges: dict[str, Child] = {}
+        self.sims: dict[str, SimTable] = {}
+        self.broker: Mosquitto | None = None
+        self.tally = Tally()
+        self.played: dict[tuple[str, int], TablePlay] = {}
+        self.acked = 0
+        #: events no bridge published (played on after UNPUBLISHED_AFTER seconds)
+        self.unpublished = 0
+        self.last_fault = 0.0
+        #: each table's events played, by what they say
+        self.sent: dict[str, Counter[tuple[Any, ...]]] = {}
+        self.fault_at: list[tuple[int, str]] = []
+        self.faults_done: list[str] = []
+        self.session: Session | None = None
+        self.venue: Venue | None = None
+        self.deals: dict[int, DealInfo] = {}
+
+    # -- set-up --------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Every file of the night in the work directory (NightError when it cannot)."""
+        if self.work.exists() and any(self.work.iterdir()):
+            raise NightError(f"{self.work}: not empty (a night's state is in it); give "
+                             f"another --work, or remove it")
+        self.work.mkdir(parents=True, exist_ok=True)
+        original = load_session(self.o.session)
+        boards = boards_of(original)
+        source = self.o.deals or original.deals
+        if source is not None and Path(source).is_file():
+            deals, _ = load_deals(source, original.deals_first_board)
+            missing = [b for b in boards if b not in deals or deals[b].deal is None]
+            if missing:
+                raise NightError(f"{source}: no deal for board(s) "
+                                 f"{', '.join(map(str, missing[:10]))}")
+            self.deals = {b: deals[b] for b in boards}
+            comment = f"the deals of {source}"
+        else:
+            self.deals = random_deals(boards, random.Random(f"deals:{self.o.seed}"))
+            comment = f"random deals, seed {self.o.seed} (bridge-table club-night)"
+        (self.work / "boards.pbn").write_text(deals_pbn(self.deals, comment), encoding="utf-8")
+        text = self.o.session.read_text(encoding="utf-8")
+        (self.work / "session.toml").write_text(
+            session_with_deals(text, self.work / "boards.pbn"), encoding="utf-8")
+        self.session = load_session(self.work / "session.toml")
+        registry = sim_registry(self.work / "tags.toml", boards=max(boards))
+        (self.work / "tags.toml").write_text(registry.to_toml(), encoding="utf-8")
+        tables = self.session.movement.tables
+        self.venue = join_venue(self.o.join, tables) if self.o.join is not None else \
+            write_venue(self.work / "broker", tables)
+        for t in self.session.movement.tables:
+            (self.work / "tables").mkdir(exist_ok=True)
+            (self.work / "tables" / f"table-{t}.toml").write_text(self.table_config(t),
+                                                                   encoding="utf-8")
+        self.console_password = secrets.token_urlsafe(9)
+        done = subprocess.run(
+            [sys.executable, "-m", "controller.cli", "console", "passwd",
+             str(self.work / "console-password"), "--name", "director", "--stdin"],
+            input=self.console_password + "\n", capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise NightError(f"console passwd: {done.stderr.strip()}")
+        self.plan_faults()
+
+    def table_config(self, table: str) -> str:
+        """Table ``table``'s file, as hw_configs/table-4reader.toml with its serial readers
+        on the simulated table's pseudo-terminals."""
+        assert self.venue is not None
+        links = self.work / "sim" / table
+        lines = ["# a simulated table of bridge-table club-night", "[table]",
+                 f'id = "{table}"', f'src = "table-{table}-pi"', 'language = "en"', "",
+                 "[broker]", f'url = "{self.venue.url}"', 'root = "bridge"', "keepalive = 10",
+                 "", "[registry]", f'files = ["{(self.work / "tags.toml").as_posix()}"]', "",
+                 "[spool]", f'path = "{(self.work / "spool" / f"table-{table}.sqlite")}"', ""]
+        for spec in DEFAULT_LAYOUT:
+            antennas = ", ".join(
+                f'"{a}" = {{ zone = "{zone}"' + (f', seat = "{seat}"' if seat else "") + " }"
+                for a, (zone, seat) in spec.antennas.items())
+            lines += ["[[readers]]", f'name = "{spec.name}"',
+                      f'url = "serial://{(links / spec.name).as_posix()}"',
+                      f'kind = "{spec.kind}"', f"antennas = {{ {antennas} }}", ""]
+        lines += ["[display]", 'type = "none"', ""]
+        return "\n".join(lines)
+
+    def plan_faults(self) -> None:
+        """The moments (the n-th event the tables play) and the programs of ``--faults``,
+        from the seed: spread over the night's middle, every kind in turn."""
+        assert self.session is not None
+        if not self.o.faults:
+            return
+        total = sum(len(bs) for _, tables in table_rounds(self.session)
+                    for bs in tables.values()) * 110
+        rng = random.Random(f"faults:{self.o.seed}")
+        kinds = list(self.o.fault_kinds)
+        rng.shuffle(kinds)
+        moments = sorted(rng.randint(total // 10, total * 8 // 10)
+                         for _ in range(self.o.faults))
+        self.fault_at = [(m, kinds[i % len(kinds)]) for i, m in enumerate(moments)]
+
+    # -- the programs --------------------------------------------------------------------
+
+    def start_services(self) -> None:
+        assert self.venue is not None and self.session is not None
+        v, w = self.venue, self.work
+        if v.port is not None:  # a broker of its own; else the one joined
+            self.broker = Mosquitto(w / "broker" / "run", port=v.port, config=v.conf)
+            self.broker.start()
+        session = str(w / "session.toml")
+        level = ["--log-level", self.o.log_level]
+        self.o.console_port = self.o.console_port or free_port()
+        self.o.vugraph_port = self.o.vugraph_port or free_port()
+        specs: dict[str, list[str]] = {
+            "controller": ["controller", "--session", session, "--credentials",
+                           str(v.credentials("controller")), "--identities", str(v.identities),
+                           "--journal", str(w / "controller-journal.sqlite"), *level],
+            "relay": ["broadcast", "--session", session, "--credentials",
+                      str(v.credentials("broadcast")), "--store", str(w / "relay.sqlite"),
+                      "--out", str(w / "live"), *level],
+            "console": ["console", "--session", session, "--credentials",
+                        str(v.credentials("director")), "--listen",
+                        f"127.0.0.1:{self.o.console_port}", "--db", str(w / "console.sqlite"),
+                        "--director-password-file", str(w / "console-password"),
+                        "--src", v.console_src, *level],
+            "vugraph": ["vugraph", "--credentials", str(v.credentials("public")), "--listen",
+                        f"127.0.0.1:{self.o.vugraph_port}", *level],
+            "results": ["results", "--session", session, "--credentials",
+                        str(v.credentials("scorer")), "--until-complete", "--out",
+                        str(w / "records"), "--json"],
+        }
+        for name, args in specs.items():
+            child = Child(name, args, w / "logs" / f"{name}.log", cwd=w)
+            child.start()
+            self.children[name] = child
+        for t in self.session.movement.tables:
+            child = Child(f"bridge {t}", ["bridge", "--config",
+                                          str(w / "tables" / f"table-{t}.toml"),
+                                          "--credentials", str(v.credentials(f"table-{t}")),
+                                          *level], w / "logs" / f"bridge-{t}.log", cwd=w)
+            self.bridges[t] = child
+
+    def check_alive(self) -> None:
+        for child in [*self.children.values(), *self.bridges.values()]:
+            if child.proc is not None and not child.alive and child.name != "results":
+                raise NightError(f"{child.name} stopped (exit status {child.returncode}):\n"
+                                 f"{child.tail()}")
+
+    async def start_tables(self) -> None:
+        assert self.session is not None
+        registry = TagRegistry(sim_registry(self.work / "tags.toml",
+                                            boards=max(self.deals)).entries())
+        for t in self.session.movement.tables:
+            sim = SimTable(t, DEFAULT_LAYOUT, registry=registry, link_dir=self.work / "sim" / t)
+            await sim.start()
+            self.sims[t] = sim
+            self.bridges[t].start()
+        for t, sim in self.sims.items():
+            if not await sim.wait_hosts(120):
+                self.check_alive()
+                raise NightError(f"table {t}: its bridge did not open its readers in 120 s")
+
+    def stop_all(self) -> None:
+        """Every program stopped: ``results`` first (it writes what it has), the tables'
+        bridges, the services, the broker last."""
+        results = self.children.get("results")
+        if results is not None:
+            results.stop(signal.SIGTERM, 60)
+        for child in self.bridges.values():
+            child.stop()
+        for name in ("console", "vugraph", "relay", "controller"):
+            if name in self.children:
+                self.children[name].stop()
+        for sim in self.sims.values():
+            sim.close()
+        if self.broker is not None:
+            self.broker.stop()
+
+    # -- following the broker -------------------------------------------------------------
+
+    async def follow(self) -> None:
+        """Each table's events and results, as this program's own login reads them; again
+        after the broker went away (its session is kept: nothing queued meanwhile is lost)."""
+        assert self.venue is not None
+        settings = resolve(credentials=self.venue.credentials("clubnight"), env={})
+        while True:
+            try:
+                async with aiomqtt.Client(**settings.client_args(), identifier="clubnight",
+                                          clean_session=False) as client:
+                    await client.subscribe([(wire.topic("+", "event"), 1),
+                                            (wire.topic("+", "result"), 1),
+                                            (wire.status_topic(), 1)])
+                    async for msg in client.messages:
+                        # a retained result may be a joined broker's of an earlier night
+                        if not msg.retain or str(msg.topic) == wire.status_topic():
+                            await self.heard(str(msg.topic), msg.payload)
+            except aiomqtt.MqttError:
+                await asyncio.sleep(0.3)
+
+    async def heard(self, topic: str, payload: Any) -> None:
+        parts = topic.split("/")
+        if len(parts) != 3 or not isinstance(payload, bytes | bytearray):
+            return
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            return
+        if not isinstance(data, dict):
+            return
+        table, kind = parts[1], parts[2]
+        if topic == wire.status_topic():
+            self.tally.controller_online = data.get("status") == "online"
+        elif kind == "event":
+            self.tally.events.setdefault(table, Counter())[event_key(data)] += 1
+        elif kind == "result" and isinstance(data.get("board"), int):
+            self.tally.results.setdefault(table, {})[data["board"]] = data
+        async with self.tally.changed:
+            self.tally.changed.notify_all()
+
+    async def until(self, done: Callable[[], bool], what: str, patience: float = 60.0,
+                    give_up: float | None = None) -> bool:
+        """Wait until ``done()`` (True), or ``give_up`` seconds (False); a line on standard
+        error each ``patience`` seconds of waiting."""
+        start = said = time.monotonic()
+        while not done():
+            async with self.tally.changed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.tally.changed.wait(), 1.0)
+            now = time.monotonic()
+            if give_up is not None and now - start >= give_up:
+                return False
+            if now - said >= patience:
+                print(f"club-night: still waiting for {what}", file=sys.stderr, flush=True)
+                said = now
+        return True
+
+    # -- playing ---------------------------------------------------------------------------
+
+    def deal_plays(self) -> None:
+        """What every table plays, from the seed (the same night again for the same seed)."""
+        assert self.session is not None
+        for _, tables in table_rounds(self.session):
+            for t, bs in tables.items():
+                for b in bs:
+                    rng = random.Random(f"play:{self.o.seed}:{t}:{b}")
+                    revoke = rng.random() < self.o.revoke_rate
+                    self.played[(t, b)] = self.o.players(t, self.deals[b], rng, revoke)
+
+    async def play_table(self, table: str, boards: Sequence[int]) -> None:
+        """The table's boards, event by event. Lines on one reader keep their order on its
+        serial line; before an event on another reader, everything laid so far must have
+        been published by the table's bridge (a card laid on a card not yet slid off, a
+        collision, is read only when the one under it goes: the same reader)."""
+        sim = self.sims[table]
+        sent = self.sent.setdefault(table, Counter())
+        pending: list[tuple[Any, ...]] = []
+        reader: str | None = None
+        for b in boards:
+            last_ts: float | None = None
+            for event in self.played[(table, b)].events:
+                ts = event.get("ts")
+                if self.o.speed > 0 and isinstance(ts, int | float):
+                    if last_ts is not None and ts > last_ts:
+                        await asyncio.sleep((ts - last_ts) / self.o.speed)
+                    last_ts = float(ts)
+                zone, seat = str(event.get("zone")), event.get("seat")
+                place = sim.where.get((zone, None if zone == "board" or seat is None
+                                       else str(seat)))
+                if place is None or place[0] != reader:
+                    await self.settle(table, pending)
+                    reader = place[0] if place is not None else None
+                sim.send(event)
+                key = event_key(event)
+                sent[key] += 1
+                pending.append(key)
+        await self.settle(table, pending)
+
+    async def settle(self, table: str, pending: list[tuple[Any, ...]]) -> None:
+        """Wait until ``table``'s bridge has published every event of ``pending`` (then
+        emptied); a fault due then is made."""
+        if not pending:
+            return
+        sent = self.sent[table]
+        done = self.published(table, sent, set(pending))
+        while not await self.until(done, f"table {table}'s bridge to publish {pending[-1]}",
+                                   give_up=UNPUBLISHED_AFTER):
+            if time.monotonic() - self.last_fault > UNPUBLISHED_AFTER \
+                    and self.bridges[table].alive:
+                # a thing the readers did not report (a missed read of a players' model):
+                # the table plays on, as players would
+                print(f"club-night: table {table}: its bridge published nothing for "
+                      f"{pending[-1]} in {UNPUBLISHED_AFTER:g} s; playing on",
+                      file=sys.stderr, flush=True)
+                self.unpublished += 1
+                break
+        self.acked += len(pending)
+        pending.clear()
+        await self.fault_due(table)
+
+    def published(self, table: str, sent: Counter[tuple[Any, ...]],
+                  keys: set[tuple[Any, ...]]) -> Callable[[], bool]:
+        """Whether ``table``'s bridge has published each of ``keys`` as often as played."""
+        return lambda: all(self.tally.events.get(table, Counter())[k] >= sent[k]
+                           for k in keys)
+
+    def resulted(self, wanted: Sequence[tuple[str, int]]) -> Callable[[], bool]:
+        """Whether every table and board of ``wanted`` has its result."""
+        return lambda: all(b in self.tally.results.get(t, {}) for t, b in wanted)
+
+    async def fault_due(self, table: str) -> None:
+        while self.fault_at and self.acked >= self.fault_at[0][0]:
+            _, kind = self.fault_at.pop(0)
+            await self.fault(kind, table)
+
+    async def fault(self, kind: str, table: str) -> None:
+        """Kill one program (SIGKILL: a crash, a pulled plug) and start it again."""
+        self.last_fault = time.monotonic()
+        if kind == "broker":
+            assert self.broker is not None
+            self.broker.kill()
+            await asyncio.sleep(RESTART_AFTER)
+            self.broker.start()
+            what = "the broker"
+        elif kind == "bridge":
+            child = self.bridges[table]
+            sim = self.sims[table]
+            child.kill()
+            for fw in sim.firmwares.values():
+                fw.host_seen.clear()
+            await asyncio.sleep(RESTART_AFTER)
+            child.start()
+            if not await sim.wait_hosts(120):
+                raise NightError(f"table {table}: its bridge did not come back")
+            what = f"table {table}'s bridge"
+        else:
+            child = self.children["controller" if kind == "controller" else "relay"]
+            child.kill()
+            await asyncio.sleep(RESTART_AFTER)
+            child.start()
+            what = f"the {child.name}"
+        self.faults_done.append(kind)
+        self.last_fault = time.monotonic()
+        print(f"fault: killed {what} (after {self.acked} events), started it again",
+              flush=True)
+
+    async def play_night(self) -> None:
+        assert self.session is not None
+        started = time.monotonic()
+        for number, tables in table_rounds(self.session):
+            await asyncio.gather(*(self.play_table(t, bs) for t, bs in tables.items()))
+            wanted = [(t, b) for t, bs in tables.items() for b in bs]
+            await self.until(self.resulted(wanted), f"round {number}'s results")
+            print(f"round {number}: {len(wanted)} board(s) played at {len(tables)} table(s) "
+                  f"({time.monotonic() - started:.0f} s)", flush=True)
+            self.check_alive()
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def finish(self) -> int:
+        """The ranking from the records ``results`` wrote, checked; the exit status."""
+        assert self.session is not None
+        results = self.children["results"]
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            if results.proc is not None:
+                results.proc.wait(60)
+        if results.alive:
+            print("club-night: results did not see every board's result; stopped it",
+                  file=sys.stderr)
+            results.stop(signal.SIGTERM, 60)
+        messages = self.work / "records" / f"{self.session.id}-messages.jsonl"
+        if not messages.is_file():
+            print(f"club-night: results wrote no records ({results.tail()})", file=sys.stderr)
+            return 1
+        live = read_published(messages.read_text(encoding="utf-8").splitlines(True))
+        want = read_published(expected_messages(self.session, self.deals, self.played))
+        data = report(self.session, scores_of(live))
+        (self.work / "ranking.json").write_text(json.dumps(data, indent=1) + "\n",
+                                                encoding="utf-8")
+        print(f"\n{self.session.event}: {len(self.played)} board(s) played")
+        print_report({**data, "boards": []})
+        print(f"\nrecords: {self.work / 'records'}")
+        problems = compare(live, want)
+        if not problems and data != report(self.session, scores_of(want)):
+            problems.append("the ranking differs from the one the boards played give")
+        for line in problems[:20]:
+            print(f"club-night: {line}", file=sys.stderr)
+        if problems:
+            return 1
+        print(f"checked: every one of the {len(want)} results as the tables played it"
+              + (f", through {len(self.faults_done)} fault(s)" if self.faults_done else ""))
+        return 0
+
+
+
+async def run_night(night: Night) -> int:
+    """The night from its set-up to its ranking; every program stopped at the end, or on
+    cancellation (Ctrl-C)."""
+    follower: asyncio.Task[None] | None = None
+    try:
+        night.prepare()
+        night.deal_plays()
+        night.start_services()
+        follower = asyncio.create_task(night.follow())
+        assert night.venue is not None and night.session is not None
+        print(f"broker: {night.venue.url} ({night.venue.directory})")
+        print(f"console: http://127.0.0.1:{night.o.console_port}/ (login director, password "
+              f"{night.console_password})")
+        print(f"vugraph: http://127.0.0.1:{night.o.vugraph_port}/")
+        # a bridge's first events before the controller has subscribed would reach no one
+        if not await night.until(lambda: night.tally.controller_online, "the controller",
+                                 give_up=120):
+            night.check_alive()
+            raise NightError("the controller did not come online in 120 s")
+        await night.start_tables()
+        night.check_alive()
+        print(f"tables: {len(night.sims)} bridge(s) reading their simulated readers",
+              flush=True)
+        await night.play_night()
+        status = night.finish()
+        if night.o.keep_open:
+            print("everything stays up until Ctrl-C", flush=True)
+            await asyncio.Event().wait()
+        return status
+    finally:
+        if follower is not None:
+            follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await follower
+        night.stop_all()
+
