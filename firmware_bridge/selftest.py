@@ -44,6 +44,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from controller.laws import SEAT_NAMES
 from firmware_bridge.config import BridgeConfig, ReaderConfig
 from firmware_bridge.errors import BridgeError
 from firmware_bridge.protocol import STATS_HEALTH
@@ -854,7 +855,7 @@ class SelfTest:
     async def _silent_areas(self, readers: _Readers) -> None:
         """A card in each seat's trick row and call row and on dummy's area: no antenna of
         any reader may read it (docs/hardware/wiring.md, "Rows")."""
-        seats = [seat for seat in ("N", "E", "S", "W")
+        seats = [seat for seat in SEAT_NAMES
                  if any(spot.seat == seat for spot in self.spots)]
         areas = [f"{seat} {row} row" for seat in seats for row in ("trick", "call")]
         if seats:

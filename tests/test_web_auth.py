@@ -39,7 +39,7 @@ def test_passwd_writes_a_private_file_the_console_reads(
 def test_passwd_refuses_a_short_password(tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
-    assert passwd([str(tmp_path / "pw"), "--stdin"]) == 1
+    assert passwd([str(tmp_path / "pw"), "--stdin"]) == 2   # a usage error (README)
     assert not (tmp_path / "pw").exists()
 
 
@@ -70,7 +70,7 @@ def test_each_director_has_an_account(tmp_path: Path, monkeypatch: pytest.Monkey
     # a file that is not a password file is never overwritten
     (tmp_path / "notes").write_text("shopping list\n")
     monkeypatch.setattr("sys.stdin", io.StringIO("long enough\n"))
-    assert passwd([str(tmp_path / "notes"), "--stdin", "--name", "Cy"]) == 1
+    assert passwd([str(tmp_path / "notes"), "--stdin", "--name", "Cy"]) == 2
     assert (tmp_path / "notes").read_text() == "shopping list\n"
     # the one shared password of an older file reads as the account ""
     (tmp_path / "shared").write_text(hash_password("shared secret") + "\n")
@@ -105,8 +105,8 @@ def test_wrong_passwords_are_throttled_per_address() -> None:
 
 
 @pytest.mark.parametrize(("piped", "code"), [("piped secret\npiped secret\n", 0),
-                                             ("piped secret\nanother one\n", 1),
-                                             ("piped secret\n", 1)])
+                                             ("piped secret\nanother one\n", 2),
+                                             ("piped secret\n", 2)])
 def test_a_piped_password_without_stdin_is_read_and_repeated_quietly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         piped: str, code: int) -> None:

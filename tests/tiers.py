@@ -66,6 +66,9 @@ PACKAGE_TIERS: dict[str, str] = {
     "controller.venue.config.make_cert": "processes",
     "controller.venue.config.revoke_cert": "processes",
     "controller.venue.config.write_crl": "processes",
+    # the reader firmware precompiled: mpy-cross is a program of its own
+    "firmware_bridge.flash.compile_firmware": "processes",
+    "firmware_bridge.flash.flash": "processes",
     # the demo starts its own mosquitto
     "controller.demo.runner.run_demo": "broker",
     "controller.demo.cli.main": "broker",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from controller.laws import SEAT_NAMES
 from controller.tomlfile import TomlFileError, load_toml
 from firmware_bridge.layout.field import H_MIN, Drive, Loop, Tag, calibrated_drives
 
@@ -26,7 +27,7 @@ __all__ = [
     "DRIVERS",
 ]
 
-SEATS: Final = ("N", "E", "S", "W")
+SEATS: Final = SEAT_NAMES
 ZONES: Final = ("spot", "bid", "board")
 #: surface areas: where cards, calls and the wallet lie (tags)
 AREA_KINDS: Final = ("trick_row", "call_row", "dummy", "tray", "wallet")

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.laws import SEAT_NAMES
 from firmware_bridge.sim.table import Physics
 
 __all__ = ["FaultError", "SimFaults", "AREAS"]
@@ -70,7 +71,7 @@ class SimFaults:
             if "/" in text:
                 return antenna(text)
             seat, _, area = text.partition(" ")
-            if text == "dummy's area" or (seat in ("N", "E", "S", "W") and area in AREAS):
+            if text == "dummy's area" or (seat in SEAT_NAMES and area in AREAS):
                 return text
             raise FaultError(f"no place {text!r}: READER/ANTENNA, 'SEAT trick row', "
                              "'SEAT call row' or \"dummy's area\"")

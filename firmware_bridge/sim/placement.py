@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from controller.laws import Suit
 from firmware_bridge.layout.field import reads
 from firmware_bridge.layout.geometry import Antenna, Area, Geometry
 from firmware_bridge.sim.firmware import VirtualFirmware
@@ -38,7 +39,7 @@ ROW_SLOTS = {"trick_row": 13, "call_row": 10}
 #: the seat on each seat's left (dummy is the opening leader's left-hand opponent's partner,
 #: that is the seat after the leader)
 NEXT_SEAT = {"N": "E", "E": "S", "S": "W", "W": "N"}
-SUITS = "SHDC"
+SUITS = "".join(s.name for s in sorted(Suit, reverse=True))  # S H D C, from the core
 
 
 def geometry_layout(geometry: Geometry) -> tuple[SimReaderSpec, ...]:
