@@ -207,9 +207,10 @@ async def test_an_antenna_unplugged_is_reported_and_repaired(running: Running) -
     await running.until(read(0, "04DD000000000E", "present"))
     board.pn532_i2c.connected = False       # the PN532's cable pulled out
     board.mfrc[0].connected = False         # and the first MFRC522's
-    await running.until(has_health("firmware_error", 2))
-    texts = [h.detail for h in running.watcher.health("firmware_error")]
-    assert "ANT4 no_answer pn532" in texts and "ANT0 no_answer mfrc522" in texts
+    # both reported (on a loaded machine a healthy chip's slow round may be reported too:
+    # the emulated chips run in Python, so only the two expected lines are required)
+    await running.until(lambda items: {"ANT4 no_answer pn532", "ANT0 no_answer mfrc522"} <= {
+        h.detail for h in running.watcher.health("firmware_error")})
     # meanwhile the card on antenna 4 is taken away; the one on antenna 0 stays
     board.field.lift(4, "04DD000000000D")
     await running.rounds(3)
