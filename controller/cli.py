@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "console": ("controller.web.console.cli:main", "the director's console: tables, rulings"),
     "firmware": ("firmware_bridge.cli_firmware:main", "reader firmware onto a MicroPython board"),
     "selftest": ("firmware_bridge.cli_selftest:main", "commissioning test of a built table"),
+    "examples": ("firmware_bridge.cli_examples:main",
+                 "where the shipped example files are (sim.toml, a table's layout)"),
 }
 
 

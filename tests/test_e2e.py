@@ -1,5 +1,5 @@
 """End to end: the simulated table (virtual reader firmwares on ptys, tags-sim.toml) ->
-firmware bridge on hw_configs/sim.toml (serial path, registry, spool, MQTT) -> real
+firmware bridge on firmware_bridge/hw_configs/sim.toml (serial path, registry, spool, MQTT) -> real
 mosquitto -> rules daemon (journal, Engine) -> state, alert, indicator, result -> back to
 the bridge's LEDs (mock GPIO pins) and display.
 
@@ -27,7 +27,7 @@ from mqttwatch import Seen, Watch
 
 from controller.boards.generate import random_board
 from controller.broker.settings import BrokerSettings
-from controller.demo import REPO_ROOT, bridge_config_dict, load_board, plan_board
+from controller.demo import bridge_config_dict, load_board, plan_board
 from controller.formats.events import record_events
 from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.scoring import score_ns
@@ -37,11 +37,12 @@ from controller.service.journal import Journal
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict
 from firmware_bridge.display import TerminalDisplay
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.sim.table import Physics, SimTable
 
 pytestmark = pytest.mark.timeout(180)
 
-SIM_TOML = REPO_ROOT / "hw_configs" / "sim.toml"
+SIM_TOML = EXAMPLES / "sim.toml"
 
 
 @dataclasses.dataclass

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from test_readers_serial import Watcher, has_health
 
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.readers import ReaderError, ReaderHealth, TagRead, open_reader, reader_schemes
 from firmware_bridge.readers.chipreader import ChipReader
 from firmware_bridge.readers.mfrc522 import Mfrc522Reader
@@ -250,14 +251,12 @@ async def test_mfrc522_behind_a_multiplexer_on_gpio_select_lines() -> None:
 
 
 def test_the_pi_readers_table_file_loads_and_its_readers_open() -> None:
-    """hw_configs/table-pi-readers.toml (docs/hardware/wiring.md, layout B): valid, its
+    """The shipped table-pi-readers.toml (docs/hardware/wiring.md, layout B): valid, its
     readers are the Pi-attached backends, and no GPIO pin of it is an SPI or I2C pin."""
-    from pathlib import Path
 
     from firmware_bridge.config import load_config
 
-    root = Path(__file__).resolve().parent.parent
-    config = load_config(root / "hw_configs" / "table-pi-readers.toml")
+    config = load_config(EXAMPLES / "table-pi-readers.toml")
     kinds = {r.name: type(open_reader(r.name, r.url, kind=r.kind)) for r in config.readers}
     # the call spots are a reader board on USB: the Pi has no chip select left for them
     assert kinds == {"north": Mfrc522Reader, "east": Mfrc522Reader, "south": Mfrc522Reader,

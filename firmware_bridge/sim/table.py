@@ -1,7 +1,7 @@
 """The simulated table: one virtual reader firmware per reader of a table config, and a driver
 that turns wire-contract event dicts into the protocol lines real readers would send.
 
-    async with SimTable.from_config("hw_configs/sim.toml") as table:
+    async with SimTable.from_config("firmware_bridge/hw_configs/sim.toml") as table:
         ...                          # a bridge in this process opens sim://1/north etc.
         await table.play(events, rate=0)
 
@@ -147,7 +147,7 @@ class SimTable:
     @classmethod
     def from_config(cls, path: str | Path, *, registry: TagRegistry | None = None,
                     link_dir: Path | None = None, physics: Physics = Physics()) -> SimTable:
-        """A table for a bridge config (hw_configs/sim.toml): ``[table] id``, the registry files,
+        """A table for a bridge config (the shipped sim.toml): ``[table] id``, the registry files,
         and every ``[[readers]]`` entry with a ``sim://`` URL (its antennas map)."""
         path = Path(path)
         data = read_toml(path, SimError, "a TOML table config")
