@@ -40,7 +40,7 @@ from typing import Any
 __all__ = ["ROOT", "VARIABLE", "COMPILED", "NOT_COMPILED", "GROUP", "TESTS", "DIST",
            "STAMP", "VENV", "EXPECT_COMPILED", "compiled_sources", "module_name",
            "extensions", "tree_files", "sources_digest", "cannot_build", "built_wheel",
-           "build_wheel", "test", "main"]
+           "copy_tree", "build_wheel", "test", "main"]
 
 #: the clone (this file is ``tools/compiled_build.py`` in it)
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,6 +201,18 @@ def built_wheel(root: Path = ROOT, dist: Path | None = None) -> Path | None:
     return wheel if wheel.is_file() and sources == sources_digest(root) else None
 
 
+def copy_tree(root: Path, copy: Path) -> None:
+    """What a wheel is built from (``_TREE`` and ``_TEXTS``, without caches or build
+    products) copied from ``root`` into ``copy``: a build there leaves the sources as they
+    were (tests/test_installed_wheel.py builds the pure wheel the same way)."""
+    for name in (*_TREE, *_TEXTS):
+        if (root / name).is_dir():
+            shutil.copytree(root / name, copy / name, ignore=shutil.ignore_patterns(*_IGNORED))
+        else:
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, copy / name)
+
+
 def build_wheel(root: Path = ROOT, dist: Path | None = None) -> Path:
     """Build the compiled wheel from a copy of ``root`` and keep it in ``dist`` (an
     earlier compiled wheel there goes); raises RuntimeError when the build fails."""
@@ -208,13 +220,7 @@ def build_wheel(root: Path = ROOT, dist: Path | None = None) -> Path:
     digest = sources_digest(root)
     with tempfile.TemporaryDirectory(prefix="bridge-table-compiled-") as tmp:
         copy, out = Path(tmp) / "src", Path(tmp) / "out"
-        for name in (*_TREE, *_TEXTS):
-            if (root / name).is_dir():
-                shutil.copytree(root / name, copy / name,
-                                ignore=shutil.ignore_patterns(*_IGNORED))
-            else:
-                (copy / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(root / name, copy / name)
+        copy_tree(root, copy)
         # the PEP 517 hook itself, in this Python: mypy reads the types of the package's
         # dependencies installed here and compiles with the mypy installed here, and
         # setup.py runs once (pip would run it for the metadata first: mypyc twice)

@@ -148,8 +148,9 @@ async def wait_for_result(done: asyncio.Event, player: asyncio.Future[None],
             last = (f"the last, {progress.messages} messages in, a {progress.last_kind}"
                     if progress.messages else "none at all")
             raise DemoError(
-                f"no result: waited {time.monotonic() - started:.0f} s for the controller's "
-                f"result on {what}, the last {quiet:.0f} s with no message on the table's "
+                f"no result: waited {_seconds(time.monotonic() - started)} for the "
+                f"controller's result on {what}, the last {_seconds(quiet)} with no message "
+                f"on the table's "
                 f"topics ({last}); {reported()} of the {planned} events were reported"
                 + ("" if player.done() else ", the simulated table still playing"))
         progress.moved.clear()
@@ -244,7 +245,12 @@ async def _started(ready: asyncio.Event, what: str, timeout: float) -> None:
     finally:
         waiter.cancel()
     if not ready.is_set():
-        raise DemoError(f"{what} did not start: waited {timeout:.0f} s")
+        raise DemoError(f"{what} did not start: waited {_seconds(timeout)}")
+
+
+def _seconds(value: float) -> str:
+    """``12 s``, ``0.3 s``: whole seconds, tenths below ten."""
+    return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
 
 
 async def _end_tasks(cancel: Sequence[asyncio.Task[Any]], stopping: Sequence[asyncio.Task[Any]],
