@@ -40,7 +40,8 @@ from typing import Any
 __all__ = ["ROOT", "VARIABLE", "COMPILED", "NOT_COMPILED", "GROUP", "TESTS", "DIST",
            "STAMP", "VENV", "EXPECT_COMPILED", "compiled_sources", "module_name",
            "extensions", "tree_files", "sources_digest", "cannot_build", "built_wheel",
-           "copy_tree", "build_wheel", "test", "main"]
+           "copy_tree", "build_wheel", "test", "main", "BUILD_MEMORY_MB",
+           "available_memory_mb"]
 
 #: the clone (this file is ``tools/compiled_build.py`` in it)
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,9 +169,32 @@ def sources_digest(root: Path = ROOT) -> str:
     return h.hexdigest()
 
 
-def cannot_build() -> str | None:
-    """Why this machine cannot build the compiled wheel (no C compiler, no Python
-    headers, no mypy or too old a setuptools); None when it can."""
+#: the memory the mypyc build needs free, in MiB: one gcc process compiling the Laws core
+#: peaked at about 800 MB (issue 44, on an emulated arm64 Pi), more than a 512 MB Pi has
+BUILD_MEMORY_MB = 1024
+
+
+def available_memory_mb(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """MemAvailable plus free swap, in MiB; None where the kernel does not say."""
+    try:
+        fields = dict(line.split(":", 1) for line in meminfo.read_text().splitlines()
+                      if ":" in line)
+        kib = int(fields["MemAvailable"].split()[0]) + int(fields.get("SwapFree", "0 kB")
+                                                           .split()[0])
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
+    return kib // 1024
+
+
+def cannot_build(meminfo: Path = Path("/proc/meminfo")) -> str | None:
+    """Why this machine cannot build the compiled wheel (too little memory free, no C
+    compiler, no Python headers, no mypy or too old a setuptools); None when it can."""
+    memory = available_memory_mb(meminfo)
+    if memory is not None and memory < BUILD_MEMORY_MB:
+        return (f"{memory} MiB of memory free, the mypyc build needs about "
+                f"{BUILD_MEMORY_MB} (a gcc process peaks near 800 MB): build the wheel on "
+                f"a bigger machine of the same architecture and Python and copy it here "
+                f"(docs/install.md); the pure package runs as it is")
     compiler = sysconfig.get_config_var("CC") or "cc"
     if shutil.which(shlex.split(compiler)[0]) is None:
         return f"no C compiler ({compiler}; Debian: apt-get install gcc)"
