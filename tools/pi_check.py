@@ -60,6 +60,8 @@ CHECK_PACKAGES = ("ca-certificates", "mosquitto", "mosquitto-clients", "sudo")
 #: where the steps put things (docs/install.md)
 VENV_BIN = "/opt/bridge-table/.venv/bin"
 SOURCE = "/opt/bridge-table/src"
+#: where the root keeps this machine's certificate bundle for pip (``_host_ca_bundle``)
+HOST_CA = "/etc/ssl/certs/pi-check-host-ca.crt"
 #: the clean clone, inside the root, that ``REPOSITORY`` names
 REPOSITORY = "/srv/bridge-table.git"
 
@@ -256,6 +258,16 @@ def _clean_clone(root: Path) -> None:
     _run(["git", "-C", str(bare), "symbolic-ref", "HEAD", "refs/heads/main"], check=True)
 
 
+def _host_ca_bundle() -> Path | None:
+    """The certificates this machine's pip trusts when they are not Debian's own (a
+    network whose proxy signs PyPI's certificate): the root's pip is given them too."""
+    for name in ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"):
+        value = os.environ.get(name)
+        if value and Path(value).is_file():
+            return Path(value)
+    return None
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -268,6 +280,8 @@ def _in_root(root: Path, script: str, what: str, times: dict[str, float]) -> Non
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
            "HOME": "/root", "LANG": "C.UTF-8", "DEBIAN_FRONTEND": "noninteractive",
            "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
+    if (root / HOST_CA.lstrip("/")).is_file():
+        env.update(PIP_CERT=HOST_CA, SSL_CERT_FILE=HOST_CA, REQUESTS_CA_BUNDLE=HOST_CA)
     proc = _run(["chroot", str(root), "/bin/bash", "-c", script], env=env)
     times[what] = time.monotonic() - started
     if proc.returncode != 0:
@@ -302,7 +316,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         unpacking = time.monotonic()
         _run(["tar", "-C", str(root), "--numeric-owner", "-xpf", str(tarball)], check=True)
         times["unpacking the root"] = time.monotonic() - unpacking
-        shutil.copy("/etc/resolv.conf", root / "etc" / "resolv.conf")
+        for name in ("resolv.conf", "hosts"):  # PyPI's name, and sudo's own host name
+            shutil.copy(Path("/etc") / name, root / "etc" / name)
+        host_ca = _host_ca_bundle()
+        if host_ca is not None:  # a network that reaches PyPI through its own certificate
+            shutil.copy(host_ca, root / HOST_CA.lstrip("/"))
         if _run(["chroot", str(root), "/bin/true"], capture_output=True).returncode != 0:
             print("pi-check: the arm64 root's programs do not run here (qemu-user through "
                   "binfmt_misc): the check cannot", file=sys.stderr)
