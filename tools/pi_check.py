@@ -280,8 +280,6 @@ def _in_root(root: Path, script: str, what: str, times: dict[str, float]) -> Non
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
            "HOME": "/root", "LANG": "C.UTF-8", "DEBIAN_FRONTEND": "noninteractive",
            "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
-    if (root / HOST_CA.lstrip("/")).is_file():
-        env.update(PIP_CERT=HOST_CA, SSL_CERT_FILE=HOST_CA, REQUESTS_CA_BUNDLE=HOST_CA)
     proc = _run(["chroot", str(root), "/bin/bash", "-c", script], env=env)
     times[what] = time.monotonic() - started
     if proc.returncode != 0:
@@ -321,6 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         host_ca = _host_ca_bundle()
         if host_ca is not None:  # a network that reaches PyPI through its own certificate
             shutil.copy(host_ca, root / HOST_CA.lstrip("/"))
+            # pip's own settings file: sudo's clean environment keeps no PIP_CERT
+            (root / "etc" / "pip.conf").write_text(f"[global]\ncert = {HOST_CA}\n")
         if _run(["chroot", str(root), "/bin/true"], capture_output=True).returncode != 0:
             print("pi-check: the arm64 root's programs do not run here (qemu-user through "
                   "binfmt_misc): the check cannot", file=sys.stderr)
