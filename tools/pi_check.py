@@ -15,8 +15,11 @@ says, and run from the installed package outside the source tree.
    ``bridge-table --version`` (the sources, not the compiled build), the demo to its result
    (played through the simulated table, not published directly), ``selftest --scripted``,
    ``bridge-table run`` on the shipped ``sim.toml`` against mosquitto while ``sim play``
-   plays a board (its result must reach the broker), and the fast tier of the clone's tests
-   run against the installed package (``pytest --fast``: no broker, process or browser).
+   plays a board (its result must reach the broker); then the fast tier of the clone's
+   tests (``pytest --fast``: no broker, process or browser) in the installed package's
+   virtualenv, with its arm64 dependencies and the root's fonts. They run the clone's
+   sources, as ``make check`` does (tests/test_compiled.py checks that the sources run):
+   the same code as the installed package, whose files the checks above ran.
 
 Needs root (a chroot, its mounts), mmdebstrap, qemu-user-static and a binfmt_misc handler for
 arm64 (``make pi-check`` installs the packages); where the handler cannot be registered (a
@@ -167,12 +170,10 @@ grep -q '"contract"' result.json
 """
     if tests:
         script += f"""
-step "the fast tests against the installed package"
+step "the fast tests, in the installed package's virtualenv"
 {VENV_BIN}/pip install -q {requirements}
-site=$({VENV_BIN}/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-echo {SOURCE} > "$site/bridge_table_clone_tests.pth"   # tests and tools; controller installed
 cd {SOURCE}
-{VENV_BIN}/python -P -m pytest --fast -q -p no:cacheprovider -x
+{VENV_BIN}/python -m pytest --fast -q -p no:cacheprovider -n 2 --dist loadfile
 """
     return script + '\necho; echo "== pi-check: every check passed"\n'
 
