@@ -3,6 +3,7 @@
 #   make test   - the test suite
 #   make check  - ruff, mypy and the fast tier: the tests that start no broker, process or
 #                 browser and are not marked slow (tests/tiers.py), for the edit-test loop
+#   make pi-check - a table's Pi on an emulated arm64 Raspberry Pi OS (root; tools/pi_check.py)
 # Each installs what it needs: mosquitto (apt-get), a .venv with the project.
 
 PYTHON ?= python3
@@ -148,7 +149,7 @@ deps-pi-check:
 # steps, and the installed package's demo, selftest, run and fast tests (tools/pi_check.py;
 # as root, run under nice: docs/benchmarks.md has its time)
 pi-check: deps-pi-check
-	nice -n 10 $(PYTHON) tools/pi_check.py
+	$(SUDO) nice -n 10 $(PYTHON) tools/pi_check.py
 
 clean:
 	rm -rf $(VENV) $(COMPILED_VENV) dist .pytest_cache .mypy_cache
