@@ -3,6 +3,9 @@ minutes under emulation and as root, is ``make pi-check``)."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 from tools import pi_check
 from tools.compiled_build import ROOT
 
@@ -52,3 +55,10 @@ def test_the_checks_run_the_installed_command_outside_the_tree() -> None:
     assert "cd /tmp/pi-check" in script
     assert "pytest" not in pi_check.check_script(18830, tests=False)
     assert all(not r.startswith("bridge-table") for r in pi_check.test_requirements())
+
+
+def test_the_checks_are_a_script_bash_reads(tmp_path: Path) -> None:
+    script = tmp_path / "checks.sh"
+    script.write_text(pi_check.check_script(18830, tests=True), encoding="utf-8")
+    proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

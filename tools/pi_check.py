@@ -120,7 +120,11 @@ def check_script(port: int, tests: bool) -> str:
     requirements = " ".join(shlex.quote(r) for r in test_requirements())
     script = f"""
 set -euo pipefail
-step() {{ echo; echo "== pi-check: $*"; date +%s > /tmp/pi-check/step-start; }}
+step() {{
+    now=$(date +%s)
+    if [ -n "${{since:-}}" ]; then echo "(the step took $((now - since)) s)"; fi
+    since=$now; echo; echo "== pi-check: $*"
+}}
 mkdir -p /tmp/pi-check && cd /tmp/pi-check
 
 step "bridge-table --version"
@@ -175,7 +179,7 @@ step "the fast tests, in the installed package's virtualenv"
 cd {SOURCE}
 {VENV_BIN}/python -m pytest --fast -q -p no:cacheprovider -n 2 --dist loadfile
 """
-    return script + '\necho; echo "== pi-check: every check passed"\n'
+    return script + '\nstep "every check passed"\n'
 
 
 def _run(args: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
