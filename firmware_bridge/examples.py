@@ -1,4 +1,5 @@
-"""The example files the package ships (``firmware_bridge/hw_configs/``): the simulated
+"""The example files the package ships (the clone's top-level ``hw_configs/``, installed as
+``firmware_bridge/hw_configs/``: setup.py maps it): the simulated
 table (``sim.toml`` and its tag registry ``tags-sim.toml``), the two real tables' layouts,
 the verification station, the indicator policy and the example Mitchell session.
 
@@ -20,7 +21,11 @@ def _folder() -> Path:
     ref = importlib.resources.files("firmware_bridge") / "hw_configs"
     # an installed wheel and a clone are both folders on disk: a zipped install (which pip
     # never makes) would give another Traversable, and the bridge opens these by path
-    return Path(str(ref))
+    installed = Path(str(ref))
+    if (installed / "sim.toml").is_file():
+        return installed
+    # a clone (an editable install runs the sources): the folder beside the packages
+    return Path(__file__).resolve().parent.parent / "hw_configs"
 
 
 #: the folder of the shipped examples, in the clone or the installed package

@@ -1,6 +1,6 @@
 """Tag registry: which RFID tag is which card (of which deck), bid card, marker or board wallet.
 
-Registry files are TOML (see ``firmware_bridge/hw_configs/tags-*.toml``)::
+Registry files are TOML (see ``hw_configs/tags-*.toml``)::
 
     version = 1
     [boards]                      # board wallets: board number -> UID

@@ -10,7 +10,7 @@ doc goes in a ``text`` block; a command's output is not a command.
 
 How a block is run (:func:`run_block`), in a fresh directory per block (:class:`Workspace`)
 holding what the docs name: the shipped examples
-(``firmware_bridge/hw_configs/``) and ``tests/data/`` copied from the clone (the
+(``hw_configs/``) and ``tests/data/`` copied from the clone (the
 configurations' broker pointed at the private one), ``RESULTS.jsonl`` (results of the
 example Mitchell session made by ``bridge-table replay`` from scripted boards),
 ``session.toml`` and ``session.pbn`` (that session), ``room.toml`` (the same), ``var/``.
@@ -373,7 +373,7 @@ class Workspace:
     @property
     def examples(self) -> Path:
         """The workspace's copy of the shipped examples, where the docs name them."""
-        return self.path / "firmware_bridge" / "hw_configs"
+        return self.path / "hw_configs"
 
     def create(self) -> None:
         shutil.copytree(EXAMPLES,
@@ -560,7 +560,7 @@ def run_block(block: Block, ws: Workspace) -> None:
                 spec.prepare(ws)
             if spec.needs_sim and not starts_sim and not sim_started:
                 ws.start(Command(0, ("bridge-table", "sim", "run")),
-                         ["sim", "run", "--config", "firmware_bridge/hw_configs/sim.toml"])
+                         ["sim", "run", "--config", "hw_configs/sim.toml"])
                 sim_started = True
                 time.sleep(1.5)
             args = ws.rewrite(tuple(words))

@@ -1,5 +1,5 @@
 """End to end: the simulated table (virtual reader firmwares on ptys, tags-sim.toml) ->
-firmware bridge on firmware_bridge/hw_configs/sim.toml (serial path, registry, spool, MQTT) -> real
+firmware bridge on hw_configs/sim.toml (serial path, registry, spool, MQTT) -> real
 mosquitto -> rules daemon (journal, Engine) -> state, alert, indicator, result -> back to
 the bridge's LEDs (mock GPIO pins) and display.
 

@@ -96,7 +96,7 @@ def test_backends_are_imported_only_when_chosen() -> None:
         import sys
         from firmware_bridge.config import load_config
         from firmware_bridge.readers import open_reader
-        config = load_config("firmware_bridge/hw_configs/sim.toml")
+        config = load_config("hw_configs/sim.toml")
         backends = [m for m in sys.modules if m.startswith("firmware_bridge.readers.")
                     and m != "firmware_bridge.readers.base"]
         assert backends == [], backends

@@ -95,8 +95,8 @@ TESTS: tuple[str, ...] = (
 )
 
 #: what the wheel is built from: copied into the build folder, and digested for ``STAMP``
-_TREE = ("controller", "firmware_bridge", "tools/__init__.py", "tools/compiled_build.py",
-         "setup.py", "pyproject.toml")
+_TREE = ("controller", "firmware_bridge", "hw_configs", "tools/__init__.py",
+         "tools/compiled_build.py", "setup.py", "pyproject.toml")
 #: copied too (the wheel's description and licence), not digested: an edit of them does
 #: not change what runs, and does not build again
 _TEXTS = ("README.md", "LICENSE")

@@ -9,7 +9,7 @@ Options are the serial backend's; ``debounce`` defaults to 0 (virtual tags do no
 When this process has no simulated table ``TABLE`` and ``bridge-table sim run`` (or ``sim
 play``) serves it in another process, the reader opens that process's reader instead, by the
 symlink it announces (``firmware_bridge/sim/shared.py``): ``sim run`` and ``bridge --config
-firmware_bridge/hw_configs/sim.toml`` then talk to each other.
+hw_configs/sim.toml`` then talk to each other.
 """
 
 from __future__ import annotations

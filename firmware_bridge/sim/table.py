@@ -1,7 +1,7 @@
 """The simulated table: one virtual reader firmware per reader of a table config, and a driver
 that turns wire-contract event dicts into the protocol lines real readers would send.
 
-    async with SimTable.from_config("firmware_bridge/hw_configs/sim.toml") as table:
+    async with SimTable.from_config("hw_configs/sim.toml") as table:
         ...                          # a bridge in this process opens sim://1/north etc.
         await table.play(events, rate=0)
 
