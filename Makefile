@@ -3,6 +3,7 @@
 #   make test   - the test suite
 #   make check  - ruff, mypy and the fast tier: the tests that start no broker, process or
 #                 browser and are not marked slow (tests/tiers.py), for the edit-test loop
+#   make pi-check - a table's Pi on an emulated arm64 Raspberry Pi OS (root; tools/pi_check.py)
 # Each installs what it needs: mosquitto (apt-get), a .venv with the project.
 
 PYTHON ?= python3
@@ -21,7 +22,7 @@ COMPILED_VENV := .venv-compiled
 RUFF   := $(PY) -m ruff check controller firmware_bridge tests bench tools setup.py
 PYTEST := $(PY) -m pytest -q -n $${PYTEST_WORKERS:-2} --dist loadfile
 
-.PHONY: test check demo lint typecheck bench screenshots clean deps-demo deps-system deps-browser deps-compiler bytecode compiled-wheel
+.PHONY: test check demo lint typecheck bench screenshots clean deps-demo deps-system deps-browser deps-compiler bytecode compiled-wheel pi-check deps-pi-check
 
 # what the demo needs: the broker it starts and a Python that makes virtualenvs
 deps-demo:
@@ -41,9 +42,13 @@ deps-compiler:
 	  echo "installing Python's headers for the mypyc build (apt-get python3-dev)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-dev;; esac
 
-# and what the tests need on top: the OLED's CJK font, systemd-analyze (the units' checks),
-# a C compiler and Python's headers (the compiled wheel the tests' last step runs against)
+# and what the tests need on top: the OLED's fonts (DejaVu for Vietnamese, a CJK font for
+# Chinese: tests/installed.py), systemd-analyze (the units' checks), a C compiler and
+# Python's headers (the compiled wheel the tests' last step runs against)
 deps-system: deps-demo deps-compiler
+	@[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || { \
+	  echo "installing a TrueType font, the OLED's Vietnamese (apt-get)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-dejavu-core; }
 	@[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || { \
 	  echo "installing a CJK font, the OLED's Chinese (apt-get)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-wqy-microhei; }
@@ -131,6 +136,20 @@ bench: deps-system $(STAMP)
 	$(PY) bench/bench_verify.py
 	$(PY) bench/bench_claims.py
 	$(PY) bench/bench_readers.py
+
+# what the arm64 check needs: Debian's mmdebstrap and qemu-user's arm64 emulation
+deps-pi-check:
+	@command -v mmdebstrap >/dev/null 2>&1 && [ -x /usr/bin/qemu-aarch64-static ] || { \
+	  echo "installing mmdebstrap and qemu-user-static (apt-get)"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) apt-get install -y -qq mmdebstrap qemu-user-static binfmt-support zstd; }
+
+# a table's Pi checked on its own platform: an emulated Debian bookworm arm64 root (cached
+# under /var/cache/bridge-table), a clean clone installed there by docs/install.md's marked
+# steps, and the installed package's demo, selftest, run and fast tests (tools/pi_check.py;
+# as root, run under nice: docs/benchmarks.md has its time)
+pi-check: deps-pi-check
+	$(SUDO) nice -n 10 $(PYTHON) tools/pi_check.py
 
 clean:
 	rm -rf $(VENV) $(COMPILED_VENV) dist .pytest_cache .mypy_cache

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from setuptools import setup  # type: ignore[import-untyped]
+from setuptools import find_packages, setup  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parent
 
@@ -19,4 +19,10 @@ if os.environ.get("BRIDGE_TABLE_MYPYC") == "1":
 
     ext_modules = extensions(ROOT)
 
-setup(ext_modules=ext_modules)
+# the example configs live in the clone's top-level hw_configs/ (one file per table's
+# hardware, beside the packages) and are installed as firmware_bridge/hw_configs/, where
+# firmware_bridge/examples.py finds them outside the source tree
+setup(ext_modules=ext_modules,
+      packages=[*find_packages(include=["controller*", "firmware_bridge*"]),
+                "firmware_bridge.hw_configs"],
+      package_dir={"firmware_bridge.hw_configs": "hw_configs"})

@@ -35,6 +35,7 @@ from controller.broker.mosquitto import Mosquitto  # noqa: E402
 from firmware_bridge.bridge import Bridge  # noqa: E402
 from firmware_bridge.config import config_from_dict  # noqa: E402
 from firmware_bridge.display import NullDisplay  # noqa: E402
+from firmware_bridge.examples import example  # noqa: E402
 from firmware_bridge.sim.table import SimReaderSpec, SimTable  # noqa: E402
 from firmware_bridge.tags import TagRegistry  # noqa: E402
 
@@ -101,7 +102,7 @@ async def bench_broker(broker: Mosquitto, count: int, warmup: int) -> list[float
 
 async def bench_bridge(broker: Mosquitto, work: Path, count: int, warmup: int,
                        sync: str) -> list[float]:
-    tags = ROOT / "hw_configs" / "tags-sim.toml"
+    tags = example("tags-sim.toml")
     registry = TagRegistry.load([tags])
     cards = [registry.uid_for_card("1", s + r) for s in "SHDC" for r in "AKQJT98765432"]
     table = SimTable("1", [SimReaderSpec("north", {0: ("spot", "N")})], registry=registry,

@@ -39,6 +39,7 @@ from controller.broker.mosquitto import Mosquitto  # noqa: E402
 from firmware_bridge.bridge import Bridge  # noqa: E402
 from firmware_bridge.config import config_from_dict  # noqa: E402
 from firmware_bridge.display import NullDisplay  # noqa: E402
+from firmware_bridge.examples import example  # noqa: E402
 from firmware_bridge.mcu import HOST_TICKS  # noqa: E402
 from firmware_bridge.mcu.btreader.clock import Clock  # noqa: E402
 from firmware_bridge.mcu.btreader.inventory import Frontend  # noqa: E402
@@ -107,7 +108,7 @@ async def laid_to_mqtt(count: int, rate_ms: int, work: Path) -> list[float]:
         config = config_from_dict({
             "table": {"id": "1", "src": "bench-pi"},
             "broker": {"url": broker.url},
-            "registry": {"files": [str(ROOT / "hw_configs" / "tags-sim.toml")]},
+            "registry": {"files": [str(example("tags-sim.toml"))]},
             "spool": {"path": str(work / "spool.sqlite"), "sync": "normal"},
             "readers": [{"name": "north", "url": f"serial://{work / 'ttyN1'}",
                          "kind": "inventory", "antennas": {"0": {"seat": "N", "zone": "tray"}}}],

@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "selftest": ("firmware_bridge.cli_selftest:main", "commissioning test of a built table"),
     "layout": ("firmware_bridge.layout.cli:main",
                "a table's geometry: the design-rule check and the drawing"),
+    "examples": ("firmware_bridge.cli_examples:main",
+                 "where the shipped example files are (sim.toml, a table's layout)"),
 }
 
 

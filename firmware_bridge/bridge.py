@@ -22,7 +22,7 @@ a reader dropped and comes back), every reader's events are held, at most ``CATC
 seconds, and published merged in the order of their times: what the table did while the bridge
 was away reaches the controller as it happened, once.
 
-``bridge-table bridge --config hw_configs/sim.toml`` runs it until SIGINT or SIGTERM.
+``bridge-table bridge --config TABLE.toml`` runs it until SIGINT or SIGTERM.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``bridge-table bridge --config hw_configs/sim.toml``: the command line of the firmware
+"""``bridge-table bridge --config TABLE.toml``: the command line of the firmware
 bridge (``firmware_bridge.bridge``), run until SIGINT or SIGTERM."""
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ __all__ = ["main"]
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bridge-table bridge",
                                 description="Run the firmware bridge of one table.")
-    p.add_argument("--config", required=True, help="the table's TOML file (hw_configs/*.toml)")
+    p.add_argument("--config", required=True,
+                   help="the table's TOML file (docs/config.md; `bridge-table "
+                        "examples` lists the shipped ones)")
     p.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
     p.add_argument("--credentials", help="the broker login (credentials file from "
                    "bridge-table broker-config), instead of the config's [broker] credentials")

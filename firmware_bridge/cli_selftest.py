@@ -12,6 +12,7 @@ from pathlib import Path
 from controller.commandline import add_log_level, setup_logging
 from firmware_bridge.config import load_config
 from firmware_bridge.errors import BridgeError
+from firmware_bridge.examples import example
 from firmware_bridge.selftest import SelfTest, run_selftest, write_report
 from firmware_bridge.sim.faults import FaultError, SimFaults
 from firmware_bridge.sim.table import SimError
@@ -24,7 +25,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="bridge-table selftest",
         description="Commissioning test of a built table: every antenna, button, LED and the "
                     "display; writes REPORT.txt and REPORT.json.")
-    p.add_argument("--config", required=True, help="the table's TOML file (docs/config.md)")
+    p.add_argument("--config", default=None,
+                   help="the table's TOML file (docs/config.md); with --scripted the default "
+                        "is the shipped simulated table (`bridge-table examples sim.toml`)")
     p.add_argument("--report", default="", help="report path without extension "
                    "(default: selftest-table-ID in the current directory)")
     p.add_argument("--reader", action="append", default=[],
@@ -64,6 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("bridge-table selftest: --repeats is at least 1 and --timeout above 0",
               file=sys.stderr)
         return 2
+    if args.config is None:
+        if not args.scripted:
+            print("bridge-table selftest: --config TABLE.toml is needed (the table's file; "
+                  "--scripted alone tests the shipped simulated table)", file=sys.stderr)
+            return 2
+        args.config = str(example("sim.toml"))
     try:
         config = load_config(args.config)
     except BridgeError as error:
@@ -80,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.scripted and any(not rc.url.startswith("sim://") for rc in config.readers):
         print("bridge-table selftest: --scripted needs a simulated table (every reader "
-              "sim://), such as hw_configs/sim.toml", file=sys.stderr)
+              "sim://), such as the shipped one (`bridge-table examples sim.toml`)",
+              file=sys.stderr)
         return 2
     try:
         faults = SimFaults.parse(

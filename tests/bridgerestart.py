@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from firmware_bridge.examples import EXAMPLES
+
 if TYPE_CHECKING:
     from controller.laws.record import BoardRecord
 
@@ -49,7 +51,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-SIM_CONFIG = ROOT / "hw_configs" / "sim.toml"
+SIM_CONFIG = EXAMPLES / "sim.toml"
 SRC = "table-1-pi"
 #: the semantic fields of an event: what happened at the table, whoever numbered it
 WHAT = ("zone", "seat", "action", "card", "call", "board")
@@ -105,7 +107,7 @@ def what(event: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def sim_config(workdir: Path, ack_timeout: float | None = None) -> Path:
-    """hw_configs/sim.toml with its registry by absolute path and the spool in ``workdir``
+    """The shipped sim.toml with its registry by absolute path and the spool in ``workdir``
     (waiting ``ack_timeout`` seconds for an acknowledgement before sending again, if given)."""
     text = SIM_CONFIG.read_text(encoding="utf-8")
     text = text.replace('files = ["tags-sim.toml"]',

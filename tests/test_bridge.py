@@ -21,6 +21,7 @@ from firmware_bridge.bridge import Bridge, parse_indicator
 from firmware_bridge.config import BridgeConfig, config_from_dict
 from firmware_bridge.display import NullDisplay
 from firmware_bridge.errors import IndicatorError
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.gpio import SeatLights
 from firmware_bridge.readers.base import Action, Reader
 from firmware_bridge.readers.memory import MemoryReader
@@ -552,7 +553,7 @@ async def test_simulated_table_round_trip(tmp_path: Path, mosquitto: Mosquitto) 
     from firmware_bridge.config import load_config
     from firmware_bridge.sim.table import SimTable
 
-    config = load_config(ROOT / "hw_configs" / "sim.toml", broker_url=mosquitto.url)
+    config = load_config(EXAMPLES / "sim.toml", broker_url=mosquitto.url)
     config = dataclasses.replace(config, spool=dataclasses.replace(
         config.spool, path=tmp_path / "spool.sqlite"))
     t = config.table.id
@@ -574,7 +575,7 @@ async def test_simulated_table_round_trip(tmp_path: Path, mosquitto: Mosquitto) 
     ]
     for i, event in enumerate(played):
         event["ts"] = 1700000100.0 + i
-    async with SimTable.from_config(ROOT / "hw_configs" / "sim.toml",
+    async with SimTable.from_config(EXAMPLES / "sim.toml",
                                     link_dir=tmp_path / "ttys") as table:
         bridge = Bridge(config, pin_factory=MockFactory(), display=NullDisplay())
         async with subscribed(mosquitto, f"bridge/{t}/event") as sub, running(bridge):

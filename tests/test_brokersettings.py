@@ -17,6 +17,7 @@ from controller.broker.settings import (
     settings_from_args,
 )
 from controller.commandline import ControllerError
+from firmware_bridge.examples import EXAMPLES
 
 
 def _credentials(tmp_path: Path, text: str) -> Path:
@@ -152,7 +153,7 @@ def test_every_command_takes_a_credentials_file(tmp_path: Path, command: str,
     """A credentials file that is not there stops the command at start with a clear line."""
     from controller.cli import main as cli
 
-    sim = Path(__file__).parent.parent / "hw_configs" / "sim.toml"
+    sim = EXAMPLES / "sim.toml"
     args = {"bridge": ["--config", str(sim)], "run": ["--config", str(sim), "--no-journal"],
             "controller": ["--no-journal"], "broadcast": ["--store", str(tmp_path / "s.db")]}
     absent = tmp_path / "absent.toml"

@@ -157,3 +157,17 @@ def test_the_compiled_wheel_holds_every_compiled_module_and_leaves_the_tree_alon
     assert not [n for n in names if n.startswith(("tools/", "tests/"))]
     assert not [p for top in ("controller", "firmware_bridge")
                 for p in (ROOT / top).rglob("*.so")]
+
+
+def test_a_machine_too_small_for_the_build_is_told_before_it_starts(tmp_path: Path) -> None:
+    """A 512 MB Pi: the build is not attempted (a gcc process once peaked near 800 MB);
+    the reason says how much is free, how much is needed, and what to do instead."""
+    small = tmp_path / "meminfo"
+    small.write_text("MemTotal:  437000 kB\nMemAvailable:  300000 kB\nSwapFree:  102400 kB\n")
+    why = compiled_build.cannot_build(small)
+    assert why is not None and why.startswith("392 MiB of memory free")
+    assert f"needs about {compiled_build.BUILD_MEMORY_MB}" in why and "docs/install.md" in why
+    big = tmp_path / "big"
+    big.write_text("MemAvailable:  4000000 kB\nSwapFree:  0 kB\n")
+    assert compiled_build.available_memory_mb(big) == 3906
+    assert compiled_build.available_memory_mb(tmp_path / "absent") is None

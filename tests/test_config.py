@@ -7,8 +7,9 @@ import pytest
 
 from firmware_bridge.config import BridgeConfig, load_config
 from firmware_bridge.errors import ConfigError
+from firmware_bridge.examples import EXAMPLES
 
-HW = Path(__file__).parent.parent / "hw_configs"
+HW = EXAMPLES
 
 GOOD = """
 [table]

@@ -21,6 +21,7 @@ from controller.broker.settings import BrokerSettings
 from controller.web.auth import hash_password
 from controller.web.console.app import build_app
 from controller.web.console.state import ConsoleConfig
+from firmware_bridge.examples import EXAMPLES
 
 PASSWORD = "director secret"
 
@@ -160,7 +161,7 @@ def test_the_session_gives_each_table_its_round(mosquitto: Mosquitto, tmp_path: 
     from controller.session import load_session
     from controller.web.console.app import rounds_of_session
 
-    session = load_session(Path(__file__).parents[1] / "hw_configs" / "session-mitchell.toml")
+    session = load_session(EXAMPLES / "session-mitchell.toml")
     rounds = rounds_of_session(session.movement)
     for rnd in session.movement.rounds:
         for table, at_table in rnd.tables.items():

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from installed import needs_truetype
 from luma.core.device import dummy
 from PIL import ImageChops
 from RPLCD.i2c import CharLCD
@@ -168,6 +169,7 @@ def blank(device: Any) -> Any:
 def test_ssd1306_draws_text() -> None:
     device = dummy(width=128, height=64, mode="1")
     display = SSD1306Display(DisplayConfig(type="ssd1306"), device=device)
+    needs_truetype(display)  # Vietnamese letters: PIL's own font has ASCII only
     display.show_indicator(INDICATOR, "en")
     assert device.image is not None
     assert ImageChops.difference(device.image, blank(device)).getbbox() is not None
@@ -228,6 +230,7 @@ def test_missing_language_falls_back_to_english() -> None:
 def test_ssd1306_draws_a_wide_row_smaller_instead_of_wrapping_it() -> None:
     display = SSD1306Display(DisplayConfig(type="ssd1306"),
                              device=dummy(width=128, height=64, mode="1"))
+    needs_truetype(display)  # smaller sizes: PIL's own font has one
     wide, narrow = "WWW MMM WWW MMM", "N to play"
     assert display.measure(wide) > 128    # too wide at 12 px
     display.show([wide, narrow, "", "Law 63A Revoke W"])
@@ -242,3 +245,26 @@ def test_hd44780_measures_by_its_charmap() -> None:
     assert display.measure("Luot S rao gia") == 14
     # what the ROM cannot show still takes its one cell (RPLCD writes a space for it)
     assert display.measure("第7副") == 3
+
+
+def test_an_oled_without_a_font_skips_with_the_reason_or_fails_under_ci(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No TrueType font on the machine: the OLED's tests skip naming the package to install,
+    and fail under CI (tests/installed.py), where a lost install step must show."""
+    import installed
+
+    import firmware_bridge.display as display_module
+
+    monkeypatch.setattr(display_module, "CJK_FONTS", ())
+    monkeypatch.setattr(display_module, "LATIN_FONTS", ())
+    display = SSD1306Display(DisplayConfig(type="ssd1306"),
+                             device=dummy(width=128, height=64, mode="1"))
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv(installed.REQUIRE_VARIABLE, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="fonts-dejavu-core"):
+        needs_truetype(display)
+    with pytest.raises(pytest.skip.Exception, match="fonts-wqy-microhei"):
+        installed.needs_cjk(display)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="fonts-dejavu-core"):
+        needs_truetype(display)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from boardevents import t08_revoke
+from installed import needs_cjk
 from luma.core.device import dummy
 from scenarios import Harness
 from test_display import RecordingLCD
@@ -100,7 +101,7 @@ class Displays:
         self.oled = SSD1306Display(DisplayConfig(type="ssd1306"),
                                    device=dummy(width=128, height=64, mode="1"))
         # without a CJK font a Chinese table would see English: the test must see Chinese
-        assert self.oled.cjk, "no CJK font for the OLED: apt-get install fonts-wqy-microhei"
+        needs_cjk(self.oled)
 
     def row_fits(self, lang: str, row: str) -> None:
         """One row, by each display's measure: columns, LCD characters, OLED pixels."""

@@ -9,7 +9,8 @@ lines after a ``$ `` prompt, the rest being output) starts with ``bridge-table``
 doc goes in a ``text`` block; a command's output is not a command.
 
 How a block is run (:func:`run_block`), in a fresh directory per block (:class:`Workspace`)
-holding what the docs name: ``hw_configs/`` and ``tests/data/`` copied from the clone (the
+holding what the docs name: the shipped examples
+(``hw_configs/``) and ``tests/data/`` copied from the clone (the
 configurations' broker pointed at the private one), ``RESULTS.jsonl`` (results of the
 example Mitchell session made by ``bridge-table replay`` from scripted boards),
 ``session.toml`` and ``session.pbn`` (that session), ``room.toml`` (the same), ``var/``.
@@ -70,6 +71,8 @@ from pathlib import Path
 import pytest
 from boardevents import BoardScript, EventWriter
 from broker import Mosquitto, free_port
+
+from firmware_bridge.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC_FILES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
@@ -336,8 +339,8 @@ def _mitchell_events(path: Path) -> None:
     from controller.laws.cards import Suit, board_dealer
     from controller.session import load_session
 
-    session = load_session(ROOT / "hw_configs" / "session-mitchell.toml")
-    deals = deals_by_board(ROOT / "hw_configs" / "session-mitchell-boards.pbn")
+    session = load_session(EXAMPLES / "session-mitchell.toml")
+    deals = deals_by_board(EXAMPLES / "session-mitchell-boards.pbn")
     contracts = [("1NT", None), ("2S", Suit.S), ("3H", Suit.H)]
     lines = []
     for table in ("1", "2", "3"):
@@ -369,19 +372,25 @@ class Workspace:
     listening: dict[int, str] = field(default_factory=dict)  # pid -> its --listen address
     started: list[tuple[Command, subprocess.Popen[str], Path]] = field(default_factory=list)
 
+    @property
+    def examples(self) -> Path:
+        """The workspace's copy of the shipped examples, where the docs name them."""
+        return self.path / "hw_configs"
+
     def create(self) -> None:
-        shutil.copytree(ROOT / "hw_configs", self.path / "hw_configs")
-        for config in (self.path / "hw_configs").glob("*.toml"):
+        shutil.copytree(EXAMPLES,
+                        self.examples)
+        for config in self.examples.glob("*.toml"):
             text = config.read_text(encoding="utf-8")
             config.write_text(text.replace("mqtt://127.0.0.1:1883", self.broker_url),
                               encoding="utf-8")
         shutil.copytree(ROOT / "tests" / "data", self.path / "tests" / "data")
         shutil.copy(self.results, self.path / "RESULTS.jsonl")
         for name in ("session.toml", "room.toml"):
-            shutil.copy(self.path / "hw_configs" / "session-mitchell.toml", self.path / name)
-        shutil.copy(self.path / "hw_configs" / "session-mitchell-boards.pbn",
+            shutil.copy(self.examples / "session-mitchell.toml", self.path / name)
+        shutil.copy(self.examples / "session-mitchell-boards.pbn",
                     self.path / "session-mitchell-boards.pbn")
-        shutil.copy(self.path / "hw_configs" / "session-mitchell-boards.pbn",
+        shutil.copy(self.examples / "session-mitchell-boards.pbn",
                     self.path / "session.pbn")
         for directory in ("var", "tmp", "sim"):
             (self.path / directory).mkdir()
@@ -501,7 +510,7 @@ def results_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _mitchell_events(events)
     done = subprocess.run(
         [sys.executable, "-m", "controller.cli", "replay", str(events), "--session",
-         str(ROOT / "hw_configs" / "session-mitchell.toml"), "--topics", "result"],
+         str(EXAMPLES / "session-mitchell.toml"), "--topics", "result"],
         capture_output=True, text=True, timeout=BATCH_TIMEOUT,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr

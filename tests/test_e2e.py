@@ -27,7 +27,7 @@ from mqttwatch import Seen, Watch
 
 from controller.boards.generate import random_board
 from controller.broker.settings import BrokerSettings
-from controller.demo import REPO_ROOT, bridge_config_dict, load_board, plan_board
+from controller.demo import bridge_config_dict, load_board, plan_board
 from controller.formats.events import record_events
 from controller.laws.record import BoardRecord, DealInfo
 from controller.laws.scoring import score_ns
@@ -38,13 +38,14 @@ from controller.service.journal import Journal
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict
 from firmware_bridge.display import TerminalDisplay
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.layout.geometry import load_geometry
 from firmware_bridge.sim.placement import geometry_readers, geometry_table
 from firmware_bridge.sim.table import Physics, SimTable
 
 pytestmark = pytest.mark.timeout(180)
 
-SIM_TOML = REPO_ROOT / "hw_configs" / "sim.toml"
+SIM_TOML = EXAMPLES / "sim.toml"
 
 
 @dataclasses.dataclass
@@ -276,8 +277,8 @@ def _boards() -> list[tuple[BoardRecord, bool]]:
 
 @pytest.mark.parametrize(("miss_rate", "geometry"), [
     (0.0, None), (0.01, None),
-    (0.0, REPO_ROOT / "hw_configs" / "geometry-club.toml"),
-    (0.0, REPO_ROOT / "hw_configs" / "geometry-boards.toml")],
+    (0.0, EXAMPLES / "geometry-club.toml"),
+    (0.0, EXAMPLES / "geometry-boards.toml")],
     ids=["sim.toml", "sim.toml-misses", "geometry-club", "geometry-boards"])
 async def test_whole_boards_are_read_one_tag_on_an_antenna_at_a_time(
         mosquitto: Mosquitto, tmp_path: Path, miss_rate: float, geometry: Path | None) -> None:

@@ -23,6 +23,7 @@ from controller.replay.stream import replay_lines
 from controller.session.schedule import ScheduleError, load_schedule
 from firmware_bridge.config import load_config
 from firmware_bridge.errors import ConfigError
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.sim.table import read_events
 from firmware_bridge.tags import RegistryError, RegistryFile
 
@@ -125,7 +126,7 @@ def test_policy_toml(tmp_path: Path, data: bytes) -> None:
 
 
 @SETTINGS
-@given(st.sampled_from([(REPO / "hw_configs" / n).read_bytes()
+@given(st.sampled_from([(EXAMPLES / n).read_bytes()
                         for n in ("sim.toml", "table-boards.toml", "table-club.toml")])
        .flatmap(mutated)
        | st.binary(max_size=500))
@@ -134,7 +135,7 @@ def test_bridge_config_toml(tmp_path: Path, data: bytes) -> None:
 
 
 @SETTINGS
-@given(st.sampled_from([(REPO / "hw_configs" / "tags-sim.toml").read_bytes()[:6000]])
+@given(st.sampled_from([(EXAMPLES / "tags-sim.toml").read_bytes()[:6000]])
        .flatmap(mutated) | st.binary(max_size=500))
 def test_tag_registry_toml(tmp_path: Path, data: bytes) -> None:
     reads_or_refuses(tmp_path / "tags.toml", data, RegistryFile.read, RegistryError)
@@ -144,7 +145,7 @@ def test_the_samples_are_valid() -> None:
     """The mutations start from files that read cleanly (else the fuzzing proves little)."""
     assert not read_pbn(io.StringIO(text(sample("laws_scenarios.pbn")))).errors
     assert read_dup(sample("four-boards.dup")).deals
-    path = REPO / "hw_configs" / "sim.toml"
+    path = EXAMPLES / "sim.toml"
     assert load_config(path).table.id == "1"
     load_schedule_text = DATA.parent / "data"  # a directory: a ScheduleError, not a crash
     with pytest.raises(ScheduleError):
@@ -154,7 +155,7 @@ def test_the_samples_are_valid() -> None:
 
 
 @SETTINGS
-@given(st.sampled_from([(REPO / "hw_configs" / "sim.toml").read_bytes()]).flatmap(mutated)
+@given(st.sampled_from([(EXAMPLES / "sim.toml").read_bytes()]).flatmap(mutated)
        | st.binary(max_size=500))
 def test_simulator_table_config(tmp_path: Path, data: bytes) -> None:
     from firmware_bridge.sim.table import SimError, SimTable

@@ -14,12 +14,13 @@ from mqttwatch import Watch
 from firmware_bridge.bridge import Bridge
 from firmware_bridge.config import config_from_dict
 from firmware_bridge.display import NullDisplay
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.flash import settings_for
 from firmware_bridge.sim.chips import EmuMFRC522, Field
 from firmware_bridge.sim.mcu import EmulatedBoard, Wiring
 from firmware_bridge.tags import TagRegistry
 
-REGISTRY = Path(__file__).resolve().parent.parent / "hw_configs" / "tags-sim.toml"
+REGISTRY = EXAMPLES / "tags-sim.toml"
 
 
 def board(reader: str, antennas: int, field: Field, link: Path) -> EmulatedBoard:

@@ -23,6 +23,7 @@ from controller.broker.settings import BrokerSettings
 from controller.service.daemon import ControllerDaemon
 from controller.service.engines import build_engine
 from controller.service.journal import Journal
+from firmware_bridge.examples import EXAMPLES
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -305,8 +306,7 @@ async def test_a_message_arriving_at_an_idle_check_is_kept() -> None:
 
     client = SimpleNamespace(messages=SlowMessages())
     args = argparse.Namespace(once=True, settle=1.0, json=True, until_complete=False)
-    session = load_session(Path(__file__).resolve().parent.parent / "hw_configs"
-                           / "session-mitchell.toml")
+    session = load_session(EXAMPLES / "session-mitchell.toml")
     collected = Collected()
     assert await asyncio.wait_for(_serve(client, args, session, collected, set()),  # type: ignore[arg-type]
                                   30)

@@ -19,6 +19,7 @@ from mcuboard import Board
 
 from firmware_bridge.cli_selftest import main
 from firmware_bridge.config import load_config
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.selftest import (
     FAILING,
     FieldTechnician,
@@ -32,7 +33,7 @@ from firmware_bridge.sim.mcu import EmulatedBoard
 from firmware_bridge.sim.table import SimTable
 
 ROOT = Path(__file__).resolve().parent.parent
-SIM = ROOT / "hw_configs" / "sim.toml"
+SIM = EXAMPLES / "sim.toml"
 QUICK = Settings(repeats=2, timeout=5.0, hold=0.2, settle=0.5, press_timeout=2.0)
 SIM_READERS = {name: name for name in ("north", "east", "south", "west", "bidbox", "board")}
 
@@ -112,7 +113,7 @@ async def test_an_antenna_for_one_card_at_a_time_is_reported_as_such(
     assert north.two_cards == two_cards
     # the two-card step's own collision is what the step is there to see, not an error
     assert north.errors == [] and north.advice == ""
-    zone = config.readers[0].antennas["0"].zone   # the play spot's zone in hw_configs/sim.toml
+    zone = config.readers[0].antennas["0"].zone   # the play spot's zone in sim.toml
     assert f"one card at a time (never a pile): N {zone} (north/0)" in report.text()
 
 

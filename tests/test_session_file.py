@@ -14,9 +14,10 @@ from boardevents import EventWriter, clean_board
 from controller.commandline import ControllerError
 from controller.service.engines import build_engine
 from controller.session import SessionError, load_session
+from firmware_bridge.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "hw_configs" / "session-mitchell.toml"
+EXAMPLE = EXAMPLES / "session-mitchell.toml"
 
 
 def test_the_example_session_file_loads() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.readers import ReaderError, ReaderHealth, TagRead, open_reader
 from firmware_bridge.readers.base import Reader
 from firmware_bridge.sim.firmware import VirtualFirmware
@@ -30,8 +31,8 @@ from firmware_bridge.sim.table import (
 from firmware_bridge.tags import TagRegistry
 
 ROOT = Path(__file__).parent.parent
-SIM_CONFIG = ROOT / "hw_configs" / "sim.toml"
-REGISTRY = TagRegistry.load([ROOT / "hw_configs" / "tags-sim.toml"])
+SIM_CONFIG = EXAMPLES / "sim.toml"
+REGISTRY = TagRegistry.load([EXAMPLES / "tags-sim.toml"])
 
 Item = TagRead | ReaderHealth
 

@@ -1,4 +1,4 @@
-"""``bridge-table sim run`` and ``bridge-table bridge --config hw_configs/sim.toml`` as two
+"""``bridge-table sim run`` and ``bridge-table bridge --config sim.toml`` (the shipped one) as two
 processes, as docs/config.md tells an operator to run them: the bridge finds the simulated
 readers through the well-known directory, and the events reach a real broker."""
 
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def sim_config(tmp_path: Path) -> Path:
-    """hw_configs/sim.toml with its registry by absolute path and the spool in tmp_path (the
+    """The shipped sim.toml with its registry by absolute path and the spool in tmp_path (the
     repository's var/ stays clean)."""
     text = SIM_CONFIG.read_text(encoding="utf-8")
     text = text.replace('files = ["tags-sim.toml"]',
@@ -38,7 +38,7 @@ def sim_config(tmp_path: Path) -> Path:
 
 
 def sim_run_stdin(tmp_path: Path) -> tuple[Path, dict[str, str], subprocess.Popen[bytes]]:
-    """``bridge-table sim run --stdin`` on a copy of hw_configs/sim.toml, announced in
+    """``bridge-table sim run --stdin`` on a copy of the shipped sim.toml, announced in
     tmp_path: the config, the environment for the processes that join it, the simulator."""
     config = sim_config(tmp_path)
     env = {**os.environ, "BRIDGE_TABLE_SIM_DIR": str(tmp_path / "sim"), "PYTHONUNBUFFERED": "1"}

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from firmware_bridge.cli_tags import main
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.readers import ReaderHealth, TagRead, open_reader
 from firmware_bridge.sim.firmware import VirtualFirmware
 from firmware_bridge.tags import (
@@ -24,7 +25,7 @@ from firmware_bridge.tags import (
     sim_registry,
 )
 
-HW = Path(__file__).parent.parent / "hw_configs"
+HW = EXAMPLES
 SIM_FILE = HW / "tags-sim.toml"
 
 

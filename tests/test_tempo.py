@@ -13,6 +13,7 @@ import pytest
 from controller.evidence.tempo import DEFAULT_TEMPO, TempoLog, TempoPolicy, is_skip_bid
 from controller.indicators.policy import IndicatorPolicy, PolicyError
 from controller.laws.cards import FULL_DECK, Call, Card, Seat
+from firmware_bridge.examples import EXAMPLES
 
 
 def auction(log: TempoLog, dealer: Seat, calls: Sequence[tuple[str, float]],
@@ -194,9 +195,9 @@ def test_bad_tempo_section_is_a_clear_error(section: object, fragment: str) -> N
 
 
 def test_the_documented_defaults_are_the_codes() -> None:
-    """docs/tempo.md's policy block and hw_configs/policy.toml say what the code does."""
+    """docs/tempo.md's policy block and the shipped policy.toml say what the code does."""
     root = Path(__file__).resolve().parents[1]
-    shipped = IndicatorPolicy.load(root / "hw_configs" / "policy.toml")
+    shipped = IndicatorPolicy.load(EXAMPLES / "policy.toml")
     assert shipped == IndicatorPolicy()
     doc = (root / "docs" / "tempo.md").read_text(encoding="utf-8")
     block = doc.split("```toml\n", 1)[1].split("```", 1)[0]

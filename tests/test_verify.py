@@ -38,6 +38,7 @@ from controller.verify.station import (
     VerifyError,
     tag_event,
 )
+from firmware_bridge.examples import EXAMPLES
 from firmware_bridge.sim.station import (
     FAULT_KINDS,
     BoardPlan,
@@ -296,7 +297,7 @@ def test_load_deals_from_each_format(tmp_path: Path, data_dir: Path) -> None:
 
 
 def test_station_config_loads_and_rejects_typos(tmp_path: Path) -> None:
-    path = ROOT / "hw_configs" / "station.toml"
+    path = EXAMPLES / "station.toml"
     data = tomllib.loads(path.read_text())
     cfg = station_config(data, path)
     assert cfg.station_id == "station-1" and cfg.layout == "pockets"
@@ -399,7 +400,7 @@ def test_verify_simulate_command_publishes_and_reports(mosquitto: Mosquitto, tmp
 
 def test_verify_without_a_deal_file_is_a_clear_error(capsys: pytest.CaptureFixture[str],
                                                      tmp_path: Path) -> None:
-    assert main(["--config", str(ROOT / "hw_configs" / "station.toml")]) == 2
+    assert main(["--config", str(EXAMPLES / "station.toml")]) == 2
     assert "--deals" in capsys.readouterr().err
     assert main(["--deals", str(tmp_path / "none.dup")]) == 2
     assert "no such deal file" in capsys.readouterr().err

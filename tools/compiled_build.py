@@ -40,7 +40,8 @@ from typing import Any
 __all__ = ["ROOT", "VARIABLE", "COMPILED", "NOT_COMPILED", "GROUP", "TESTS", "DIST",
            "STAMP", "VENV", "EXPECT_COMPILED", "compiled_sources", "module_name",
            "extensions", "tree_files", "sources_digest", "cannot_build", "built_wheel",
-           "build_wheel", "test", "main"]
+           "copy_tree", "build_wheel", "test", "main", "BUILD_MEMORY_MB",
+           "available_memory_mb"]
 
 #: the clone (this file is ``tools/compiled_build.py`` in it)
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,8 +95,8 @@ TESTS: tuple[str, ...] = (
 )
 
 #: what the wheel is built from: copied into the build folder, and digested for ``STAMP``
-_TREE = ("controller", "firmware_bridge", "tools/__init__.py", "tools/compiled_build.py",
-         "setup.py", "pyproject.toml")
+_TREE = ("controller", "firmware_bridge", "hw_configs", "tools/__init__.py",
+         "tools/compiled_build.py", "setup.py", "pyproject.toml")
 #: copied too (the wheel's description and licence), not digested: an edit of them does
 #: not change what runs, and does not build again
 _TEXTS = ("README.md", "LICENSE")
@@ -168,9 +169,32 @@ def sources_digest(root: Path = ROOT) -> str:
     return h.hexdigest()
 
 
-def cannot_build() -> str | None:
-    """Why this machine cannot build the compiled wheel (no C compiler, no Python
-    headers, no mypy or too old a setuptools); None when it can."""
+#: the memory the mypyc build needs free, in MiB: one gcc process compiling the Laws core
+#: peaked at about 800 MB (issue 44, on an emulated arm64 Pi), more than a 512 MB Pi has
+BUILD_MEMORY_MB = 1024
+
+
+def available_memory_mb(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """MemAvailable plus free swap, in MiB; None where the kernel does not say."""
+    try:
+        fields = dict(line.split(":", 1) for line in meminfo.read_text().splitlines()
+                      if ":" in line)
+        kib = int(fields["MemAvailable"].split()[0]) + int(fields.get("SwapFree", "0 kB")
+                                                           .split()[0])
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
+    return kib // 1024
+
+
+def cannot_build(meminfo: Path = Path("/proc/meminfo")) -> str | None:
+    """Why this machine cannot build the compiled wheel (too little memory free, no C
+    compiler, no Python headers, no mypy or too old a setuptools); None when it can."""
+    memory = available_memory_mb(meminfo)
+    if memory is not None and memory < BUILD_MEMORY_MB:
+        return (f"{memory} MiB of memory free, the mypyc build needs about "
+                f"{BUILD_MEMORY_MB} (a gcc process peaks near 800 MB): build the wheel on "
+                f"a bigger machine of the same architecture and Python and copy it here "
+                f"(docs/install.md); the pure package runs as it is")
     compiler = sysconfig.get_config_var("CC") or "cc"
     if shutil.which(shlex.split(compiler)[0]) is None:
         return f"no C compiler ({compiler}; Debian: apt-get install gcc)"
@@ -201,6 +225,18 @@ def built_wheel(root: Path = ROOT, dist: Path | None = None) -> Path | None:
     return wheel if wheel.is_file() and sources == sources_digest(root) else None
 
 
+def copy_tree(root: Path, copy: Path) -> None:
+    """What a wheel is built from (``_TREE`` and ``_TEXTS``, without caches or build
+    products) copied from ``root`` into ``copy``: a build there leaves the sources as they
+    were (tests/test_installed_wheel.py builds the pure wheel the same way)."""
+    for name in (*_TREE, *_TEXTS):
+        if (root / name).is_dir():
+            shutil.copytree(root / name, copy / name, ignore=shutil.ignore_patterns(*_IGNORED))
+        else:
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, copy / name)
+
+
 def build_wheel(root: Path = ROOT, dist: Path | None = None) -> Path:
     """Build the compiled wheel from a copy of ``root`` and keep it in ``dist`` (an
     earlier compiled wheel there goes); raises RuntimeError when the build fails."""
@@ -208,13 +244,7 @@ def build_wheel(root: Path = ROOT, dist: Path | None = None) -> Path:
     digest = sources_digest(root)
     with tempfile.TemporaryDirectory(prefix="bridge-table-compiled-") as tmp:
         copy, out = Path(tmp) / "src", Path(tmp) / "out"
-        for name in (*_TREE, *_TEXTS):
-            if (root / name).is_dir():
-                shutil.copytree(root / name, copy / name,
-                                ignore=shutil.ignore_patterns(*_IGNORED))
-            else:
-                (copy / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(root / name, copy / name)
+        copy_tree(root, copy)
         # the PEP 517 hook itself, in this Python: mypy reads the types of the package's
         # dependencies installed here and compiles with the mypy installed here, and
         # setup.py runs once (pip would run it for the metadata first: mypyc twice)

@@ -192,7 +192,7 @@ class Night:
         self.plan_faults()
 
     def table_config(self, table: str) -> str:
-        """Table ``table``'s file, as hw_configs/table-4reader.toml with its serial readers
+        """Table ``table``'s file, as hw_configs/table-boards.toml with its serial readers
         on the simulated table's pseudo-terminals."""
         assert self.venue is not None
         links = self.work / "sim" / table

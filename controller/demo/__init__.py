@@ -14,8 +14,8 @@ firmware bridge on the simulated table, Ctrl-C) and ``cli`` (the command line).
 from __future__ import annotations
 
 from controller.demo.plan import DemoError, DemoPlan, load_board, plan_board
-from controller.demo.runner import REPO_ROOT, TABLE, bridge_config_dict, run_demo
+from controller.demo.runner import TABLE, bridge_config_dict, run_demo
 from controller.demo.view import LANGS, TableView, result_line
 
-__all__ = ["LANGS", "REPO_ROOT", "TABLE", "DemoError", "DemoPlan", "TableView",
+__all__ = ["LANGS", "TABLE", "DemoError", "DemoPlan", "TableView",
            "bridge_config_dict", "load_board", "plan_board", "result_line", "run_demo"]

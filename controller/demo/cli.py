@@ -22,6 +22,8 @@ __all__ = ["main", "parser"]
 #: a play speed: a finite number above 0 (0 would never play a card)
 _speed = bounded(float, lambda v: math.isfinite(v) and v > 0, "a number above 0")
 #: ``--revoke-trick``: 1 to 11 (the demo's revoke is established by a later trick)
+#: ``--quiet-timeout``: seconds above 0
+_seconds = bounded(float, lambda v: math.isfinite(v) and v > 0, "a number of seconds above 0")
 _trick = bounded(int, lambda v: 1 <= v <= 11, "a trick from 1 to 11")
 
 
@@ -39,6 +41,13 @@ def parser() -> argparse.ArgumentParser:
                     help="the trick (1-11) from which a defender revokes at the first chance "
                          "(default %(default)s)")
     ap.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
+    ap.add_argument("--direct", action="store_true",
+                    help="publish the events as a bridge would, without the simulated "
+                         "table's readers (a machine without pseudo-terminals)")
+    ap.add_argument("--quiet-timeout", type=_seconds, default=300.0, metavar="S",
+                    help="give up when the table's topics stay silent this long (default "
+                         "%(default)s s; a slow machine is waited for, however long the "
+                         "board takes)")
     add_log_level(ap, default="WARNING")
     return ap
 
@@ -49,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(until_signal(run_demo(
             lang=args.lang, speed=args.speed, live=False if args.plain else None,
-            board_file=args.board,
+            board_file=args.board, direct=args.direct, timeout=args.quiet_timeout,
             revoke_trick=None if args.no_revoke else args.revoke_trick)))
     except (DemoError, MosquittoError) as e:
         print(f"bridge-table demo: {e}", file=sys.stderr)

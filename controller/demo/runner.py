@@ -2,9 +2,10 @@
 table, the events played at the chosen speed, and an end that always comes (Ctrl-C too).
 
 Everything is real but the cards: a private mosquitto on a free loopback port, the rules
-daemon (``controller.service.daemon``), the firmware bridge (``hw_configs/sim.toml`` pointed at that
-broker) reading virtual reader firmwares on pseudo-terminals through the real serial path,
-and the simulated table placing and lifting the tags.
+daemon (``controller.service.daemon``), the firmware bridge (the shipped ``sim.toml``,
+``firmware_bridge.examples``, pointed at that broker) reading virtual reader firmwares on
+pseudo-terminals through the real serial path, and the simulated table placing and lifting
+the tags.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,15 +38,15 @@ from controller.service.daemon import ControllerDaemon, cancel_until_done
 from controller.service.journal import Journal
 from firmware_bridge.sim.players import CAREFUL, humanize
 
-__all__ = ["REPO_ROOT", "TABLE", "bridge_config_dict", "run_demo", "until_signal"]
+__all__ = ["TABLE", "Progress", "bridge_config_dict", "run_demo", "until_signal",
+           "wait_for_result"]
 
 TABLE = "1"
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def bridge_config_dict(sim_toml: Path, *, broker_url: str, spool: Path,
                        lang: str) -> dict[str, Any]:
-    """``hw_configs/sim.toml`` pointed at the demo's broker and spool, in ``lang``; its
+    """The shipped ``sim.toml`` pointed at the demo's broker and spool, in ``lang``; its
     readers stay ``sim://`` (the simulated table's virtual firmwares, read through the real
     serial path) and its registry ``tags-sim.toml``."""
     import tomllib
@@ -60,12 +61,13 @@ def bridge_config_dict(sim_toml: Path, *, broker_url: str, spool: Path,
 
 
 async def _watch(url: BrokerSettings, view: TableView, done: asyncio.Event,
-                 ready: asyncio.Event) -> None:
+                 ready: asyncio.Event, progress: Progress) -> None:
     async with aiomqtt.Client(url.host, url.port) as client:
         await client.subscribe(wire.topic(TABLE, "#"), qos=1)
         ready.set()
         async for m in client.messages:
             kind = m.topic.value.rsplit("/", 1)[-1]
+            progress.saw(kind)
             raw = m.payload if isinstance(m.payload, bytes | bytearray) else \
                 str(m.payload).encode()
             try:
@@ -113,9 +115,68 @@ def _mark_scans(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 
+@dataclasses.dataclass
+class Progress:
+    """What the demo's watcher has seen of the table's topics: how many messages, the kind
+    of the last one and when it came (``time.monotonic()``); ``moved`` is set at each one."""
+
+    messages: int = 0
+    last_kind: str = ""
+    last_at: float = dataclasses.field(default_factory=time.monotonic)
+    moved: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+
+    def saw(self, kind: str) -> None:
+        self.messages += 1
+        self.last_kind = kind
+        self.last_at = time.monotonic()
+        self.moved.set()
+
+
+async def wait_for_result(done: asyncio.Event, player: asyncio.Future[None],
+                          progress: Progress, *, quiet: float, planned: int,
+                          reported: Callable[[], int], what: str) -> None:
+    """Wait until ``done`` (the controller's result arrived), however long the board takes:
+    the player ending first (the events all published, the controller still working through
+    them on a slow machine) goes on waiting. Gives up with a :class:`DemoError` when the
+    player failed (with its reason), or when nothing at all came on the table's topics for
+    ``quiet`` seconds, saying what it waited for and how long."""
+    started = time.monotonic()
+    while not done.is_set():
+        if player.done() and not player.cancelled() and player.exception() is not None:
+            raise DemoError(f"the simulated table stopped: {player.exception()}")
+        silent = time.monotonic() - progress.last_at
+        if silent >= quiet:
+            last = (f"the last, {progress.messages} messages in, a {progress.last_kind}"
+                    if progress.messages else "none at all")
+            raise DemoError(
+                f"no result: waited {_seconds(time.monotonic() - started)} for the "
+                f"controller's result on {what}, the last {_seconds(quiet)} with no message "
+                f"on the table's "
+                f"topics ({last}); {reported()} of the {planned} events were reported"
+                + ("" if player.done() else ", the simulated table still playing"))
+        progress.moved.clear()
+        waiters = [asyncio.ensure_future(done.wait()),
+                   asyncio.ensure_future(progress.moved.wait())]
+        watched: set[asyncio.Future[Any]] = {*waiters}
+        if not player.done():
+            watched.add(player)
+        try:
+            await asyncio.wait(watched, timeout=quiet - silent,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
+
 async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.stdout,
                    live: bool | None = None, board_file: Path | None = None,
-                   revoke_trick: int | None = 6, timeout: float = 300.0) -> int:
+                   revoke_trick: int | None = 6, timeout: float = 300.0,
+                   direct: bool = False) -> int:
+    """The demo: 0 when the controller's result came and was printed. ``timeout`` is how
+    long the table may stay silent (no message on its topics) before the demo gives up,
+    not a bound on the board: a slow machine takes longer and is waited for. ``direct``
+    publishes the events as a bridge would, without the simulated table (said on the
+    screen)."""
     record = load_board(board_file)
     plan = plan_board(record, revoke_trick=revoke_trick)
     # the controller has the deal file (below): the hands are known, nothing is read before
@@ -142,28 +203,26 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
             stop = asyncio.Event()
             done = asyncio.Event()
             watching = asyncio.Event()
+            progress = Progress()
             tasks = [asyncio.create_task(daemon.run(stop), name="controller"),
-                     asyncio.create_task(_watch(settings, view, done, watching), name="watch")]
+                     asyncio.create_task(_watch(settings, view, done, watching, progress),
+                                         name="watch")]
             try:
-                await asyncio.wait_for(daemon.ready.wait(), 20)
-                await asyncio.wait_for(watching.wait(), 20)
-                player = asyncio.create_task(
-                    _play_through_table(settings, workdir, events, speed, view, lang,
-                                        finished=stop))
+                await _started(daemon.ready, "the controller", timeout)
+                await _started(watching, "the demo's watcher on the broker", timeout)
+                if direct:
+                    view.note(view.t["direct"])
+                    player = asyncio.create_task(_play_direct(settings, events, speed))
+                else:
+                    player = asyncio.create_task(
+                        _play_through_table(settings, workdir, events, speed, view, lang,
+                                            finished=stop))
                 tasks.append(player)
-                # the player failing (a reader, the bridge) ends the demo with its reason,
-                # instead of leaving it waiting for a result that cannot come
-                ended = asyncio.ensure_future(done.wait())
-                try:
-                    await asyncio.wait({ended, player}, timeout=timeout,
-                                       return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    ended.cancel()
-                if not done.is_set():
-                    problem = player.exception() if player.done() and \
-                        not player.cancelled() else None
-                    raise DemoError(f"the simulated table stopped: {problem}" if problem
-                                    else f"no result after {timeout:.0f} s")
+                progress.saw("start")  # the silence is counted from the first event on
+                await wait_for_result(done, player, progress, quiet=timeout,
+                                      planned=len(events),
+                                      reported=lambda: view.events_seen,
+                                      what=wire.topic(TABLE, "result"))
                 await asyncio.sleep(0.3)  # the last state and indicator
             finally:
                 stop.set()
@@ -177,6 +236,23 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
+
+
+async def _started(ready: asyncio.Event, what: str, timeout: float) -> None:
+    """Wait for a part of the demo to be ready: a :class:`DemoError` saying which and how
+    long it was waited for when it is not."""
+    waiter = asyncio.ensure_future(ready.wait())
+    try:
+        await asyncio.wait({waiter}, timeout=timeout)
+    finally:
+        waiter.cancel()
+    if not ready.is_set():
+        raise DemoError(f"{what} did not start: waited {_seconds(timeout)}")
+
+
+def _seconds(value: float) -> str:
+    """``12 s``, ``0.3 s``: whole seconds, tenths below ten."""
+    return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
 
 
 async def _end_tasks(cancel: Sequence[asyncio.Task[Any]], stopping: Sequence[asyncio.Task[Any]],
@@ -203,22 +279,22 @@ async def _end_tasks(cancel: Sequence[asyncio.Task[Any]], stopping: Sequence[asy
 async def _play_through_table(settings: BrokerSettings, workdir: Path,
                               events: list[dict[str, Any]], speed: float, view: TableView,
                               lang: str, finished: asyncio.Event | None = None) -> None:
-    """The firmware bridge on ``hw_configs/sim.toml`` reading the simulated table
-    (``firmware_bridge.sim.table.SimTable``); falls back to publishing the events directly
-    when the repository's ``hw_configs/sim.toml`` is not there."""
+    """The firmware bridge on the shipped ``sim.toml`` (``firmware_bridge.examples``) reading
+    the simulated table (``firmware_bridge.sim.table.SimTable``). A package installed without
+    its examples is a :class:`DemoError` naming the file, never a quiet fallback."""
     import io
 
     from firmware_bridge.bridge import Bridge
     from firmware_bridge.config import config_from_dict
     from firmware_bridge.display import TerminalDisplay
+    from firmware_bridge.examples import ExampleError, example
     from firmware_bridge.extras import install_hint
     from firmware_bridge.sim.table import SimTable
 
-    sim_toml = REPO_ROOT / "hw_configs" / "sim.toml"
-    if not sim_toml.exists():
-        view.note(view.t["not_found"].format(path=sim_toml))
-        await _play_direct(settings, events, speed)
-        return
+    try:
+        sim_toml = example("sim.toml")
+    except ExampleError as error:
+        raise DemoError(f"the simulated table's config: {error}") from None
     async with SimTable.from_config(sim_toml, link_dir=workdir / "readers") as table:
         data = bridge_config_dict(sim_toml, broker_url=settings.url,
                                   spool=workdir / "spool.sqlite", lang=lang)

@@ -62,7 +62,8 @@ _LABELS: dict[str, dict[str, str]] = {
            "plan": "board {board}: {contract} by {declarer}; {revoke}",
            "revoke": "{seat} will revoke on trick {trick} ({card} on a lead in {suit})",
            "no_revoke": "no revoke", "passed_out": "passed out", "no_result": "no result",
-           "not_found": "{path} not found: publishing the events directly",
+           "direct": "--direct: the events published as a bridge would, without the "
+                     "simulated table's readers",
            "no_readers": "the bridge did not open every simulated reader",
            "skipped": "the simulated table skipped {what}",
            "not_reported": "the bridge did not report {what}",
@@ -81,7 +82,8 @@ _LABELS: dict[str, dict[str, str]] = {
            "revoke": "{seat} sẽ đánh sai ở nước {trick} ({card} khi cái {suit})",
            "no_revoke": "không có lỗi đánh sai", "passed_out": "bốn nín",
            "no_result": "không có kết quả",
-           "not_found": "không thấy {path}: gửi thẳng các sự kiện",
+           "direct": "--direct: gửi thẳng các sự kiện như cầu nối, không qua các đầu đọc "
+                     "của bàn mô phỏng",
            "no_readers": "cầu nối chưa mở hết các đầu đọc mô phỏng",
            "skipped": "bàn mô phỏng bỏ qua {what}",
            "not_reported": "cầu nối không báo {what}",
@@ -98,7 +100,7 @@ _LABELS: dict[str, dict[str, str]] = {
            "plan": "第{board}副：{contract} 庄家{declarer}；{revoke}",
            "revoke": "{seat}将在第{trick}墩藏牌（{suit}引牌时出{card}）",
            "no_revoke": "无藏牌", "passed_out": "四家不叫", "no_result": "没有结果",
-           "not_found": "找不到{path}：直接发布事件",
+           "direct": "--direct：像桥接程序一样直接发布事件，不经过模拟牌桌的读卡器",
            "no_readers": "桥接程序未能打开所有模拟读卡器",
            "skipped": "模拟牌桌跳过了{what}",
            "not_reported": "桥接程序未报告{what}",

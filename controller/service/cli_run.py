@@ -1,4 +1,4 @@
-"""``bridge-table run --config hw_configs/X.toml``: one table's bridge and controller together.
+"""``bridge-table run --config TABLE.toml``: one table's bridge and controller together.
 
 The normal way to start a table's Pi (``run.py``): the firmware bridge and a rules daemon
 serving only this table, in one asyncio process; SIGINT / SIGTERM stop both cleanly (0),
@@ -22,7 +22,9 @@ __all__ = ["main", "parser"]
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="bridge-table run",
                                  description="Bridge and controller of one table, one process.")
-    ap.add_argument("--config", required=True, help="the table's TOML file (hw_configs/*.toml)")
+    ap.add_argument("--config", required=True,
+                    help="the table's TOML file (docs/config.md; `bridge-table "
+                         "examples` lists the shipped ones)")
     ap.add_argument("--broker", help="MQTT broker URL, instead of the config's [broker] url")
     ap.add_argument("--credentials", help="the broker login (credentials file from "
                     "bridge-table broker-config), instead of the config's [broker] credentials")

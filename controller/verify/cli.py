@@ -1,6 +1,6 @@
 """``bridge-table verify``: check dealt boards against their deal file.
 
-    bridge-table verify --deals SET.dup [--config hw_configs/station.toml] [--report OUT]
+    bridge-table verify --deals SET.dup [--config STATION.toml] [--report OUT]
     bridge-table verify --simulate [--boards N] [--layout pockets|sequential] [--report OUT]
     bridge-table verify --deals SET.dup --events mqtt://HOST:PORT [--station ID] [--report OUT]
 
@@ -29,6 +29,7 @@ from typing import TextIO
 from controller.commandline import add_log_level, setup_logging
 from controller.verify.runs import VerifyOptions, run_live, run_on_events, run_simulated
 from controller.verify.station import VerifyError
+from firmware_bridge.examples import example
 
 __all__ = ["main"]
 
@@ -40,8 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--first-board", type=int, default=None, metavar="N",
                    help="the board number of a .bri/.dge/.dup file's first record (default: "
                         "the .dup's control field, else 1)")
-    p.add_argument("--config", default="hw_configs/station.toml",
-                   help="the station's config (default hw_configs/station.toml)")
+    p.add_argument("--config", default=None,
+                   help="the station's config (default the shipped station.toml: "
+                        "`bridge-table examples station.toml`)")
     p.add_argument("--report", help="write the report to REPORT.json and REPORT.csv")
     p.add_argument("--broker", help="publish on this broker (overrides the config's)")
     p.add_argument("--simulate", action="store_true",
@@ -67,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
 def _options(args: argparse.Namespace) -> VerifyOptions:
     """The run the command line asks for."""
     return VerifyOptions(
-        deals=args.deals, first_board=args.first_board, config=args.config,
+        deals=args.deals, first_board=args.first_board,
+        config=args.config or str(example("station.toml")),
         report=args.report, broker=args.broker, simulate=args.simulate, boards=args.boards,
         layout=args.layout, order=args.order, events=args.events, station=args.station,
         root=args.root, no_faults=args.no_faults, quiet=args.quiet)

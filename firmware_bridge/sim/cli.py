@@ -1,7 +1,7 @@
 """``bridge-table sim``: run a simulated table's readers on pseudo-terminals, and play events.
 
-    bridge-table sim run  --config hw_configs/sim.toml [--link-dir var/sim] [--stdin]
-    bridge-table sim play EVENTS.jsonl --config hw_configs/sim.toml [--rate 5 | --speed 10]
+    bridge-table sim run  [--config TABLE.toml] [--link-dir var/sim] [--stdin]
+    bridge-table sim play EVENTS.jsonl [--config TABLE.toml] [--rate 5 | --speed 10]
 
 Each antenna reads one tag at a time unless told otherwise (``--tag-limit``, ``--miss-rate``,
 ``--seed``, ``--collision``: docs/sensing.md); ``play`` says at the end what the antennas
@@ -14,8 +14,8 @@ up until Ctrl-C unless ``--exit`` is given. ``run --stdin`` plays the event line
 input as they come (type them, or pipe them in).
 
 Without ``--link-dir`` both announce their readers in a well-known directory per table
-(``firmware_bridge/sim/shared.py``), where ``bridge-table bridge --config hw_configs/sim.toml``
-in another process finds them: the ``sim://`` readers of its config open them.
+(``firmware_bridge/sim/shared.py``), where ``bridge-table bridge`` on the
+same config in another process finds them: the ``sim://`` readers of its config open them.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.commandline import add_log_level, bounded, setup_logging
+from firmware_bridge.examples import example
 from firmware_bridge.sim.players import PlayerHabits, humanize_boards
 from firmware_bridge.sim.serve import Playing, read_events_file, serve
 from firmware_bridge.sim.table import Physics, SimError, SimTable
@@ -71,8 +72,9 @@ def _parser() -> argparse.ArgumentParser:
                                 "terminal, 10 from a pipe or a file: no hand moves cards "
                                 "faster, and events at the same instant on two readers have "
                                 "no order)")
-        s.add_argument("--config", type=Path, default=Path("hw_configs/sim.toml"),
-                       help="the simulated table's config (default %(default)s)")
+        s.add_argument("--config", type=Path, default=None,
+                       help="the simulated table's config (default the shipped sim.toml: "
+                            "`bridge-table examples sim.toml`)")
         s.add_argument("--link-dir", type=Path, default=None,
                        help="directory for the readers' stable symlinks (default: a temp dir)")
         s.add_argument("--json", action="store_true", help="print reader paths as JSON lines")
@@ -114,6 +116,8 @@ def _physics(args: argparse.Namespace) -> Physics:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     setup_logging(args)
+    if args.config is None:
+        args.config = example("sim.toml")
     try:  # a configuration it cannot use is said before any reader starts (exit 2)
         SimTable.from_config(args.config)
     except (SimError, OSError) as error:

@@ -161,7 +161,7 @@ class SimTable:
     @classmethod
     def from_config(cls, path: str | Path, *, registry: TagRegistry | None = None,
                     link_dir: Path | None = None, physics: Physics = Physics()) -> SimTable:
-        """A table for a bridge config (hw_configs/sim.toml): ``[table] id``, the registry files,
+        """A table for a bridge config (the shipped sim.toml): ``[table] id``, the registry files,
         and every ``[[readers]]`` entry with a ``sim://`` URL (its antennas map)."""
         path = Path(path)
         data = read_toml(path, SimError, "a TOML table config")
