@@ -51,7 +51,8 @@ def test_the_wheel_ships_the_examples(installed: Path, tmp_path: Path) -> None:
     path = Path(proc.stdout.strip())
     assert path.is_file() and "site-packages" in path.parts, path
     assert ROOT not in path.parents
-    for name in ("tags-sim.toml", "table-club.toml", "geometry-club.toml", "station.toml", "policy.toml"):
+    for name in ("tags-sim.toml", "table-club.toml", "geometry-club.toml", "station.toml",
+                 "policy.toml"):
         assert (path.parent / name).is_file(), name
     missing = run(installed, tmp_path, "examples", "no-such.toml")
     assert missing.returncode == 2 and "tags-sim.toml" in missing.stderr, missing.stderr
