@@ -43,6 +43,9 @@ def test_a_slow_controller_is_waited_for_after_the_last_event(
     text = out.getvalue()
     assert "--direct" in text  # the direct play is said, never silent
     assert "[result] Board 10: 4H by S, 11 tricks (as played 9), Score NS +650" in text
+    # the players turn cards on their spots: a turn is the same tag back, never a card
+    # taken back (Law 47), on the direct path as through the simulated table
+    assert "CARD_WITHDRAWN" not in text
 
 
 async def test_giving_up_says_what_was_waited_for_and_how_long() -> None:

@@ -19,7 +19,8 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+import zlib
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -102,9 +103,19 @@ async def _play_direct(url: BrokerSettings, events: Iterable[dict[str, Any]],
             await asyncio.sleep(_delay(event, speed))
             body = {k: v for k, v in event.items() if not k.startswith("_")}
             body.update(v=wire.VERSION, src="demo-direct", seq=seq, ts=round(time.time(), 3),
-                        uid=f"{seq:08X}")
+                        uid=_tag_uid(body, seq))
             message = msgspec.convert(body, wire.Event)  # as a bridge encodes it
             await client.publish(wire.topic(TABLE, "event"), wire.encode(message), qos=1)
+
+
+def _tag_uid(event: Mapping[str, Any], seq: int) -> str:
+    """The tag a bridge would report: a card's own, the same each time it is read (a card
+    turned on its spot comes back as the same tag, docs/sensing.md "A card turned"; a new
+    tag would be another card laid, Law 47); one per event for the rest (calls, boards)."""
+    card = event.get("card")
+    if card is not None:
+        return f"04{zlib.crc32(str(card).encode()):08X}00"   # 7 bytes, as an NTAG's
+    return f"{seq:08X}"
 
 
 def _mark_scans(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

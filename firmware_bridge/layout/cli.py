@@ -31,7 +31,10 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bridge-table layout", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="bridge-table layout",
+        description="a table's geometry checked against the design rules, or drawn "
+                    "(docs/hardware/layout.md)")
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("check", help="the design rules (exit 1 naming each rule broken)")
     c.add_argument("geometry", type=Path, help="a geometry file (hw_configs/geometry-*.toml)")
