@@ -33,7 +33,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from controller.clubnight.plan import (
     TablePlay,
     boards_of,
     deals_pbn,
+    humanized,
     random_deals,
     session_with_deals,
     sim_players,
@@ -60,16 +61,20 @@ from controller.laws.record import DealInfo
 from controller.session import Session, load_session
 from controller.session.export import read_published, scores_of
 from controller.session.report import print_report, report
-from firmware_bridge.sim.table import DEFAULT_LAYOUT, SimTable
+from firmware_bridge.sim.players import CAREFUL, PlayerHabits
+from firmware_bridge.sim.table import DEFAULT_LAYOUT, SimError, SimTable
 from firmware_bridge.tags import TagRegistry, sim_registry
 
-__all__ = ["NightOptions", "NightError", "FAULT_KINDS", "run_night", "Night"]
+__all__ = ["NightOptions", "NightError", "FAULT_KINDS", "DEFAULT_HABITS", "run_night", "Night"]
 
 #: what ``--faults`` may kill
 FAULT_KINDS = ("bridge", "controller", "broker", "relay")
 #: seconds a killed program stays down before it is started again (systemd's RestartSec is
 #: two; a faster night keeps the same order of events)
 RESTART_AFTER = 0.5
+#: the players' habits by default: the demo's (cards turned, ``make demo``), with a few
+#: late slides (a collision on the antenna) and hesitations
+DEFAULT_HABITS = replace(CAREFUL, late_slide_rate=0.1, hesitate_rate=0.1)
 #: seconds without a fault after which an event its bridge did not publish is given up
 UNPUBLISHED_AFTER = 20.0
 
@@ -96,7 +101,11 @@ class NightOptions:
     vugraph_port: int = 0
     #: after the night, keep everything up until Ctrl-C (a director training on the console)
     keep_open: bool = False
+    #: the players' bidding and play (before their habits)
     players: Players = sim_players
+    #: how they handle the cards (firmware_bridge/sim/players.py); None: laid once, slid
+    #: off at once
+    habits: PlayerHabits | None = None
     log_level: str = "WARNING"
     #: a broker-config directory of a broker that already runs, joined instead of starting one
     join: Path | None = None
@@ -366,21 +375,30 @@ class Night:
     def deal_plays(self) -> None:
         """What every table plays, from the seed (the same night again for the same seed)."""
         assert self.session is not None
+        players = self.o.players if self.o.habits is None else \
+            humanized(self.o.players, self.o.habits)
         for _, tables in table_rounds(self.session):
             for t, bs in tables.items():
                 for b in bs:
                     rng = random.Random(f"play:{self.o.seed}:{t}:{b}")
                     revoke = rng.random() < self.o.revoke_rate
-                    self.played[(t, b)] = self.o.players(t, self.deals[b], rng, revoke)
+                    self.played[(t, b)] = players(t, self.deals[b], rng, revoke)
 
     async def play_table(self, table: str, boards: Sequence[int]) -> None:
         """The table's boards, event by event. Lines on one reader keep their order on its
         serial line; before an event on another reader, everything laid so far must have
         been published by the table's bridge (a card laid on a card not yet slid off, a
-        collision, is read only when the one under it goes: the same reader)."""
+        collision, is read only when the one under it goes: the same reader). So must a
+        tag's removal before it is laid again (a card turned face down and back on its
+        spot): a bridge's reader takes a tag gone and back within its debounce (0.15 s,
+        firmware_bridge/readers/base.py) for a card nudged at the edge of the field and
+        reports neither, while players take longer than that to turn a card; at
+        ``--speed 0`` their gaps are gone, so the table waits for the bridge instead."""
         sim = self.sims[table]
         sent = self.sent.setdefault(table, Counter())
         pending: list[tuple[Any, ...]] = []
+        #: the tags those events took off: (reader, antenna, uid)
+        lifted: set[tuple[str, int, str] | None] = set()
         reader: str | None = None
         for b in boards:
             last_ts: float | None = None
@@ -393,14 +411,29 @@ class Night:
                 zone, seat = str(event.get("zone")), event.get("seat")
                 place = sim.where.get((zone, None if zone == "board" or seat is None
                                        else str(seat)))
-                if place is None or place[0] != reader:
+                tag = self.tag_of(sim, event)
+                back = event.get("action") == "present" and tag in lifted
+                if place is None or place[0] != reader or back:
                     await self.settle(table, pending)
+                    lifted.clear()
                     reader = place[0] if place is not None else None
                 sim.send(event)
+                if event.get("action") == "removed":
+                    lifted.add(tag)
                 key = event_key(event)
                 sent[key] += 1
                 pending.append(key)
         await self.settle(table, pending)
+
+    @staticmethod
+    def tag_of(sim: SimTable, event: Mapping[str, Any]) -> tuple[str, int, str] | None:
+        """The tag an event moves: (reader, antenna, uid); None if the table cannot say."""
+        try:
+            fw, antenna, uid = sim.locate(dict(event))
+        except SimError:
+            return None
+        name = next((n for n, f in sim.firmwares.items() if f is fw), "")
+        return (name, antenna, uid)
 
     async def settle(self, table: str, pending: list[tuple[Any, ...]]) -> None:
         """Wait until ``table``'s bridge has published every event of ``pending`` (then
