@@ -119,8 +119,6 @@ class Tally:
     events: dict[str, Counter[tuple[Any, ...]]] = field(default_factory=dict)
     results: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-    #: the controller's last status: online (subscribed to every table's events)
-    controller_online: bool = False
 
 
 def event_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -241,7 +239,8 @@ class Night:
         assert self.venue is not None and self.session is not None
         v, w = self.venue, self.work
         if v.port is not None:  # a broker of its own; else the one joined
-            self.broker = Mosquitto(w / "broker" / "run", port=v.port, config=v.conf)
+            self.broker = Mosquitto(w / "broker" / "run", port=v.port, config=v.conf,
+                                    end_with_parent=True)
             self.broker.start()
         session = str(w / "session.toml")
         level = ["--log-level", self.o.log_level]
@@ -324,11 +323,10 @@ class Night:
                 async with aiomqtt.Client(**settings.client_args(), identifier="clubnight",
                                           clean_session=False) as client:
                     await client.subscribe([(wire.topic("+", "event"), 1),
-                                            (wire.topic("+", "result"), 1),
-                                            (wire.status_topic(), 1)])
+                                            (wire.topic("+", "result"), 1)])
                     async for msg in client.messages:
                         # a retained result may be a joined broker's of an earlier night
-                        if not msg.retain or str(msg.topic) == wire.status_topic():
+                        if not msg.retain:
                             await self.heard(str(msg.topic), msg.payload)
             except aiomqtt.MqttError:
                 await asyncio.sleep(0.3)
@@ -344,9 +342,7 @@ class Night:
         if not isinstance(data, dict):
             return
         table, kind = parts[1], parts[2]
-        if topic == wire.status_topic():
-            self.tally.controller_online = data.get("status") == "online"
-        elif kind == "event":
+        if kind == "event":
             self.tally.events.setdefault(table, Counter())[event_key(data)] += 1
         elif kind == "result" and isinstance(data.get("board"), int):
             self.tally.results.setdefault(table, {})[data["board"]] = data
@@ -566,11 +562,9 @@ async def run_night(night: Night) -> int:
         print(f"console: http://127.0.0.1:{night.o.console_port}/ (login director, password "
               f"{night.console_password})")
         print(f"vugraph: http://127.0.0.1:{night.o.vugraph_port}/")
-        # a bridge's first events before the controller has subscribed would reach no one
-        if not await night.until(lambda: night.tally.controller_online, "the controller",
-                                 give_up=120):
-            night.check_alive()
-            raise NightError("the controller did not come online in 120 s")
+        # no wait for the controller: what a bridge publishes before the controller has
+        # subscribed is sent again when it comes online (firmware_bridge.publisher; a
+        # table's login reads the controller's status, controller.venue.config)
         await night.start_tables()
         night.check_alive()
         print(f"tables: {len(night.sims)} bridge(s) reading their simulated readers",
