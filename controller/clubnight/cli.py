@@ -1,8 +1,9 @@
 """``bridge-table club-night``: a whole club night on one laptop, from one command.
 
     bridge-table club-night SESSION.toml [--work DIR] [--seed N] [--speed X]
-                            [--revoke-rate P] [--turn-rate P] [--late-slide-rate P]
-                            [--hesitate-rate P] [--deals FILE] [--faults N] [--keep-open]
+                            [--revoke-rate P] [--director-rate P] [--turn-rate P]
+                            [--late-slide-rate P] [--hesitate-rate P] [--deals FILE]
+                            [--faults N] [--keep-open]
 
 The venue's locked-down broker, the controller, the console, the relay, the vugraph,
 ``results`` and a simulated table with its own bridge for every table of the session's
@@ -64,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
                          "take it")
     ap.add_argument("--revoke-rate", type=_share, default=0.0,
                     help="share of boards with a revoke (Law 64), 0 to 1 (default 0)")
+    ap.add_argument("--director-rate", type=_share, default=0.0,
+                    help="share of boards on which a player calls the director (the table's "
+                         "director button; the console lists the calls), 0 to 1 (default 0)")
     players = ap.add_argument_group(
         "the players", "how the simulated players handle the cards and calls "
         "(firmware_bridge/sim/players.py), seeded by --seed; --turn-rate 0 --late-slide-rate 0 "
@@ -122,7 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         kinds = tuple(k for k in kinds if k != "broker")
     night = Night(NightOptions(
         session=args.session, work=args.work, seed=args.seed, speed=args.speed,
-        revoke_rate=args.revoke_rate, deals=args.deals, faults=args.faults, fault_kinds=kinds,
+        revoke_rate=args.revoke_rate, director_rate=args.director_rate, deals=args.deals,
+        faults=args.faults, fault_kinds=kinds,
         console_port=args.console_port, vugraph_port=args.vugraph_port,
         keep_open=args.keep_open, log_level=chosen_level(args), join=args.join,
         habits=replace(DEFAULT_HABITS, turn_rate=args.turn_rate,

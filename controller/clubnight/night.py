@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import secrets
 import signal
@@ -61,6 +62,8 @@ from controller.laws.record import DealInfo
 from controller.session import Session, load_session
 from controller.session.export import read_published, scores_of
 from controller.session.report import print_report, report
+from firmware_bridge.sim.buttons import ENV as BUTTONS_ENV
+from firmware_bridge.sim.buttons import press_line
 from firmware_bridge.sim.players import CAREFUL, PlayerHabits
 from firmware_bridge.sim.table import DEFAULT_LAYOUT, SimError, SimTable
 from firmware_bridge.tags import TagRegistry, sim_registry
@@ -93,6 +96,8 @@ class NightOptions:
     speed: float = 0.0
     #: share of boards with an irregularity (a revoke, Law 64)
     revoke_rate: float = 0.0
+    #: share of boards on which a player presses the table's director button
+    director_rate: float = 0.0
     deals: Path | None = None
     #: programs killed at random moments (seeded) and started again
     faults: int = 0
@@ -123,6 +128,8 @@ class Tally:
 
 def event_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
     """What identifies a reader's event whoever stamps it (the bridge has its own seq, ts)."""
+    if event.get("type") == "button":
+        return ("button", event.get("seat"), event.get("button"), None, None, None)
     zone = event.get("zone")
     return (zone, None if zone == "board" else event.get("seat"), event.get("action"),
             event.get("card"), event.get("call"), event.get("board"))
@@ -152,6 +159,11 @@ class Night:
         self.session: Session | None = None
         self.venue: Venue | None = None
         self.deals: dict[int, DealInfo] = {}
+        #: (table, board) -> the index of the event before which the director is called
+        self.presses: dict[tuple[str, int], int] = {}
+        #: director calls made (and the ones no bridge was there to take)
+        self.director_calls = 0
+        self.calls_missed = 0
 
     # -- set-up --------------------------------------------------------------------------
 
@@ -215,7 +227,10 @@ class Night:
             lines += ["[[readers]]", f'name = "{spec.name}"',
                       f'url = "serial://{(links / spec.name).as_posix()}"',
                       f'kind = "{spec.kind}"', f"antennas = {{ {antennas} }}", ""]
-        lines += ["[display]", 'type = "none"', ""]
+        # the table's director button on simulated pins, pressed through the bridge's
+        # test-only hook (--director-rate, firmware_bridge/sim/buttons.py)
+        lines += ["[gpio]", 'factory = "mock"', "", "[gpio.buttons]", "director = 5", "",
+                  "[display]", 'type = "none"', ""]
         return "\n".join(lines)
 
     def plan_faults(self) -> None:
@@ -268,11 +283,14 @@ class Night:
             child = Child(name, args, w / "logs" / f"{name}.log", cwd=w)
             child.start()
             self.children[name] = child
+        (w / "buttons").mkdir(exist_ok=True)
         for t in self.session.movement.tables:
+            os.mkfifo(self.buttons_fifo(t), 0o600)
             child = Child(f"bridge {t}", ["bridge", "--config",
                                           str(w / "tables" / f"table-{t}.toml"),
                                           "--credentials", str(v.credentials(f"table-{t}")),
-                                          *level], w / "logs" / f"bridge-{t}.log", cwd=w)
+                                          *level], w / "logs" / f"bridge-{t}.log",
+                          env={BUTTONS_ENV: str(self.buttons_fifo(t))}, cwd=w)
             self.bridges[t] = child
 
     def check_alive(self) -> None:
@@ -379,6 +397,10 @@ class Night:
                     rng = random.Random(f"play:{self.o.seed}:{t}:{b}")
                     revoke = rng.random() < self.o.revoke_rate
                     self.played[(t, b)] = players(t, self.deals[b], rng, revoke)
+                    calls = random.Random(f"director:{self.o.seed}:{t}:{b}")
+                    if calls.random() < self.o.director_rate:
+                        self.presses[(t, b)] = calls.randrange(
+                            1, max(2, len(self.played[(t, b)].events)))
 
     async def play_table(self, table: str, boards: Sequence[int]) -> None:
         """The table's boards, event by event. Lines on one reader keep their order on its
@@ -398,7 +420,14 @@ class Night:
         reader: str | None = None
         for b in boards:
             last_ts: float | None = None
-            for event in self.played[(table, b)].events:
+            for index, event in enumerate(self.played[(table, b)].events):
+                # no settling first: the event before may be a card laid on another, read
+                # only once the next event takes the one under it away
+                if self.presses.get((table, b)) == index:
+                    if await self.call_director(table):
+                        key = ("button", None, "director", None, None, None)
+                        sent[key] += 1
+                        pending.append(key)
                 ts = event.get("ts")
                 if self.o.speed > 0 and isinstance(ts, int | float):
                     if last_ts is not None and ts > last_ts:
@@ -420,6 +449,32 @@ class Night:
                 sent[key] += 1
                 pending.append(key)
         await self.settle(table, pending)
+
+    def buttons_fifo(self, table: str) -> Path:
+        """The named pipe table ``table``'s bridge reads button presses from
+        (firmware_bridge/sim/buttons.py)."""
+        return self.work / "buttons" / f"table-{table}"
+
+    async def call_director(self, table: str) -> bool:
+        """A player presses the table's director button (through its bridge's simulated
+        pins); False when no bridge reads the presses now (killed a moment ago)."""
+        line = press_line("director").encode()
+        for _ in range(40):
+            try:
+                fd = os.open(self.buttons_fifo(table), os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:   # ENXIO: no reader yet, or it is opening it again
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+            self.director_calls += 1
+            return True
+        self.calls_missed += 1
+        print(f"club-night: table {table}: no bridge took the director call",
+              file=sys.stderr, flush=True)
+        return False
 
     @staticmethod
     def tag_of(sim: SimTable, event: Mapping[str, Any]) -> tuple[str, int, str] | None:
@@ -542,6 +597,9 @@ class Night:
             print(f"club-night: {line}", file=sys.stderr)
         if problems:
             return 1
+        if self.director_calls or self.calls_missed:
+            print(f"director calls: {self.director_calls} (the console lists them)"
+                  + (f"; {self.calls_missed} no bridge took" if self.calls_missed else ""))
         print(f"checked: every one of the {len(want)} results as the tables played it"
               + (f", through {len(self.faults_done)} fault(s)" if self.faults_done else ""))
         return 0
