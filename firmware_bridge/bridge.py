@@ -180,12 +180,26 @@ class Bridge:
             self._open_reader = open_reader
         return self._open_reader
 
+    def _serve_sim_presses(self, gpio: TableGpio) -> None:
+        """Simulated pins only: presses from another process (firmware_bridge/sim/buttons.py,
+        a test-only hook for bridge-table club-night's director calls)."""
+        import os
+        from pathlib import Path
+
+        from firmware_bridge.sim.buttons import ENV, serve_presses
+
+        fifo = os.environ.get(ENV)
+        if fifo:
+            serve_presses(gpio.buttons, Path(fifo), pull_up=self.config.gpio.pull_up)
+
     def _setup_outputs(self) -> None:
         try:
             # a table with no LED and no button wired needs no GPIO library at all
             if self.config.gpio.seats or self.config.gpio.buttons:
                 self.gpio = TableGpio(self.config.gpio, self._button_from_thread,
                                       pin_factory=self._pin_factory)
+                if self.config.gpio.factory == "mock":
+                    self._serve_sim_presses(self.gpio)
         except GpioError as e:
             # The cards still have to be read: carry on without LEDs and buttons. On the
             # simulated pins (factory "mock", a laptop without the [pi] extra) that is the

@@ -63,6 +63,9 @@ def played(work: Path, done: subprocess.CompletedProcess[str], *,
         assert "Traceback" not in text, f"{log.name}: {text[-2000:]}"
         assert faults or " ERROR " not in text, f"{log.name}: {text[-2000:]}"
     assert "checked: every one of the" in done.stdout
+    # every thing the players did was read and published: none given up on (a card turned
+    # on its spot faster than a reader's debounce was, before the night waited for it)
+    assert faults or "published nothing" not in done.stderr, done.stderr[-3000:]
     ranking: dict[str, Any] = json.loads((work / "ranking.json").read_text())
     assert ranking == score_of(work)
     assert ranking["standings"], ranking
@@ -80,8 +83,10 @@ def results_count(work: Path) -> int:
 @pytest.fixture(scope="module")
 def mitchell_night(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     work = tmp_path_factory.mktemp("mitchell") / "night"
-    done = club_night(MITCHELL, work, "--seed", str(SEED), "--revoke-rate", "0.1")
+    done = club_night(MITCHELL, work, "--seed", str(SEED), "--revoke-rate", "0.1",
+                      "--director-rate", "0.2")
     played(work, done)
+    (work / "out.txt").write_text(done.stdout)
     yield work
 
 
@@ -98,6 +103,22 @@ def test_a_10_table_3_round_mitchell_ranks_as_score_does(mitchell_night: Path) -
     assert "not authorised" not in log.lower()
     records = {p.suffix for p in (mitchell_night / "records").iterdir()}
     assert {".pbn", ".lin", ".csv", ".xml", ".jsonl"} <= records
+
+
+def test_the_console_lists_every_director_call_the_players_made(mitchell_night: Path) -> None:
+    """``--director-rate``: players press the table's director button (the bridge's
+    simulated pins, firmware_bridge/sim/buttons.py); each press reaches the console's list
+    of calls (controller/web/console/calls.py) with its table and board."""
+    import sqlite3
+
+    log = (mitchell_night / "logs" / "bridge-1.log").read_text()
+    assert "no simulated button presses" not in log
+    with sqlite3.connect(mitchell_night / "console.sqlite") as db:
+        calls = list(db.execute("SELECT table_id, button, board FROM calls"))
+    made = int(re.findall(r"^director calls: (\d+)", (mitchell_night / "out.txt").read_text(),
+                          re.M)[0])
+    assert made >= 5 and len(calls) == made, calls
+    assert all(button == "director" and board is not None for _, button, board in calls)
 
 
 @pytest.mark.timeout(600)
@@ -174,7 +195,8 @@ def _processes_under(work: Path) -> list[str]:
 @pytest.mark.timeout(300)
 def test_it_joins_a_venue_broker_that_runs(tmp_path: Path) -> None:
     """``--join DIR``: the broker broker-config's files in DIR run is used, not started;
-    without the logins of ``results`` and of the night it is refused, naming them."""
+    without the night's own login it is refused, naming it (``results`` logs in as
+    broker-config's ``scorer``)."""
     from broker import venue_broker
 
     from controller.broker.settings import read_credentials
@@ -184,7 +206,7 @@ def test_it_joins_a_venue_broker_that_runs(tmp_path: Path) -> None:
     refused = club_night(DATA / "teams-1.toml", tmp_path / "refused", "--join", str(venue),
                          timeout=60)
     assert refused.returncode == 2, refused.stderr
-    assert "no login for scorer, clubnight" in refused.stderr
+    assert "no login for clubnight " in refused.stderr
     add_users(venue, EXTRA_USERS, read_credentials(venue / "clients" / "controller.toml")["url"])
     with broker:
         work = tmp_path / "night"
@@ -261,6 +283,30 @@ def test_the_expected_results_are_the_boards_as_played_at_every_table() -> None:
         assert item.result is not None
         assert item.result["contract"] == str(record.contract)
         assert item.result["tricks"] == record.tricks_result
+
+
+def test_the_players_habits_change_how_cards_are_handled_not_what_is_played() -> None:
+    """``humanized``: the same record, its events with cards turned on their spots (the
+    same card gone and back) and calls laid on the one before, from the board's seed."""
+    import random
+
+    from controller.boards.generate import random_deal
+    from controller.clubnight.plan import humanized
+    from firmware_bridge.sim.players import PlayerHabits
+
+    deal = DealInfo(7, board_dealer(7), board_vulnerability(7), random_deal(random.Random(2)))
+    bare = sim_players("1", deal, random.Random("y"), False)
+    players = humanized(sim_players, PlayerHabits(turn_rate=1.0, late_slide_rate=0.3))
+    human = players("1", deal, random.Random("y"), False)
+    assert human == players("1", deal, random.Random("y"), False)
+    assert human.record == bare.record
+    turned = [(a, b) for a, b in zip(human.events, human.events[1:], strict=False)
+              if a["zone"] == "spot" and a["action"] == "removed"
+              and b["action"] == "present" and b.get("card") == a.get("card")]
+    assert len(turned) >= 13
+    laid = [e for e in human.events if e["action"] == "present"]
+    assert sorted(map(event_key, laid)) != sorted(
+        map(event_key, [e for e in bare.events if e["action"] == "present"]))
 
 
 def test_the_simulated_players_play_the_deal_legally_and_reproducibly() -> None:

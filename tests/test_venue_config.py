@@ -484,6 +484,52 @@ async def test_bridge_controller_director_broadcast_public(venue: Venue, tmp_pat
         publisher.spool.close()
 
 
+async def test_a_bridge_resends_when_the_controller_comes_online(tmp_path: Path) -> None:
+    """On broker-config's broker a table's login reads the controller's status (and only
+    that beyond its own table), so a board published before any controller subscribed is
+    sent again when the controller comes online, and completes: without that read it waited
+    for the acknowledgement timeout (set out of reach here), the controller holding every
+    later event behind the first (found by bridge-table club-night)."""
+    import aiomqtt
+
+    from controller.service.daemon import ControllerDaemon
+    from controller.service.engines import build_engine
+    from firmware_bridge.config import config_from_dict
+    from firmware_bridge.publisher import Publisher, Spool
+
+    broker, out = venue_broker(tmp_path / "venue", ["4"])
+    config = config_from_dict({"table": {"id": "4", "src": "table-4-pi"},
+                               "broker": {"credentials": str(out / "clients" / "table-4.toml")},
+                               "spool": {"path": str(tmp_path / "spool.sqlite"),
+                                         "ack_timeout": 600}},
+                              tmp_path / "table.toml")
+    publisher = Publisher(config, Spool(config.spool.path))
+    stop = asyncio.Event()
+    with broker:
+        director = resolve(credentials=out / "clients" / "director.toml", env={})
+        tasks = [asyncio.create_task(publisher.run(stop))]
+        try:
+            async with aiomqtt.Client(**director.client_args(), identifier="late-director") \
+                    as d:
+                await d.subscribe("bridge/4/#", qos=1)
+                await asyncio.wait_for(publisher.connected.wait(), WAIT)
+                for event in EventWriter("table-4-pi").board(clean_board(5)):
+                    publisher.publish_event({k: v for k, v in event.items()
+                                             if k not in ("v", "src", "seq")})
+                await _next(d, "bridge/4/event")  # out, with no controller to read it
+                engine = build_engine()
+                daemon = ControllerDaemon(broker=resolve(
+                    credentials=out / "clients" / "controller.toml", env={}), engine=engine,
+                    client_id="late-controller", info={"session": "late-1"})
+                tasks.append(asyncio.create_task(daemon.run(stop)))
+                result = await _next(d, "bridge/4/result")
+                assert result["board"] == 5 and result["contract"].startswith("4H")
+        finally:
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+            publisher.spool.close()
+
+
 async def _next(client: Any, *topics: str) -> dict[str, Any]:
     async with asyncio.timeout(WAIT):
         async for message in client.messages:

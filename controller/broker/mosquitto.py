@@ -14,15 +14,18 @@ with its configuration, persistence file and log in ``workdir``.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["Mosquitto", "MosquittoError", "QUEUE_SETTINGS", "free_port", "mosquitto_binary"]
+__all__ = ["Mosquitto", "MosquittoError", "QUEUE_SETTINGS", "free_port", "mosquitto_binary",
+           "end_with_parent"]
 
 #: Queue and persistence settings for a session's broker (the shipped configuration uses the
 #: same). mosquitto's default ``max_queued_messages`` is 1000: a controller down for 15 s at
@@ -40,6 +43,21 @@ QUEUE_SETTINGS: tuple[str, ...] = (
     "autosave_on_changes false",
     "persistent_client_expiration 2d",
 )
+
+
+#: prctl's PR_SET_PDEATHSIG (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+
+
+def end_with_parent() -> None:
+    """For ``preexec_fn``, in the child before it runs: SIGTERM when the thread that started
+    it ends, its process even by SIGKILL (Linux's parent-death signal; elsewhere nothing).
+    Only for a child started from a thread that lives as long as its program (the main
+    one): the signal follows the starting thread, not the process."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
 
 
 class MosquittoError(RuntimeError):
@@ -63,7 +81,8 @@ def mosquitto_binary() -> str:
 
 class Mosquitto:
     def __init__(self, workdir: Path, port: int | None = None, persistence: bool = True,
-                 extra: tuple[str, ...] = (), config: Path | None = None) -> None:
+                 extra: tuple[str, ...] = (), config: Path | None = None,
+                 end_with_parent: bool = False) -> None:
         #: configuration lines added at the end (they win over the ones above)
         self.extra = extra
         self.workdir = Path(workdir)
@@ -77,6 +96,10 @@ class Mosquitto:
         #: a configuration of its own (``bridge-table broker-config``'s) instead of the open
         #: loopback one; ``port`` must then be one of its listeners
         self.config = config
+        #: the broker stops (SIGTERM) when the thread that started it ends, even when its
+        #: program is SIGKILLed (:func:`end_with_parent`): a program that owns the broker for
+        #: its lifetime, started from its main thread, leaves none running behind it
+        self.end_with_parent = end_with_parent
 
     @property
     def url(self) -> str:
@@ -115,9 +138,10 @@ class Mosquitto:
             # a session of its own: a terminal's Ctrl-C reaches the program that started it,
             # which stops it last, not the broker first (the demo's clients would each say
             # the broker went away)
-            self.proc = subprocess.Popen([mosquitto_binary(), "-c", str(self.conf)],
-                                         stdout=logf, stderr=logf,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen(  # noqa: PLW1509 - a prctl call only
+                [mosquitto_binary(), "-c", str(self.conf)], stdout=logf, stderr=logf,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+                preexec_fn=end_with_parent if self.end_with_parent else None)
         finally:
             logf.close()  # the child has its own copy of the descriptor
         deadline = time.monotonic() + timeout

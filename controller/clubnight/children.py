@@ -7,13 +7,14 @@ which then stops them in order; each one's output goes to its log file.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from controller.broker.mosquitto import end_with_parent
 
 __all__ = ["Child", "child_env"]
 
@@ -26,19 +27,6 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra or {})
     return env
-
-
-#: prctl's PR_SET_PDEATHSIG (linux/prctl.h)
-_PR_SET_PDEATHSIG = 1
-
-
-def _end_with_parent() -> None:
-    """In the child before it runs: SIGTERM when ``club-night`` dies, even by SIGKILL
-    (Linux; elsewhere nothing). Without it the programs of a killed night ran on."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
 
 
 class Child:
@@ -61,7 +49,7 @@ class Child:
             self.proc = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd,
                                          start_new_session=True,
-                                         preexec_fn=_end_with_parent)  # noqa: PLW1509
+                                         preexec_fn=end_with_parent)  # noqa: PLW1509
 
     @property
     def alive(self) -> bool:

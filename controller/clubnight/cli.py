@@ -1,7 +1,9 @@
 """``bridge-table club-night``: a whole club night on one laptop, from one command.
 
     bridge-table club-night SESSION.toml [--work DIR] [--seed N] [--speed X]
-                            [--revoke-rate P] [--deals FILE] [--faults N] [--keep-open]
+                            [--revoke-rate P] [--director-rate P] [--turn-rate P]
+                            [--late-slide-rate P] [--hesitate-rate P] [--deals FILE]
+                            [--faults N] [--keep-open]
 
 The venue's locked-down broker, the controller, the console, the relay, the vugraph,
 ``results`` and a simulated table with its own bridge for every table of the session's
@@ -17,11 +19,19 @@ import contextlib
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from controller.boards.deals import DealsError
 from controller.broker.mosquitto import MosquittoError
-from controller.clubnight.night import FAULT_KINDS, Night, NightError, NightOptions, run_night
+from controller.clubnight.night import (
+    DEFAULT_HABITS,
+    FAULT_KINDS,
+    Night,
+    NightError,
+    NightOptions,
+    run_night,
+)
 from controller.clubnight.venue import VenueError
 from controller.commandline import (
     EXIT_INTERRUPTED,
@@ -55,6 +65,24 @@ def _parser() -> argparse.ArgumentParser:
                          "take it")
     ap.add_argument("--revoke-rate", type=_share, default=0.0,
                     help="share of boards with a revoke (Law 64), 0 to 1 (default 0)")
+    ap.add_argument("--director-rate", type=_share, default=0.0,
+                    help="share of boards on which a player calls the director (the table's "
+                         "director button; the console lists the calls), 0 to 1 (default 0)")
+    players = ap.add_argument_group(
+        "the players", "how the simulated players handle the cards and calls "
+        "(firmware_bridge/sim/players.py), seeded by --seed; --turn-rate 0 --late-slide-rate 0 "
+        "--hesitate-rate 0: every card laid once and slid off at once")
+    players.add_argument("--turn-rate", type=_share, default=DEFAULT_HABITS.turn_rate,
+                         help="share of the cards of a complete trick turned face down on "
+                              "their spot before they are slid off, and of face-down opening "
+                              "leads (default %(default)s)")
+    players.add_argument("--late-slide-rate", type=_share,
+                         default=DEFAULT_HABITS.late_slide_rate,
+                         help="share of cards and calls slid off late: the next one laid on "
+                              "top first, a collision on the antenna (default %(default)s)")
+    players.add_argument("--hesitate-rate", type=_share, default=DEFAULT_HABITS.hesitate_rate,
+                         help="share of calls and cards made after a long pause (default "
+                              "%(default)s)")
     ap.add_argument("--deals", type=Path, default=None,
                     help="a deals file (PBN, DUP, BRI, DGE) for the boards (default: the "
                          "session's deals file, else random deals from the seed)")
@@ -98,9 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         kinds = tuple(k for k in kinds if k != "broker")
     night = Night(NightOptions(
         session=args.session, work=args.work, seed=args.seed, speed=args.speed,
-        revoke_rate=args.revoke_rate, deals=args.deals, faults=args.faults, fault_kinds=kinds,
+        revoke_rate=args.revoke_rate, director_rate=args.director_rate, deals=args.deals,
+        faults=args.faults, fault_kinds=kinds,
         console_port=args.console_port, vugraph_port=args.vugraph_port,
-        keep_open=args.keep_open, log_level=chosen_level(args), join=args.join))
+        keep_open=args.keep_open, log_level=chosen_level(args), join=args.join,
+        habits=replace(DEFAULT_HABITS, turn_rate=args.turn_rate,
+                       late_slide_rate=args.late_slide_rate,
+                       hesitate_rate=args.hesitate_rate)))
     try:
         return asyncio.run(_interruptible(night))
     except (NightError, SessionError, DealsError, BrokerConfigError, MosquittoError,

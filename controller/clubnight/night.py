@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import secrets
 import signal
@@ -33,7 +34,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ from controller.clubnight.plan import (
     TablePlay,
     boards_of,
     deals_pbn,
+    humanized,
     random_deals,
     session_with_deals,
     sim_players,
@@ -60,16 +62,22 @@ from controller.laws.record import DealInfo
 from controller.session import Session, load_session
 from controller.session.export import read_published, scores_of
 from controller.session.report import print_report, report
-from firmware_bridge.sim.table import DEFAULT_LAYOUT, SimTable
+from firmware_bridge.sim.buttons import ENV as BUTTONS_ENV
+from firmware_bridge.sim.buttons import press_line
+from firmware_bridge.sim.players import CAREFUL, PlayerHabits
+from firmware_bridge.sim.table import DEFAULT_LAYOUT, SimError, SimTable
 from firmware_bridge.tags import TagRegistry, sim_registry
 
-__all__ = ["NightOptions", "NightError", "FAULT_KINDS", "run_night", "Night"]
+__all__ = ["NightOptions", "NightError", "FAULT_KINDS", "DEFAULT_HABITS", "run_night", "Night"]
 
 #: what ``--faults`` may kill
 FAULT_KINDS = ("bridge", "controller", "broker", "relay")
 #: seconds a killed program stays down before it is started again (systemd's RestartSec is
 #: two; a faster night keeps the same order of events)
 RESTART_AFTER = 0.5
+#: the players' habits by default: the demo's (cards turned, ``make demo``), with a few
+#: late slides (a collision on the antenna) and hesitations
+DEFAULT_HABITS = replace(CAREFUL, late_slide_rate=0.1, hesitate_rate=0.1)
 #: seconds without a fault after which an event its bridge did not publish is given up
 UNPUBLISHED_AFTER = 20.0
 
@@ -88,6 +96,8 @@ class NightOptions:
     speed: float = 0.0
     #: share of boards with an irregularity (a revoke, Law 64)
     revoke_rate: float = 0.0
+    #: share of boards on which a player presses the table's director button
+    director_rate: float = 0.0
     deals: Path | None = None
     #: programs killed at random moments (seeded) and started again
     faults: int = 0
@@ -96,7 +106,11 @@ class NightOptions:
     vugraph_port: int = 0
     #: after the night, keep everything up until Ctrl-C (a director training on the console)
     keep_open: bool = False
+    #: the players' bidding and play (before their habits)
     players: Players = sim_players
+    #: how they handle the cards (firmware_bridge/sim/players.py); None: laid once, slid
+    #: off at once
+    habits: PlayerHabits | None = None
     log_level: str = "WARNING"
     #: a broker-config directory of a broker that already runs, joined instead of starting one
     join: Path | None = None
@@ -110,12 +124,12 @@ class Tally:
     events: dict[str, Counter[tuple[Any, ...]]] = field(default_factory=dict)
     results: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-    #: the controller's last status: online (subscribed to every table's events)
-    controller_online: bool = False
 
 
 def event_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
     """What identifies a reader's event whoever stamps it (the bridge has its own seq, ts)."""
+    if event.get("type") == "button":
+        return ("button", event.get("seat"), event.get("button"), None, None, None)
     zone = event.get("zone")
     return (zone, None if zone == "board" else event.get("seat"), event.get("action"),
             event.get("card"), event.get("call"), event.get("board"))
@@ -145,6 +159,11 @@ class Night:
         self.session: Session | None = None
         self.venue: Venue | None = None
         self.deals: dict[int, DealInfo] = {}
+        #: (table, board) -> the index of the event before which the director is called
+        self.presses: dict[tuple[str, int], int] = {}
+        #: director calls made (and the ones no bridge was there to take)
+        self.director_calls = 0
+        self.calls_missed = 0
 
     # -- set-up --------------------------------------------------------------------------
 
@@ -208,7 +227,10 @@ class Night:
             lines += ["[[readers]]", f'name = "{spec.name}"',
                       f'url = "serial://{(links / spec.name).as_posix()}"',
                       f'kind = "{spec.kind}"', f"antennas = {{ {antennas} }}", ""]
-        lines += ["[display]", 'type = "none"', ""]
+        # the table's director button on simulated pins, pressed through the bridge's
+        # test-only hook (--director-rate, firmware_bridge/sim/buttons.py)
+        lines += ["[gpio]", 'factory = "mock"', "", "[gpio.buttons]", "director = 5", "",
+                  "[display]", 'type = "none"', ""]
         return "\n".join(lines)
 
     def plan_faults(self) -> None:
@@ -232,7 +254,8 @@ class Night:
         assert self.venue is not None and self.session is not None
         v, w = self.venue, self.work
         if v.port is not None:  # a broker of its own; else the one joined
-            self.broker = Mosquitto(w / "broker" / "run", port=v.port, config=v.conf)
+            self.broker = Mosquitto(w / "broker" / "run", port=v.port, config=v.conf,
+                                    end_with_parent=True)
             self.broker.start()
         session = str(w / "session.toml")
         level = ["--log-level", self.o.log_level]
@@ -260,11 +283,14 @@ class Night:
             child = Child(name, args, w / "logs" / f"{name}.log", cwd=w)
             child.start()
             self.children[name] = child
+        (w / "buttons").mkdir(exist_ok=True)
         for t in self.session.movement.tables:
+            os.mkfifo(self.buttons_fifo(t), 0o600)
             child = Child(f"bridge {t}", ["bridge", "--config",
                                           str(w / "tables" / f"table-{t}.toml"),
                                           "--credentials", str(v.credentials(f"table-{t}")),
-                                          *level], w / "logs" / f"bridge-{t}.log", cwd=w)
+                                          *level], w / "logs" / f"bridge-{t}.log",
+                          env={BUTTONS_ENV: str(self.buttons_fifo(t))}, cwd=w)
             self.bridges[t] = child
 
     def check_alive(self) -> None:
@@ -315,11 +341,10 @@ class Night:
                 async with aiomqtt.Client(**settings.client_args(), identifier="clubnight",
                                           clean_session=False) as client:
                     await client.subscribe([(wire.topic("+", "event"), 1),
-                                            (wire.topic("+", "result"), 1),
-                                            (wire.status_topic(), 1)])
+                                            (wire.topic("+", "result"), 1)])
                     async for msg in client.messages:
                         # a retained result may be a joined broker's of an earlier night
-                        if not msg.retain or str(msg.topic) == wire.status_topic():
+                        if not msg.retain:
                             await self.heard(str(msg.topic), msg.payload)
             except aiomqtt.MqttError:
                 await asyncio.sleep(0.3)
@@ -335,9 +360,7 @@ class Night:
         if not isinstance(data, dict):
             return
         table, kind = parts[1], parts[2]
-        if topic == wire.status_topic():
-            self.tally.controller_online = data.get("status") == "online"
-        elif kind == "event":
+        if kind == "event":
             self.tally.events.setdefault(table, Counter())[event_key(data)] += 1
         elif kind == "result" and isinstance(data.get("board"), int):
             self.tally.results.setdefault(table, {})[data["board"]] = data
@@ -366,25 +389,45 @@ class Night:
     def deal_plays(self) -> None:
         """What every table plays, from the seed (the same night again for the same seed)."""
         assert self.session is not None
+        players = self.o.players if self.o.habits is None else \
+            humanized(self.o.players, self.o.habits)
         for _, tables in table_rounds(self.session):
             for t, bs in tables.items():
                 for b in bs:
                     rng = random.Random(f"play:{self.o.seed}:{t}:{b}")
                     revoke = rng.random() < self.o.revoke_rate
-                    self.played[(t, b)] = self.o.players(t, self.deals[b], rng, revoke)
+                    self.played[(t, b)] = players(t, self.deals[b], rng, revoke)
+                    calls = random.Random(f"director:{self.o.seed}:{t}:{b}")
+                    if calls.random() < self.o.director_rate:
+                        self.presses[(t, b)] = calls.randrange(
+                            1, max(2, len(self.played[(t, b)].events)))
 
     async def play_table(self, table: str, boards: Sequence[int]) -> None:
         """The table's boards, event by event. Lines on one reader keep their order on its
         serial line; before an event on another reader, everything laid so far must have
         been published by the table's bridge (a card laid on a card not yet slid off, a
-        collision, is read only when the one under it goes: the same reader)."""
+        collision, is read only when the one under it goes: the same reader). So must a
+        tag's removal before it is laid again (a card turned face down and back on its
+        spot): a bridge's reader takes a tag gone and back within its debounce (0.15 s,
+        firmware_bridge/readers/base.py) for a card nudged at the edge of the field and
+        reports neither, while players take longer than that to turn a card; at
+        ``--speed 0`` their gaps are gone, so the table waits for the bridge instead."""
         sim = self.sims[table]
         sent = self.sent.setdefault(table, Counter())
         pending: list[tuple[Any, ...]] = []
+        #: the tags those events took off: (reader, antenna, uid)
+        lifted: set[tuple[str, int, str] | None] = set()
         reader: str | None = None
         for b in boards:
             last_ts: float | None = None
-            for event in self.played[(table, b)].events:
+            for index, event in enumerate(self.played[(table, b)].events):
+                # no settling first: the event before may be a card laid on another, read
+                # only once the next event takes the one under it away
+                if self.presses.get((table, b)) == index:
+                    if await self.call_director(table):
+                        key = ("button", None, "director", None, None, None)
+                        sent[key] += 1
+                        pending.append(key)
                 ts = event.get("ts")
                 if self.o.speed > 0 and isinstance(ts, int | float):
                     if last_ts is not None and ts > last_ts:
@@ -393,14 +436,55 @@ class Night:
                 zone, seat = str(event.get("zone")), event.get("seat")
                 place = sim.where.get((zone, None if zone == "board" or seat is None
                                        else str(seat)))
-                if place is None or place[0] != reader:
+                tag = self.tag_of(sim, event)
+                back = event.get("action") == "present" and tag in lifted
+                if place is None or place[0] != reader or back:
                     await self.settle(table, pending)
+                    lifted.clear()
                     reader = place[0] if place is not None else None
                 sim.send(event)
+                if event.get("action") == "removed":
+                    lifted.add(tag)
                 key = event_key(event)
                 sent[key] += 1
                 pending.append(key)
         await self.settle(table, pending)
+
+    def buttons_fifo(self, table: str) -> Path:
+        """The named pipe table ``table``'s bridge reads button presses from
+        (firmware_bridge/sim/buttons.py)."""
+        return self.work / "buttons" / f"table-{table}"
+
+    async def call_director(self, table: str) -> bool:
+        """A player presses the table's director button (through its bridge's simulated
+        pins); False when no bridge reads the presses now (killed a moment ago)."""
+        line = press_line("director").encode()
+        for _ in range(40):
+            try:
+                fd = os.open(self.buttons_fifo(table), os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:   # ENXIO: no reader yet, or it is opening it again
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+            self.director_calls += 1
+            return True
+        self.calls_missed += 1
+        print(f"club-night: table {table}: no bridge took the director call",
+              file=sys.stderr, flush=True)
+        return False
+
+    @staticmethod
+    def tag_of(sim: SimTable, event: Mapping[str, Any]) -> tuple[str, int, str] | None:
+        """The tag an event moves: (reader, antenna, uid); None if the table cannot say."""
+        try:
+            fw, antenna, uid = sim.locate(dict(event))
+        except SimError:
+            return None
+        name = next((n for n, f in sim.firmwares.items() if f is fw), "")
+        return (name, antenna, uid)
 
     async def settle(self, table: str, pending: list[tuple[Any, ...]]) -> None:
         """Wait until ``table``'s bridge has published every event of ``pending`` (then
@@ -513,6 +597,9 @@ class Night:
             print(f"club-night: {line}", file=sys.stderr)
         if problems:
             return 1
+        if self.director_calls or self.calls_missed:
+            print(f"director calls: {self.director_calls} (the console lists them)"
+                  + (f"; {self.calls_missed} no bridge took" if self.calls_missed else ""))
         print(f"checked: every one of the {len(want)} results as the tables played it"
               + (f", through {len(self.faults_done)} fault(s)" if self.faults_done else ""))
         return 0
@@ -533,11 +620,9 @@ async def run_night(night: Night) -> int:
         print(f"console: http://127.0.0.1:{night.o.console_port}/ (login director, password "
               f"{night.console_password})")
         print(f"vugraph: http://127.0.0.1:{night.o.vugraph_port}/")
-        # a bridge's first events before the controller has subscribed would reach no one
-        if not await night.until(lambda: night.tally.controller_online, "the controller",
-                                 give_up=120):
-            night.check_alive()
-            raise NightError("the controller did not come online in 120 s")
+        # no wait for the controller: what a bridge publishes before the controller has
+        # subscribed is sent again when it comes online (firmware_bridge.publisher; a
+        # table's login reads the controller's status, controller.venue.config)
         await night.start_tables()
         night.check_alive()
         print(f"tables: {len(night.sims)} bridge(s) reading their simulated readers",

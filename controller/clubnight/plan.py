@@ -6,7 +6,8 @@ random source, it returns what was played (a ``BoardRecord``) and the events a t
 readers see, each with a ``ts`` in the players' own seconds (the pace: ``--speed`` divides
 the gaps). :func:`sim_players` is today's simulated play (random legal auctions and play,
 ``controller.boards.generate``; with probability ``revoke_rate`` a board with a revoke,
-Law 64); a model of players' habits plugs in here.
+Law 64); :func:`humanized` puts the player model of firmware_bridge/sim/players.py on it
+(cards turned on their spots, late slides that lay a card on the one before, hesitations).
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from controller.formats.events import record_events
 from controller.laws.cards import Deal, Seat, board_dealer, board_vulnerability
 from controller.laws.record import AuctionEntry, BoardRecord, DealInfo, PlayedTrick
 from controller.session import Session
+from firmware_bridge.sim.players import PlayerHabits, humanize
 
 __all__ = ["Players", "TablePlay", "boards_of", "random_deals", "deals_pbn", "sim_players",
-           "session_with_deals", "table_rounds", "SECONDS_PER_EVENT"]
+           "session_with_deals", "table_rounds", "SECONDS_PER_EVENT", "humanized"]
 
 #: a player's seconds between two things laid on the table (a call, a card), at speed 1
 SECONDS_PER_EVENT = 2.0
@@ -72,6 +74,19 @@ def sim_players(table: str, deal: DealInfo, rng: random.Random, revoke: bool) ->
     events = record_events(record, sensing="spot", scans=False, deck=str(deal.board),
                            src=f"table-{table}", ts_start=0.0, ts_step=SECONDS_PER_EVENT)
     return TablePlay(record, [_bare(e) for e in events])
+
+
+def humanized(players: Players, habits: PlayerHabits) -> Players:
+    """``players`` with the habits of ``habits``: the same calls and cards in the same
+    order, as people handle them (``humanize``), its seed drawn from the board's random
+    source so that the same night plays the same way again."""
+
+    def play(table: str, deal: DealInfo, rng: random.Random, revoke: bool) -> TablePlay:
+        done = players(table, deal, rng, revoke)
+        seeded = PlayerHabits(**{**habits.__dict__, "seed": rng.randrange(2**31)})
+        return TablePlay(done.record, humanize(done.events, seeded))
+
+    return play
 
 
 def _bare(event: dict[str, Any]) -> dict[str, Any]:

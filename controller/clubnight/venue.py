@@ -1,12 +1,8 @@
 """The night's broker: the venue's locked-down configuration (``bridge-table broker-config``,
 ``controller.venue.config``) for the session's tables, on loopback, with TLS and a login for
-every client, and two readers of its own that the venue's configuration does not have yet:
-
-- ``scorer``: ``bridge-table results`` (the results, feed, alerts and evidence of every
-  table), so that it does not share the console's ``director`` login (one connection per
-  user: two clients on one login throw each other off);
-- ``clubnight``: this program, which follows each table's events (it plays the next card
-  once the table's bridge has published the last one) and results.
+every client (``results`` its ``scorer``), and one reader of its own that a venue has no
+use for: ``clubnight``, this program, which follows each table's events (it plays the next
+card once the table's bridge has published the last one) and results.
 """
 
 from __future__ import annotations
@@ -37,12 +33,10 @@ def _reads(*kinds: str) -> tuple[str, ...]:
     return tuple(wire.topic("+", k) for k in kinds)
 
 
-#: the readers this program adds to the venue's users (the module docstring says why)
+#: the reader this program adds to the venue's users (the module docstring says why)
 EXTRA_USERS = (
-    Account("scorer", "bridge-table results: every table's results and records",
-            _reads("result", "feed", "alert", "evidence")),
-    Account("clubnight", "bridge-table club-night: each table's events and results, and "
-            "the controller's status", (*_reads("event", "result"), wire.status_topic())),
+    Account("clubnight", "bridge-table club-night: each table's events and results",
+            _reads("event", "result")),
 )
 
 
@@ -93,14 +87,15 @@ def join_venue(directory: Path, tables: Sequence[str]) -> Venue:
     output directory): a login for every program of the night must be in its
     ``clients/``, its URL is the controller's."""
     clients = directory / "clients"
-    needed = [f"table-{t}" for t in tables] + ["controller", "director", "broadcast",
-                                               "public", *(u.username for u in EXTRA_USERS)]
+    needed = [f"table-{t}" for t in tables] + [
+        "controller", "director", "broadcast", "public", "scorer",
+        *(u.username for u in EXTRA_USERS)]
     missing = [u for u in needed if not (clients / f"{u}.toml").is_file()]
     if missing:
         raise VenueError(
             f"{clients}: no login for {', '.join(missing[:8])}"
-            f"{' ...' if len(missing) > 8 else ''} (broker-config writes no scorer or "
-            f"clubnight user yet; without --join the night's own broker has them)")
+            f"{' ...' if len(missing) > 8 else ''} (a clubnight user is club-night's own: "
+            f"add it with controller.clubnight.venue.add_users, or leave out --join)")
     try:
         url = read_credentials(clients / "controller.toml").get("url", "")
         rulings = sorted(load_identities(directory / "identities.toml").rulings)

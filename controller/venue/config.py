@@ -217,8 +217,13 @@ def accounts(plan: BrokerPlan) -> list[Account]:
 
     out: list[Account] = []
     for t in plan.tables:
+        # the controller's status (read only): the bridge sends again what is not
+        # acknowledged when a controller comes online (firmware_bridge.publisher), which
+        # it cannot see without it; with a controller on the Pi, that one's status too
+        status_of = [wire.status_topic(root=r)] + \
+            ([wire.status_topic(t, root=r)] if plan.table_controllers else [])
         out.append(Account(f"table-{t}", f"table {t}'s Pi (firmware bridge)",
-                           tuple(of(t, "indicator") + acks(t)),
+                           tuple(of(t, "indicator") + acks(t) + status_of),
                            tuple(of(t, *BRIDGE_OUTPUTS))))
         if plan.table_controllers:
             out.append(Account(
