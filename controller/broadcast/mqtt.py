@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller import wire
 from controller.broadcast.relay import Relay
+from controller.broker.aioloop import quiet_closed_sockets
 from controller.broker.login import LoginWatch
 from controller.commandline import OutageLog
 
@@ -161,6 +162,7 @@ def run_until_signalled(broker: BrokerSettings, relay: Relay,
     async def run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        quiet_closed_sockets(loop)   # a broker that went away is said, never a traceback
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         await run_relay(broker, relay, stop=stop, client_id=client_id)

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol, cast
 
+from controller.broker.aioloop import quiet_closed_sockets
 from controller.broker.login import LoginWatch
 from controller.session.export import Published, export, read_published, scores_of
 from controller.session.report import print_report, report
@@ -224,6 +225,7 @@ def _stop_on_sigterm(stop: asyncio.Event) -> None:
     process died at once and ``--out`` wrote nothing."""
     with contextlib.suppress(NotImplementedError, RuntimeError):   # no signals here
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    quiet_closed_sockets(asyncio.get_running_loop())   # a broker that went away: no traceback
 
 
 async def _serve(client: aiomqtt.Client, args: ListenOptions, session: Session,

@@ -28,6 +28,7 @@ from typing import Any
 import aiomqtt
 
 from controller import wire
+from controller.broker.aioloop import quiet_closed_sockets
 from controller.broker.login import LoginRefused, LoginWatch
 from controller.broker.settings import BrokerSettings
 from controller.commandline import OutageLog
@@ -451,6 +452,7 @@ async def listen(settings: BrokerSettings, topics: Sequence[str],
     exits 2), or, without ``conn``, :class:`LoginRefused` is raised."""
     outage = OutageLog(log, f"broker {settings.url}")
     login = LoginWatch(log, settings.url, settings.username, who=who)
+    quiet_closed_sockets(asyncio.get_running_loop())   # a dropped broker is no traceback
     while not stop.is_set():
         up = False
         delay = 1.0
