@@ -275,6 +275,24 @@ def _boards() -> list[tuple[BoardRecord, bool]]:
     return boards
 
 
+def check_results(records: list[BoardRecord], results: dict[int, dict[str, Any]]) -> None:
+    """Each board's result as its record says: contract, declarer, tricks, score, no
+    irregularity (the whole-board tests here and in test_e2e_players)."""
+    for record in records:
+        result = results[record.board]
+        contract, declarer = record.contract, record.declarer
+        assert contract is not None
+        if declarer is None:
+            assert (result["contract"], result["score_ns"]) == ("Pass", 0)
+            continue
+        won = sum(1 for t in record.tricks if t.winner is not None
+                  and t.winner.side is declarer.side)
+        assert (result["contract"], result["declarer"], result["tricks"], result["score_ns"]) \
+            == (str(contract), declarer.name, won,
+                score_ns(contract, declarer, record.vulnerability, won)), record.board
+        assert result["irregularities"] == [], record.board
+
+
 @pytest.mark.parametrize(("miss_rate", "geometry"), [
     (0.0, None), (0.01, None),
     (0.0, EXAMPLES / "geometry-club.toml"),
@@ -315,20 +333,8 @@ async def test_whole_boards_are_read_one_tag_on_an_antenna_at_a_time(
     if miss_rate:
         assert physics_seen["late_reads"] > 0   # the misses happened, and cost nothing
     assert r.watch.of("alert", "1") == []
-    results = {m.payload["board"]: m.payload for m in r.watch.of("result", "1")}
-    for record, _ in boards:
-        result = results[record.board]
-        contract, declarer = record.contract, record.declarer
-        assert contract is not None
-        if declarer is None:
-            assert (result["contract"], result["score_ns"]) == ("Pass", 0)
-            continue
-        won = sum(1 for t in record.tricks if t.winner is not None
-                  and t.winner.side is declarer.side)
-        assert (result["contract"], result["declarer"], result["tricks"], result["score_ns"]) \
-            == (str(contract), declarer.name, won,
-                score_ns(contract, declarer, record.vulnerability, won)), record.board
-        assert result["irregularities"] == []
+    check_results([record for record, _ in boards],
+                  {m.payload["board"]: m.payload for m in r.watch.of("result", "1")})
 
 
 async def test_a_card_laid_before_the_last_one_left_its_spot_is_read_once_it_is_alone(

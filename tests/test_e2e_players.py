@@ -14,14 +14,13 @@ from typing import Any
 
 import pytest
 from broker import Mosquitto
-from test_e2e import kind_is, rig
+from test_e2e import check_results, kind_is, rig
 
 from controller.boards.generate import random_board
 from controller.demo import load_board
 from controller.formats.events import record_events
 from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord
-from controller.laws.scoring import score_ns
 from controller.laws.table import TURN_WINDOW
 from controller.service.intake import Intake
 from firmware_bridge.collisions import collision_row
@@ -47,22 +46,6 @@ def played_boards(count: int, seed: int) -> tuple[list[BoardRecord], list[dict[s
     for record in records:
         events += record_events(record, sensing="spot", scans=True, deck=str(record.board))
     return records, humanize_boards(events, HABITS)
-
-
-def check_results(records: list[BoardRecord], results: dict[int, dict[str, Any]]) -> None:
-    for record in records:
-        result = results[record.board]
-        contract, declarer = record.contract, record.declarer
-        assert contract is not None
-        if declarer is None:
-            assert (result["contract"], result["score_ns"]) == ("Pass", 0)
-            continue
-        won = sum(1 for t in record.tricks if t.winner is not None
-                  and t.winner.side is declarer.side)
-        assert (result["contract"], result["declarer"], result["tricks"], result["score_ns"]) \
-            == (str(contract), declarer.name, won,
-                score_ns(contract, declarer, record.vulnerability, won)), record.board
-        assert result["irregularities"] == [], record.board
 
 
 async def test_boards_played_by_people_who_turn_cards_give_no_alert(
