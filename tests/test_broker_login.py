@@ -188,19 +188,26 @@ def _command(name: str, user: str, out: Path, tmp: Path) -> list[str]:
         table.write_text(TABLE.format(table="1", credentials=credentials,
                                       spool=tmp / "spool.sqlite"))
         return ["bridge", "--config", str(table)]
+    if name == "verify":
+        # verify names its broker by URL; its login comes from the environment
+        return ["verify", "--simulate", "--boards", "2", "-q", "--broker",
+                read_credentials(credentials)["url"]]
     return ["controller", *common, "--session", str(session)]
 
 
 @pytest.mark.parametrize("name, user", [
     ("controller", "controller"), ("console", "director"), ("broadcast", "broadcast"),
-    ("vugraph", "vugraph"), ("bridge", "table-1"), ("results", "scorer")])
+    ("vugraph", "vugraph"), ("bridge", "table-1"), ("results", "scorer"),
+    ("verify", "controller")])
 def test_a_wrong_password_is_an_error_and_exit_2(venue: tuple[Mosquitto, Path], name: str,
                                                  user: str, tmp_path: Path) -> None:
     _, out = venue
     argv = _command(name, user, out, tmp_path)
+    env = {"PATH": "/usr/bin:/bin"}
+    if name == "verify":
+        env["BRIDGE_TABLE_MQTT_CREDENTIALS"] = str(tmp_path / f"{user}-wrong.toml")
     done = subprocess.run([sys.executable, "-m", "controller.cli", *argv], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120,
-                          env={"PATH": "/usr/bin:/bin"})
+                          capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 2, done.stderr[-3000:]
     assert "refused the login" in done.stderr
     assert "not the password" not in done.stderr and "not-the-password" not in done.stderr

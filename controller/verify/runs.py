@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import random
 import signal
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,7 @@ from typing import Any, TextIO
 
 from controller import wire
 from controller.boards.deals import DealsError, read_deals
+from controller.broker.login import LoginWatch
 from controller.broker.settings import DEFAULT_URL, BrokerSettings, BrokerSettingsError, resolve
 from controller.laws.cards import FULL_DECK, Deal, Seat
 from controller.laws.dealcheck import DuplicateBoardDetector
@@ -43,6 +45,8 @@ from controller.verify.station import (
     VerifyError,
 )
 from firmware_bridge.taginfo import NULL_REGISTRY
+
+log = logging.getLogger(__name__)
 
 __all__ = ["DealSet", "MqttReporter", "StationConfig", "VerifyOptions", "demo_deals",
            "follow_events", "load_deals", "run_live", "run_on_events", "run_simulated",
@@ -211,7 +215,17 @@ class MqttReporter:
         try:
             await client.__aenter__()
         except aiomqtt.MqttError as e:
-            # verifying does not need the broker: go on, say so once
+            # a login the broker refuses is the station's configuration to fix (exit 2,
+            # as every client of the project, controller/broker/login.py); a broker that
+            # cannot be reached is not: verifying does not need it, go on and say so once
+            why = LoginWatch(log, self.settings.url, self.settings.username).refusal(e)
+            if why is not None:
+                login = repr(self.settings.username) if self.settings.username else \
+                    "no user name"
+                raise VerifyError(
+                    f"{self.settings.url} refused the login of verify ({login}): {why}. "
+                    f"Check the credentials ($BRIDGE_TABLE_MQTT_CREDENTIALS or the station "
+                    f"file's [broker]) against the broker's password file") from None
             self.error = f"broker {self.host}:{self.port} unreachable ({e}): not publishing"
             return self
         self._client = client
