@@ -408,6 +408,11 @@ def test_live_files_carry_pass_scoring_site_date_and_each_player_at_their_seat(
     lin = (tmp_path / "table-1.lin").read_text()
     # LIN's seats: South, West, North, East
     assert "pn|Bo Tran,,Ann Lee,Team Cy|" in lin, lin[:60]
+    # LIN has no Site: the vugraph line's second text carries the venue (issue 43)
+    assert lin.startswith("vg|Monday pairs,Hanoi Bridge Club,P,1,1,,0,,0|\n"), lin[:80]
+    from controller.formats.lin import read_lin
+    (record,) = read_lin(lin).records
+    assert record.tags["Event"] == "Monday pairs"
     assert lin.count("qx|o1|") == 1, lin[:60]  # one board label (BBO's vugraph files)
     assert lin.count("mb|p|") == 4
     endplay_pbn = pytest.importorskip("endplay.parsers.pbn")

@@ -150,6 +150,11 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _lin_text(text: str) -> str:
+    """``text`` as one field of a LIN line (no ``|`` ends the value, no ``,`` the field)."""
+    return " ".join(text.replace("|", " ").replace(",", " ").split()) or "?"
+
+
 def write_table_files(out: Path, table: str, views: Iterable[Mapping[str, Any]]) -> None:
     """``table-{t}.lin`` and ``table-{t}.pbn``: the table's released, complete boards."""
     from controller.formats.lin import record_to_lin
@@ -170,6 +175,15 @@ def write_table_files(out: Path, table: str, views: Iterable[Mapping[str, Any]])
         if r.declarer is not None and r.tricks_result is not None and "mc|" not in line:
             line = line.rstrip("\n") + f"mc|{r.tricks_result}|\n"   # BBO writes it always
         lines.append(line)
+    if lines:
+        # LIN has no Site: BBO's vugraph line gives the event's name and, under it, a
+        # second line of text (its "segment"), which carries the place; P/I/B the scoring
+        # and the boards' range, no team names or carry-over (a table's own file)
+        tags = records[0].tags
+        scoring = {"IMP": "I", "Butler": "B"}.get(tags.get("Scoring", ""), "P")
+        title = ",".join(_lin_text(tags.get(k, "?")) for k in ("Event", "Site"))
+        lines.insert(0, f"vg|{title},{scoring},{records[0].board},{records[-1].board},"
+                        f",0,,0|\n")
     _atomic_write(out / f"table-{table}.lin", "".join(lines))
     _atomic_write(out / f"table-{table}.pbn", pbn_text(records) if records else "")
 
