@@ -164,10 +164,29 @@ def test_the_soft_reset_is_waited_for() -> None:
     assert chip.lost_writes == 0
     assert chip.regs[mfrc522.T_MODE] == 0x80 and chip.regs[mfrc522.TX_ASK] == 0x40
     # a chip that never wakes up is gone, not set up with writes it ignored
-    chip.wake_reads = 10 ** 6
+    chip.wake_reads, chip.wake_s = 10 ** 6, None
     rc522.ready = False
     with pytest.raises(OSError):
         rc522.check()
+
+
+def test_the_emulated_chip_wakes_in_time_as_well_as_in_reads() -> None:
+    """A real MFRC522's oscillator starts in time: a driver paused past its deadline
+    between two reads (a busy machine) finds it up, not still waking, and takes it for a
+    chip that answers (tests/test_mcu_firmware.py lost an antenna to 'no_answer' under load
+    while the emulator counted only reads)."""
+    import time
+
+    def power_down(chip: EmuMFRC522) -> bool:
+        # SPI read of CommandReg: address byte (reg << 1) | 0x80, then a dummy byte
+        return bool(chip.spi_transfer(bytes(((mfrc522.COMMAND << 1) | 0x80, 0)))[1] & 0x10)
+
+    counted = EmuMFRC522(Field(), "A", wake_reads=3, wake_s=None)
+    assert [power_down(counted) for _ in range(4)] == [True, True, True, False]
+    timed = EmuMFRC522(Field(), "A", wake_reads=3, wake_s=0.01)
+    assert power_down(timed)
+    time.sleep(0.02)
+    assert not power_down(timed)
 
 
 def test_the_emulator_knows_only_two_readings() -> None:

@@ -212,19 +212,28 @@ class _Chip:
         self.connected = True
 
 
+#: the longest an emulated MFRC522 takes to wake from a soft reset, however few reads
+#: (the driver waits up to 25 ms, firmware_bridge/mcu/btreader/mfrc522.py's WAIT_MS)
+MFRC522_WAKE_S = 0.005
+
+
 class EmuMFRC522(_Chip):
     """An MFRC522 behind its SPI protocol. Off its cable, MISO reads 0x00 and nothing
     happens. After a soft reset the chip wakes up for ``wake_reads`` reads of CommandReg
-    (PowerDown reads 1 meanwhile) and ignores register writes until then."""
+    (PowerDown reads 1 meanwhile) and ignores register writes until then, or until
+    ``wake_s`` seconds have passed: a real chip's oscillator starts in time, not in reads, and a
+    driver paused longer than its own deadline (a busy test machine) must find it up."""
 
     def __init__(self, field: Field, key: Callable[[], object] | object,
                  timing: AirTime | None = None, *, collpos: str = "nxp",
-                 wake_reads: int = 2) -> None:
+                 wake_reads: int = 2, wake_s: float | None = MFRC522_WAKE_S) -> None:
         if collpos not in COLLPOS_READINGS:
             raise ValueError(f"collpos is one of {COLLPOS_READINGS}, not {collpos!r}")
         super().__init__(field, key, timing)
         self.collpos = collpos
         self.wake_reads = wake_reads
+        #: seconds after which it is up however few reads (None: only the reads count)
+        self.wake_s = wake_s
         self.waking = 0
         self.transactions = 0
         #: writes lost because they came while the chip was waking up
@@ -234,6 +243,7 @@ class EmuMFRC522(_Chip):
 
     def reset(self) -> None:
         self.waking = self.wake_reads
+        self._reset_at = time.monotonic()
         self.regs = bytearray(0x40)
         self.regs[_VERSION] = 0x92
         self.regs[_TX_CONTROL] = 0x80
@@ -260,8 +270,14 @@ class EmuMFRC522(_Chip):
             self._write(reg, value)
         return bytes(len(data))
 
+    def _still_waking(self) -> bool:
+        if self.waking and self.wake_s is not None \
+                and time.monotonic() - self._reset_at >= self.wake_s:
+            self.waking = 0
+        return bool(self.waking)
+
     def _read(self, reg: int) -> int:
-        if reg == _COMMAND and self.waking:
+        if reg == _COMMAND and self._still_waking():
             self.waking -= 1
             return self.regs[reg] | 0x10   # PowerDown: still waking up
         if reg == _FIFO:
@@ -271,7 +287,7 @@ class EmuMFRC522(_Chip):
         return self.regs[reg]
 
     def _write(self, reg: int, value: int) -> None:
-        if self.waking and not (reg == _COMMAND and value & 0x0F == 0x0F):
+        if self._still_waking() and not (reg == _COMMAND and value & 0x0F == 0x0F):
             self.lost_writes += 1
             return
         if reg == _FIFO:
