@@ -45,6 +45,7 @@ import msgspec
 
 from controller import wire
 from controller.broker.login import LoginWatch
+from controller.commandline import OutageLog
 from controller.sqlitefile import private_sqlite
 from firmware_bridge.config import BridgeConfig
 from firmware_bridge.errors import BridgeError, SpoolError
@@ -461,8 +462,10 @@ class Publisher:
     async def run(self, stop: asyncio.Event) -> None:
         """Connect, drain, reconnect on failure, until ``stop`` is set; then go offline."""
         delay = self.reconnect_min
-        outage_logged = False
         b = self.config.broker
+        # said once, again at growing intervals, and its end with how long it lasted, as
+        # every client of the project says it (controller.commandline.OutageLog)
+        outage = OutageLog(log, f"broker {b.url} (spooling)")
         login = LoginWatch(log, b.url, b.username,
                            who=f"the bridge of table {self.config.table.id}")
         while not stop.is_set():
@@ -472,7 +475,7 @@ class Publisher:
                     self._client = client
                     login.up()
                     delay = self.reconnect_min
-                    outage_logged = False
+                    outage.recovered()
                     await self._connected_session(client, stop)
                     # stop was set: say goodbye explicitly (a will only fires on failure)
                     with contextlib.suppress(aiomqtt.MqttError):
@@ -482,10 +485,7 @@ class Publisher:
                 if login.lost(e):
                     delay = max(delay, 10.0)
                 login.failed(e)   # refused at start: LoginRefused, the command exits 2
-                if not outage_logged:
-                    log.warning("broker %s unreachable (%s); spooling, retrying",
-                                self.config.broker.url, e)
-                    outage_logged = True
+                outage.failed(e, delay)
             finally:
                 self._client = None
                 if self.connected.is_set():

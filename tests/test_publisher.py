@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -208,7 +209,8 @@ async def test_status_is_retained(tmp_path: Path, mosquitto: Mosquitto) -> None:
     assert retained and payload == {"v": 1, "src": "pi-9", "status": "online"}
 
 
-async def test_nothing_lost_across_a_broker_restart(tmp_path: Path, mosquitto: Mosquitto) -> None:
+async def test_nothing_lost_across_a_broker_restart(tmp_path: Path, mosquitto: Mosquitto,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
     config = make_config(tmp_path, mosquitto)
     publisher = Publisher(config, Spool(config.spool.path), reconnect_max=0.5)
     async with collecting(mosquitto, "bridge/9/event") as sub, running(publisher):
@@ -234,6 +236,10 @@ async def test_nothing_lost_across_a_broker_restart(tmp_path: Path, mosquitto: M
     # broker's own QoS 1 leg, not the bridge's.)
     assert all(seqs.count(s) == 1 for s in during + after)
     assert publisher.spool.depth() == 0 and publisher.connect_count >= 2
+    # the outage said once and its end said, as every client says them (OutageLog)
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert sum("retrying in" in m for m in said) == 1, said
+    assert any("(spooling): reachable again after" in m for m in said), said
 
 
 async def test_spooled_events_survive_a_bridge_restart(tmp_path: Path,
