@@ -140,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        print(f"{PROG}: {getattr(exc, 'filename', None) or ''} {exc.strerror or exc}".strip(),
+        name = getattr(exc, "filename", None)
+        print(f"{PROG}: " + (f"{name}: " if name else "") + f"{exc.strerror or exc}",
               file=sys.stderr)
         return EXIT_USAGE
     except (KeyboardInterrupt, asyncio.CancelledError):

@@ -62,6 +62,7 @@ from controller.laws.record import DealInfo
 from controller.session import Session, load_session
 from controller.session.export import read_published, scores_of
 from controller.session.report import print_report, report
+from firmware_bridge.extras import MissingExtra, needs_extra
 from firmware_bridge.sim.buttons import ENV as BUTTONS_ENV
 from firmware_bridge.sim.buttons import press_line
 from firmware_bridge.sim.players import CAREFUL, PlayerHabits
@@ -80,6 +81,14 @@ RESTART_AFTER = 0.5
 DEFAULT_HABITS = replace(CAREFUL, late_slide_rate=0.1, hesitate_rate=0.1)
 #: seconds without a fault after which an event its bridge did not publish is given up
 UNPUBLISHED_AFTER = 20.0
+#: seconds after a round's last event (and the last fault) by which every board of the round
+#: has its result, or the night ends there and says which did not (exit status 1): a board
+#: the controller cannot finish is a fault the night found, not a night that never ends
+RESULTS_AFTER = 120.0
+
+
+class RoundStuck(Exception):
+    """A round's results did not all come (``RESULTS_AFTER``): the night found a fault."""
 
 
 class NightError(Exception):
@@ -122,6 +131,11 @@ class Tally:
     say, and its latest result of each board."""
 
     events: dict[str, Counter[tuple[Any, ...]]] = field(default_factory=dict)
+    #: each event heard, by its bridge's numbering (src, boot, seq): a bridge sends again
+    #: what the controller has not acknowledged (after a reconnect, a controller restart),
+    #: and an event heard twice must count once, or a later wait for the same card on the
+    #: same spot (another board, a turn) ends before the bridge has published it
+    heard: set[tuple[Any, Any, Any]] = field(default_factory=set)
     results: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
@@ -172,6 +186,14 @@ class Night:
         if self.work.exists() and any(self.work.iterdir()):
             raise NightError(f"{self.work}: not empty (a night's state is in it); give "
                              f"another --work, or remove it")
+        if self.o.director_rate > 0:
+            # the simulated director buttons are gpiozero's mock pins: without it every
+            # press is lost ("no bridge took the director call") in a night that ends well
+            try:
+                with needs_extra("pi", "--director-rate (the tables' simulated buttons)"):
+                    import gpiozero  # noqa: F401
+            except MissingExtra as no_buttons:
+                raise NightError(str(no_buttons)) from None
         self.work.mkdir(parents=True, exist_ok=True)
         original = load_session(self.o.session)
         boards = boards_of(original)
@@ -361,6 +383,11 @@ class Night:
             return
         table, kind = parts[1], parts[2]
         if kind == "event":
+            number = (data.get("src"), data.get("boot"), data.get("seq"))
+            if number[2] is not None:
+                if number in self.tally.heard:
+                    return
+                self.tally.heard.add(number)
             self.tally.events.setdefault(table, Counter())[event_key(data)] += 1
         elif kind == "result" and isinstance(data.get("board"), int):
             self.tally.results.setdefault(table, {})[data["board"]] = data
@@ -560,10 +587,27 @@ class Night:
         for number, tables in table_rounds(self.session):
             await asyncio.gather(*(self.play_table(t, bs) for t, bs in tables.items()))
             wanted = [(t, b) for t, bs in tables.items() for b in bs]
-            await self.until(self.resulted(wanted), f"round {number}'s results")
+            while not await self.until(self.resulted(wanted), f"round {number}'s results",
+                                       give_up=RESULTS_AFTER):
+                if time.monotonic() - self.last_fault >= RESULTS_AFTER:
+                    self.say_stuck(number, wanted)
+                    raise RoundStuck(f"round {number}")
             print(f"round {number}: {len(wanted)} board(s) played at {len(tables)} table(s) "
                   f"({time.monotonic() - started:.0f} s)", flush=True)
             self.check_alive()
+
+    def say_stuck(self, number: int, wanted: Sequence[tuple[str, int]]) -> None:
+        """On standard error: each board of round ``number`` without a result, and what its
+        table played that this program did not hear its bridge publish (where to look)."""
+        for table, board in wanted:
+            if board in self.tally.results.get(table, {}):
+                continue
+            heard = self.tally.events.get(table, Counter())
+            missing = self.sent.get(table, Counter()) - heard
+            print(f"club-night: round {number}: table {table} has no result for board {board} "
+                  f"{RESULTS_AFTER:g} s after its last event; played and not heard from its "
+                  f"bridge: {', '.join(map(str, missing)) or 'nothing'}",
+                  file=sys.stderr, flush=True)
 
     # -- the end ---------------------------------------------------------------------------
 
@@ -627,7 +671,13 @@ async def run_night(night: Night) -> int:
         night.check_alive()
         print(f"tables: {len(night.sims)} bridge(s) reading their simulated readers",
               flush=True)
-        await night.play_night()
+        try:
+            await night.play_night()
+        except RoundStuck as stuck:
+            print(f"club-night: the night stops at {stuck}: a board without its result is a "
+                  f"fault the night found", file=sys.stderr, flush=True)
+            night.finish()
+            return 1
         status = night.finish()
         if night.o.keep_open:
             print("everything stays up until Ctrl-C", flush=True)
