@@ -402,3 +402,39 @@ def test_a_round_whose_results_never_come_ends_the_night_naming_the_board(
     assert f"table 1 has no result for board {first['1'][-1]}" in err
     assert str(lost) in err
     assert err.count("has no result") == 1
+
+
+def test_the_nights_waits_end_when_the_night_is_cancelled(tmp_path: Path) -> None:
+    """Ctrl-C or SIGTERM cancels every wait of the night (``until``) while the broker's
+    messages keep waking them: each must end. Waits on an asyncio.Condition did not:
+    under Python 3.11 a cancelled waiter could leave its lock taken, and a night stopped
+    by SIGTERM waited in asyncio.run's clean-up for ever."""
+    import asyncio
+    import random
+
+    from controller.clubnight.night import Night, NightOptions
+
+    night = Night(NightOptions(session=MITCHELL, work=tmp_path))
+    rng = random.Random(1)
+
+    async def results() -> None:
+        while True:
+            await night.heard("bridge/1/result", b'{"board": 1}')
+            await asyncio.sleep(rng.random() * 0.002)
+
+    async def cancel_often() -> list[int]:
+        stuck = []
+        for round_ in range(10):
+            heard = asyncio.create_task(results())
+            waits = [asyncio.create_task(night.until(lambda: False, "nothing"))
+                     for _ in range(10)]
+            await asyncio.sleep(rng.random() * 0.2)
+            for task in [*waits, heard]:
+                task.cancel()
+            _, pending = await asyncio.wait([*waits, heard], timeout=5)
+            if pending:
+                stuck.append(round_)
+                break
+        return stuck
+
+    assert asyncio.run(cancel_often()) == []

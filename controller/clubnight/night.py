@@ -63,6 +63,7 @@ from controller.session import Session, load_session
 from controller.session.export import read_published, scores_of
 from controller.session.report import print_report, report
 from firmware_bridge.extras import MissingExtra, needs_extra
+from firmware_bridge.publisher import wait_event
 from firmware_bridge.sim.buttons import ENV as BUTTONS_ENV
 from firmware_bridge.sim.buttons import press_line
 from firmware_bridge.sim.players import CAREFUL, PlayerHabits
@@ -137,7 +138,15 @@ class Tally:
     #: same spot (another board, a turn) ends before the bridge has published it
     heard: set[tuple[Any, Any, Any]] = field(default_factory=set)
     results: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    #: set when anything is heard, then replaced by a fresh one: an Event, not an
+    #: asyncio.Condition, whose lock a cancelled waiter must take again (under Python
+    #: 3.11, a night stopped by SIGTERM once waited for that lock for ever)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def notify(self) -> None:
+        """Wake every wait on what was heard."""
+        self.changed.set()
+        self.changed = asyncio.Event()
 
 
 def event_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -391,18 +400,20 @@ class Night:
             self.tally.events.setdefault(table, Counter())[event_key(data)] += 1
         elif kind == "result" and isinstance(data.get("board"), int):
             self.tally.results.setdefault(table, {})[data["board"]] = data
-        async with self.tally.changed:
-            self.tally.changed.notify_all()
+        self.tally.notify()
 
     async def until(self, done: Callable[[], bool], what: str, patience: float = 60.0,
                     give_up: float | None = None) -> bool:
         """Wait until ``done()`` (True), or ``give_up`` seconds (False); a line on standard
         error each ``patience`` seconds of waiting."""
         start = said = time.monotonic()
-        while not done():
-            async with self.tally.changed:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.tally.changed.wait(), 1.0)
+        while True:
+            changed = self.tally.changed   # taken before the test: no change is missed
+            if done():
+                break
+            # not asyncio.wait_for: on 3.11 it can turn a cancellation arriving with its
+            # timeout into a TimeoutError, and the night would not stop (publisher.wait_event)
+            await wait_event(changed, 1.0)
             now = time.monotonic()
             if give_up is not None and now - start >= give_up:
                 return False
