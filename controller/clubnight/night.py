@@ -474,7 +474,8 @@ class Night:
                 zone, seat = str(event.get("zone")), event.get("seat")
                 place = sim.where.get((zone, None if zone == "board" or seat is None
                                        else str(seat)))
-                tag = self.tag_of(sim, event)
+                uid = self.uid_of(sim, event)
+                tag = None if place is None or uid is None else (*place, uid)
                 back = event.get("action") == "present" and tag in lifted
                 if place is None or place[0] != reader or back:
                     await self.settle(table, pending)
@@ -515,14 +516,12 @@ class Night:
         return False
 
     @staticmethod
-    def tag_of(sim: SimTable, event: Mapping[str, Any]) -> tuple[str, int, str] | None:
-        """The tag an event moves: (reader, antenna, uid); None if the table cannot say."""
+    def uid_of(sim: SimTable, event: Mapping[str, Any]) -> str | None:
+        """The uid of the tag an event moves; None if the table cannot say."""
         try:
-            fw, antenna, uid = sim.locate(dict(event))
+            return sim.locate(dict(event))[2]
         except SimError:
             return None
-        name = next((n for n, f in sim.firmwares.items() if f is fw), "")
-        return (name, antenna, uid)
 
     async def settle(self, table: str, pending: list[tuple[Any, ...]]) -> None:
         """Wait until ``table``'s bridge has published every event of ``pending`` (then

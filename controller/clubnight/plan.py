@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ def humanized(players: Players, habits: PlayerHabits) -> Players:
 
     def play(table: str, deal: DealInfo, rng: random.Random, revoke: bool) -> TablePlay:
         done = players(table, deal, rng, revoke)
-        seeded = PlayerHabits(**{**habits.__dict__, "seed": rng.randrange(2**31)})
+        seeded = replace(habits, seed=rng.randrange(2**31))
         return TablePlay(done.record, humanize(done.events, seeded))
 
     return play

@@ -37,6 +37,7 @@ from controller.laws.cards import Seat
 from controller.laws.record import BoardRecord, DealInfo
 from controller.service.daemon import ControllerDaemon, cancel_until_done
 from controller.service.journal import Journal
+from firmware_bridge.publisher import wait_event
 from firmware_bridge.sim.players import CAREFUL, humanize
 
 __all__ = ["TABLE", "Progress", "bridge_config_dict", "run_demo", "until_signal",
@@ -252,12 +253,7 @@ async def run_demo(*, lang: str = "en", speed: float = 1.0, out: IO[str] = sys.s
 async def _started(ready: asyncio.Event, what: str, timeout: float) -> None:
     """Wait for a part of the demo to be ready: a :class:`DemoError` saying which and how
     long it was waited for when it is not."""
-    waiter = asyncio.ensure_future(ready.wait())
-    try:
-        await asyncio.wait({waiter}, timeout=timeout)
-    finally:
-        waiter.cancel()
-    if not ready.is_set():
+    if not await wait_event(ready, timeout):
         raise DemoError(f"{what} did not start: waited {_seconds(timeout)}")
 
 
@@ -341,7 +337,7 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
                 while view.events_seen <= seen and time.monotonic() < deadline \
                         and not finished.is_set():
                     view.event_arrived.clear()
-                    await _wait_event(view.event_arrived, 1.0)
+                    await wait_event(view.event_arrived, 1.0)
                 if view.events_seen <= seen and not finished.is_set():
                     view.note(view.t["not_reported"].format(what=event_text(event, lang)))
             await finished.wait()  # keep the bridge (LEDs, display) until the end
@@ -350,18 +346,6 @@ async def _play_through_table(settings: BrokerSettings, workdir: Path,
             await asyncio.wait({running}, timeout=10)  # asyncio.wait never swallows a cancel
             with contextlib.suppress(Exception):
                 await cancel_until_done(running)
-
-
-async def _wait_event(event: asyncio.Event, timeout: float) -> None:
-    """``event.wait()`` for at most ``timeout`` seconds, through ``asyncio.wait`` (which,
-    unlike 3.11's ``wait_for``, never swallows a cancellation)."""
-    waiter = asyncio.ensure_future(event.wait())
-    try:
-        await asyncio.wait({waiter}, timeout=timeout)
-    finally:
-        waiter.cancel()
-
-
 
 
 def _played_record(engine: Engine, original: BoardRecord) -> BoardRecord | None:
